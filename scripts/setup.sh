@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Brings Node.js 24 (when the machine's node is older than 22.12) and the project's packages.
+# Idempotent and quick when everything is already there. Source it or run it; `./run` calls it.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+node_ok() {
+  command -v node >/dev/null 2>&1 || return 1
+  node -e 'const [a,b]=process.versions.node.split(".").map(Number);process.exit(a>22||(a===22&&b>=12)?0:1)'
+}
+
+export PATH="$root/.tools/node_modules/.bin:$PATH"
+if ! node_ok; then
+  echo "setup: installing Node.js 24 into .tools (machine node: $(node --version 2>/dev/null || echo none))" >&2
+  npm install --silent --no-audit --no-fund --prefix "$root/.tools" node@24 >&2
+  hash -r
+  node_ok || { echo "setup: could not bring Node.js >= 22.12" >&2; exit 1; }
+fi
+
+stamp="node_modules/.setup-stamp"
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  echo "setup: installing packages with $(node --version)" >&2
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >&2; else npm install --no-audit --no-fund >&2; fi
+  touch "$stamp"
+fi

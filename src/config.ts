@@ -1,0 +1,178 @@
+/**
+ * Every setting, parsed and validated once at start-up. A bad value stops the process with a message
+ * that names the variable. Defaults are DESIGN.md's.
+ */
+
+export type Role = 'api' | 'worker' | 'ledger';
+export const ALL_ROLES: readonly Role[] = ['api', 'worker', 'ledger'];
+
+export interface Config {
+  port: number;
+  host: string;
+  database_url: string | undefined;
+  data_dir: string;
+  public_base_url: string;
+  admin_service_token: string | undefined;
+  internal_service_token: string | undefined;
+  jwt_secret: string | undefined;
+  roles: ReadonlySet<Role>;
+  ledger_url: string | undefined;
+  ledger_mint_source_account: string | undefined;
+  receipt_validator: 'null_validator' | 'easyslip';
+  easyslip_base_url: string | undefined;
+  easyslip_api_key: string | undefined;
+  easyslip_timeout_ms: number;
+  redis_url: string | undefined;
+  log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+  rate_limit_live_per_second: number;
+  rate_limit_sandbox_per_second: number;
+  proof_max_bytes: number;
+  payments_create_gone_after_sunset: boolean;
+
+  receiver_confirm_max_attempts: number;
+  pending_funds_ttl_hours: number;
+  receiver_confirm_window_hours: number;
+  sell_order_pending_ttl_hours: number;
+  cash_leg_retry_max: number;
+  cash_leg_retry_timeout_hours: number;
+  gateway_dispute_auto_open_enabled: boolean;
+
+  balance_apr_bps: number;
+  balance_entry_fee_usd: string;
+  balance_deficit_grace_days: number;
+
+  webhook_timeout_ms: number;
+  fx_quote_lock_seconds: number;
+  settlement_fee_bps: number;
+  settlement_interval_seconds: number;
+  worker_poll_interval_ms: number;
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw.toLowerCase())) return true;
+  if (['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, protocols: readonly string[]): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+function secret(env: Env, name: string, min_length: number): string | undefined {
+  const raw = read(env, name);
+  if (raw !== undefined && raw.length < min_length) {
+    throw new ConfigError(`${name} must be at least ${min_length} characters`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const roles_raw = read(env, 'ROLES');
+  const roles = new Set<Role>();
+  for (const part of (roles_raw ?? ALL_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean)) {
+    if (!(ALL_ROLES as readonly string[]).includes(part)) {
+      throw new ConfigError(`ROLES must be a comma-separated subset of ${ALL_ROLES.join(',')}, got "${roles_raw}"`);
+    }
+    roles.add(part as Role);
+  }
+  if (roles.size === 0) throw new ConfigError('ROLES must name at least one role');
+
+  const receipt_validator = oneOf(env, 'RECEIPT_VALIDATOR', ['null_validator', 'easyslip'] as const, 'null_validator');
+  const easyslip_base_url = url(env, 'EASYSLIP_BASE_URL', ['http:', 'https:']);
+  const easyslip_api_key = read(env, 'EASYSLIP_API_KEY');
+  if (receipt_validator === 'easyslip' && (!easyslip_base_url || !easyslip_api_key)) {
+    throw new ConfigError('RECEIPT_VALIDATOR=easyslip needs EASYSLIP_BASE_URL and EASYSLIP_API_KEY');
+  }
+  const entry_fee = read(env, 'BALANCE_ENTRY_FEE_USD') ?? '25.00';
+  if (!/^\d+(\.\d{1,2})?$/.test(entry_fee)) throw new ConfigError(`BALANCE_ENTRY_FEE_USD must be a decimal like 25.00, got "${entry_fee}"`);
+
+  return {
+    port,
+    host: read(env, 'HOST') ?? '127.0.0.1',
+    database_url: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    data_dir: read(env, 'DATA_DIR') ?? './data',
+    public_base_url: url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    admin_service_token: secret(env, 'ADMIN_SERVICE_TOKEN', 16),
+    internal_service_token: secret(env, 'INTERNAL_SERVICE_TOKEN', 16),
+    jwt_secret: secret(env, 'JWT_SECRET', 32),
+    roles,
+    ledger_url: url(env, 'LEDGER_URL', ['http:', 'https:']),
+    ledger_mint_source_account: read(env, 'LEDGER_MINT_SOURCE_ACCOUNT'),
+    receipt_validator,
+    easyslip_base_url,
+    easyslip_api_key,
+    easyslip_timeout_ms: integer(env, 'EASYSLIP_TIMEOUT_MS', 10_000, 100, 120_000),
+    redis_url: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    log_level: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
+
+    rate_limit_live_per_second: integer(env, 'RATE_LIMIT_LIVE_PER_SECOND', 100, 1, 1_000_000),
+    rate_limit_sandbox_per_second: integer(env, 'RATE_LIMIT_SANDBOX_PER_SECOND', 25, 1, 1_000_000),
+    proof_max_bytes: integer(env, 'PROOF_MAX_BYTES', 10 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    payments_create_gone_after_sunset: boolean(env, 'PAYMENTS_CREATE_GONE_AFTER_SUNSET', false),
+
+    receiver_confirm_max_attempts: integer(env, 'RECEIVER_CONFIRM_MAX_ATTEMPTS', 5, 1, 100),
+    pending_funds_ttl_hours: integer(env, 'PENDING_FUNDS_TTL_HOURS', 72, 1, 24 * 365),
+    receiver_confirm_window_hours: integer(env, 'RECEIVER_CONFIRM_WINDOW_HOURS', 24, 1, 24 * 365),
+    sell_order_pending_ttl_hours: integer(env, 'SELL_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
+    cash_leg_retry_max: integer(env, 'CASH_LEG_RETRY_MAX', 5, 1, 100),
+    cash_leg_retry_timeout_hours: integer(env, 'CASH_LEG_RETRY_TIMEOUT_HOURS', 48, 1, 24 * 365),
+    gateway_dispute_auto_open_enabled: boolean(env, 'GATEWAY_DISPUTE_AUTO_OPEN_ENABLED', false),
+
+    balance_apr_bps: integer(env, 'BALANCE_APR_BPS', 1800, 0, 100_000),
+    balance_entry_fee_usd: entry_fee,
+    balance_deficit_grace_days: integer(env, 'BALANCE_DEFICIT_GRACE_DAYS', 7, 0, 365),
+
+    webhook_timeout_ms: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    fx_quote_lock_seconds: integer(env, 'FX_QUOTE_LOCK_SECONDS', 30, 1, 3600),
+    settlement_fee_bps: integer(env, 'SETTLEMENT_FEE_BPS', 150, 0, 10_000),
+    settlement_interval_seconds: integer(env, 'SETTLEMENT_INTERVAL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    worker_poll_interval_ms: integer(env, 'WORKER_POLL_INTERVAL_MS', 1000, 10, 60_000),
+  };
+}

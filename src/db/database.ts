@@ -1,0 +1,103 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
+import pg from 'pg';
+import { toSafeNumber } from '../lib/money.ts';
+import type { Database } from './schema.ts';
+
+export type Db = Kysely<Database>;
+export type Trx = Transaction<Database>;
+/** Either the pool or an open transaction: store functions accept both. */
+export type Executor = Kysely<Database>;
+
+export interface DatabaseHandle {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  listen(channel: string, on_message: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/** int8 columns are money in minor units or micro-PAY: exact JS integers, refused past 2^53. */
+function parseInt8(value: string): number {
+  return toSafeNumber(BigInt(value));
+}
+
+export async function openDatabase(options: { database_url?: string | undefined; data_dir: string }): Promise<DatabaseHandle> {
+  if (options.database_url) return openPostgres(options.database_url);
+  return openPglite(options.data_dir);
+}
+
+async function openPostgres(database_url: string): Promise<DatabaseHandle> {
+  const types = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === INT8_OID) return parseInt8;
+      if (oid === NUMERIC_OID) return (value: string) => value;
+      return pg.types.getTypeParser(oid, format);
+    },
+  };
+  const pool = new pg.Pool({ connectionString: database_url, max: 20, types: types as never });
+  pool.on('error', () => {
+    // An idle client lost its connection; the pool replaces it. Queries in flight report their own error.
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listeners: pg.Client[] = [];
+  return {
+    db,
+    kind: 'postgres',
+    async listen(channel, on_message) {
+      const client = new pg.Client({ connectionString: database_url });
+      client.on('error', () => {});
+      await client.connect();
+      client.on('notification', (message) => {
+        if (message.channel === channel) on_message(message.payload ?? '');
+      });
+      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      listeners.push(client);
+      return async () => {
+        listeners.splice(listeners.indexOf(client), 1);
+        await client.end().catch(() => {});
+      };
+    },
+    async close() {
+      await Promise.all(listeners.map((client) => client.end().catch(() => {})));
+      await db.destroy();
+    },
+  };
+}
+
+async function openPglite(data_dir: string): Promise<DatabaseHandle> {
+  const in_memory = data_dir === 'memory://' || data_dir === ':memory:';
+  if (!in_memory) mkdirSync(data_dir, { recursive: true });
+  const pglite = new PGlite(in_memory ? 'memory://' : `${data_dir}/pglite`, {
+    parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
+  });
+  await pglite.waitReady;
+  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  return {
+    db,
+    kind: 'pglite',
+    async listen(channel, on_message) {
+      const unlisten = await pglite.listen(channel, on_message);
+      return async () => {
+        if (!pglite.closed) await unlisten();
+      };
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}
+
+/** Runs `work` in the caller's transaction when there is one, else in a new one. */
+export async function inTransaction<T>(executor: Executor, work: (trx: Trx) => Promise<T>): Promise<T> {
+  if (executor.isTransaction) return work(executor as Trx);
+  return executor.transaction().execute(work);
+}
+
+export async function ping(db: Db): Promise<void> {
+  await sql`select 1`.execute(db);
+}

@@ -1,0 +1,41 @@
+import { readdir } from 'node:fs/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { sql, type Kysely } from 'kysely';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely/migration';
+import type { Db } from './database.ts';
+
+const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
+
+/**
+ * Forward-only migrations: every `src/db/migrations/NNNN_name.ts` exports `up(db)`, applied in name order.
+ * Kysely's migrator runs them in one transaction under a Postgres advisory lock, so two processes starting
+ * together do not race.
+ */
+class DirectoryProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    const files = (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{4}_[\w-]+\.ts$/.test(name)).sort();
+    const migrations: Record<string, Migration> = {};
+    for (const file of files) {
+      const module = (await import(pathToFileURL(`${MIGRATIONS_DIR}${file}`).href)) as Migration;
+      migrations[file.replace(/\.ts$/, '')] = { up: module.up };
+    }
+    return migrations;
+  }
+}
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: new DirectoryProvider(), migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+}
+
+/**
+ * Runs a block of DDL one statement at a time (PGlite's extended protocol takes one command per query).
+ * Statements end with `;` at the end of a line; none of ours has one inside.
+ */
+export async function runStatements(db: Kysely<unknown>, ddl: string): Promise<void> {
+  for (const statement of ddl.split(/;\s*$/m).map((part) => part.trim()).filter(Boolean)) {
+    await sql.raw(statement).execute(db);
+  }
+}

@@ -1,0 +1,69 @@
+import type { ColumnType, Generated } from 'kysely';
+import type { PaymentTables } from '../modules/payments/tables.ts';
+
+/** JSON columns: written as a string or object, read back parsed. */
+export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
+
+export interface CoreTables {
+  settings: { key: string; value: string };
+  merchants: {
+    id: string;
+    name: string;
+    webhook_url: string | null;
+    webhook_secret: string | null;
+    created_at: Date;
+  };
+  api_keys: {
+    id: string;
+    merchant_id: string;
+    kind: 'live' | 'test' | 'sandbox';
+    key_hash: string;
+    key_hint: string;
+    created_at: Date;
+    revoked_at: Date | null;
+  };
+  merchant_sessions: {
+    id: string;
+    token_hash: string;
+    merchant_id: string;
+    user_id: string;
+    expires_at: Date;
+    created_at: Date;
+  };
+  idempotency_keys: {
+    id: Generated<number>;
+    merchant_id: string;
+    is_sandbox: boolean;
+    method: string;
+    path: string;
+    key: string;
+    fingerprint: string;
+    response_status: number | null;
+    response_body: Json | null;
+    created_at: Date;
+  };
+  events: {
+    id: string;
+    seq: Generated<number>;
+    merchant_id: string;
+    is_sandbox: boolean;
+    type: string;
+    resource_type: string;
+    resource_id: string;
+    payload: Json<Record<string, unknown>>;
+    created_at: Date;
+  };
+  admin_audit_log: {
+    id: string;
+    actor_user_id: string;
+    actor_role: string;
+    action: string;
+    target_type: string;
+    target_id: string;
+    details: Json<Record<string, unknown>>;
+    created_at: Date;
+  };
+}
+
+/** The whole schema: each feature module declares its own tables and adds them here. */
+export interface Database extends CoreTables, PaymentTables {}

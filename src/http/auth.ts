@@ -1,0 +1,125 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError } from '../lib/errors.ts';
+import type { Authenticator, MerchantScope, Principal } from './principal.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+const SESSION_COOKIE = 'mpay_session';
+
+function bearer(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+function sessionCookie(request: FastifyRequest): string | undefined {
+  const cookie = request.headers.cookie;
+  if (!cookie) return undefined;
+  for (const part of cookie.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === SESSION_COOKIE) return decodeURIComponent(value.join('='));
+  }
+  return undefined;
+}
+
+function headerValue(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+async function authenticate(request: FastifyRequest, authenticator: Authenticator): Promise<Principal> {
+  const auth = request.routeOptions.config.auth ?? 'public';
+  switch (auth) {
+    case 'public':
+      return { kind: 'public' };
+    case 'key': {
+      const raw = headerValue(request, 'x-api-key') ?? bearer(request);
+      const principal = raw ? await authenticator.byApiKey(raw) : null;
+      if (!principal) throw new AppError('UNAUTHORIZED', 'Missing or invalid API key (send X-API-Key or Authorization: Bearer)');
+      const mode = request.routeOptions.config.mode ?? 'any';
+      if (mode === 'sandbox_only' && !principal.is_sandbox) {
+        throw new AppError('SANDBOX_ONLY', 'This endpoint accepts test or sandbox keys only');
+      }
+      if (mode === 'live_only' && principal.is_sandbox) {
+        throw new AppError('SANDBOX_ONLY', 'This endpoint moves live value and accepts live keys only');
+      }
+      return principal;
+    }
+    case 'merchant': {
+      const token = bearer(request);
+      const principal = token
+        ? await authenticator.byJwt(token)
+        : (() => {
+            const session = sessionCookie(request);
+            return session ? authenticator.bySession(session) : null;
+          })();
+      const resolved = await principal;
+      if (!resolved) throw new AppError('UNAUTHORIZED', 'Missing or invalid merchant token or session');
+      return resolved;
+    }
+    case 'admin': {
+      const token = bearer(request);
+      if (!token || !authenticator.isAdminToken(token)) throw new AppError('UNAUTHORIZED', 'Missing or invalid admin service token');
+      const actor_role = headerValue(request, 'x-actor-role') ?? '';
+      const actor_user_id = headerValue(request, 'x-actor-user-id') ?? '';
+      if (actor_role !== 'super_admin') throw new AppError('ADMIN_FORBIDDEN', 'Admin routes require X-Actor-Role: super_admin');
+      if (!actor_user_id) throw new AppError('ADMIN_FORBIDDEN', 'Admin routes require X-Actor-User-Id');
+      return { kind: 'admin', actor_user_id, actor_role };
+    }
+    case 'internal': {
+      const token = bearer(request);
+      if (!token || !authenticator.isInternalToken(token)) throw new AppError('UNAUTHORIZED', 'Missing or invalid internal service token');
+      return { kind: 'internal' };
+    }
+  }
+}
+
+/** Authenticates every request by its route's `config.auth`, then charges the caller's rate-limit bucket. */
+export function installAuth(app: FastifyInstance, authenticator: Authenticator, limiter: RateLimiter): void {
+  app.decorateRequest('principal', null as never);
+  app.addHook('onRequest', async (request, reply) => {
+    request.principal = await authenticate(request, authenticator);
+    if (request.routeOptions.config.rate_limit === false || !request.routeOptions.url) return;
+    const bucket = rateLimitBucket(request);
+    const outcome = await limiter.take(bucket.key, bucket.per_second);
+    reply.header('RateLimit-Policy', `"${bucket.policy}";q=${bucket.per_second};w=1`);
+    reply.header('RateLimit', `"${bucket.policy}";r=${outcome.remaining};t=${outcome.reset_seconds}`);
+    if (!outcome.allowed) {
+      reply.header('Retry-After', String(outcome.retry_after_seconds));
+      throw new AppError('RATE_LIMITED', `Rate limit of ${bucket.per_second} requests per second exceeded; retry after ${outcome.retry_after_seconds}s`);
+    }
+  });
+
+  function rateLimitBucket(request: FastifyRequest): { key: string; per_second: number; policy: string } {
+    const principal = request.principal;
+    const { live, sandbox } = limiter.limits;
+    switch (principal.kind) {
+      case 'key':
+        return principal.is_sandbox
+          ? { key: `key:${principal.key_id}`, per_second: sandbox, policy: 'sandbox' }
+          : { key: `key:${principal.key_id}`, per_second: live, policy: 'live' };
+      case 'merchant':
+        return { key: `merchant:${principal.merchant_id}:${principal.user_id}`, per_second: live, policy: 'live' };
+      case 'admin':
+      case 'internal':
+        return { key: principal.kind, per_second: live * 10, policy: principal.kind };
+      case 'public':
+        return { key: `ip:${request.ip}`, per_second: live, policy: 'public' };
+    }
+  }
+}
+
+/** The merchant and mode whose rows a request may see. */
+export function merchantScope(request: FastifyRequest): MerchantScope {
+  const principal = request.principal;
+  if (principal.kind === 'key' || principal.kind === 'merchant') {
+    return { merchant_id: principal.merchant_id, is_sandbox: principal.is_sandbox };
+  }
+  throw new Error(`route needs a merchant principal, got ${principal.kind}`);
+}
+
+export function adminActor(request: FastifyRequest): { actor_user_id: string; actor_role: string } {
+  const principal = request.principal;
+  if (principal.kind !== 'admin') throw new Error('route needs an admin principal');
+  return { actor_user_id: principal.actor_user_id, actor_role: principal.actor_role };
+}

@@ -1,0 +1,98 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { AppError, type ErrorCode } from '../lib/errors.ts';
+
+export const ERROR_STATUS: Record<ErrorCode, number> = {
+  VALIDATION_ERROR: 400,
+  NOT_TH: 400,
+  PROOF_UNSUPPORTED_TYPE: 400,
+  RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED: 400,
+  RECEIVER_CONFIRM_MALFORMED_RECEIPT: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  SANDBOX_ONLY: 403,
+  ADMIN_FORBIDDEN: 403,
+  PENDING_FUNDS_NOT_RECEIVER: 403,
+  SELL_ORDER_NOT_OWNER: 403,
+  GATEWAY_DISPUTE_CROSS_MERCHANT: 403,
+  NOT_FOUND: 404,
+  PAYMENT_DUPLICATE_ORDER_ID: 409,
+  PAYMENT_INSUFFICIENT_LIQUIDITY: 409,
+  PAYMENT_BAD_STATE: 409,
+  PROOF_DUPLICATE: 409,
+  IDEMPOTENCY_KEY_CONFLICT: 409,
+  PENDING_FUNDS_TERMINAL: 409,
+  PENDING_FUNDS_VALIDATION_UNVERIFIED: 409,
+  SELL_ORDER_BAD_STATE: 409,
+  SELL_ORDER_INSUFFICIENT_BALANCE: 409,
+  BUY_ORDER_BAD_STATE: 409,
+  DISPUTE_BAD_STATE: 409,
+  LEDGER_INSUFFICIENT_FUNDS: 409,
+  LEDGER_IDEMPOTENCY_CONFLICT: 409,
+  QUOTE_LOCK_EXPIRED: 409,
+  QUOTE_LOCK_USED: 409,
+  QUOTE_LOCK_MISMATCH: 409,
+  FX_PRICE_UNAVAILABLE: 409,
+  SETTLEMENT_BAD_STATE: 409,
+  WEBHOOK_ENDPOINT_NOT_SET: 409,
+  GONE: 410,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  MATCHING_UNAVAILABLE: 500,
+  PENDING_FUNDS_LEDGER_UNAVAILABLE: 502,
+  SELL_ORDER_LEDGER_UNAVAILABLE: 502,
+  LEDGER_UNAVAILABLE: 502,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+export const ErrorBody = Type.Object(
+  {
+    success: Type.Literal(false),
+    error: Type.Object({
+      code: Type.String({ description: 'Machine-readable code from the closed list' }),
+      message: Type.String(),
+      details: Type.Array(Type.Object({}, { additionalProperties: true })),
+    }),
+  },
+  { $id: 'ErrorBody', description: 'Every non-2xx response' },
+);
+
+export function errorBody(code: ErrorCode, message: string, details: unknown[] = []) {
+  return { success: false as const, error: { code, message, details } };
+}
+
+/** One error handler renders every failure: domain errors by their code, Fastify's own by kind, the rest as 500. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+    if (error instanceof AppError) {
+      const status = ERROR_STATUS[error.code];
+      if (status >= 500) request.log.error({ err: error }, 'dependency failure');
+      return reply.status(status).send(errorBody(error.code, error.message, error.details));
+    }
+    const fastify_error = error as FastifyError;
+    if (fastify_error.validation) {
+      const details = fastify_error.validation.map((issue) => ({
+        field: `${fastify_error.validationContext ?? 'body'}${issue.instancePath.replace(/\//g, '.')}`.replace(/\.$/, ''),
+        message: issue.message ?? 'is invalid',
+      }));
+      return reply.status(400).send(errorBody('VALIDATION_ERROR', `Invalid request ${fastify_error.validationContext ?? 'body'}: ${details[0]?.field ?? ''} ${details[0]?.message ?? ''}`.trim(), details));
+    }
+    const status = fastify_error.statusCode ?? 500;
+    if (status === 413 || fastify_error.code === 'FST_REQ_FILE_TOO_LARGE') {
+      return reply.status(413).send(errorBody('PAYLOAD_TOO_LARGE', 'Request body is too large'));
+    }
+    if (status === 415) {
+      return reply.status(400).send(errorBody('VALIDATION_ERROR', fastify_error.message));
+    }
+    if (status >= 400 && status < 500) {
+      return reply.status(400).send(errorBody('VALIDATION_ERROR', fastify_error.message));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.status(500).send(errorBody('INTERNAL', 'Internal server error'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+}

@@ -1,0 +1,113 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Db, Trx } from '../db/database.ts';
+import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
+import type { Clock } from '../lib/clock.ts';
+import { AppError } from '../lib/errors.ts';
+import { merchantScope } from './auth.ts';
+import { UUID_PATTERN } from './schemas.ts';
+
+export const IDEMPOTENCY_KEY_TTL_MS = 7 * 24 * 3600 * 1000;
+const UUID = new RegExp(UUID_PATTERN);
+const ANY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export interface IdempotentResult<T> {
+  status: number;
+  body: T;
+}
+
+export interface IdempotencyOptions {
+  /** Required routes demand a UUID key (400 otherwise); optional routes take any 1-255 visible ASCII characters. */
+  required: boolean;
+}
+
+/**
+ * The shared idempotency mechanism. The key row is inserted in the same transaction as the business rows:
+ * a concurrent duplicate blocks on the unique index until the first commits, then replays its response.
+ * A request that fails (validation or a domain error) rolls back, so nothing is stored and a retry runs anew.
+ * Same key + same body: the stored status and body with `Idempotent-Replayed: true`.
+ * Same key + other body: 409 IDEMPOTENCY_KEY_CONFLICT.
+ */
+export async function idempotent<T>(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: IdempotencyOptions,
+  run: (trx: Trx) => Promise<IdempotentResult<T>>,
+): Promise<T> {
+  const raw_key = request.headers['idempotency-key'];
+  const key = Array.isArray(raw_key) ? raw_key[0] : raw_key;
+  if (key === undefined) {
+    if (options.required) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key header (a UUID) is required', [{ field: 'headers.idempotency-key', message: 'required' }]);
+    const result = await deps.db.transaction().execute(run);
+    reply.status(result.status);
+    return result.body;
+  }
+  if (!(options.required ? UUID : ANY_KEY).test(key)) {
+    throw new AppError('VALIDATION_ERROR', options.required ? 'Idempotency-Key must be a UUID' : 'Idempotency-Key must be 1 to 255 visible ASCII characters', [
+      { field: 'headers.idempotency-key', message: 'invalid' },
+    ]);
+  }
+
+  const scope = merchantScope(request);
+  const identity = {
+    merchant_id: scope.merchant_id,
+    is_sandbox: scope.is_sandbox,
+    method: request.method,
+    path: request.url.split('?')[0] ?? request.url,
+    key,
+  };
+  const fingerprint = sha256Hex(canonicalJson(request.body ?? null));
+  const now = deps.clock.now();
+
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    const claim = () =>
+      trx
+        .insertInto('idempotency_keys')
+        .values({ ...identity, fingerprint, created_at: now })
+        .onConflict((conflict) => conflict.columns(['merchant_id', 'is_sandbox', 'method', 'path', 'key']).doNothing())
+        .returning('id')
+        .executeTakeFirst();
+
+    let claimed = await claim();
+    if (!claimed) {
+      const existing = await trx
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where('merchant_id', '=', identity.merchant_id)
+        .where('is_sandbox', '=', identity.is_sandbox)
+        .where('method', '=', identity.method)
+        .where('path', '=', identity.path)
+        .where('key', '=', identity.key)
+        .executeTakeFirstOrThrow();
+      if (now.getTime() - existing.created_at.getTime() > IDEMPOTENCY_KEY_TTL_MS) {
+        await trx.deleteFrom('idempotency_keys').where('id', '=', existing.id).execute();
+        claimed = await claim();
+      } else {
+        if (existing.fingerprint !== fingerprint) {
+          throw new AppError('IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+        }
+        return { replayed: true, status: existing.response_status ?? 200, body: existing.response_body as T };
+      }
+    }
+    const result = await run(trx);
+    await trx
+      .updateTable('idempotency_keys')
+      .set({ response_status: result.status, response_body: JSON.stringify(result.body) })
+      .where('id', '=', claimed!.id)
+      .execute();
+    return { replayed: false, ...result };
+  });
+
+  reply.status(outcome.status);
+  if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
+  return outcome.body;
+}
+
+/** Deletes keys past their 7 days; run by the worker. */
+export async function purgeExpiredIdempotencyKeys(db: Db, clock: Clock): Promise<number> {
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', new Date(clock.now().getTime() - IDEMPOTENCY_KEY_TTL_MS))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

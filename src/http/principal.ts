@@ -1,0 +1,44 @@
+import type { AppError } from '../lib/errors.ts';
+
+export type AuthKind = 'key' | 'merchant' | 'admin' | 'internal' | 'public';
+
+/** Which key modes a `key` route admits: live routes refuse sandbox keys and vice versa (403 SANDBOX_ONLY). */
+export type ModeRule = 'any' | 'live_only' | 'sandbox_only';
+
+export type KeyKind = 'live' | 'test' | 'sandbox';
+
+export type Principal =
+  | { kind: 'key'; merchant_id: string; key_id: string; key_kind: KeyKind; is_sandbox: boolean }
+  | { kind: 'merchant'; merchant_id: string; user_id: string; via: 'jwt' | 'session'; is_sandbox: boolean }
+  | { kind: 'admin'; actor_user_id: string; actor_role: string }
+  | { kind: 'internal' }
+  | { kind: 'public' };
+
+export type MerchantScope = { merchant_id: string; is_sandbox: boolean };
+
+/** Verifies credentials; implemented by the merchants module. Each method resolves to null when the credential is not valid. */
+export interface Authenticator {
+  byApiKey(raw_key: string): Promise<Extract<Principal, { kind: 'key' }> | null>;
+  byJwt(token: string): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
+  bySession(token: string): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
+  isAdminToken(token: string): boolean;
+  isInternalToken(token: string): boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthKind;
+    mode?: ModeRule;
+    /** Routes that must not count against the rate limit (health checks, metrics). */
+    rate_limit?: false;
+    /** Error statuses the route can answer beyond the common ones (documented in OpenAPI with ErrorBody). */
+    errors?: number[];
+    /** Multipart routes: file fields and their descriptions, for the OpenAPI request body (Fastify does not validate these). */
+    multipart_body?: Record<string, string>;
+  }
+  interface FastifyRequest {
+    principal: Principal;
+  }
+}
+
+export type { AppError };

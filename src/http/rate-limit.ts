@@ -1,0 +1,98 @@
+import { Redis } from 'ioredis';
+
+export interface RateLimitOutcome {
+  allowed: boolean;
+  remaining: number;
+  /** Seconds until the bucket is full again. */
+  reset_seconds: number;
+  retry_after_seconds: number;
+}
+
+/**
+ * Token bucket per caller: capacity = the per-second rate, refilled continuously. Written here rather than
+ * taken from @fastify/rate-limit because that plugin counts fixed windows and emits the older header drafts.
+ */
+export interface RateLimiter {
+  readonly limits: { live: number; sandbox: number };
+  take(key: string, per_second: number): Promise<RateLimitOutcome>;
+  close(): Promise<void>;
+}
+
+function outcome(tokens_after: number, allowed: boolean, per_second: number): RateLimitOutcome {
+  const missing = per_second - tokens_after;
+  return {
+    allowed,
+    remaining: Math.max(0, Math.floor(tokens_after)),
+    reset_seconds: Math.max(0, Math.ceil(missing / per_second)),
+    retry_after_seconds: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens_after) / per_second)),
+  };
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  readonly limits: { live: number; sandbox: number };
+  readonly #buckets = new Map<string, { tokens: number; updated_ms: number }>();
+  readonly #now_ms: () => number;
+
+  constructor(limits: { live: number; sandbox: number }, now_ms: () => number = () => performance.timeOrigin + performance.now()) {
+    this.limits = limits;
+    this.#now_ms = now_ms;
+  }
+
+  async take(key: string, per_second: number): Promise<RateLimitOutcome> {
+    const now_ms = this.#now_ms();
+    const bucket = this.#buckets.get(key) ?? { tokens: per_second, updated_ms: now_ms };
+    bucket.tokens = Math.min(per_second, bucket.tokens + ((now_ms - bucket.updated_ms) / 1000) * per_second);
+    bucket.updated_ms = now_ms;
+    const allowed = bucket.tokens >= 1;
+    if (allowed) bucket.tokens -= 1;
+    this.#buckets.set(key, bucket);
+    if (this.#buckets.size > 100_000) this.#evictFull(now_ms);
+    return outcome(bucket.tokens, allowed, per_second);
+  }
+
+  #evictFull(now_ms: number): void {
+    for (const [key, bucket] of this.#buckets) {
+      if (now_ms - bucket.updated_ms > 60_000) this.#buckets.delete(key);
+    }
+  }
+
+  async close(): Promise<void> {}
+}
+
+// KEYS[1] bucket; ARGV[1] rate per second. Server time, so the api processes' clocks need not agree.
+// Returns {allowed, tokens * 1000}.
+const TAKE_SCRIPT = `
+local rate = tonumber(ARGV[1])
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'updated')
+local tokens = tonumber(state[1]) or rate
+local updated = tonumber(state[2]) or now
+tokens = math.min(rate, tokens + math.max(0, now - updated) / 1000 * rate)
+local allowed = 0
+if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'updated', tostring(now))
+redis.call('PEXPIRE', KEYS[1], 60000)
+return {allowed, math.floor(tokens * 1000)}
+`;
+
+/** Shared buckets for N api processes. */
+export class RedisRateLimiter implements RateLimiter {
+  readonly limits: { live: number; sandbox: number };
+  readonly #redis: Redis;
+
+  constructor(limits: { live: number; sandbox: number }, redis_url: string) {
+    this.limits = limits;
+    this.#redis = new Redis(redis_url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    this.#redis.on('error', () => {});
+  }
+
+  async take(key: string, per_second: number): Promise<RateLimitOutcome> {
+    const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
+    return outcome(tokens_milli / 1000, allowed === 1, per_second);
+  }
+
+  async close(): Promise<void> {
+    await this.#redis.quit().catch(() => {});
+  }
+}

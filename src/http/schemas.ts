@@ -1,0 +1,52 @@
+import { Type, type TSchema } from 'typebox';
+
+/** `{success: true, data}`: every single-object JSON response. */
+export function Envelope<T extends TSchema>(data: T) {
+  return Type.Object({ success: Type.Literal(true), data });
+}
+
+/** `{data, has_more, next_cursor}`: every list response. */
+export function Page<T extends TSchema>(item: T) {
+  return Type.Object({
+    data: Type.Array(item),
+    has_more: Type.Boolean(),
+    next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` to read the next page' }),
+  });
+}
+
+export function ok<T>(data: T): { success: true; data: T } {
+  return { success: true, data };
+}
+
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+/** Payment ids: a UUID, or `sbx_` + UUID for sandbox rows. */
+export const PAYMENT_ID_PATTERN = '^(sbx_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+export const Uuid = (description?: string) => Type.String({ format: 'uuid', pattern: UUID_PATTERN, ...(description ? { description } : {}) });
+
+export const UuidParams = Type.Object({ id: Uuid() });
+
+export const Timestamp = Type.String({ format: 'date-time' });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+/** Minor units or micro-PAY: an exact integer below 2^53. */
+export const MinorUnits = (description: string, minimum = 0) =>
+  Type.Integer({ minimum, maximum: Number.MAX_SAFE_INTEGER, description });
+
+export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1 to 100' });
+export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: 'Opaque cursor from `next_cursor`' });
+
+/** A comma-separated multi-select of enum values (`status=pending,matched`). */
+export function CsvEnum(values: readonly string[], description: string) {
+  return Type.String({ pattern: `^(${values.join('|')})(,(${values.join('|')}))*$`, description: `${description}; comma-separated: ${values.join(', ')}` });
+}
+
+export function parseCsv<T extends string>(value: string | undefined): T[] | undefined {
+  return value === undefined ? undefined : ([...new Set(value.split(','))] as T[]);
+}
+
+export function iso(date: Date): string;
+export function iso(date: Date | null): string | null;
+export function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+import { createApplication } from './app.ts';
+import { bootstrapDemo, firstStartBanner } from './bootstrap.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`mpay: invalid configuration: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const database = await openDatabase(config);
+  const applied = await migrateToLatest(database.db);
+  const application = await createApplication({ config, database });
+  const log = application.logger;
+  if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+
+  const banner = firstStartBanner(application, await bootstrapDemo(application));
+  if (banner) process.stdout.write(`${banner}\n`);
+
+  if (config.roles.has('worker')) application.scheduler.start();
+  if (config.roles.has('api') || config.roles.has('ledger')) {
+    const address = await application.app.listen({ port: config.port, host: config.host });
+    log.info({ address, roles: [...config.roles], database: database.kind }, 'mpay listening');
+  } else {
+    log.info({ roles: [...config.roles], database: database.kind }, 'mpay worker running');
+  }
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    await application.close();
+    await database.close();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+}
+
+await main();

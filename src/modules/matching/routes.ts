@@ -1,0 +1,90 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Db } from '../../db/database.ts';
+import { merchantScope } from '../../http/auth.ts';
+import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
+import { createSeller, rateSnapshot } from './service.ts';
+
+const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
+const MethodSchema = Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)));
+const RateString = Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,8})?$', description: 'Fiat major units per 1 PAY, as a decimal string' });
+
+export const RateSnapshotSchema = Type.Object({
+  currency: Type.String(),
+  payment_method: Type.String(),
+  best_rate: Type.Union([Type.String(), Type.Null()], { description: 'Fewest fiat units per PAY among live offers' }),
+  available_liquidity_minor: Type.Integer(),
+  available_liquidity_decimal: Type.String(),
+  offers: Type.Integer(),
+  as_of: Timestamp,
+});
+
+export const matchingRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock }> = async (app, { db, clock }) => {
+  app.get(
+    '/v1/rates',
+    {
+      config: { auth: 'key' },
+      schema: {
+        tags: ['rates'],
+        summary: 'Best rate and available liquidity for a currency and payment method',
+        querystring: Type.Object({ currency: CurrencySchema, payment_method: MethodSchema }),
+        response: { 200: Envelope(RateSnapshotSchema) },
+      },
+    },
+    async (request) => {
+      const { is_sandbox } = merchantScope(request);
+      return ok(await rateSnapshot(db, clock, { is_sandbox, currency: request.query.currency, payment_method: request.query.payment_method }));
+    },
+  );
+
+  app.post(
+    '/admin/sellers',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Add a live seller offer with liquidity',
+        body: Type.Object(
+          {
+            currency: CurrencySchema,
+            payment_method: MethodSchema,
+            display_name: Type.String({ minLength: 1, maxLength: 200 }),
+            liquidity_minor: MinorUnits('Fiat liquidity in minor units', 1),
+            rate: RateString,
+            promptpay_id: Type.Optional(Type.String({ pattern: '^(0\\d{9}|\\d{13}|\\d{15})$' })),
+            payid: Type.Optional(Type.String({ minLength: 3, maxLength: 254 })),
+            bank: Type.Optional(
+              Type.Object(
+                { code: Type.String({ minLength: 1, maxLength: 16 }), account_number: Type.String({ minLength: 4, maxLength: 34 }), account_name: Type.String({ minLength: 1, maxLength: 200 }) },
+                { additionalProperties: false },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Envelope(
+            Type.Object({
+              id: Type.String(),
+              display_name: Type.String(),
+              currency: Type.String(),
+              payment_method: Type.String(),
+              rate: Type.String(),
+              liquidity_minor: Type.Integer(),
+              reserved_minor: Type.Integer(),
+              payee: Type.Object({}, { additionalProperties: true }),
+              is_sandbox: Type.Boolean(),
+              created_at: Timestamp,
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      reply.status(201);
+      return ok(await createSeller(db, clock, request.body));
+    },
+  );
+};

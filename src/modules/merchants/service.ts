@@ -1,0 +1,80 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
+import { notFound } from '../../lib/errors.ts';
+import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ServiceSecrets } from './credentials.ts';
+
+export interface MerchantsDeps {
+  db: Db;
+  clock: Clock;
+  secrets: ServiceSecrets;
+}
+
+const DEFAULT_JWT_SECONDS = 30 * 24 * 3600;
+
+export interface CreatedMerchant {
+  merchant: { id: string; name: string; webhook_url: string | null; created_at: string };
+  api_keys: { live: string; test: string; sandbox: string };
+  webhook_secret: string;
+  jwt: string;
+}
+
+/** Creates a merchant with one key of each kind, a webhook secret and a JWT; the raw secrets exist only in the result. */
+export async function createMerchant(deps: MerchantsDeps, input: { name: string; webhook_url?: string | undefined }): Promise<CreatedMerchant> {
+  const now = deps.clock.now();
+  const id = randomUUID();
+  const webhook_secret = generateWebhookSecret();
+  const keys = { live: generateApiKey('live'), test: generateApiKey('test'), sandbox: generateApiKey('sandbox') };
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.insertInto('merchants').values({ id, name: input.name, webhook_url: input.webhook_url ?? null, webhook_secret, created_at: now }).execute();
+    for (const [kind, key] of Object.entries(keys) as [keyof typeof keys, (typeof keys)['live']][]) {
+      await trx.insertInto('api_keys').values({ id: randomUUID(), merchant_id: id, kind, key_hash: key.hash, key_hint: key.hint, created_at: now }).execute();
+    }
+  });
+  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id: id, user_id: `owner:${id}`, expires_in_seconds: DEFAULT_JWT_SECONDS });
+  return {
+    merchant: { id, name: input.name, webhook_url: input.webhook_url ?? null, created_at: now.toISOString() },
+    api_keys: { live: keys.live.raw, test: keys.test.raw, sandbox: keys.sandbox.raw },
+    webhook_secret,
+    jwt,
+  };
+}
+
+async function requireMerchant(deps: MerchantsDeps, merchant_id: string): Promise<void> {
+  const row = await deps.db.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
+  if (!row) throw notFound('Merchant');
+}
+
+export async function issueToken(
+  deps: MerchantsDeps,
+  merchant_id: string,
+  input: { user_id?: string | undefined; expires_in_seconds?: number | undefined },
+): Promise<{ jwt: string; expires_at: string }> {
+  await requireMerchant(deps, merchant_id);
+  const expires_in_seconds = input.expires_in_seconds ?? DEFAULT_JWT_SECONDS;
+  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, user_id: input.user_id ?? `owner:${merchant_id}`, expires_in_seconds });
+  return { jwt, expires_at: new Date(deps.clock.now().getTime() + expires_in_seconds * 1000).toISOString() };
+}
+
+/** A dashboard browser session: an opaque cookie value, stored hashed. */
+export async function createSession(
+  deps: MerchantsDeps,
+  merchant_id: string,
+  input: { user_id: string; expires_in_seconds?: number | undefined },
+): Promise<{ session_token: string; cookie: string; expires_at: string }> {
+  await requireMerchant(deps, merchant_id);
+  const token = randomBase62(48);
+  const now = deps.clock.now();
+  const expires_at = new Date(now.getTime() + (input.expires_in_seconds ?? 12 * 3600) * 1000);
+  await deps.db
+    .insertInto('merchant_sessions')
+    .values({ id: randomUUID(), token_hash: sha256Hex(token), merchant_id, user_id: input.user_id, expires_at, created_at: now })
+    .execute();
+  return { session_token: token, cookie: `mpay_session=${token}; HttpOnly; Secure; SameSite=Lax; Path=/`, expires_at: expires_at.toISOString() };
+}
+
+export async function countMerchants(db: Db): Promise<number> {
+  const row = await db.selectFrom('merchants').select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}

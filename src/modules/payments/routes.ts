@@ -1,0 +1,278 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
+import { merchantScope } from '../../http/auth.ts';
+import { idempotent } from '../../http/idempotency.ts';
+import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
+import { AppError } from '../../lib/errors.ts';
+import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
+import type { BankDirectory } from '../reference/banks.ts';
+import { getCheckoutForMerchant, promptpayQrForPayment } from './checkout.ts';
+import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, type PaymentsDeps } from './service.ts';
+import type { PaymentStatus } from './tables.ts';
+
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
+
+/** The contract's sunset of POST /v1/payments (section 9) and our deprecation date six months before it. */
+export const PAYMENTS_CREATE_SUNSET = new Date('2026-07-24T00:00:00Z');
+const PAYMENTS_CREATE_DEPRECATED = new Date('2026-01-24T00:00:00Z');
+
+const PaymentIdParams = Type.Object({ id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }) });
+
+export const MatchDetailSchema = Type.Object({
+  seller_id: Type.String(),
+  match_order: Type.Integer(),
+  allocated_fiat_amount: Type.Integer({ description: 'Minor units' }),
+  rate: Type.String({ description: 'Fiat major units per PAY' }),
+  amount_micro_pay: Type.Integer(),
+});
+
+export const PaymentSchema = Type.Object(
+  {
+    id: Type.String(),
+    merchant_id: Type.String(),
+    order_id: Type.String(),
+    amount: Type.Integer({ description: 'Minor units (satang, cents)' }),
+    amount_decimal: Type.String(),
+    currency: Type.String(),
+    payment_method: Type.String(),
+    return_url: Type.String(),
+    checkout_url: Type.String(),
+    status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
+    expires_at: Timestamp,
+    is_sandbox: Type.Boolean(),
+    created_at: Timestamp,
+    matched_at: NullableTimestamp,
+    completed_at: NullableTimestamp,
+    failure_reason: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    quote_lock_id: Type.Union([Type.String(), Type.Null()]),
+    match_details: Type.Array(MatchDetailSchema),
+    synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { $id: 'Payment' },
+);
+
+const CreatePaymentBody = Type.Object(
+  {
+    order_id: Type.String({ minLength: 1, maxLength: 255, description: 'Unique per merchant and mode' }),
+    amount: Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^\\d{1,15}(\\.\\d+)?$' })], {
+      description: 'Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00")',
+    }),
+    currency: Type.Union(CURRENCIES.map((c) => Type.Literal(c))),
+    return_url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }),
+    payment_method: Type.Optional(Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)), { description: 'Default: THB promptpay, AUD payid, others bank_transfer' })),
+    expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400, default: undefined })),
+    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 50 })),
+  },
+  { additionalProperties: false },
+);
+
+const TradeBody = Type.Object(
+  { ...CreatePaymentBody.properties, quote_lock_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An FX quote lock: the legs use its rate' })) },
+  { additionalProperties: false },
+);
+
+const ProofResult = Type.Object({
+  payment_id: Type.String(),
+  status: Type.String(),
+  proof: Type.Object({ id: Type.String(), sha256: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), received_at: Timestamp }),
+});
+
+const CheckoutSchema = Type.Object({
+  payment_id: Type.String(),
+  order_id: Type.String(),
+  status: Type.String(),
+  amount: Type.Integer(),
+  amount_decimal: Type.String(),
+  currency: Type.String(),
+  payment_method: Type.String(),
+  is_sandbox: Type.Boolean(),
+  expires_at: Timestamp,
+  seconds_remaining: Type.Integer(),
+  checkout_url: Type.String(),
+  proof_upload_url: Type.String(),
+  return_url: Type.String(),
+  return_redirect_url: Type.String(),
+  failure_reason: Type.Union([Type.String(), Type.Null()]),
+  legs: Type.Array(
+    Type.Object({
+      match_order: Type.Integer(),
+      amount: Type.Integer(),
+      amount_decimal: Type.String(),
+      payment_method: Type.String(),
+      payee: Type.Object({ type: Type.String() }, { additionalProperties: true }),
+    }),
+  ),
+});
+
+function deprecate(reply: FastifyReply): void {
+  reply.header('Deprecation', `@${Math.floor(PAYMENTS_CREATE_DEPRECATED.getTime() / 1000)}`);
+  reply.header('Sunset', PAYMENTS_CREATE_SUNSET.toUTCString());
+  reply.header('Link', '</v1/trades>; rel="successor-version"');
+}
+
+export interface PaymentRoutesOptions {
+  deps: PaymentsDeps & { banks: BankDirectory };
+  proof_max_bytes: number;
+  create_gone_after_sunset: boolean;
+}
+
+export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = async (app, { deps, proof_max_bytes, create_gone_after_sunset }) => {
+  const PaymentRef = Type.Ref('Payment');
+
+  app.post(
+    '/v1/payments',
+    {
+      config: { auth: 'key', errors: [409, 410] },
+      schema: {
+        tags: ['payments'],
+        summary: 'Create a payment (deprecated: use POST /v1/trades)',
+        description: 'Deprecated; sunset 2026-07-24T00:00:00Z. Responses carry Deprecation, Sunset and Link headers. Optional `Idempotency-Key`.',
+        deprecated: true,
+        body: CreatePaymentBody,
+        response: { 201: Envelope(PaymentRef) },
+      },
+    },
+    async (request, reply) => {
+      deprecate(reply);
+      if (create_gone_after_sunset && deps.clock.now() >= PAYMENTS_CREATE_SUNSET) {
+        throw new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
+      }
+      const scope = merchantScope(request);
+      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body)) }));
+    },
+  );
+
+  app.post(
+    '/v1/trades',
+    {
+      config: { auth: 'key', errors: [409] },
+      schema: {
+        tags: ['payments'],
+        summary: 'Create a payment (successor of POST /v1/payments), optionally at a locked FX rate',
+        description: 'Optional `Idempotency-Key`.',
+        body: TradeBody,
+        response: { 201: Envelope(PaymentRef) },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body)) }));
+    },
+  );
+
+  app.get(
+    '/v1/trades/:id',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: { tags: ['payments'], summary: 'Read a trade (the same payment object)', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
+    },
+    async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+  );
+
+  app.get(
+    '/v1/payments',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: {
+        tags: ['payments'],
+        summary: 'List payments, newest first',
+        querystring: Type.Object({
+          status: Type.Optional(CsvEnum(PAYMENT_STATUSES, 'Payment status filter')),
+          from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= from' })),
+          to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < to' })),
+          cursor: Type.Optional(Cursor),
+          limit: Limit,
+          offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Legacy; ignored when cursor is given' })),
+        }),
+        response: { 200: Page(PaymentRef) },
+      },
+    },
+    async (request) => listPayments(deps, merchantScope(request), { ...request.query, status: parseCsv<PaymentStatus>(request.query.status) }),
+  );
+
+  app.get(
+    '/v1/payments/:id',
+    {
+      config: { auth: 'key' },
+      schema: {
+        tags: ['payments'],
+        summary: 'Read a payment; a matched or payment_pending one past expires_at becomes expired (payment.expired)',
+        params: PaymentIdParams,
+        response: { 200: Envelope(PaymentRef) },
+      },
+    },
+    async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+  );
+
+  app.get(
+    '/v1/payments/:id/checkout',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: { tags: ['payments'], summary: 'Checkout view-model (what the hosted page shows)', params: PaymentIdParams, response: { 200: Envelope(CheckoutSchema) }, },
+    },
+    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), (request.params as { id: string }).id)),
+  );
+
+  app.post(
+    '/v1/payments/:id/cancel',
+    {
+      config: { auth: 'key', errors: [404, 409] },
+      schema: { tags: ['payments'], summary: 'Cancel a created or matching payment', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
+    },
+    async (request) => ok(await cancelPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+  );
+
+  app.post(
+    '/v1/payments/:id/proof',
+    {
+      config: { auth: 'key', multipart_body: { proof: 'JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES' }, errors: [404, 409, 413] },
+      schema: {
+        tags: ['payments'],
+        summary: 'Upload the buyer\'s proof of payment (multipart field `proof`); the payment becomes confirming',
+        params: PaymentIdParams,
+        response: { 200: Envelope(ProofResult) },
+      },
+    },
+    async (request) => {
+      const scope = merchantScope(request);
+      const file = await readProofFile(request, proof_max_bytes);
+      return ok(await uploadProof(deps, scope, (request.params as { id: string }).id, file));
+    },
+  );
+
+  app.get(
+    '/v1/payments/:id/promptpay-qr',
+    {
+      config: { auth: 'public', errors: [404] },
+      schema: {
+        tags: ['promptpay'],
+        summary: 'PNG QR of a THB leg\'s PromptPay payload (public: the payment id is the credential)',
+        params: PaymentIdParams,
+        querystring: Type.Object({ leg: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'match_order of the leg; default the first' })) }),
+        produces: ['image/png'],
+        response: { 200: { description: 'PNG image', content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } } },
+      },
+    },
+    async (request, reply) => {
+      const png = await promptpayQrForPayment(deps, (request.params as { id: string }).id, (request.query as { leg?: number }).leg);
+      return reply.header('Cache-Control', 'public, max-age=300').type('image/png').send(png);
+    },
+  );
+};
+
+/** Reads the one `proof` file of a multipart body; too large is 413, anything else wrong is 400. */
+export async function readProofFile(request: import('fastify').FastifyRequest, max_bytes: number): Promise<Buffer | undefined> {
+  if (!request.isMultipart()) {
+    throw new AppError('VALIDATION_ERROR', 'Send multipart/form-data with a file field `proof`', [{ field: 'body.proof', message: 'required' }]);
+  }
+  let file: Buffer | undefined;
+  for await (const part of request.parts({ limits: { fileSize: max_bytes, files: 1, fields: 10 } })) {
+    if (part.type === 'file') {
+      const buffer = await part.toBuffer();
+      if (part.fieldname === 'proof') file = buffer;
+    }
+  }
+  return file;
+}

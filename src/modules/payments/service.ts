@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Trx } from '../../db/database.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { allocate, releaseLegs } from '../matching/service.ts';
+import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
+import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
+import { sniffImageType } from './proof.ts';
+import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
+import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
+
+export type { LegRow, PaymentRow };
+
+export interface PaymentsDeps {
+  db: Db;
+  clock: Clock;
+  public_base_url: string;
+  completion: PaymentCompletionPort;
+  quote_locks?: QuoteLockPort;
+  /** Tells the worker a proof is waiting (in-process wake-up; other processes poll). */
+  onProofReceived?: () => void;
+}
+
+export interface CreatePaymentInput {
+  order_id: string;
+  amount: number | string;
+  currency: Currency;
+  return_url: string;
+  payment_method?: PaymentMethod | undefined;
+  expires_in_seconds?: number | undefined;
+  metadata?: Record<string, string> | undefined;
+  quote_lock_id?: string | undefined;
+}
+
+export const DEFAULT_EXPIRES_IN_SECONDS = 900;
+
+function toMinor(amount: number | string, currency: Currency): number {
+  const minor = typeof amount === 'number' ? amount : decimalToMinor(amount, currency);
+  if (minor === null || !Number.isSafeInteger(minor) || minor <= 0) {
+    throw new AppError('VALIDATION_ERROR', `amount must be a positive integer in minor units or a decimal string with at most 2 decimals for ${currency}`, [
+      { field: 'body.amount', message: 'invalid amount' },
+    ]);
+  }
+  return minor;
+}
+
+export async function loadLegs(executor: Db | Trx, payment_id: string): Promise<LegRow[]> {
+  return executor.selectFrom('payment_legs').selectAll().where('payment_id', '=', payment_id).orderBy('match_order').execute();
+}
+
+/** Records a payment event in the outbox within `trx`: the resource in `data` and the contract's flat fields. */
+export async function emitPaymentEvent(trx: Trx, at: Date, deps: Pick<PaymentsDeps, 'public_base_url'>, payment: PaymentRow, legs: readonly LegRow[], type: string): Promise<PaymentView> {
+  const view = presentPayment(payment, legs, deps.public_base_url);
+  await recordEvent(trx, at, {
+    merchant_id: payment.merchant_id,
+    is_sandbox: payment.is_sandbox,
+    type,
+    resource_type: 'payment',
+    resource_id: payment.id,
+    data: view as unknown as Record<string, unknown>,
+    flat: paymentEventFields(view),
+  });
+  return view;
+}
+
+/**
+ * Creates a payment and matches it in the same transaction: created -> matching -> matched, legs allocated FIFO
+ * and reserved, `payment.matched` in the outbox. A duplicate order_id or too little liquidity is a 409 and keeps
+ * nothing, so the same order_id may be retried.
+ */
+export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput): Promise<PaymentView> {
+  const now = deps.clock.now();
+  const amount_minor = toMinor(input.amount, input.currency);
+  const methods = METHODS_BY_CURRENCY[input.currency];
+  const payment_method = input.payment_method ?? methods[0]!;
+  if (!methods.includes(payment_method)) {
+    throw new AppError('VALIDATION_ERROR', `${input.currency} payments support ${methods.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
+  }
+  const existing = await trx
+    .selectFrom('payments')
+    .select('id')
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('order_id', '=', input.order_id)
+    .executeTakeFirst();
+  if (existing) throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has payment ${existing.id}`);
+
+  const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
+  let rate_override: string | undefined;
+  if (input.quote_lock_id !== undefined) {
+    if (!deps.quote_locks) throw new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
+    rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
+  }
+
+  const row: PaymentRow = {
+    id,
+    merchant_id: scope.merchant_id,
+    is_sandbox: scope.is_sandbox,
+    order_id: input.order_id,
+    amount_minor,
+    currency: input.currency,
+    payment_method,
+    return_url: input.return_url,
+    status: 'created',
+    metadata: input.metadata ?? {},
+    quote_lock_id: input.quote_lock_id ?? null,
+    failure_reason: null,
+    synthetic_match: null,
+    settlement_id: null,
+    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
+    created_at: now,
+    matched_at: null,
+    checkout_opened_at: null,
+    confirming_at: null,
+    completed_at: null,
+    failed_at: null,
+    expired_at: null,
+    cancelled_at: null,
+    settled_at: null,
+  };
+  try {
+    await trx.insertInto('payments').values({ ...row, metadata: JSON.stringify(row.metadata) }).execute();
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') {
+      throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has a payment`);
+    }
+    throw error;
+  }
+  const matching = await transition(trx, row, 'matching', now);
+  const legs = await allocate(trx, { is_sandbox: scope.is_sandbox, currency: input.currency, payment_method }, amount_minor, rate_override ? { rate_override } : {});
+  const leg_rows: LegRow[] = legs.map((leg) => ({ payment_id: id, ...leg }));
+  await trx.insertInto('payment_legs').values(leg_rows).execute();
+  const matched = await transition(trx, matching, 'matched', now);
+  return emitPaymentEvent(trx, now, deps, matched, leg_rows, 'payment.matched');
+}
+
+async function findOwned(executor: Db | Trx, scope: MerchantScope, id: string): Promise<PaymentRow> {
+  const payment = await executor
+    .selectFrom('payments')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .executeTakeFirst();
+  if (!payment) throw notFound('Payment');
+  return payment;
+}
+
+/** Expires a due payment inside `trx` (releases its liquidity, emits `payment.expired`); returns the row as it is now. */
+async function expireIfDue(deps: PaymentsDeps, trx: Trx, payment: PaymentRow, now: Date): Promise<PaymentRow> {
+  if (!isDue(payment, now)) return payment;
+  const legs = await loadLegs(trx, payment.id);
+  const expired = await transition(trx, payment, 'expired', now);
+  await releaseLegs(trx, legs);
+  await emitPaymentEvent(trx, now, deps, expired, legs, 'payment.expired');
+  return expired;
+}
+
+/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). */
+export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
+  const now = deps.clock.now();
+  const payment = await findOwned(deps.db, scope, id);
+  if (isDue(payment, now)) {
+    return deps.db.transaction().execute(async (trx) => {
+      const locked = await lockPayment(trx, id);
+      const current = await expireIfDue(deps, trx, locked!, now);
+      return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
+    });
+  }
+  return presentPayment(payment, await loadLegs(deps.db, id), deps.public_base_url);
+}
+
+export interface ListPaymentsQuery {
+  status?: PaymentStatus[] | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+  offset?: number | undefined;
+}
+
+export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
+  const position = decodeCursor(query.cursor);
+  let select = deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox);
+  if (query.status?.length) select = select.where('status', 'in', query.status);
+  if (query.from) select = select.where('created_at', '>=', new Date(query.from));
+  if (query.to) select = select.where('created_at', '<', new Date(query.to));
+  if (position) select = select.where(afterCursor(position));
+  else if (query.offset) select = select.offset(query.offset);
+  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const ids = rows.map((row) => row.id);
+  const legs = ids.length ? await deps.db.selectFrom('payment_legs').selectAll().where('payment_id', 'in', ids).execute() : [];
+  const legs_of = Map.groupBy(legs, (leg) => leg.payment_id);
+  return toPage(rows, query.limit, (row) => presentPayment(row, legs_of.get(row.id) ?? [], deps.public_base_url));
+}
+
+/** Cancels a payment that is still `created` or `matching`; any other status is 409 PAYMENT_BAD_STATE. */
+export async function cancelPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    await findOwned(trx, scope, id);
+    const payment = await expireIfDue(deps, trx, (await lockPayment(trx, id))!, now);
+    if (!CANCELLABLE.includes(payment.status)) {
+      throw new AppError('PAYMENT_BAD_STATE', `Only created or matching payments can be cancelled; this one is ${payment.status}`);
+    }
+    const legs = await loadLegs(trx, id);
+    const cancelled = await transition(trx, payment, 'cancelled', now);
+    await releaseLegs(trx, legs);
+    return emitPaymentEvent(trx, now, deps, cancelled, legs, 'payment.cancelled');
+  });
+}
+
+export interface ProofUploadResult {
+  payment_id: string;
+  status: string;
+  proof: { id: string; sha256: string; content_type: string; size_bytes: number; received_at: string };
+}
+
+/**
+ * Takes the buyer's proof for a `matched` or `payment_pending` payment and moves it to `confirming`; the worker
+ * then asks the receipt validator. `scope` null is the hosted checkout (public, scoped to the payment id).
+ * The type is read from the bytes; the same file already used on another payment is 409 PROOF_DUPLICATE.
+ */
+export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, file: Uint8Array | undefined): Promise<ProofUploadResult> {
+  if (!file || file.byteLength === 0) {
+    throw new AppError('VALIDATION_ERROR', 'multipart field `proof` (an image file) is required', [{ field: 'body.proof', message: 'required' }]);
+  }
+  const content_type = sniffImageType(file);
+  if (!content_type) throw new AppError('PROOF_UNSUPPORTED_TYPE', 'proof must be a JPEG, PNG, WebP or HEIC image');
+  const sha256 = sha256Hex(file);
+  const now = deps.clock.now();
+  const result = await deps.db.transaction().execute(async (trx) => {
+    if (scope) await findOwned(trx, scope, id);
+    const locked = await lockPayment(trx, id);
+    if (!locked) throw notFound('Payment');
+    const payment = await expireIfDue(deps, trx, locked, now);
+    if (payment.status === 'expired' && locked.status !== 'expired') return { expired: true as const };
+    if (!OPEN_FOR_PROOF.includes(payment.status)) {
+      throw new AppError('PAYMENT_BAD_STATE', `A proof can be uploaded only while the payment is matched or payment_pending; it is ${payment.status}`);
+    }
+    const reused = await trx
+      .selectFrom('payment_proofs')
+      .select('payment_id')
+      .where('sha256', '=', sha256)
+      .where('is_sandbox', '=', payment.is_sandbox)
+      .where('payment_id', '!=', id)
+      .executeTakeFirst();
+    if (reused) throw new AppError('PROOF_DUPLICATE', 'This file was already uploaded as proof for another payment');
+    const proof_id = randomUUID();
+    await trx
+      .insertInto('payment_proofs')
+      .values({ id: proof_id, payment_id: id, is_sandbox: payment.is_sandbox, sha256, content_type, size_bytes: file.byteLength, data: file, attempts: 0, next_attempt_at: now, created_at: now })
+      .execute();
+    const confirming = await transition(trx, payment, 'confirming', now);
+    await emitPaymentEvent(trx, now, deps, confirming, await loadLegs(trx, id), 'payment.confirming');
+    return {
+      expired: false as const,
+      value: { payment_id: id, status: confirming.status, proof: { id: proof_id, sha256, content_type, size_bytes: file.byteLength, received_at: now.toISOString() } },
+    };
+  });
+  // The expiry committed; only then is the late upload refused.
+  if (result.expired) throw new AppError('PAYMENT_BAD_STATE', 'The payment expired before the proof arrived');
+  deps.onProofReceived?.();
+  return result.value;
+}
+
+/** The buyer opened the hosted checkout: matched -> payment_pending (once). */
+export async function markCheckoutOpened(deps: PaymentsDeps, id: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const locked = await lockPayment(trx, id);
+    if (!locked) return;
+    const payment = await expireIfDue(deps, trx, locked, now);
+    if (payment.status !== 'matched') return;
+    const pending = await transition(trx, payment, 'payment_pending', now, { checkout_opened_at: now });
+    await emitPaymentEvent(trx, now, deps, pending, await loadLegs(trx, id), 'payment.payment_pending');
+  });
+}
+
+/** Reads a payment by id alone: the public checkout and QR routes, where the unguessable id is the credential. */
+export async function findPaymentById(deps: PaymentsDeps, id: string): Promise<{ payment: PaymentRow; legs: LegRow[] }> {
+  const now = deps.clock.now();
+  let payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!payment) throw notFound('Payment');
+  if (isDue(payment, now)) {
+    payment = await deps.db.transaction().execute(async (trx) => expireIfDue(deps, trx, (await lockPayment(trx, id))!, now));
+  }
+  return { payment, legs: await loadLegs(deps.db, id) };
+}
+
+/** Worker sweep: expires due payments in batches, each payment with its event, skipping rows another worker holds. */
+export async function expireDuePayments(deps: PaymentsDeps, batch = 100): Promise<number> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const due = await trx
+      .selectFrom('payments')
+      .selectAll()
+      .where('status', 'in', OPEN_FOR_PROOF)
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .limit(batch)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    for (const payment of due) await expireIfDue(deps, trx, payment, now);
+    return due.length;
+  });
+}
+

@@ -1,0 +1,101 @@
+import type { Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
+
+export type PaymentStatus =
+  | 'created'
+  | 'matching'
+  | 'matched'
+  | 'payment_pending'
+  | 'confirming'
+  | 'completed'
+  | 'failed'
+  | 'expired'
+  | 'cancelled'
+  | 'settled';
+
+export interface SellerPayee {
+  promptpay_id?: string;
+  payid?: string;
+  bank?: { code: string; account_number: string; account_name: string };
+}
+
+export interface PaymentTables {
+  sellers: {
+    id: string;
+    is_sandbox: boolean;
+    synthetic: boolean;
+    display_name: string;
+    currency: string;
+    payment_method: string;
+    rate: string;
+    liquidity_minor: number;
+    reserved_minor: number;
+    payee: Json<SellerPayee>;
+    active: boolean;
+    created_at: Date;
+  };
+  payments: {
+    id: string;
+    merchant_id: string;
+    is_sandbox: boolean;
+    order_id: string;
+    amount_minor: number;
+    currency: string;
+    payment_method: string;
+    return_url: string;
+    status: PaymentStatus;
+    metadata: Json<Record<string, string>>;
+    quote_lock_id: string | null;
+    failure_reason: string | null;
+    synthetic_match: Json<Record<string, unknown>> | null;
+    settlement_id: string | null;
+    expires_at: Date;
+    created_at: Date;
+    matched_at: Date | null;
+    checkout_opened_at: Date | null;
+    confirming_at: Date | null;
+    completed_at: Date | null;
+    failed_at: Date | null;
+    expired_at: Date | null;
+    cancelled_at: Date | null;
+    settled_at: Date | null;
+  };
+  payment_legs: {
+    payment_id: string;
+    match_order: number;
+    seller_id: string;
+    allocated_fiat_amount: number;
+    rate: string;
+    amount_micro_pay: number;
+  };
+  payment_proofs: {
+    id: string;
+    payment_id: string;
+    is_sandbox: boolean;
+    sha256: string;
+    content_type: string;
+    size_bytes: number;
+    data: Uint8Array;
+    verdict: 'verified' | 'failed' | 'unverified' | 'timeout' | null;
+    verdict_reason: string | null;
+    validator_kind: string | null;
+    validator_response: Json<Record<string, unknown>> | null;
+    attempts: number;
+    next_attempt_at: Date;
+    claimed_until: Date | null;
+    created_at: Date;
+  };
+  thai_banks: {
+    code: string;
+    short_code: string;
+    swift_bic: string;
+    name_en: string;
+    name_th: string;
+    promptpay_member: boolean;
+  };
+}
+
+export type SellerRow = Selectable<PaymentTables['sellers']>;
+export type PaymentRow = Selectable<PaymentTables['payments']>;
+export type LegRow = Selectable<PaymentTables['payment_legs']>;
+export type ProofRow = Selectable<PaymentTables['payment_proofs']>;

@@ -1,0 +1,110 @@
+import type { Clock } from '../../lib/clock.ts';
+import { consumeLegs, releaseLegs, sellerPayees } from '../matching/service.ts';
+import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
+import { emitPaymentEvent, loadLegs, type PaymentsDeps } from './service.ts';
+import { lockPayment, transition } from './state.ts';
+
+/** Unverified or timed-out checks are retried with backoff this many times before the payment fails. */
+export const PROOF_MAX_ATTEMPTS = 5;
+const RETRY_BASE_MS = 30_000;
+const CLAIM_MS = 120_000;
+
+export interface VerdictDeps extends PaymentsDeps {
+  validator: ReceiptValidator;
+}
+
+/**
+ * Worker pass: claims proofs of `confirming` payments (SKIP LOCKED, so several workers share the work), asks the
+ * receipt validator outside any transaction, then applies the verdict in one transaction per payment:
+ * verified -> completed (liquidity consumed, PAY moved by the completion port, `payment.completed`);
+ * failed -> failed (liquidity released, `payment.failed`); unverified/timeout -> retried with backoff.
+ */
+export async function processProofVerdicts(deps: VerdictDeps, batch = 10): Promise<number> {
+  const claimed_at = deps.clock.now();
+  const claims = await deps.db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .selectFrom('payment_proofs as proof')
+      .innerJoin('payments', 'payments.id', 'proof.payment_id')
+      .select(['proof.id', 'proof.payment_id'])
+      .where('payments.status', '=', 'confirming')
+      .where((eb) => eb.or([eb('proof.verdict', 'is', null), eb('proof.verdict', 'in', ['unverified', 'timeout'])]))
+      .where('proof.next_attempt_at', '<=', claimed_at)
+      .where((eb) => eb.or([eb('proof.claimed_until', 'is', null), eb('proof.claimed_until', '<', claimed_at)]))
+      .orderBy('proof.next_attempt_at')
+      .limit(batch)
+      .forUpdate('proof')
+      .skipLocked()
+      .execute();
+    if (rows.length > 0) {
+      await trx
+        .updateTable('payment_proofs')
+        .set({ claimed_until: new Date(claimed_at.getTime() + CLAIM_MS) })
+        .where('id', 'in', rows.map((row) => row.id))
+        .execute();
+    }
+    return rows;
+  });
+
+  for (const claim of claims) {
+    const proof = await deps.db.selectFrom('payment_proofs').selectAll().where('id', '=', claim.id).executeTakeFirstOrThrow();
+    const payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', claim.payment_id).executeTakeFirstOrThrow();
+    const legs = await loadLegs(deps.db, payment.id);
+    const payees = await sellerPayees(deps.db, legs.map((leg) => leg.seller_id));
+    const first = payees.get(legs[0]?.seller_id ?? '');
+    let verdict: ValidatorVerdict;
+    try {
+      verdict = await deps.validator.validate({
+        image: proof.data,
+        content_type: proof.content_type,
+        expected_amount_minor: payment.amount_minor,
+        currency: payment.currency,
+        receiver: {
+          ...(first?.payee.promptpay_id ? { promptpay_id: first.payee.promptpay_id } : {}),
+          ...(first?.payee.payid ? { payid: first.payee.payid } : {}),
+          ...(first?.payee.bank ? { account_number: first.payee.bank.account_number, account_name: first.payee.bank.account_name } : {}),
+        },
+      });
+    } catch (error) {
+      verdict = { outcome: 'unverified', validator_kind: deps.validator.kind, response: { error: (error as Error).message } };
+    }
+    await applyVerdict(deps, deps.clock, claim.id, verdict);
+  }
+  return claims.length;
+}
+
+async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, verdict: ValidatorVerdict): Promise<void> {
+  const now = clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    const proof = await trx.selectFrom('payment_proofs').selectAll().where('id', '=', proof_id).forUpdate().executeTakeFirstOrThrow();
+    const payment = await lockPayment(trx, proof.payment_id);
+    if (!payment || payment.status !== 'confirming') return;
+    const attempts = proof.attempts + 1;
+    const retry = verdict.outcome === 'unverified' || verdict.outcome === 'timeout';
+    await trx
+      .updateTable('payment_proofs')
+      .set({
+        verdict: verdict.outcome,
+        verdict_reason: verdict.reason ?? null,
+        validator_kind: verdict.validator_kind,
+        validator_response: JSON.stringify(verdict.response),
+        attempts,
+        claimed_until: null,
+        next_attempt_at: new Date(now.getTime() + RETRY_BASE_MS * 2 ** (attempts - 1)),
+      })
+      .where('id', '=', proof_id)
+      .execute();
+    const legs = await loadLegs(trx, payment.id);
+    if (verdict.outcome === 'verified') {
+      const completed = await transition(trx, payment, 'completed', now);
+      await consumeLegs(trx, legs);
+      await deps.completion.onCompleted(trx, completed, legs);
+      await emitPaymentEvent(trx, now, deps, completed, legs, 'payment.completed');
+    } else if (!retry || attempts >= PROOF_MAX_ATTEMPTS) {
+      const failure_reason = retry ? 'receipt_unverifiable' : `receipt_${verdict.reason ?? 'rejected'}`;
+      const failed = await transition(trx, payment, 'failed', now, { failure_reason });
+      await releaseLegs(trx, legs);
+      await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
+    }
+  });
+}
+

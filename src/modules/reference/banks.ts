@@ -1,0 +1,37 @@
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
+
+export interface ThaiBank {
+  code: string;
+  short_code: string;
+  swift_bic: string;
+  name_en: string;
+  name_th: string;
+  promptpay_member: boolean;
+}
+
+const CACHE_MS = 3600 * 1000;
+
+/** The bank directory, read from the database and kept for an hour. */
+export function createBankDirectory(db: Db, clock: Clock) {
+  let cached: { banks: ThaiBank[]; loaded_ms: number } | undefined;
+  return {
+    async list(): Promise<ThaiBank[]> {
+      const now_ms = clock.now().getTime();
+      if (cached && now_ms - cached.loaded_ms < CACHE_MS) return cached.banks;
+      try {
+        const banks = await db.selectFrom('thai_banks').selectAll().orderBy('code').execute();
+        cached = { banks, loaded_ms: now_ms };
+        return banks;
+      } catch {
+        throw new AppError('INTERNAL', 'The bank directory is unavailable');
+      }
+    },
+    async byCode(code: string): Promise<ThaiBank | undefined> {
+      return (await this.list()).find((bank) => bank.code === code);
+    },
+  };
+}
+
+export type BankDirectory = ReturnType<typeof createBankDirectory>;
