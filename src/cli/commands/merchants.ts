@@ -1,0 +1,34 @@
+import { parseArgs } from 'node:util';
+import { CliError, type CommandGroup } from '../context.ts';
+
+const merchants: CommandGroup = {
+  summary: 'create merchants and issue merchant JWTs',
+  usage: 'mpay merchants create --name NAME [--webhook-url URL] | mpay merchants token MERCHANT_ID [--user USER_ID]',
+  async run(args, context) {
+    const [action, ...rest] = args;
+    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, user: { type: 'string' } }, allowPositionals: true });
+    if (action === 'create') {
+      if (!values.name) throw new CliError('merchants create needs --name', 2);
+      const { body } = await context.request('POST', '/admin/merchants', { body: { name: values.name, ...(values['webhook-url'] ? { webhook_url: values['webhook-url'] } : {}) } });
+      const data = body.data;
+      context.print(data, [
+        `merchant ${data.merchant.id} (${data.merchant.name})`,
+        `  live key:       ${data.api_keys.live}`,
+        `  test key:       ${data.api_keys.test}`,
+        `  sandbox key:    ${data.api_keys.sandbox}`,
+        `  merchant JWT:   ${data.jwt}`,
+        `  webhook secret: ${data.webhook_secret}`,
+      ].join('\n'));
+      return 0;
+    }
+    if (action === 'token') {
+      const [merchant_id] = positionals;
+      if (!merchant_id) throw new CliError('merchants token needs MERCHANT_ID', 2);
+      const { body } = await context.request('POST', `/admin/merchants/${merchant_id}/tokens`, { body: values.user ? { user_id: values.user } : {} });
+      context.print(body.data, body.data.jwt);
+      return 0;
+    }
+    throw new CliError(`usage: ${merchants.usage}`, 2);
+  },
+};
+export default merchants;

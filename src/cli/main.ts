@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+import { readdir } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { CliError, type CliContext, type CommandGroup } from './context.ts';
+
+const COMMANDS_DIR = new URL('./commands/', import.meta.url);
+
+async function loadGroups(): Promise<Map<string, CommandGroup>> {
+  const groups = new Map<string, CommandGroup>();
+  for (const file of (await readdir(COMMANDS_DIR)).filter((name) => name.endsWith('.ts')).sort()) {
+    const module = (await import(new URL(file, COMMANDS_DIR).href)) as { default: CommandGroup };
+    groups.set(file.replace(/\.ts$/, ''), module.default);
+  }
+  return groups;
+}
+
+function usage(groups: Map<string, CommandGroup>): string {
+  const lines = [
+    'mpay: operator command line for a running mpay server',
+    '',
+    'Usage: mpay [--url URL] [--admin-token TOKEN] [--api-key KEY] [--json] <command> ...',
+    '  --url          server base URL (env MPAY_URL, default http://localhost:3000)',
+    '  --admin-token  admin service token (env ADMIN_SERVICE_TOKEN)',
+    '  --api-key      merchant API key for merchant commands (env MPAY_API_KEY)',
+    '  --json         machine-readable output',
+    '',
+    'Commands:',
+  ];
+  for (const [name, group] of groups) lines.push(`  ${name.padEnd(12)} ${group.summary}`, `  ${''.padEnd(12)} ${group.usage}`);
+  return lines.join('\n');
+}
+
+export function createContext(options: { url: string; admin_token?: string | undefined; api_key?: string | undefined; json: boolean; actor_user_id?: string }): CliContext {
+  const base = options.url.replace(/\/+$/, '');
+  return {
+    url: base,
+    admin_token: options.admin_token,
+    api_key: options.api_key,
+    json: options.json,
+    actor_user_id: options.actor_user_id ?? 'cli',
+    print(value, human) {
+      process.stdout.write(`${options.json || human === undefined ? JSON.stringify(value, null, 2) : human}\n`);
+    },
+    async request(method, path, request_options = {}) {
+      const headers: Record<string, string> = { ...request_options.headers };
+      const auth = request_options.auth ?? 'admin';
+      if (auth === 'admin') {
+        if (!options.admin_token) throw new CliError('this command needs --admin-token or ADMIN_SERVICE_TOKEN', 2);
+        headers['authorization'] = `Bearer ${options.admin_token}`;
+        headers['x-actor-user-id'] = options.actor_user_id ?? 'cli';
+        headers['x-actor-role'] = 'super_admin';
+      } else if (auth === 'key') {
+        if (!options.api_key) throw new CliError('this command needs --api-key or MPAY_API_KEY', 2);
+        headers['x-api-key'] = options.api_key;
+      }
+      if (request_options.body !== undefined) headers['content-type'] = 'application/json';
+      let response: Response;
+      try {
+        response = await fetch(`${base}${path}`, { method, headers, ...(request_options.body === undefined ? {} : { body: JSON.stringify(request_options.body) }) });
+      } catch (error) {
+        throw new CliError(`cannot reach ${base}: ${(error as Error).message}`, 3);
+      }
+      const text = await response.text();
+      let body: any = text;
+      try {
+        body = text ? JSON.parse(text) : null;
+      } catch {
+        // not JSON (CSV, PNG): keep the text
+      }
+      if (!response.ok) {
+        const error = body?.error;
+        throw new CliError(`${method} ${path} -> ${response.status} ${error?.code ?? ''} ${error?.message ?? text}`.trim());
+      }
+      return { status: response.status, body, headers: response.headers };
+    },
+  };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const groups = await loadGroups();
+  const { values, positionals } = parseArgs({
+    args: argv,
+    options: {
+      url: { type: 'string' },
+      'admin-token': { type: 'string' },
+      'api-key': { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    allowPositionals: true,
+    strict: false,
+  });
+  const [name, ...rest] = positionals;
+  if (!name || values.help) {
+    process.stdout.write(`${usage(groups)}\n`);
+    return name ? 0 : values.help ? 0 : 2;
+  }
+  const group = groups.get(name);
+  if (!group) {
+    process.stderr.write(`mpay: unknown command "${name}"\n${usage(groups)}\n`);
+    return 2;
+  }
+  const context = createContext({
+    url: (values.url as string | undefined) ?? process.env['MPAY_URL'] ?? `http://localhost:${process.env['PORT'] ?? 3000}`,
+    admin_token: (values['admin-token'] as string | undefined) ?? process.env['ADMIN_SERVICE_TOKEN'],
+    api_key: (values['api-key'] as string | undefined) ?? process.env['MPAY_API_KEY'],
+    json: values.json === true,
+  });
+  try {
+    return await group.run(rest, context);
+  } catch (error) {
+    if (error instanceof CliError) {
+      process.stderr.write(`mpay ${name}: ${error.message}\n`);
+      return error.exit_code;
+    }
+    throw error;
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/mpay')) {
+  process.exitCode = await main(process.argv.slice(2));
+}
