@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+
+describe('rate limits (in-memory store)', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+  before(async () => {
+    t = await startTestApp({ env: { RATE_LIMIT_LIVE_PER_SECOND: '5', RATE_LIMIT_SANDBOX_PER_SECOND: '3' } });
+    merchant = await t.createMerchant();
+  });
+  after(() => t.close());
+
+  it('gives each sandbox key 3 requests a second, then 429 RATE_LIMITED with Retry-After and RateLimit headers', async () => {
+    const responses = await Promise.all(Array.from({ length: 6 }, () => t.call('GET', '/v1/payments', merchant.sandbox)));
+    const statuses = responses.map((r) => r.statusCode).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429]);
+    const limited = responses.find((r) => r.statusCode === 429)!;
+    assert.equal(limited.json().error.code, 'RATE_LIMITED');
+    assert.equal(limited.headers['retry-after'], '1');
+    assert.equal(limited.headers['ratelimit-policy'], '"sandbox";q=3;w=1');
+    assert.match(String(limited.headers['ratelimit']), /^"sandbox";r=0;t=\d+$/);
+    const ok = responses.find((r) => r.statusCode === 200)!;
+    assert.match(String(ok.headers['ratelimit']), /^"sandbox";r=[0-2];t=\d+$/);
+  });
+
+  it('keeps each key in its own bucket: the live key still has its 5', async () => {
+    const responses = await Promise.all(Array.from({ length: 7 }, () => t.call('GET', '/v1/payments', merchant.live)));
+    assert.equal(responses.filter((r) => r.statusCode === 200).length, 5);
+    assert.equal(responses.filter((r) => r.statusCode === 429).length, 2);
+    assert.equal(responses[0]!.headers['ratelimit-policy'], '"live";q=5;w=1');
+  });
+
+  it('does not count health checks', async () => {
+    const responses = await Promise.all(Array.from({ length: 20 }, () => t.request({ method: 'GET', url: '/healthz' })));
+    assert.ok(responses.every((r) => r.statusCode === 200));
+  });
+});
+
+describe('rate limits shared through Redis', { skip: !(await redisUp()) && 'Redis is not reachable on 127.0.0.1:6379' }, () => {
+  let first: TestApp;
+  let second: TestApp;
+  before(async () => {
+    const env = { RATE_LIMIT_LIVE_PER_SECOND: '4', REDIS_URL: 'redis://127.0.0.1:6379' };
+    first = await startTestApp({ env });
+    second = await startTestApp({ env });
+  });
+  after(async () => {
+    await first.close();
+    await second.close();
+  });
+
+  it('two api processes share one budget per key', async () => {
+    // The same key must exist in both apps' databases: copy the key row from the first into the second.
+    const merchant = await first.createMerchant();
+    const merchant_row = await first.db.selectFrom('merchants').selectAll().where('id', '=', merchant.id).executeTakeFirstOrThrow();
+    const key_rows = await first.db.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchant.id).execute();
+    await second.db.insertInto('merchants').values(merchant_row).execute();
+    await second.db.insertInto('api_keys').values(key_rows).execute();
+
+    const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? first : second).call('GET', '/v1/payments', merchant.live)));
+    assert.equal(responses.filter((r) => r.statusCode === 200).length, 4);
+    assert.equal(responses.filter((r) => r.statusCode === 429).length, 4);
+  });
+});
+
+async function redisUp(): Promise<boolean> {
+  const redis = new Redis('redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+    return true;
+  } catch {
+    return false;
+  } finally {
+    redis.disconnect();
+  }
+}
