@@ -76,10 +76,26 @@ export function createContext(options: { url: string; admin_token?: string | und
   };
 }
 
+const GLOBAL_WITH_VALUE = new Set(['--url', '--admin-token', '--api-key']);
+const GLOBAL_FLAGS = new Set(['--json', '--help', '-h']);
+
+function globalOptionsEnd(argv: string[]): number {
+  let index = 0;
+  while (index < argv.length) {
+    const token = argv[index]!;
+    if (GLOBAL_WITH_VALUE.has(token)) index += 2;
+    else if (GLOBAL_FLAGS.has(token) || [...GLOBAL_WITH_VALUE].some((name) => token.startsWith(`${name}=`))) index += 1;
+    else break;
+  }
+  return Math.min(index, argv.length);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const groups = await loadGroups();
-  const { values, positionals } = parseArgs({
-    args: argv,
+  // Global options come before the command; everything after it belongs to the command.
+  const command_at = globalOptionsEnd(argv);
+  const { values } = parseArgs({
+    args: argv.slice(0, command_at),
     options: {
       url: { type: 'string' },
       'admin-token': { type: 'string' },
@@ -87,9 +103,8 @@ export async function main(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
-    allowPositionals: true,
-    strict: false,
   });
+  const positionals = argv.slice(command_at);
   const [name, ...rest] = positionals;
   if (!name || values.help) {
     process.stdout.write(`${usage(groups)}\n`);

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import jsQR from 'jsqr';
+import jsQRModule from 'jsqr';
 import { PNG } from 'pngjs';
 import { parse } from 'promptparse';
 import generatePromptpayQr from 'promptpay-qr';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
+
+// jsqr is CommonJS with an ES-style default export in its types
+const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
 
 function decodeQr(png_bytes: Buffer): string {
   const image = PNG.sync.read(png_bytes);

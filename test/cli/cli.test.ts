@@ -1,0 +1,56 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
+
+const run = promisify(execFile);
+
+/** Runs `mpay` as a separate process against the test server; resolves even on a non-zero exit. */
+async function mpay(url: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['src/cli/main.ts', '--url', url, ...args], { env: { ...process.env, ADMIN_SERVICE_TOKEN: ADMIN_TOKEN } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('mpay CLI over the admin routes', () => {
+  let t: TestApp;
+  let url: string;
+  before(async () => {
+    t = await startTestApp();
+    url = await t.application.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(() => t.close());
+
+  it('creates a merchant and prints its keys once (--json)', async () => {
+    const result = await mpay(url, '--json', 'merchants', 'create', '--name', 'CLI Shop');
+    assert.equal(result.code, 0, result.stderr);
+    const data = JSON.parse(result.stdout);
+    assert.equal(data.merchant.name, 'CLI Shop');
+    assert.match(data.api_keys.live, /^svc_live_/);
+    const row = await t.db.selectFrom('merchants').select('name').where('id', '=', data.merchant.id).executeTakeFirstOrThrow();
+    assert.equal(row.name, 'CLI Shop');
+
+    const token = await mpay(url, 'merchants', 'token', data.merchant.id);
+    assert.equal(token.code, 0, token.stderr);
+    assert.match(token.stdout.trim(), /^eyJ[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+
+  it('adds a seller, and reports server errors with their code and a non-zero exit', async () => {
+    const ok = await mpay(url, 'sellers', 'create', '--currency', 'THB', '--method', 'promptpay', '--name', 'S', '--liquidity-minor', '100000', '--rate', '35.00', '--promptpay-id', '0812345678');
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.match(ok.stdout, /seller [0-9a-f-]{36}: THB promptpay at 35.00/);
+    const bad = await mpay(url, 'sellers', 'create', '--currency', 'THB', '--method', 'promptpay', '--name', 'S', '--liquidity-minor', '100000', '--rate', '35.00');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /400 VALIDATION_ERROR promptpay sellers need promptpay_id/);
+  });
+
+  it('usage errors exit 2', async () => {
+    assert.equal((await mpay(url, 'merchants', 'create')).code, 2);
+    assert.equal((await mpay(url, 'no-such-command')).code, 2);
+  });
+});
