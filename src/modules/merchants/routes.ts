@@ -1,11 +1,29 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
-import { createMerchant, createSession, issueToken, type MerchantsDeps } from './service.ts';
+import { createMerchant, createSession, getMerchant, issueToken, type MerchantsDeps } from './service.ts';
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 
 export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDeps }> = async (app, { deps }) => {
+  app.get(
+    '/v1/merchants/me',
+    {
+      config: { auth: 'merchant', errors: [404] },
+      schema: {
+        tags: ['merchants'],
+        summary: 'Who the merchant JWT or dashboard session belongs to',
+        response: { 200: Envelope(Type.Object({ merchant_id: Type.String(), name: Type.String(), user_id: Type.String(), via: Type.Union([Type.Literal('jwt'), Type.Literal('session')]) })) },
+      },
+    },
+    async (request) => {
+      const principal = request.principal;
+      if (principal.kind !== 'merchant') throw new Error('merchant route without a merchant principal');
+      const merchant = await getMerchant(deps, principal.merchant_id);
+      return ok({ merchant_id: merchant.id, name: merchant.name, user_id: principal.user_id, via: principal.via });
+    },
+  );
+
   app.post(
     '/admin/merchants',
     {

@@ -41,9 +41,14 @@ export async function createMerchant(deps: MerchantsDeps, input: { name: string;
   };
 }
 
-async function requireMerchant(deps: MerchantsDeps, merchant_id: string): Promise<void> {
-  const row = await deps.db.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
+export async function getMerchant(deps: Pick<MerchantsDeps, 'db'>, merchant_id: string): Promise<{ id: string; name: string; webhook_url: string | null }> {
+  const row = await deps.db.selectFrom('merchants').select(['id', 'name', 'webhook_url']).where('id', '=', merchant_id).executeTakeFirst();
   if (!row) throw notFound('Merchant');
+  return row;
+}
+
+async function requireMerchant(deps: MerchantsDeps, merchant_id: string): Promise<void> {
+  await getMerchant(deps, merchant_id);
 }
 
 export async function issueToken(
