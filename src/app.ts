@@ -11,15 +11,33 @@ import { matchingRoutes } from './modules/matching/routes.ts';
 import { createAuthenticator } from './modules/merchants/credentials.ts';
 import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
 import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
-import { noCompletionEffects } from './modules/payments/ports.ts';
 import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
 import { expireDuePayments, type PaymentsDeps } from './modules/payments/service.ts';
 import { processProofVerdicts } from './modules/payments/verdicts.ts';
 import { createBankDirectory } from './modules/reference/banks.ts';
 import { referenceRoutes } from './modules/reference/routes.ts';
-import { nullValidator } from './modules/validators/null-validator.ts';
+import { createValidatorFromConfig } from './modules/validators/factory.ts';
 import type { ReceiptValidator } from './modules/validators/port.ts';
 import { Scheduler } from './workers/scheduler.ts';
+import { checkoutRoutes } from './modules/checkout/routes.ts';
+import { EVENTS_CHANNEL } from './modules/events/outbox.ts';
+import { sandboxRoutes } from './modules/sandbox/routes.ts';
+import { dispatchDueWebhooks } from './modules/webhooks/dispatcher.ts';
+import { webhookRoutes } from './modules/webhooks/routes.ts';
+import { createPaymentCompletion, createSellerFunding } from './modules/ledger/effects.ts';
+import { createLedgerFromConfig } from './modules/ledger/factory.ts';
+import type { Ledger } from './modules/ledger/port.ts';
+import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
+import { ledgerAdminRoutes } from './modules/ledger/admin-routes.ts';
+import { pendingFundsRoutes } from './modules/pending-funds/routes.ts';
+import { sweepPendingFunds, type PendingFundsDeps } from './modules/pending-funds/service.ts';
+import { balanceRoutes } from './modules/balance/routes.ts';
+import { recalcBufferThresholds, type BalanceDeps } from './modules/balance/service.ts';
+import { fxRoutes } from './modules/fx/routes.ts';
+import { createQuoteLockPort } from './modules/fx/service.ts';
+import { SettlementSchema, settlementRoutes } from './modules/settlements/routes.ts';
+import { createPayouts, type Payouts } from './modules/order-matching/wiring.ts';
+import { settlementJob, type SettlementsDeps } from './modules/settlements/service.ts';
 
 export interface ApplicationOptions {
   config: Config;
@@ -27,7 +45,7 @@ export interface ApplicationOptions {
   clock?: Clock;
   logger?: Logger;
   /** Tests swap ports for doubles (a validator that fails, a broken ledger). */
-  overrides?: { validator?: ReceiptValidator };
+  overrides?: { validator?: ReceiptValidator; ledger?: Ledger };
 }
 
 export interface Application {
@@ -41,6 +59,10 @@ export interface Application {
   scheduler: Scheduler;
   payments: PaymentsDeps;
   validator: ReceiptValidator;
+  /** The PAY ledger port (in-process, or HTTP with LEDGER_URL). */
+  ledger: Ledger;
+  /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
+  payouts: Payouts;
   close(): Promise<void>;
 }
 
@@ -53,21 +75,47 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const secrets = await resolveServiceSecrets(db, config);
 
   const limiter: RateLimiter = config.redis_url
-    ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url)
+    ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
+        logger.warn({ err: error }, 'rate-limit store unavailable; letting requests through'),
+      )
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
   const metrics = createMetrics();
   const scheduler = new Scheduler(logger);
 
-  const validator = options.overrides?.validator ?? nullValidator;
+  const validator = options.overrides?.validator ?? createValidatorFromConfig(config);
+  const ledger = options.overrides?.ledger ?? createLedgerFromConfig(config, { db, clock });
+  const seller_funding = createSellerFunding(ledger);
+  const pending_funds: PendingFundsDeps = {
+    db,
+    clock,
+    ledger,
+    validator,
+    max_attempts: config.receiver_confirm_max_attempts,
+    ttl_hours: config.pending_funds_ttl_hours,
+    window_hours: config.receiver_confirm_window_hours,
+  };
+  const balance: BalanceDeps = {
+    db,
+    clock,
+    ledger,
+    apr_bps: config.balance_apr_bps,
+    entry_fee_usd: config.balance_entry_fee_usd,
+    grace_days: config.balance_deficit_grace_days,
+    threshold_bps: config.balance_buffer_threshold_bps,
+  };
   const banks = createBankDirectory(db, clock);
   const payments: PaymentsDeps = {
     db,
     clock,
     public_base_url: config.public_base_url,
-    completion: noCompletionEffects,
+    completion: createPaymentCompletion(ledger),
+    quote_locks: createQuoteLockPort(),
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
   const merchants = { db, clock, secrets: secrets.secrets };
+  const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
+
+  const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
 
   const app = await createServer({
     config,
@@ -76,14 +124,25 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     metrics: metrics.registry,
     readiness: async () => {
       await ping(db);
-      return { database: { ok: true } };
+      return { database: { ok: true }, matcher: payouts.readiness() };
     },
-    shared_schemas: [PaymentSchema],
+    shared_schemas: [SettlementSchema, PaymentSchema],
     routes: async (server) => {
       await server.register(multipart, { limits: { fileSize: config.proof_max_bytes, files: 1 } });
       await server.register(merchantsAdminRoutes, { deps: merchants });
-      await server.register(matchingRoutes, { db, clock });
+      await server.register(matchingRoutes, { db, clock, funding: seller_funding });
+      // The ledger service's own API, in the process that holds the ledger (not in one that calls it over HTTP).
+      if (config.roles.has('ledger') && !config.ledger_url) await server.register(ledgerServiceRoutes, { ledger });
+      await server.register(ledgerAdminRoutes, { deps: { db, clock, ledger } });
+      await server.register(pendingFundsRoutes, { deps: pending_funds });
+      await server.register(balanceRoutes, { deps: balance });
       await server.register(referenceRoutes, { banks });
+      await server.register(webhookRoutes, { deps: { db, clock } });
+      await server.register(sandboxRoutes, { deps: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps } });
+      await server.register(checkoutRoutes, { deps: { ...payments, banks }, proof_max_bytes: config.proof_max_bytes });
+      await server.register(settlementRoutes, { deps: settlements });
+      await server.register(fxRoutes, { deps: { db, clock, lock_seconds: config.fx_quote_lock_seconds } });
+      await payouts.register(server);
       await server.register(paymentRoutes, {
         deps: { ...payments, banks },
         proof_max_bytes: config.proof_max_bytes,
@@ -94,7 +153,15 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
 
   const poll = config.worker_poll_interval_ms;
   scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts({ ...payments, validator }) });
+  scheduler.add({ name: 'webhook-dispatch', interval_ms: poll, run: () => dispatchDueWebhooks({ db, clock, timeout_ms: config.webhook_timeout_ms, logger }) });
+  // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
+  // interval poll is only the fallback for retries that come due.
+  const stopListening = config.roles.has('worker') ? await database.listen(EVENTS_CHANNEL, () => scheduler.wake('webhook-dispatch')) : undefined;
   scheduler.add({ name: 'payment-expiry', interval_ms: poll * 5, run: () => expireDuePayments(payments) });
+  scheduler.add({ name: 'settlement-run', interval_ms: config.settlement_interval_seconds * 1000, run: () => settlementJob(settlements) });
+  scheduler.add({ name: 'pending-funds-sweep', interval_ms: poll * 5, run: () => sweepPendingFunds(pending_funds) });
+  scheduler.add({ name: 'balance-recalc', interval_ms: 3600_000, run: () => recalcBufferThresholds(balance) });
+  for (const job of payouts.jobs(poll, (name) => scheduler.wake(name))) scheduler.add(job);
   scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => (await purgeExpiredIdempotencyKeys(db, clock), 0) });
 
   return {
@@ -107,7 +174,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     scheduler,
     payments,
     validator,
+    ledger,
+    payouts,
     async close() {
+      await stopListening?.();
       await scheduler.stop();
       await app.close();
       await limiter.close();

@@ -1,4 +1,5 @@
 import type { Application } from './app.ts';
+import { createSellerFunding } from './modules/ledger/effects.ts';
 import { createSeller } from './modules/matching/service.ts';
 import { countMerchants, createMerchant, type CreatedMerchant } from './modules/merchants/service.ts';
 
@@ -18,7 +19,7 @@ export async function bootstrapDemo(application: Application): Promise<CreatedMe
     { currency: 'USD', payment_method: 'bank_transfer', display_name: 'Demo Seller New York', liquidity_minor: 10_000_000, rate: '1.00', bank: { code: '026009593', account_number: '000123456789', account_name: 'Demo Seller LLC' } },
     { currency: 'SGD', payment_method: 'bank_transfer', display_name: 'Demo Seller Singapore', liquidity_minor: 10_000_000, rate: '1.34', bank: { code: '7171', account_number: '0123456789', account_name: 'Demo Seller Pte Ltd' } },
   ] as const;
-  for (const seller of sellers) await createSeller(db, application.clock, seller);
+  for (const seller of sellers) await createSeller(db, application.clock, seller, createSellerFunding(application.ledger));
   return demo;
 }
 

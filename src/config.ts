@@ -18,6 +18,7 @@ export interface Config {
   roles: ReadonlySet<Role>;
   ledger_url: string | undefined;
   ledger_mint_source_account: string | undefined;
+  ledger_timeout_ms: number;
   receipt_validator: 'null_validator' | 'easyslip';
   easyslip_base_url: string | undefined;
   easyslip_api_key: string | undefined;
@@ -34,6 +35,7 @@ export interface Config {
   pending_funds_ttl_hours: number;
   receiver_confirm_window_hours: number;
   sell_order_pending_ttl_hours: number;
+  buy_order_pending_ttl_hours: number;
   cash_leg_retry_max: number;
   cash_leg_retry_timeout_hours: number;
   gateway_dispute_auto_open_enabled: boolean;
@@ -41,6 +43,8 @@ export interface Config {
   balance_apr_bps: number;
   balance_entry_fee_usd: string;
   balance_deficit_grace_days: number;
+  /** Buffer threshold as a share of the trailing 30-day volume, in basis points. */
+  balance_buffer_threshold_bps: number;
 
   webhook_timeout_ms: number;
   fx_quote_lock_seconds: number;
@@ -145,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     roles,
     ledger_url: url(env, 'LEDGER_URL', ['http:', 'https:']),
     ledger_mint_source_account: read(env, 'LEDGER_MINT_SOURCE_ACCOUNT'),
+    ledger_timeout_ms: integer(env, 'LEDGER_TIMEOUT_MS', 5_000, 100, 60_000),
     receipt_validator,
     easyslip_base_url,
     easyslip_api_key,
@@ -161,6 +166,7 @@ export function loadConfig(env: Env = process.env): Config {
     pending_funds_ttl_hours: integer(env, 'PENDING_FUNDS_TTL_HOURS', 72, 1, 24 * 365),
     receiver_confirm_window_hours: integer(env, 'RECEIVER_CONFIRM_WINDOW_HOURS', 24, 1, 24 * 365),
     sell_order_pending_ttl_hours: integer(env, 'SELL_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
+    buy_order_pending_ttl_hours: integer(env, 'BUY_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
     cash_leg_retry_max: integer(env, 'CASH_LEG_RETRY_MAX', 5, 1, 100),
     cash_leg_retry_timeout_hours: integer(env, 'CASH_LEG_RETRY_TIMEOUT_HOURS', 48, 1, 24 * 365),
     gateway_dispute_auto_open_enabled: boolean(env, 'GATEWAY_DISPUTE_AUTO_OPEN_ENABLED', false),
@@ -168,6 +174,7 @@ export function loadConfig(env: Env = process.env): Config {
     balance_apr_bps: integer(env, 'BALANCE_APR_BPS', 1800, 0, 100_000),
     balance_entry_fee_usd: entry_fee,
     balance_deficit_grace_days: integer(env, 'BALANCE_DEFICIT_GRACE_DAYS', 7, 0, 365),
+    balance_buffer_threshold_bps: integer(env, 'BALANCE_BUFFER_THRESHOLD_BPS', 1000, 0, 10_000),
 
     webhook_timeout_ms: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     fx_quote_lock_seconds: integer(env, 'FX_QUOTE_LOCK_SECONDS', 30, 1, 3600),

@@ -1,5 +1,14 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { PaymentTables } from '../modules/payments/tables.ts';
+import type { LedgerTables } from '../modules/ledger/tables.ts';
+import type { PendingFundsTables } from '../modules/pending-funds/tables.ts';
+import type { BalanceTables } from '../modules/balance/tables.ts';
+import type { WebhookTables } from '../modules/webhooks/tables.ts';
+import type { SettlementTables } from '../modules/settlements/tables.ts';
+import type { FxTables } from '../modules/fx/tables.ts';
+import type { SellOrderTables } from '../modules/sell-orders/tables.ts';
+import type { BuyOrderTables } from '../modules/buy-orders/tables.ts';
+import type { DisputeTables } from '../modules/disputes/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -66,4 +75,4 @@ export interface CoreTables {
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables {}
+export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables {}

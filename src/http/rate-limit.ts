@@ -76,23 +76,35 @@ redis.call('PEXPIRE', KEYS[1], 60000)
 return {allowed, math.floor(tokens * 1000)}
 `;
 
-/** Shared buckets for N api processes. */
+/**
+ * Shared buckets for N api processes. When Redis does not answer, requests are let through (fail open) and the
+ * outage is reported through `on_error`: a rate-limit store must not take payments down with it.
+ */
 export class RedisRateLimiter implements RateLimiter {
   readonly limits: { live: number; sandbox: number };
   readonly #redis: Redis;
+  readonly #on_error: (error: Error) => void;
 
-  constructor(limits: { live: number; sandbox: number }, redis_url: string) {
+  constructor(limits: { live: number; sandbox: number }, redis_url: string, on_error: (error: Error) => void = () => {}) {
     this.limits = limits;
-    this.#redis = new Redis(redis_url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
+    this.#on_error = on_error;
+    // Commands queue while (re)connecting, bounded by one retry and a 2 s command timeout.
+    this.#redis = new Redis(redis_url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, commandTimeout: 2000 });
     this.#redis.on('error', () => {});
   }
 
   async take(key: string, per_second: number): Promise<RateLimitOutcome> {
-    const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
-    return outcome(tokens_milli / 1000, allowed === 1, per_second);
+    try {
+      const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
+      return outcome(tokens_milli / 1000, allowed === 1, per_second);
+    } catch (error) {
+      this.#on_error(error as Error);
+      return outcome(per_second - 1, true, per_second);
+    }
   }
 
   async close(): Promise<void> {
-    await this.#redis.quit().catch(() => {});
+    // disconnect, not quit: quit waits for a server that may be gone
+    this.#redis.disconnect();
   }
 }

@@ -78,3 +78,18 @@ async function redisUp(): Promise<boolean> {
     redis.disconnect();
   }
 }
+
+describe('rate limits when Redis is down', () => {
+  let t: TestApp;
+  before(async () => {
+    // nothing listens on port 1: every Redis call fails at once
+    t = await startTestApp({ env: { RATE_LIMIT_LIVE_PER_SECOND: '2', REDIS_URL: 'redis://127.0.0.1:1' } });
+  });
+  after(() => t.close());
+
+  it('fails open: requests are served, not answered 500', async () => {
+    const merchant = await t.createMerchant();
+    const responses = await Promise.all(Array.from({ length: 4 }, () => t.call('GET', '/v1/payments', merchant.live)));
+    assert.deepEqual(responses.map((r) => r.statusCode), [200, 200, 200, 200]);
+  });
+});

@@ -5,7 +5,7 @@ import { merchantScope } from '../../http/auth.ts';
 import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
-import { createSeller, rateSnapshot } from './service.ts';
+import { createSeller, rateSnapshot, type SellerFundingPort } from './service.ts';
 
 const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 const MethodSchema = Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)));
@@ -21,7 +21,7 @@ export const RateSnapshotSchema = Type.Object({
   as_of: Timestamp,
 });
 
-export const matchingRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock }> = async (app, { db, clock }) => {
+export const matchingRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; funding?: SellerFundingPort }> = async (app, { db, clock, funding }) => {
   app.get(
     '/v1/rates',
     {
@@ -84,7 +84,7 @@ export const matchingRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock }>
     },
     async (request, reply) => {
       reply.status(201);
-      return ok(await createSeller(db, clock, request.body));
+      return ok(await createSeller(db, clock, request.body, funding));
     },
   );
 };

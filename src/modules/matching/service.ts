@@ -188,7 +188,15 @@ export interface SellerView {
   created_at: string;
 }
 
-export async function createSeller(db: Db, clock: Clock, input: NewSeller): Promise<SellerView> {
+/**
+ * Called inside the seller-creation transaction (the ledger module implements it: a live seller's liquidity is
+ * backed by the PAY it is worth at its rate, minted into the seller's account). A throw keeps no seller.
+ */
+export interface SellerFundingPort {
+  onSellerCreated(trx: Trx, seller: { id: string; is_sandbox: boolean; currency: Currency; rate: string; liquidity_minor: number }): Promise<void>;
+}
+
+export async function createSeller(db: Db, clock: Clock, input: NewSeller, funding?: SellerFundingPort): Promise<SellerView> {
   if (parseDecimal(input.rate).numerator <= 0n) {
     throw new AppError('VALIDATION_ERROR', 'rate must be greater than zero', [{ field: 'body.rate', message: 'must be > 0' }]);
   }
@@ -220,7 +228,10 @@ export async function createSeller(db: Db, clock: Clock, input: NewSeller): Prom
     active: true,
     created_at: clock.now(),
   };
-  await db.insertInto('sellers').values(row).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('sellers').values(row).execute();
+    await funding?.onSellerCreated(trx, { id: row.id, is_sandbox: row.is_sandbox, currency: input.currency, rate: input.rate, liquidity_minor: row.liquidity_minor });
+  });
   return { ...row, payee, rate: normalizeRate(input.rate), created_at: row.created_at.toISOString() };
 }
 

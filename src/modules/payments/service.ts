@@ -68,52 +68,60 @@ export async function emitPaymentEvent(trx: Trx, at: Date, deps: Pick<PaymentsDe
   return view;
 }
 
-/**
- * Creates a payment and matches it in the same transaction: created -> matching -> matched, legs allocated FIFO
- * and reserved, `payment.matched` in the outbox. A duplicate order_id or too little liquidity is a 409 and keeps
- * nothing, so the same order_id may be retried.
- */
-export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput): Promise<PaymentView> {
-  const now = deps.clock.now();
-  const amount_minor = toMinor(input.amount, input.currency);
-  const methods = METHODS_BY_CURRENCY[input.currency];
-  const payment_method = input.payment_method ?? methods[0]!;
+/** The currency's default rail, or the requested one when the currency supports it (else 400). */
+export function resolvePaymentMethod(currency: Currency, requested: PaymentMethod | undefined): PaymentMethod {
+  const methods = METHODS_BY_CURRENCY[currency];
+  const payment_method = requested ?? methods[0]!;
   if (!methods.includes(payment_method)) {
-    throw new AppError('VALIDATION_ERROR', `${input.currency} payments support ${methods.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
+    throw new AppError('VALIDATION_ERROR', `${currency} payments support ${methods.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
   }
+  return payment_method;
+}
+
+export interface NewPayment {
+  id: string;
+  scope: MerchantScope;
+  order_id: string;
+  amount_minor: number;
+  currency: Currency;
+  payment_method: PaymentMethod;
+  return_url: string;
+  metadata: Record<string, string>;
+  quote_lock_id: string | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/**
+ * Inserts a payment in status `created` inside `trx`. A duplicate order_id (per merchant and mode) is 409
+ * PAYMENT_DUPLICATE_ORDER_ID: checked first for a clear message, and guarded by the unique index against races.
+ */
+export async function insertPayment(trx: Trx, input: NewPayment): Promise<PaymentRow> {
   const existing = await trx
     .selectFrom('payments')
     .select('id')
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('merchant_id', '=', input.scope.merchant_id)
+    .where('is_sandbox', '=', input.scope.is_sandbox)
     .where('order_id', '=', input.order_id)
     .executeTakeFirst();
   if (existing) throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has payment ${existing.id}`);
-
-  const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
-  let rate_override: string | undefined;
-  if (input.quote_lock_id !== undefined) {
-    if (!deps.quote_locks) throw new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
-    rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
-  }
-
   const row: PaymentRow = {
-    id,
-    merchant_id: scope.merchant_id,
-    is_sandbox: scope.is_sandbox,
+    id: input.id,
+    merchant_id: input.scope.merchant_id,
+    is_sandbox: input.scope.is_sandbox,
     order_id: input.order_id,
-    amount_minor,
+    amount_minor: input.amount_minor,
     currency: input.currency,
-    payment_method,
+    payment_method: input.payment_method,
     return_url: input.return_url,
     status: 'created',
-    metadata: input.metadata ?? {},
-    quote_lock_id: input.quote_lock_id ?? null,
+    metadata: input.metadata,
+    quote_lock_id: input.quote_lock_id,
     failure_reason: null,
     synthetic_match: null,
     settlement_id: null,
-    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
-    created_at: now,
+    expires_at: input.expires_at,
+    created_at: input.created_at,
     matched_at: null,
     checkout_opened_at: null,
     confirming_at: null,
@@ -131,7 +139,38 @@ export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: Merchan
     }
     throw error;
   }
-  const matching = await transition(trx, row, 'matching', now);
+  return row;
+}
+
+/**
+ * Creates a payment and matches it in the same transaction: created -> matching -> matched, legs allocated FIFO
+ * and reserved, `payment.matched` in the outbox. A duplicate order_id or too little liquidity is a 409 and keeps
+ * nothing, so the same order_id may be retried.
+ */
+export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput): Promise<PaymentView> {
+  const now = deps.clock.now();
+  const amount_minor = toMinor(input.amount, input.currency);
+  const payment_method = resolvePaymentMethod(input.currency, input.payment_method);
+  const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
+  let rate_override: string | undefined;
+  if (input.quote_lock_id !== undefined) {
+    if (!deps.quote_locks) throw new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
+    rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
+  }
+  const created = await insertPayment(trx, {
+    id,
+    scope,
+    order_id: input.order_id,
+    amount_minor,
+    currency: input.currency,
+    payment_method,
+    return_url: input.return_url,
+    metadata: input.metadata ?? {},
+    quote_lock_id: input.quote_lock_id ?? null,
+    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
+    created_at: now,
+  });
+  const matching = await transition(trx, created, 'matching', now);
   const legs = await allocate(trx, { is_sandbox: scope.is_sandbox, currency: input.currency, payment_method }, amount_minor, rate_override ? { rate_override } : {});
   const leg_rows: LegRow[] = legs.map((leg) => ({ payment_id: id, ...leg }));
   await trx.insertInto('payment_legs').values(leg_rows).execute();

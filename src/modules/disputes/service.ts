@@ -1,0 +1,348 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Executor, Trx } from '../../db/database.ts';
+import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { iso } from '../../http/schemas.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { accounts, type Ledger } from '../ledger/port.ts';
+import { sellOrderForDispute } from '../sell-orders/service.ts';
+import type { SellOrderRow } from '../sell-orders/tables.ts';
+import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
+
+export interface DisputesDeps {
+  db: Db;
+  clock: Clock;
+  ledger: Ledger;
+}
+
+export interface Actor {
+  actor_user_id: string;
+  actor_role: string;
+}
+
+export const DISPUTE_STATUSES: readonly DisputeStatus[] = ['opened', 'investigating', 'resolved', 'escalated'];
+export const DISPUTE_KINDS: readonly DisputeKind[] = ['cash_leg_failure', 'merchant_dispute', 'chargeback'];
+export const DISPUTE_OUTCOMES: readonly DisputeOutcome[] = ['favor_merchant', 'favor_counterparty', 'no_action'];
+
+/** Every allowed move of a dispute (contract 3.4 plus DESIGN: an escalated dispute is resolved too). */
+export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]> = {
+  opened: ['investigating'],
+  investigating: ['escalated', 'resolved'],
+  escalated: ['resolved'],
+  resolved: [],
+};
+
+const TIMESTAMP_OF: Partial<Record<DisputeStatus, keyof DisputeRow>> = { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' };
+const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.dispute.opened', escalated: 'gateway.dispute.escalated', resolved: 'gateway.dispute.resolved' };
+
+/** PAY a resolution mints or burns moves against this issuance account, so dispute effects are visible on their own. */
+export const disputesIssuanceAccount = (is_sandbox: boolean) => accounts.mintSource('disputes', is_sandbox);
+
+export interface DisputeView {
+  id: string;
+  merchant_id: string;
+  is_sandbox: boolean;
+  sell_order_id: string;
+  kind: DisputeKind;
+  status: DisputeStatus;
+  notes: string;
+  opened_by_user_id: string;
+  outcome: DisputeOutcome | null;
+  resolution: { outcome: DisputeOutcome; ledger_effect: LedgerEffect; amount_micro_pay: number | null; ledger_transfer_id: string | null } | null;
+  created_at: string;
+  investigating_at: string | null;
+  escalated_at: string | null;
+  resolved_at: string | null;
+}
+
+export interface DisputeEventView {
+  id: string;
+  seq: number;
+  action: DisputeAction;
+  from_status: DisputeStatus | null;
+  to_status: DisputeStatus;
+  actor_user_id: string;
+  actor_role: string;
+  notes: string | null;
+  details: Record<string, unknown>;
+  created_at: string;
+}
+
+export function presentDispute(row: DisputeRow): DisputeView {
+  return {
+    id: row.id,
+    merchant_id: row.merchant_id,
+    is_sandbox: row.is_sandbox,
+    sell_order_id: row.sell_order_id,
+    kind: row.kind,
+    status: row.status,
+    notes: row.notes,
+    opened_by_user_id: row.opened_by_user_id,
+    outcome: row.outcome,
+    resolution:
+      row.outcome === null
+        ? null
+        : { outcome: row.outcome, ledger_effect: row.ledger_effect ?? 'none', amount_micro_pay: row.ledger_amount_micro_pay, ledger_transfer_id: row.ledger_transfer_id },
+    created_at: iso(row.created_at),
+    investigating_at: iso(row.investigating_at),
+    escalated_at: iso(row.escalated_at),
+    resolved_at: iso(row.resolved_at),
+  };
+}
+
+function presentEvent(row: DisputeEventRow): DisputeEventView {
+  return {
+    id: row.id,
+    seq: row.seq,
+    action: row.action,
+    from_status: row.from_status,
+    to_status: row.to_status,
+    actor_user_id: row.actor_user_id,
+    actor_role: row.actor_role,
+    notes: row.notes,
+    details: row.details,
+    created_at: iso(row.created_at),
+  };
+}
+
+/** One row of the dispute's own log (with `actor_user_id`) plus, for the three public kinds, its webhook. */
+async function logAction(
+  trx: Trx,
+  at: Date,
+  dispute: DisputeRow,
+  entry: { action: DisputeAction; from_status: DisputeStatus | null; actor: Actor; notes: string | null; details?: Record<string, unknown> },
+): Promise<void> {
+  const last = await trx.selectFrom('dispute_events').select((eb) => eb.fn.max('seq').as('seq')).where('dispute_id', '=', dispute.id).executeTakeFirst();
+  await trx
+    .insertInto('dispute_events')
+    .values({
+      id: randomUUID(),
+      dispute_id: dispute.id,
+      seq: Number(last?.seq ?? 0) + 1,
+      action: entry.action,
+      from_status: entry.from_status,
+      to_status: dispute.status,
+      actor_user_id: entry.actor.actor_user_id,
+      actor_role: entry.actor.actor_role,
+      notes: entry.notes,
+      details: JSON.stringify(entry.details ?? {}),
+      created_at: at,
+    })
+    .execute();
+  const webhook = WEBHOOK_OF[entry.action];
+  if (webhook) {
+    await recordEvent(trx, at, {
+      merchant_id: dispute.merchant_id,
+      is_sandbox: dispute.is_sandbox,
+      type: webhook,
+      resource_type: 'dispute',
+      resource_id: dispute.id,
+      data: { ...presentDispute(dispute), actor_user_id: entry.actor.actor_user_id },
+    });
+  }
+}
+
+async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: DisputeKind, notes: string, actor: Actor): Promise<DisputeRow | undefined> {
+  const dispute = await trx
+    .insertInto('disputes')
+    .values({
+      id: randomUUID(),
+      merchant_id: order.merchant_id,
+      is_sandbox: order.is_sandbox,
+      sell_order_id: order.id,
+      kind,
+      status: 'opened',
+      notes,
+      opened_by_user_id: actor.actor_user_id,
+      outcome: null,
+      ledger_effect: null,
+      ledger_amount_micro_pay: null,
+      ledger_transfer_id: null,
+      created_at: at,
+      investigating_at: null,
+      escalated_at: null,
+      resolved_at: null,
+    })
+    // One unresolved dispute per sell order (partial unique index): a second one would let two resolutions move PAY twice.
+    .onConflict((conflict) => conflict.column('sell_order_id').where('status', '<>', 'resolved').doNothing())
+    .returningAll()
+    .executeTakeFirst();
+  if (dispute) await logAction(trx, at, dispute, { action: 'opened', from_status: null, actor, notes, details: { kind, sell_order_status: order.status } });
+  return dispute;
+}
+
+/** POST /v1/merchant-disputes: kind `merchant_dispute`, status `opened`, `gateway.dispute.opened`; no ledger operation. */
+export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: MerchantScope, user_id: string, input: { sell_order_id: string; notes: string }): Promise<DisputeView> {
+  const order = await sellOrderForDispute(trx, input.sell_order_id);
+  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
+  if (order.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'The sell order belongs to another merchant');
+  const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, { actor_user_id: user_id, actor_role: 'merchant' });
+  if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
+  return presentDispute(dispute);
+}
+
+/** The auto-open switch: a given-up cash leg opens a `cash_leg_failure` dispute in the failing transaction (at most one open). */
+export async function openCashLegFailureDispute(trx: Trx, order: SellOrderRow, at: Date): Promise<void> {
+  await insertDispute(trx, at, order, 'cash_leg_failure', `Cash leg failed (${order.failure_reason}) after ${order.cash_leg_attempts} attempt(s)`, {
+    actor_user_id: 'system',
+    actor_role: 'system',
+  });
+}
+
+async function loadEvents(executor: Executor, dispute_id: string): Promise<DisputeEventView[]> {
+  const rows = await executor.selectFrom('dispute_events').selectAll().where('dispute_id', '=', dispute_id).orderBy('seq').execute();
+  return rows.map(presentEvent);
+}
+
+export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
+  const dispute = await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!dispute || dispute.is_sandbox !== scope.is_sandbox) throw notFound('Dispute');
+  if (dispute.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'This dispute is on another merchant\'s sell order');
+  return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
+}
+
+export interface ListDisputesQuery {
+  status?: DisputeStatus[] | undefined;
+  kind?: DisputeKind[] | undefined;
+  sell_order_id?: string | undefined;
+  merchant_id?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+async function list(db: Db, scope: MerchantScope | null, query: ListDisputesQuery) {
+  const position = decodeCursor(query.cursor);
+  let select = db.selectFrom('disputes').selectAll();
+  if (scope) select = select.where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
+  if (query.merchant_id) select = select.where('merchant_id', '=', query.merchant_id);
+  if (query.status?.length) select = select.where('status', 'in', query.status);
+  if (query.kind?.length) select = select.where('kind', 'in', query.kind);
+  if (query.sell_order_id) select = select.where('sell_order_id', '=', query.sell_order_id);
+  if (position) select = select.where(afterCursor(position));
+  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, presentDispute);
+}
+
+export const listMerchantDisputes = (deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, query: ListDisputesQuery) => list(deps.db, scope, query);
+export const listAllDisputes = (deps: Pick<DisputesDeps, 'db'>, query: ListDisputesQuery) => list(deps.db, null, query);
+
+export async function getDisputeForAdmin(deps: Pick<DisputesDeps, 'db'>, id: string) {
+  const dispute = await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!dispute) throw notFound('Dispute');
+  return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
+}
+
+/** `UPDATE ... WHERE status = <from>` under the row lock: two operators acting at once, one wins, the other gets 409. */
+async function move(trx: Trx, dispute: DisputeRow, to: DisputeStatus, at: Date, patch: Partial<Pick<DisputeRow, 'outcome' | 'ledger_effect' | 'ledger_amount_micro_pay' | 'ledger_transfer_id'>> = {}) {
+  if (!DISPUTE_TRANSITIONS[dispute.status].includes(to)) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot become ${to}`);
+  const stamp = TIMESTAMP_OF[to];
+  const updated = await trx
+    .updateTable('disputes')
+    .set({ status: to, ...patch, ...(stamp ? { [stamp]: at } : {}) })
+    .where('id', '=', dispute.id)
+    .where('status', '=', dispute.status)
+    .returningAll()
+    .executeTakeFirst();
+  if (!updated) throw new AppError('DISPUTE_BAD_STATE', `Dispute ${dispute.id} changed status concurrently`);
+  return updated;
+}
+
+async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
+  const dispute = await trx.selectFrom('disputes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  if (!dispute) throw notFound('Dispute');
+  return dispute;
+}
+
+async function auditAdmin(trx: Trx, at: Date, actor: Actor, action: string, dispute_id: string, details: Record<string, unknown>): Promise<void> {
+  await trx
+    .insertInto('admin_audit_log')
+    .values({ id: randomUUID(), ...actor, action, target_type: 'dispute', target_id: dispute_id, details: JSON.stringify(details), created_at: at })
+    .execute();
+}
+
+async function adminMove(deps: DisputesDeps, actor: Actor, id: string, to: 'investigating' | 'escalated', notes: string | undefined) {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const dispute = await lockDispute(trx, id);
+    const moved = await move(trx, dispute, to, now);
+    await logAction(trx, now, moved, { action: to, from_status: dispute.status, actor, notes: notes ?? null });
+    await auditAdmin(trx, now, actor, `dispute.${to}`, id, { from_status: dispute.status, notes: notes ?? null });
+    return { ...presentDispute(moved), events: await loadEvents(trx, id) };
+  });
+}
+
+export const investigateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) => adminMove(deps, actor, id, 'investigating', notes);
+export const escalateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) => adminMove(deps, actor, id, 'escalated', notes);
+
+/**
+ * What a resolution does to PAY, from its outcome and the originating sell order:
+ * - favor_merchant on a `completed` sell order: the merchant's burned PAY is minted back (the payout is void);
+ * - favor_counterparty on a `failed` sell order that had been matched: the buyer already received minted PAY while the
+ *   merchant got its reserve back, so the merchant's PAY is burned;
+ * - anything else, or when an earlier dispute of the same sell order already moved PAY: nothing.
+ */
+function ledgerEffectOf(outcome: DisputeOutcome, order: SellOrderRow, already_applied: boolean): LedgerEffect {
+  if (already_applied) return 'none';
+  if (outcome === 'favor_merchant' && order.status === 'completed') return 'mint';
+  if (outcome === 'favor_counterparty' && order.status === 'failed' && order.matched_buy_order_id !== null) return 'burn';
+  return 'none';
+}
+
+/** investigating or escalated -> resolved; mint, burn or nothing with the dispute id as the ledger key; `gateway.dispute.resolved`. */
+export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: string, input: { outcome: DisputeOutcome; notes?: string | undefined }) {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const dispute = await lockDispute(trx, id);
+    if (!DISPUTE_TRANSITIONS[dispute.status].includes('resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
+    const order = (await sellOrderForDispute(trx, dispute.sell_order_id))!;
+    const earlier = await trx
+      .selectFrom('disputes')
+      .select('id')
+      .where('sell_order_id', '=', order.id)
+      .where('id', '<>', dispute.id)
+      .where('ledger_effect', 'in', ['mint', 'burn'])
+      .executeTakeFirst();
+    const effect = ledgerEffectOf(input.outcome, order, earlier !== undefined);
+    let transfer_id: string | null = null;
+    if (effect !== 'none') {
+      const merchant = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
+      const issuance = disputesIssuanceAccount(order.is_sandbox);
+      try {
+        const transfer = await deps.ledger.transfer(
+          {
+            key: dispute.id,
+            kind: effect,
+            debit_account: effect === 'mint' ? issuance : merchant,
+            credit_account: effect === 'mint' ? merchant : issuance,
+            amount_micro_pay: order.amount_micro_pay,
+            memo: `dispute ${dispute.id} resolved ${input.outcome}`,
+          },
+          { trx },
+        );
+        transfer_id = transfer.id;
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS') {
+          throw new AppError('LEDGER_INSUFFICIENT_FUNDS', `The merchant's available PAY is below the ${order.amount_micro_pay} micro-PAY this resolution burns; the dispute stays ${dispute.status}`, error.details);
+        }
+        throw error;
+      }
+    }
+    const resolved = await move(trx, dispute, 'resolved', now, {
+      outcome: input.outcome,
+      ledger_effect: effect,
+      ledger_amount_micro_pay: effect === 'none' ? null : order.amount_micro_pay,
+      ledger_transfer_id: transfer_id,
+    });
+    await logAction(trx, now, resolved, {
+      action: 'resolved',
+      from_status: dispute.status,
+      actor,
+      notes: input.notes ?? null,
+      details: { outcome: input.outcome, ledger_effect: effect, amount_micro_pay: effect === 'none' ? null : order.amount_micro_pay, ledger_transfer_id: transfer_id },
+    });
+    await auditAdmin(trx, now, actor, 'dispute.resolved', id, { outcome: input.outcome, ledger_effect: effect, ledger_transfer_id: transfer_id });
+    return { ...presentDispute(resolved), events: await loadEvents(trx, id) };
+  });
+}

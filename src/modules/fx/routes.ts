@@ -1,0 +1,85 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { adminActor, merchantScope } from '../../http/auth.ts';
+import { idempotent } from '../../http/idempotency.ts';
+import { CsvEnum, Envelope, ok, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CURRENCIES, type Currency } from '../../lib/money.ts';
+import { createQuoteLock, FX_BASE, getQuoteLock, listReferencePrices, setReferencePrice, type FxDeps } from './service.ts';
+
+const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
+const Base = Type.Literal(FX_BASE, { description: 'Always PAY: prices are quote-currency major units per 1 PAY' });
+const Price = Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,8})?$', description: 'Quote-currency major units per 1 PAY, a decimal string (at most 8 decimals)' });
+
+const ReferencePriceSchema = Type.Object({ base: Type.String(), quote: Type.String(), price: Type.String(), updated_at: Timestamp });
+
+const QuoteLockSchema = Type.Object({
+  id: Type.String(),
+  base: Type.String(),
+  quote: Type.String(),
+  currency: Type.String({ description: 'The trade currency this lock is for (= quote)' }),
+  rate: Type.String({ description: 'Locked price: fiat major units per 1 PAY; a trade with this lock uses it for every leg' }),
+  status: Type.Union([Type.Literal('active'), Type.Literal('used'), Type.Literal('expired')]),
+  is_sandbox: Type.Boolean(),
+  expires_at: Timestamp,
+  created_at: Timestamp,
+  used_at: Type.Union([Timestamp, Type.Null()]),
+  payment_id: Type.Union([Type.String(), Type.Null()], { description: 'The trade that used the lock' }),
+});
+
+export const fxRoutes: FastifyPluginAsyncTypebox<{ deps: FxDeps }> = async (app, { deps }) => {
+  app.get(
+    '/v1/fx/reference-prices',
+    {
+      config: { auth: 'key', errors: [409] },
+      schema: {
+        tags: ['fx'],
+        summary: 'Reference prices of PAY in fiat (PAY/USD is fixed at 1)',
+        description: 'Asking for a quote currency that has no price is 409 FX_PRICE_UNAVAILABLE.',
+        querystring: Type.Object({ base: Type.Optional(Base), quote: Type.Optional(CsvEnum(CURRENCIES, 'Quote currencies')) }),
+        response: { 200: Envelope(Type.Array(ReferencePriceSchema)) },
+      },
+    },
+    async (request) => ok(await listReferencePrices(deps.db, parseCsv<Currency>(request.query.quote))),
+  );
+
+  app.post(
+    '/v1/fx/quote-locks',
+    {
+      config: { auth: 'key', errors: [409] },
+      schema: {
+        tags: ['fx'],
+        summary: 'Lock the current PAY reference price of a currency for FX_QUOTE_LOCK_SECONDS (default 30); pass its id to POST /v1/trades',
+        description: 'Optional `Idempotency-Key`. A lock can be used by one trade, before it expires.',
+        body: Type.Object({ currency: CurrencySchema, base: Type.Optional(Base) }, { additionalProperties: false }),
+        response: { 201: Envelope(QuoteLockSchema) },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createQuoteLock(deps, trx, scope, request.body)) }));
+    },
+  );
+
+  app.get(
+    '/v1/fx/quote-locks/:id',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: { tags: ['fx'], summary: 'Read a quote lock (status active, used or expired)', params: UuidParams, response: { 200: Envelope(QuoteLockSchema) } },
+    },
+    async (request) => ok(await getQuoteLock(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.put(
+    '/admin/fx/reference-prices',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Set the reference price of PAY in a fiat currency (audited)',
+        body: Type.Object({ base: Base, quote: CurrencySchema, price: Price }, { additionalProperties: false }),
+        response: { 200: Envelope(ReferencePriceSchema) },
+      },
+    },
+    async (request) => ok(await setReferencePrice(deps, adminActor(request), request.body)),
+  );
+};

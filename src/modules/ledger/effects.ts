@@ -1,0 +1,66 @@
+import type { Trx } from '../../db/database.ts';
+import { fiatMinorToMicroPay } from '../../lib/money.ts';
+import type { SellerFundingPort } from '../matching/service.ts';
+import type { PaymentCompletionPort } from '../payments/ports.ts';
+import type { LegRow, PaymentRow } from '../payments/tables.ts';
+import { accounts, type Ledger } from './port.ts';
+
+/**
+ * Payment completion moves each leg's PAY from its seller to the merchant's available account, key
+ * `payment:<id>:leg:<n>`, inside the completion transaction (a ledger refusal rolls the completion back and the
+ * verdict is retried). Synthetic sandbox sellers have unbounded liquidity, so the PAY a leg sells is first minted
+ * into the sandbox seller's account (key `payment:<id>:leg:<n>:fund`); sandbox never touches live accounts.
+ */
+export function createPaymentCompletion(ledger: Ledger): PaymentCompletionPort {
+  return {
+    async onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]) {
+      for (const leg of legs) {
+        if (leg.amount_micro_pay <= 0) continue;
+        const seller = accounts.seller(leg.seller_id, payment.is_sandbox);
+        const key = `payment:${payment.id}:leg:${leg.match_order}`;
+        if (payment.is_sandbox) {
+          await ledger.transfer(
+            { key: `${key}:fund`, kind: 'mint', debit_account: accounts.world(true), credit_account: seller, amount_micro_pay: leg.amount_micro_pay, memo: 'synthetic sandbox seller' },
+            { trx },
+          );
+        }
+        await ledger.transfer(
+          {
+            key,
+            kind: 'transfer',
+            debit_account: seller,
+            credit_account: accounts.merchantAvailable(payment.merchant_id, payment.is_sandbox),
+            amount_micro_pay: leg.amount_micro_pay,
+            memo: `payment ${payment.id} leg ${leg.match_order}`,
+          },
+          { trx },
+        );
+      }
+    },
+  };
+}
+
+/**
+ * A live seller's liquidity is backed by PAY: on creation the PAY its liquidity is worth at its rate (rounded down,
+ * like every leg) is minted into its account, key `seller:<id>:funding`, in the creation transaction. Legs of one
+ * seller never sum to more than that, because each leg rounds down too.
+ */
+export function createSellerFunding(ledger: Ledger): SellerFundingPort {
+  return {
+    async onSellerCreated(trx, seller) {
+      const amount_micro_pay = fiatMinorToMicroPay(seller.liquidity_minor, seller.currency, seller.rate);
+      if (amount_micro_pay <= 0) return;
+      await ledger.transfer(
+        {
+          key: `seller:${seller.id}:funding`,
+          kind: 'mint',
+          debit_account: accounts.world(seller.is_sandbox),
+          credit_account: accounts.seller(seller.id, seller.is_sandbox),
+          amount_micro_pay,
+          memo: `liquidity ${seller.liquidity_minor} ${seller.currency} at ${seller.rate}`,
+        },
+        { trx },
+      );
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * The PAY ledger port. Every other module moves PAY through this interface only, never through the ledger's
+ * tables. Two adapters implement it: in-process (default; joins the caller's transaction when given `{ trx }`) and
+ * HTTP (`LEDGER_URL`; a separate ledger process, so "ledger unavailable" is a real network failure).
+ *
+ * Model: double entry. A transfer debits one account and credits another by the same positive amount in one
+ * transaction, so the sum of all balances is always zero. Issuance accounts (`<mode>:issuance:<name>`) are the
+ * only ones allowed below zero: a mint debits one, a burn credits one, so PAY in circulation (the sum of every
+ * other account) equals minted minus burned.
+ *
+ * Errors (AppError codes):
+ * - LEDGER_INSUFFICIENT_FUNDS: the debit would take a non-negative account below zero; nothing is written.
+ * - LEDGER_IDEMPOTENCY_CONFLICT: the key was used before with other fields (kind, accounts or amount).
+ * - LEDGER_UNAVAILABLE: the ledger could not be reached or failed (HTTP adapter only); the outcome is unknown,
+ *   so the caller rolls back and retries with the same key, which is safe: a transfer that did land is replayed.
+ * - VALIDATION_ERROR: a malformed command (bad account name, accounts of two modes, kind not matching the
+ *   accounts, amount not a positive safe integer). A programming error in the caller.
+ */
+import type { Trx } from '../../db/database.ts';
+
+export type TransferKind = 'mint' | 'burn' | 'transfer';
+
+export interface TransferCommand {
+  /** Idempotency key: the same key with the same fields returns the first result; other fields are refused. */
+  key: string;
+  kind: TransferKind;
+  debit_account: string;
+  credit_account: string;
+  amount_micro_pay: number;
+  /** Free text for people; not part of the command's identity (a retry may word it differently). */
+  memo?: string | undefined;
+}
+
+export interface TransferResult {
+  id: string;
+  key: string;
+  kind: TransferKind;
+  debit_account: string;
+  credit_account: string;
+  amount_micro_pay: number;
+  memo: string | null;
+  created_at: string;
+  /** True when the key had already been applied and this is the first result again. */
+  replayed: boolean;
+}
+
+export interface LedgerCallOptions {
+  /**
+   * The caller's open transaction. The in-process adapter writes inside it (atomic with the business rows). The
+   * HTTP adapter cannot share it and ignores it: its write commits on its own, and the idempotency key makes the
+   * caller's retry after a rollback safe (the transfer is replayed, never applied twice).
+   */
+  trx?: Trx | undefined;
+}
+
+export interface AccountBalance {
+  account: string;
+  balance_micro_pay: number;
+  /** False only for issuance accounts. */
+  non_negative: boolean;
+}
+
+export interface LedgerVerification {
+  ok: boolean;
+  accounts: number;
+  transfers: number;
+  /** Sum of every balance: must be 0. */
+  total_balance_micro_pay: number;
+  minted_micro_pay: number;
+  burned_micro_pay: number;
+  /** Sum of the balances of every non-issuance account: must equal minted - burned. */
+  circulation_micro_pay: number;
+  /** Non-negative accounts below zero: must be empty. */
+  negative_accounts: string[];
+  /** Accounts whose stored balance differs from credits - debits of their transfers: must be empty. */
+  mismatched_accounts: string[];
+  problems: string[];
+}
+
+export interface Ledger {
+  readonly kind: 'in_process' | 'http';
+  transfer(command: TransferCommand, options?: LedgerCallOptions): Promise<TransferResult>;
+  /** Balance of one account; 0 when the account has never been used. */
+  balance(account: string, options?: LedgerCallOptions): Promise<number>;
+  /** Balances of several accounts; null for an account that has never been used. */
+  balances(accounts: readonly string[], options?: LedgerCallOptions): Promise<Map<string, number | null>>;
+  /** Sum credited to an account at or after `since` (trailing volume for the buffer threshold). */
+  creditedSince(account: string, since: Date, options?: LedgerCallOptions): Promise<number>;
+  /** The invariant check (`mpay ledger verify`). */
+  verify(): Promise<LedgerVerification>;
+}
+
+const mode = (is_sandbox: boolean) => (is_sandbox ? 'sandbox' : 'live');
+
+/**
+ * Account names. Every name starts with its mode, and a transfer between two modes is refused, so sandbox
+ * traffic can never touch a live account.
+ */
+export const accounts = {
+  merchantAvailable: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:available`,
+  merchantBuffer: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:buffer`,
+  merchantReserve: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:reserve`,
+  seller: (seller_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:seller:${seller_id}`,
+  /** The default issuance account ("world"): PAY minted by the gateway itself (pending funds, seller funding). */
+  world: (is_sandbox: boolean) => `${mode(is_sandbox)}:issuance:world`,
+  /** The configured mint source (LEDGER_MINT_SOURCE_ACCOUNT) as an issuance account of the mode. */
+  mintSource: (name: string, is_sandbox: boolean) => `${mode(is_sandbox)}:issuance:${name}`,
+  /** Operator adjustments are audited mints and burns against this issuance account. */
+  adjustments: (is_sandbox: boolean) => `${mode(is_sandbox)}:issuance:adjustments`,
+  fees: (is_sandbox: boolean) => `${mode(is_sandbox)}:fees`,
+} as const;
+
+export const ACCOUNT_PATTERN = /^(live|sandbox):[A-Za-z0-9_.:-]{1,200}$/;
+const ISSUANCE_PATTERN = /^(live|sandbox):issuance:[A-Za-z0-9_.-]{1,100}$/;
+
+export function isIssuanceAccount(account: string): boolean {
+  return ISSUANCE_PATTERN.test(account);
+}
+
+export function accountMode(account: string): 'live' | 'sandbox' {
+  return account.startsWith('sandbox:') ? 'sandbox' : 'live';
+}

@@ -1,0 +1,105 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
+import type { Ledger } from './port.ts';
+
+const AccountName = Type.String({ minLength: 3, maxLength: 220, pattern: '^(live|sandbox):[A-Za-z0-9_.:-]{1,200}$', description: 'Account name, prefixed by its mode' });
+
+export const TransferSchema = Type.Object({
+  id: Type.String(),
+  key: Type.String(),
+  kind: Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('transfer')]),
+  debit_account: Type.String(),
+  credit_account: Type.String(),
+  amount_micro_pay: Type.Integer(),
+  memo: Type.Union([Type.String(), Type.Null()]),
+  created_at: Timestamp,
+  replayed: Type.Boolean(),
+});
+
+export const VerificationSchema = Type.Object({
+  ok: Type.Boolean(),
+  accounts: Type.Integer(),
+  transfers: Type.Integer(),
+  total_balance_micro_pay: Type.Integer(),
+  minted_micro_pay: Type.Integer(),
+  burned_micro_pay: Type.Integer(),
+  circulation_micro_pay: Type.Integer(),
+  negative_accounts: Type.Array(Type.String()),
+  mismatched_accounts: Type.Array(Type.String()),
+  problems: Type.Array(Type.String()),
+});
+
+/**
+ * The ledger service's own HTTP API (`ROLES=ledger`), served on the gateway's Fastify server under
+ * `/internal/ledger/*` with the internal service token. The HTTP adapter is its only client.
+ */
+export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> = async (app, { ledger }) => {
+  app.post(
+    '/internal/ledger/transfers',
+    {
+      config: { auth: 'internal', errors: [409] },
+      schema: {
+        tags: ['ledger'],
+        summary: 'Apply a mint, burn or transfer (idempotent by key)',
+        body: Type.Object(
+          {
+            key: Type.String({ minLength: 1, maxLength: 255 }),
+            kind: Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('transfer')]),
+            debit_account: AccountName,
+            credit_account: AccountName,
+            amount_micro_pay: MinorUnits('Amount in micro-PAY', 1),
+            memo: Type.Optional(Type.String({ maxLength: 500 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(TransferSchema), 201: Envelope(TransferSchema) },
+      },
+    },
+    async (request, reply) => {
+      const result = await ledger.transfer(request.body);
+      reply.status(result.replayed ? 200 : 201);
+      return ok(result);
+    },
+  );
+
+  app.post(
+    '/internal/ledger/balances',
+    {
+      config: { auth: 'internal' },
+      schema: {
+        tags: ['ledger'],
+        summary: 'Balances of accounts (null for an account never used)',
+        body: Type.Object({ accounts: Type.Array(AccountName, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
+        response: { 200: Envelope(Type.Object({ balances: Type.Record(Type.String(), Type.Union([Type.Integer(), Type.Null()])) })) },
+      },
+    },
+    async (request) => {
+      const balances = await ledger.balances(request.body.accounts);
+      return ok({ balances: Object.fromEntries(balances) });
+    },
+  );
+
+  app.post(
+    '/internal/ledger/credited',
+    {
+      config: { auth: 'internal' },
+      schema: {
+        tags: ['ledger'],
+        summary: 'Sum credited to an account since a time',
+        body: Type.Object({ account: AccountName, since: Timestamp }, { additionalProperties: false }),
+        response: { 200: Envelope(Type.Object({ credited_micro_pay: Type.Integer() })) },
+      },
+    },
+    async (request) => ok({ credited_micro_pay: await ledger.creditedSince(request.body.account, new Date(request.body.since)) }),
+  );
+
+  app.get(
+    '/internal/ledger/verify',
+    {
+      config: { auth: 'internal' },
+      schema: { tags: ['ledger'], summary: 'Check the ledger invariants', response: { 200: Envelope(VerificationSchema) } },
+    },
+    async () => ok(await ledger.verify()),
+  );
+};

@@ -1,0 +1,57 @@
+import type { Executor, Trx } from '../../db/database.ts';
+import { transition } from './state.ts';
+import type { PaymentRow } from './tables.ts';
+
+/**
+ * What the settlements module needs from payments, as functions (it never queries `payments` itself).
+ * "Unsettled" means `completed` with no `settlement_id`.
+ */
+
+export interface SettlementGroup {
+  merchant_id: string;
+  is_sandbox: boolean;
+  currency: string;
+}
+
+/** The (merchant, mode, currency) groups that have completed, unsettled payments completed at or before `cutoff`. */
+export async function unsettledGroups(executor: Executor, cutoff: Date): Promise<SettlementGroup[]> {
+  return executor
+    .selectFrom('payments')
+    .select(['merchant_id', 'is_sandbox', 'currency'])
+    .where('status', '=', 'completed')
+    .where('settlement_id', 'is', null)
+    .where('completed_at', '<=', cutoff)
+    .groupBy(['merchant_id', 'is_sandbox', 'currency'])
+    .orderBy('merchant_id')
+    .orderBy('is_sandbox')
+    .orderBy('currency')
+    .execute();
+}
+
+/**
+ * Locks up to `limit` completed, unsettled payments of one group for the caller's transaction. SKIP LOCKED: rows a
+ * concurrent run holds are left to it, so two runs never put the same payment in two batches and never wait on
+ * each other.
+ */
+export async function claimUnsettledPayments(trx: Trx, group: SettlementGroup, cutoff: Date, limit: number): Promise<PaymentRow[]> {
+  return trx
+    .selectFrom('payments')
+    .selectAll()
+    .where('merchant_id', '=', group.merchant_id)
+    .where('is_sandbox', '=', group.is_sandbox)
+    .where('currency', '=', group.currency)
+    .where('status', '=', 'completed')
+    .where('settlement_id', 'is', null)
+    .where('completed_at', '<=', cutoff)
+    .orderBy('completed_at')
+    .orderBy('id')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+/** completed -> settled, recording the batch; through the payments state machine (409 PAYMENT_BAD_STATE on a race). */
+export async function markPaymentSettled(trx: Trx, payment: Pick<PaymentRow, 'id' | 'status'>, settlement_id: string, at: Date): Promise<PaymentRow> {
+  return transition(trx, payment, 'settled', at, { settlement_id });
+}

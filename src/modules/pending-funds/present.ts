@@ -1,0 +1,77 @@
+import { iso } from '../../http/schemas.ts';
+import type { AuditRow, PendingFundsRow } from './tables.ts';
+
+export interface PendingFundsView {
+  id: string;
+  receiver_merchant_id: string;
+  status: PendingFundsRow['status'];
+  amount_minor: number;
+  failure_reason: string | null;
+  payer_reference: string;
+  fiat_amount_minor: number | null;
+  fiat_currency: string | null;
+  validator_kind: string | null;
+  attempts: number;
+  unverified_attempts: number;
+  expires_at: string;
+  receiver_confirm_window_expires_at: string | null;
+  ledger_transfer_id: string | null;
+  is_sandbox: boolean;
+  created_at: string;
+  updated_at: string;
+  validated_at: string | null;
+  confirmed_at: string | null;
+  failed_at: string | null;
+  expired_at: string | null;
+}
+
+export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
+  return {
+    id: row.id,
+    receiver_merchant_id: row.receiver_merchant_id,
+    status: row.status,
+    amount_minor: row.amount_minor,
+    failure_reason: row.failure_reason,
+    payer_reference: row.payer_reference,
+    fiat_amount_minor: row.fiat_amount_minor,
+    fiat_currency: row.fiat_currency,
+    validator_kind: row.validator_kind,
+    attempts: row.attempts,
+    unverified_attempts: row.unverified_attempts,
+    expires_at: iso(row.expires_at),
+    receiver_confirm_window_expires_at: iso(row.receiver_window_expires_at),
+    ledger_transfer_id: row.ledger_transfer_id,
+    is_sandbox: row.is_sandbox,
+    created_at: iso(row.created_at),
+    updated_at: iso(row.updated_at),
+    validated_at: iso(row.validated_at),
+    confirmed_at: iso(row.confirmed_at),
+    failed_at: iso(row.failed_at),
+    expired_at: iso(row.expired_at),
+  };
+}
+
+export function presentAudit(row: AuditRow) {
+  return {
+    id: row.id,
+    pending_funds_id: row.pending_funds_id,
+    stage: row.stage,
+    outcome: row.outcome,
+    validator_kind: row.validator_kind,
+    failure_reason: row.failure_reason,
+    observed_amount_minor: row.observed_amount_minor,
+    provider_reference: row.provider_reference,
+    receipt_sha256: row.receipt_sha256,
+    content_type: row.content_type,
+    status_before: row.status_before,
+    status_after: row.status_after,
+    applied: row.applied,
+    actor_merchant_id: row.actor_merchant_id,
+    created_at: iso(row.created_at),
+  };
+}
+
+/** The full row, with the validator's whole answer. */
+export function presentAuditFull(row: AuditRow) {
+  return { ...presentAudit(row), validator_response: row.validator_response };
+}

@@ -1,0 +1,192 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { merchantScope } from '../../http/auth.ts';
+import { Cursor, CsvEnum, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, Uuid, UuidParams } from '../../http/schemas.ts';
+import { RECEIPT_BODY_LIMIT_BYTES } from './receipt.ts';
+import { createPendingFunds, getAudit, getPendingFunds, listAudit, listPendingFunds, receiverConfirm, type PendingFundsDeps } from './service.ts';
+import type { PendingFundsStatus } from './tables.ts';
+
+const STATUSES = ['pending_validation', 'validated_pending_receiver_confirm', 'confirmed', 'failed', 'expired'] as const;
+const OUTCOMES = ['verified', 'failed', 'unverified', 'timeout'] as const;
+const StatusSchema = Type.Union([
+  Type.Literal('pending_validation'),
+  Type.Literal('validated_pending_receiver_confirm'),
+  Type.Literal('confirmed'),
+  Type.Literal('failed'),
+  Type.Literal('expired'),
+]);
+const OutcomeSchema = Type.Union([Type.Literal('verified'), Type.Literal('failed'), Type.Literal('unverified'), Type.Literal('timeout')]);
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const PendingFundsSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  receiver_merchant_id: Type.String({ format: 'uuid' }),
+  status: StatusSchema,
+  amount_minor: Type.Integer({ description: 'micro-PAY minted to the receiver on confirmation' }),
+  failure_reason: Nullable(Type.String()),
+  payer_reference: Type.String(),
+  fiat_amount_minor: Nullable(Type.Integer()),
+  fiat_currency: Nullable(Type.String()),
+  validator_kind: Nullable(Type.String()),
+  attempts: Type.Integer({ description: 'Receiver-confirm calls applied to the row' }),
+  unverified_attempts: Type.Integer({ description: 'Unverified outcomes; reaching RECEIVER_CONFIRM_MAX_ATTEMPTS fails the row' }),
+  expires_at: Timestamp,
+  receiver_confirm_window_expires_at: NullableTimestamp,
+  ledger_transfer_id: Nullable(Type.String()),
+  is_sandbox: Type.Boolean(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  validated_at: NullableTimestamp,
+  confirmed_at: NullableTimestamp,
+  failed_at: NullableTimestamp,
+  expired_at: NullableTimestamp,
+});
+
+const AuditSummary = {
+  id: Type.String({ format: 'uuid' }),
+  pending_funds_id: Type.String({ format: 'uuid' }),
+  stage: Type.Union([Type.Literal('intake'), Type.Literal('receiver_confirm')]),
+  outcome: OutcomeSchema,
+  validator_kind: Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip')]),
+  failure_reason: Nullable(Type.String()),
+  observed_amount_minor: Nullable(Type.Integer({ description: 'Amount read off the receipt (audit only)' })),
+  provider_reference: Nullable(Type.String()),
+  receipt_sha256: Type.String(),
+  content_type: Type.String(),
+  status_before: Type.String(),
+  status_after: Type.String(),
+  applied: Type.Boolean({ description: 'False when the row had already changed status when this result arrived' }),
+  actor_merchant_id: Nullable(Type.String()),
+  created_at: Timestamp,
+};
+const AuditRowSchema = Type.Object(AuditSummary);
+const AuditFullSchema = Type.Object({ ...AuditSummary, validator_response: Type.Object({}, { additionalProperties: true }) });
+
+const ReceiptBody = {
+  receipt_base64: Type.String({ description: 'The receipt, base64 (decoded at most 5 MB)' }),
+  content_type: Type.String({ description: 'image/jpeg, image/png, image/webp or application/pdf' }),
+};
+
+export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsDeps }> = async (app, { deps }) => {
+  app.post(
+    '/internal/pending-funds',
+    {
+      bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
+      config: { auth: 'internal', errors: [404, 413] },
+      schema: {
+        tags: ['pending-funds'],
+        summary: 'Record pending funds for a receiver and validate the payer receipt',
+        body: Type.Object(
+          {
+            receiver_merchant_id: Uuid('The merchant receiving the funds'),
+            amount_minor: MinorUnits('micro-PAY to mint on confirmation', 1),
+            payer_reference: Type.String({ minLength: 1, maxLength: 255 }),
+            ...ReceiptBody,
+            fiat_amount_minor: Type.Optional(MinorUnits('Fiat amount the receipt must show (minor units)', 1)),
+            fiat_currency: Type.Optional(Type.String({ minLength: 3, maxLength: 3 })),
+            receiver_account: Type.Optional(
+              Type.Object(
+                {
+                  account_number: Type.Optional(Type.String({ minLength: 4, maxLength: 34 })),
+                  account_name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+                  promptpay_id: Type.Optional(Type.String({ minLength: 10, maxLength: 15 })),
+                },
+                { additionalProperties: false },
+              ),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Envelope(PendingFundsSchema) },
+      },
+    },
+    async (request, reply) => {
+      const created = await createPendingFunds(deps, request.body);
+      reply.status(201);
+      return ok(created);
+    },
+  );
+
+  app.get(
+    '/v1/pending-funds',
+    {
+      config: { auth: 'key' },
+      schema: {
+        tags: ['pending-funds'],
+        summary: "The caller's pending funds, newest first",
+        querystring: Type.Object({ status: Type.Optional(CsvEnum(STATUSES, 'Status filter')), cursor: Type.Optional(Cursor), limit: Limit }),
+        response: { 200: Page(PendingFundsSchema) },
+      },
+    },
+    async (request) =>
+      listPendingFunds(deps, merchantScope(request), { status: parseCsv<PendingFundsStatus>(request.query.status), cursor: request.query.cursor, limit: request.query.limit }),
+  );
+
+  app.get(
+    '/v1/pending-funds/:id',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: { tags: ['pending-funds'], summary: 'One pending-funds row of the caller', params: UuidParams, response: { 200: Envelope(PendingFundsSchema) } },
+    },
+    async (request) => ok(await getPendingFunds(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.post(
+    '/v1/pending-funds/:id/receiver-confirm',
+    {
+      bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
+      config: { auth: 'key', mode: 'live_only', errors: [403, 404, 409, 413, 502] },
+      schema: {
+        tags: ['pending-funds'],
+        summary: 'Receiver confirms pending funds with a receipt (201 for every validator outcome)',
+        params: UuidParams,
+        body: Type.Object(ReceiptBody, { additionalProperties: false }),
+        response: {
+          201: Envelope(
+            Type.Object({
+              outcome: OutcomeSchema,
+              reason: Nullable(Type.String()),
+              audit_id: Type.String({ format: 'uuid' }),
+              pending_funds: PendingFundsSchema,
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const result = await receiverConfirm(deps, merchantScope(request), request.params.id, request.body);
+      reply.status(201);
+      return ok(result);
+    },
+  );
+
+  app.get(
+    '/admin/audit/receiver-confirm',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'Receiver-confirm audit rows, newest first',
+        querystring: Type.Object({
+          outcome: Type.Optional(CsvEnum(OUTCOMES, 'Outcome filter')),
+          pending_funds_id: Type.Optional(Uuid()),
+          validator_kind: Type.Optional(Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip')])),
+          stage: Type.Optional(Type.Union([Type.Literal('intake'), Type.Literal('receiver_confirm')])),
+          cursor: Type.Optional(Cursor),
+          limit: Limit,
+        }),
+        response: { 200: Page(AuditRowSchema) },
+      },
+    },
+    async (request) => listAudit(deps.db, { ...request.query, outcome: parseCsv(request.query.outcome) }),
+  );
+
+  app.get(
+    '/admin/audit/receiver-confirm/:id',
+    {
+      config: { auth: 'admin', errors: [404] },
+      schema: { tags: ['admin'], summary: 'One audit row with the full validator response', params: UuidParams, response: { 200: Envelope(AuditFullSchema) } },
+    },
+    async (request) => ok(await getAudit(deps.db, request.params.id)),
+  );
+};

@@ -1,0 +1,354 @@
+import { randomUUID } from 'node:crypto';
+import type { Db, Trx } from '../../db/database.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { accounts, type Ledger } from '../ledger/port.ts';
+import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
+import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsView } from './present.ts';
+import { decodeReceipt } from './receipt.ts';
+import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
+import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
+
+export interface PendingFundsDeps {
+  db: Db;
+  clock: Clock;
+  ledger: Ledger;
+  validator: ReceiptValidator;
+  max_attempts: number;
+  ttl_hours: number;
+  window_hours: number;
+}
+
+const HOUR_MS = 3600_000;
+
+export interface NewPendingFunds {
+  receiver_merchant_id: string;
+  amount_minor: number;
+  payer_reference: string;
+  receipt_base64: string;
+  content_type: string;
+  fiat_amount_minor?: number | undefined;
+  fiat_currency?: string | undefined;
+  receiver_account?: ReceiverAccount | undefined;
+}
+
+async function askValidator(validator: ReceiptValidator, image: Uint8Array, content_type: string, row: PendingFundsRow): Promise<ValidatorVerdict> {
+  try {
+    return await validator.validate({
+      image,
+      content_type,
+      ...(row.fiat_amount_minor !== null ? { expected_amount_minor: row.fiat_amount_minor } : {}),
+      ...(row.fiat_currency !== null ? { currency: row.fiat_currency } : {}),
+      ...(row.receiver_account ? { receiver: row.receiver_account } : {}),
+    });
+  } catch (error) {
+    // A validator bug is not the payer's fault: the call is recorded as unverified and may be retried.
+    return { outcome: 'unverified', validator_kind: validator.kind, reason: 'validator_error', response: { error: (error as Error).message } };
+  }
+}
+
+async function writeAudit(
+  trx: Trx,
+  at: Date,
+  entry: { row: PendingFundsRow; stage: 'intake' | 'receiver_confirm'; verdict: ValidatorVerdict; receipt_sha256: string; content_type: string; status_after: string; applied: boolean; actor_merchant_id: string | null },
+): Promise<string> {
+  const id = randomUUID();
+  await trx
+    .insertInto('receiver_confirm_audit')
+    .values({
+      id,
+      pending_funds_id: entry.row.id,
+      stage: entry.stage,
+      outcome: entry.verdict.outcome,
+      validator_kind: entry.verdict.validator_kind,
+      validator_response: JSON.stringify(entry.verdict.response),
+      failure_reason: entry.verdict.reason ?? null,
+      observed_amount_minor: entry.verdict.observed_amount_minor ?? null,
+      provider_reference: entry.verdict.reference ?? null,
+      receipt_sha256: entry.receipt_sha256,
+      content_type: entry.content_type,
+      status_before: entry.row.status,
+      status_after: entry.status_after,
+      applied: entry.applied,
+      actor_merchant_id: entry.actor_merchant_id,
+      created_at: at,
+    })
+    .execute();
+  return id;
+}
+
+async function emit(trx: Trx, at: Date, row: PendingFundsRow, type: string): Promise<void> {
+  await recordEvent(trx, at, {
+    merchant_id: row.receiver_merchant_id,
+    is_sandbox: row.is_sandbox,
+    type,
+    resource_type: 'pending_funds',
+    resource_id: row.id,
+    data: presentPendingFunds(row) as unknown as Record<string, unknown>,
+  });
+}
+
+/**
+ * `POST /internal/pending-funds`: records the row as `pending_validation`, runs the validator outside any
+ * transaction, then applies its verdict with the intake audit row in one transaction: verified ->
+ * `validated_pending_receiver_confirm`, failed -> `failed` (reason = the validator's code), unverified or timeout ->
+ * stays `pending_validation` (the TTL sweep expires it if nobody validates it).
+ */
+export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendingFunds): Promise<PendingFundsView> {
+  const image = decodeReceipt(input.receipt_base64, input.content_type);
+  const now = deps.clock.now();
+  const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', input.receiver_merchant_id).executeTakeFirst();
+  if (!merchant) throw notFound('Receiver merchant');
+  const row: PendingFundsRow = {
+    id: randomUUID(),
+    receiver_merchant_id: input.receiver_merchant_id,
+    is_sandbox: false,
+    status: 'pending_validation',
+    amount_minor: input.amount_minor,
+    payer_reference: input.payer_reference,
+    fiat_amount_minor: input.fiat_amount_minor ?? null,
+    fiat_currency: input.fiat_currency ?? null,
+    receiver_account: input.receiver_account ?? null,
+    receipt_sha256: sha256Hex(image),
+    content_type: input.content_type.toLowerCase(),
+    validator_kind: null,
+    attempts: 0,
+    unverified_attempts: 0,
+    failure_reason: null,
+    ledger_transfer_id: null,
+    expires_at: new Date(now.getTime() + deps.ttl_hours * HOUR_MS),
+    first_receiver_attempt_at: null,
+    receiver_window_expires_at: null,
+    created_at: now,
+    updated_at: now,
+    validated_at: null,
+    confirmed_at: null,
+    failed_at: null,
+    expired_at: null,
+  };
+  await deps.db
+    .insertInto('pending_funds')
+    .values({ ...row, receiver_account: row.receiver_account === null ? null : JSON.stringify(row.receiver_account) })
+    .execute();
+
+  const verdict = await askValidator(deps.validator, image, row.content_type, row);
+  const applied_at = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', row.id).forUpdate().executeTakeFirstOrThrow();
+    let next = current;
+    if (current.status === 'pending_validation') {
+      if (verdict.outcome === 'verified') {
+        next = await transition(trx, current, AWAITING_RECEIVER, applied_at, { validator_kind: verdict.validator_kind });
+      } else if (verdict.outcome === 'failed') {
+        next = await transition(trx, current, 'failed', applied_at, { validator_kind: verdict.validator_kind, failure_reason: verdict.reason ?? 'validator_failed' });
+      }
+    }
+    await writeAudit(trx, applied_at, {
+      row: current,
+      stage: 'intake',
+      verdict,
+      receipt_sha256: row.receipt_sha256,
+      content_type: row.content_type,
+      status_after: next.status,
+      applied: current.status === 'pending_validation',
+      actor_merchant_id: null,
+    });
+    if (next.status !== current.status) await emit(trx, applied_at, next, next.status === 'failed' ? 'pending_funds.failed' : 'pending_funds.validated');
+    return presentPendingFunds(next);
+  });
+}
+
+async function loadForReceiver(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string): Promise<PendingFundsRow> {
+  const row = await deps.db.selectFrom('pending_funds').selectAll().where('id', '=', id).where('is_sandbox', '=', scope.is_sandbox).executeTakeFirst();
+  if (!row) throw notFound('Pending funds');
+  return row;
+}
+
+export async function getPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string): Promise<PendingFundsView> {
+  const row = await loadForReceiver(deps, scope, id);
+  // Reads do not reveal another merchant's rows: 404 like any row the caller does not own.
+  if (row.receiver_merchant_id !== scope.merchant_id) throw notFound('Pending funds');
+  return presentPendingFunds(row);
+}
+
+export async function listPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, query: { status?: PendingFundsStatus[] | undefined; cursor?: string | undefined; limit: number }) {
+  const position = decodeCursor(query.cursor);
+  let builder = deps.db
+    .selectFrom('pending_funds')
+    .selectAll()
+    .where('receiver_merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox);
+  if (query.status?.length) builder = builder.where('status', 'in', query.status);
+  if (position) builder = builder.where(afterCursor(position));
+  const rows = await builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, presentPendingFunds);
+}
+
+export interface ReceiverConfirmResult {
+  outcome: ValidatorVerdict['outcome'];
+  reason: string | null;
+  audit_id: string;
+  pending_funds: PendingFundsView;
+}
+
+/**
+ * `POST /v1/pending-funds/{id}/receiver-confirm`, the contract's rules in precedence order:
+ * 3. a malformed body (content type, then base64) is 400 before anything is read, with no validator call and
+ *    no audit row; then 404 for an unknown row; 1. 403 PENDING_FUNDS_NOT_RECEIVER for anyone but the receiver;
+ * 2. 409 outside `validated_pending_receiver_confirm` (PENDING_FUNDS_TERMINAL for a terminal row,
+ *    PENDING_FUNDS_VALIDATION_UNVERIFIED otherwise; a row past its TTL or window is swept first).
+ * The validator runs outside any transaction; then one transaction locks the row and writes 4. the audit row
+ * together with the status change and, on `verified`, the mint (key = row id, last, so that 5. a ledger failure
+ * rolls everything back: 502, no audit row, no attempt used). A call whose row changed status while the
+ * validator ran is still audited (`applied: false`) and answered 409.
+ */
+export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantScope, id: string, body: { receipt_base64: string; content_type: string }): Promise<ReceiverConfirmResult> {
+  const image = decodeReceipt(body.receipt_base64, body.content_type);
+  const content_type = body.content_type.toLowerCase();
+  const row = await loadForReceiver(deps, scope, id);
+  if (row.receiver_merchant_id !== scope.merchant_id) throw new AppError('PENDING_FUNDS_NOT_RECEIVER', 'Only the receiver of these pending funds may confirm them');
+  if (dueMove(row, deps.clock.now())) {
+    await sweepOne(deps, row.id);
+    throw new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${row.id} passed its deadline`);
+  }
+  const refused = refusal(row);
+  if (refused) throw refused;
+
+  const verdict = await askValidator(deps.validator, image, content_type, row);
+  const receipt_sha256 = sha256Hex(image);
+
+  const outcome = await deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+    const late = refusal(current) ?? (dueMove(current, now) ? new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${id} passed its deadline`) : null);
+    if (late) {
+      const audit_id = await writeAudit(trx, now, { row: current, stage: 'receiver_confirm', verdict, receipt_sha256, content_type, status_after: current.status, applied: false, actor_merchant_id: scope.merchant_id });
+      return { error: late, audit_id };
+    }
+
+    const first_attempt_at = current.first_receiver_attempt_at ?? now;
+    const counters = {
+      attempts: current.attempts + 1,
+      first_receiver_attempt_at: first_attempt_at,
+      receiver_window_expires_at: current.receiver_window_expires_at ?? new Date(first_attempt_at.getTime() + deps.window_hours * HOUR_MS),
+      validator_kind: verdict.validator_kind,
+    };
+    let next: PendingFundsRow;
+    let event: string | null = null;
+    if (verdict.outcome === 'verified') {
+      // The row id is the mint key, so the HTTP ledger's retry after a failed commit replays instead of minting twice.
+      next = await transition(trx, current, 'confirmed', now, { ...counters, ledger_transfer_id: randomUUID() });
+      event = 'pending_funds.confirmed';
+    } else if (verdict.outcome === 'failed') {
+      next = await transition(trx, current, 'failed', now, { ...counters, failure_reason: verdict.reason ?? 'validator_failed' });
+      event = 'pending_funds.failed';
+    } else if (verdict.outcome === 'unverified') {
+      const unverified_attempts = current.unverified_attempts + 1;
+      const exhausted = unverified_attempts >= deps.max_attempts;
+      next = await transition(trx, current, exhausted ? 'failed' : AWAITING_RECEIVER, now, { ...counters, unverified_attempts, ...(exhausted ? { failure_reason: MAX_ATTEMPTS_REASON } : {}) });
+      if (exhausted) event = 'pending_funds.failed';
+    } else {
+      next = await transition(trx, current, AWAITING_RECEIVER, now, counters);
+    }
+    const audit_id = await writeAudit(trx, now, { row: current, stage: 'receiver_confirm', verdict, receipt_sha256, content_type, status_after: next.status, applied: true, actor_merchant_id: scope.merchant_id });
+    if (event) await emit(trx, now, next, event);
+
+    if (verdict.outcome === 'verified') {
+      try {
+        const transfer = await deps.ledger.transfer(
+          { key: current.id, kind: 'mint', debit_account: accounts.world(current.is_sandbox), credit_account: accounts.merchantAvailable(current.receiver_merchant_id, current.is_sandbox), amount_micro_pay: current.amount_minor, memo: `pending funds ${current.id}` },
+          { trx },
+        );
+        next = await trx.updateTable('pending_funds').set({ ledger_transfer_id: transfer.id }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') {
+          throw new AppError('PENDING_FUNDS_LEDGER_UNAVAILABLE', 'The ledger is unavailable; nothing was recorded and the attempt was not used. Retry.');
+        }
+        throw error;
+      }
+    }
+    return { result: { outcome: verdict.outcome, reason: verdict.reason ?? null, audit_id, pending_funds: presentPendingFunds(next) } };
+  });
+  if ('error' in outcome) throw outcome.error;
+  return outcome.result;
+}
+
+/** Applies the due sweep move to one row, under its lock. */
+async function sweepOne(deps: Pick<PendingFundsDeps, 'db' | 'clock'>, id: string): Promise<boolean> {
+  return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const row = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().skipLocked().executeTakeFirst();
+    if (!row) return false;
+    const move = dueMove(row, now);
+    if (!move) return false;
+    const next = await transition(trx, row, move, now, move === 'failed' ? { failure_reason: WINDOW_EXPIRED_REASON } : {});
+    await emit(trx, now, next, move === 'failed' ? 'pending_funds.failed' : 'pending_funds.expired');
+    return true;
+  });
+}
+
+/**
+ * Worker pass: rows with no receiver action past their TTL become `expired`; rows whose receiver-confirm window
+ * (from the first receiver attempt) has elapsed become `failed` (`receiver_confirm_window_expired`). Rows are
+ * claimed with SKIP LOCKED, so several workers (and a confirm in flight) never collide.
+ */
+export async function sweepPendingFunds(deps: Pick<PendingFundsDeps, 'db' | 'clock'>, batch = 100): Promise<number> {
+  const now = deps.clock.now();
+  const due = await deps.db
+    .selectFrom('pending_funds')
+    .select('id')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', 'in', ['pending_validation', AWAITING_RECEIVER]), eb('first_receiver_attempt_at', 'is', null), eb('expires_at', '<=', now)]),
+        eb.and([eb('status', '=', AWAITING_RECEIVER), eb('first_receiver_attempt_at', 'is not', null), eb('receiver_window_expires_at', '<=', now)]),
+      ]),
+    )
+    .limit(batch)
+    .execute();
+  let moved = 0;
+  for (const { id } of due) if (await sweepOne(deps, id)) moved += 1;
+  return moved;
+}
+
+/** Sum of a merchant's rows awaiting receiver confirmation: the balance's net obligation. */
+export async function netObligationMicroPay(db: Db, merchant_id: string, is_sandbox: boolean): Promise<number> {
+  const row = await db
+    .selectFrom('pending_funds')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount_minor'), eb.val('0')).as('total'))
+    .where('receiver_merchant_id', '=', merchant_id)
+    .where('is_sandbox', '=', is_sandbox)
+    .where('status', '=', AWAITING_RECEIVER)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}
+
+export interface AuditQuery {
+  outcome?: string[] | undefined;
+  pending_funds_id?: string | undefined;
+  validator_kind?: string | undefined;
+  stage?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+export async function listAudit(db: Db, query: AuditQuery) {
+  const position = decodeCursor(query.cursor);
+  let builder = db.selectFrom('receiver_confirm_audit').selectAll();
+  if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
+  if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
+  if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
+  if (query.stage) builder = builder.where('stage', '=', query.stage as 'intake' | 'receiver_confirm');
+  if (position) builder = builder.where(afterCursor(position));
+  const rows = await builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, presentAudit);
+}
+
+export async function getAudit(db: Db, id: string) {
+  const row = await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!row) throw notFound('Audit row');
+  return presentAuditFull(row);
+}

@@ -1,0 +1,62 @@
+import type { Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
+import type { ValidatorKind, ValidatorOutcome } from '../validators/port.ts';
+
+export type PendingFundsStatus = 'pending_validation' | 'validated_pending_receiver_confirm' | 'confirmed' | 'failed' | 'expired';
+
+export interface ReceiverAccount {
+  account_number?: string;
+  account_name?: string;
+  promptpay_id?: string;
+}
+
+export interface PendingFundsTables {
+  pending_funds: {
+    id: string;
+    receiver_merchant_id: string;
+    is_sandbox: boolean;
+    status: PendingFundsStatus;
+    amount_minor: number;
+    payer_reference: string;
+    fiat_amount_minor: number | null;
+    fiat_currency: string | null;
+    receiver_account: Json<ReceiverAccount> | null;
+    receipt_sha256: string;
+    content_type: string;
+    validator_kind: string | null;
+    attempts: number;
+    unverified_attempts: number;
+    failure_reason: string | null;
+    ledger_transfer_id: string | null;
+    expires_at: Date;
+    first_receiver_attempt_at: Date | null;
+    receiver_window_expires_at: Date | null;
+    created_at: Date;
+    updated_at: Date;
+    validated_at: Date | null;
+    confirmed_at: Date | null;
+    failed_at: Date | null;
+    expired_at: Date | null;
+  };
+  receiver_confirm_audit: {
+    id: string;
+    pending_funds_id: string;
+    stage: 'intake' | 'receiver_confirm';
+    outcome: ValidatorOutcome;
+    validator_kind: ValidatorKind;
+    validator_response: Json<Record<string, unknown>>;
+    failure_reason: string | null;
+    observed_amount_minor: number | null;
+    provider_reference: string | null;
+    receipt_sha256: string;
+    content_type: string;
+    status_before: string;
+    status_after: string;
+    applied: boolean;
+    actor_merchant_id: string | null;
+    created_at: Date;
+  };
+}
+
+export type PendingFundsRow = Selectable<PendingFundsTables['pending_funds']>;
+export type AuditRow = Selectable<PendingFundsTables['receiver_confirm_audit']>;

@@ -1,0 +1,40 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { Db } from '../../db/database.ts';
+import { merchantScope } from '../../http/auth.ts';
+import { idempotent } from '../../http/idempotency.ts';
+import { Envelope, ok } from '../../http/schemas.ts';
+import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
+import { DEFAULT_AMOUNT_MINOR, DEFAULT_CURRENCY, SCENARIOS, simulatePayment, type SandboxDeps } from './service.ts';
+
+const SimulateBody = Type.Object(
+  {
+    scenario: Type.Union(SCENARIOS.map((s) => Type.Literal(s))),
+    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: `Minor units; default ${DEFAULT_AMOUNT_MINOR}` })),
+    currency: Type.Optional(Type.Union(CURRENCIES.map((c) => Type.Literal(c)), { description: `Default ${DEFAULT_CURRENCY}` })),
+    payment_method: Type.Optional(Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)), { description: 'Default: the currency\'s first method' })),
+    order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Default: a generated sbx_order_… id' })),
+    return_url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 })),
+  },
+  { additionalProperties: false },
+);
+
+export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db: Db } }> = async (app, { deps }) => {
+  app.post(
+    '/v1/sandbox/payments/simulate',
+    {
+      config: { auth: 'key', mode: 'sandbox_only', errors: [403, 409] },
+      schema: {
+        tags: ['sandbox'],
+        summary: 'Play a payment lifecycle scenario; the response is the terminal view, signed webhooks follow',
+        description: 'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.',
+        body: SimulateBody,
+        response: { 201: Envelope(Type.Object({ scenario: Type.String(), payment: Type.Ref('Payment') })) },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await simulatePayment(deps, trx, scope, request.body)) }));
+    },
+  );
+};

@@ -1,0 +1,162 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { merchantScope } from '../../http/auth.ts';
+import { idempotent } from '../../http/idempotency.ts';
+import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
+import { AppError } from '../../lib/errors.ts';
+import { CURRENCIES } from '../../lib/money.ts';
+import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, getSellOrder, listSellOrders, type SellOrdersDeps } from './service.ts';
+import { SELL_ORDER_STATUSES } from './state.ts';
+import type { SellOrderStatus } from './tables.ts';
+
+const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
+
+export const SellOrderSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  merchant_id: Type.String(),
+  is_sandbox: Type.Boolean(),
+  status: Type.String({ enum: [...SELL_ORDER_STATUSES], description: 'pending, matched, cash_leg_in_flight, completed or failed' }),
+  amount_micro_pay: Type.Integer({ description: 'PAY sold, in micro-PAY (reserved on creation, burned on completion)' }),
+  currency: Type.Literal('PAY'),
+  target_currency: Type.String({ description: 'Fiat of the payout (audit and display only)' }),
+  target_fiat_amount: Type.Integer({ description: 'Payout in minor units of target_currency (audit and display only)' }),
+  expires_at: Timestamp,
+  matched_buy_order_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  cash_leg_attempts: Type.Integer(),
+  last_cash_leg_attempt_at: NullableTimestamp,
+  last_cash_leg_outcome: Type.Union([Type.Literal('verified'), Type.Literal('failed'), Type.Literal('unverified'), Type.Literal('timeout'), Type.Null()]),
+  failure_reason: Type.Union([Type.Literal('expired_unmatched'), Type.Literal('cash_leg_retry_exhausted'), Type.Literal('cancelled_by_merchant'), Type.Null()]),
+  created_at: Timestamp,
+  matched_at: NullableTimestamp,
+  cash_leg_requested_at: NullableTimestamp,
+  completed_at: NullableTimestamp,
+  failed_at: NullableTimestamp,
+});
+
+const CreateBody = Type.Object(
+  {
+    amount_micro_pay: MinorUnits('PAY to sell, in micro-PAY (1 PAY = 1,000,000)', 1),
+    currency: Type.Literal('PAY', { description: 'What is sold: always PAY' }),
+    target_currency: Fiat,
+    target_fiat_amount: MinorUnits('Fiat the merchant pays out, in minor units of target_currency', 1),
+  },
+  { additionalProperties: false },
+);
+
+const ConfirmBody = Type.Object(
+  {
+    receipt_base64: Type.String({ minLength: 1, description: 'The payout receipt (slip, PDF), base64' }),
+    content_type: Type.Union([Type.Literal('image/jpeg'), Type.Literal('image/png'), Type.Literal('image/webp'), Type.Literal('application/pdf')]),
+    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your rail\'s transfer reference' })),
+  },
+  { additionalProperties: false },
+);
+
+const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })) });
+
+function idempotencyKey(request: FastifyRequest): string | undefined {
+  const raw = request.headers['idempotency-key'];
+  return Array.isArray(raw) ? raw[0] : raw;
+}
+
+export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }> = async (app, { deps }) => {
+  app.get(
+    '/v1/merchant-sell-orders',
+    {
+      config: { auth: 'merchant' },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'List your sell orders, newest first',
+        querystring: Type.Object({
+          status: Type.Optional(CsvEnum(SELL_ORDER_STATUSES, 'Status filter')),
+          currency: Type.Optional(Type.Literal('PAY')),
+          target_currency: Type.Optional(Fiat),
+          created_after: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= this' })),
+          created_before: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < this' })),
+          cursor: Type.Optional(Cursor),
+          limit: Limit,
+        }),
+        response: { 200: Page(SellOrderSchema) },
+      },
+    },
+    async (request) => listSellOrders(deps, merchantScope(request), { ...request.query, status: parseCsv<SellOrderStatus>(request.query.status) }),
+  );
+
+  app.post(
+    '/v1/merchant-sell-orders',
+    {
+      config: { auth: 'merchant', errors: [409, 502] },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'Sell PAY for a fiat payout: reserves the PAY (409 SELL_ORDER_INSUFFICIENT_BALANCE when available is short)',
+        headers: IdempotencyHeader,
+        body: CreateBody,
+        response: { 201: Envelope(SellOrderSchema) },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
+        status: 201,
+        body: ok(await createSellOrder(deps, trx, scope, request.body, idempotencyKey(request))),
+      }));
+    },
+  );
+
+  app.get(
+    '/v1/merchant-sell-orders/:id',
+    {
+      config: { auth: 'merchant', errors: [403, 404] },
+      schema: { tags: ['sell-orders'], summary: 'Read a sell order', params: UuidParams, response: { 200: Envelope(SellOrderSchema) } },
+    },
+    async (request) => ok(await getSellOrder(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.post(
+    '/v1/merchant-sell-orders/:id/confirm-cash-leg',
+    {
+      config: { auth: 'merchant', errors: [403, 404, 409, 502] },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'Confirm the cash leg with the payout receipt',
+        description:
+          '200 with the sell order: `completed` (PAY burned), `cash_leg_in_flight` (the receipt was not accepted; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.',
+        headers: IdempotencyHeader,
+        params: UuidParams,
+        body: ConfirmBody,
+        response: { 200: Envelope(SellOrderSchema) },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      const key = idempotencyKey(request);
+      // A request the idempotency check will refuse (no key, not a UUID) never reaches the validator: same errors as idempotent().
+      if (key === undefined) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key header (a UUID) is required', [{ field: 'headers.idempotency-key', message: 'required' }]);
+      if (!new RegExp(UUID_PATTERN).test(key)) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be a UUID', [{ field: 'headers.idempotency-key', message: 'invalid' }]);
+      const evidence = await checkCashLegEvidence(deps, scope, request.params.id, request.body);
+      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
+        status: 200,
+        body: ok(await applyCashLeg(deps, trx, scope, request.params.id, request.body, evidence)),
+      }));
+    },
+  );
+
+  app.post(
+    '/v1/merchant-sell-orders/:id/cancel',
+    {
+      config: { auth: 'merchant', errors: [403, 404, 409] },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'Cancel a pending sell order (failed, cancelled_by_merchant); the reserved PAY returns to available',
+        headers: IdempotencyHeader,
+        params: UuidParams,
+        response: { 200: Envelope(SellOrderSchema) },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      return idempotent(deps, request, reply, { required: true }, async (trx) => ({ status: 200, body: ok(await cancelSellOrder(deps, trx, scope, request.params.id)) }));
+    },
+  );
+};

@@ -1,0 +1,391 @@
+import { randomUUID } from 'node:crypto';
+import { sql, type SqlBool } from 'kysely';
+import type { Db, Executor, Trx } from '../../db/database.ts';
+import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import { AppError, notFound, type ErrorCode } from '../../lib/errors.ts';
+import type { Currency } from '../../lib/money.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { accounts, type Ledger } from '../ledger/port.ts';
+import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
+import { presentSellOrder, type SellOrderView } from './present.ts';
+import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
+import type { SellOrderRow, SellOrderStatus } from './tables.ts';
+
+export interface SellOrdersDeps {
+  db: Db;
+  clock: Clock;
+  ledger: Ledger;
+  validator: ReceiptValidator;
+  pending_ttl_hours: number;
+  cash_leg_retry_max: number;
+  cash_leg_retry_timeout_hours: number;
+  /** Called in the failing transaction when a cash leg is given up (the auto-open dispute switch plugs in here). */
+  onCashLegFailure?: (trx: Trx, order: SellOrderRow, at: Date) => Promise<void>;
+}
+
+export interface CreateSellOrderInput {
+  amount_micro_pay: number;
+  currency: 'PAY';
+  target_currency: Currency;
+  target_fiat_amount: number;
+}
+
+export interface ConfirmCashLegInput {
+  receipt_base64: string;
+  content_type: string;
+  reference?: string | undefined;
+}
+
+export interface ListSellOrdersQuery {
+  status?: SellOrderStatus[] | undefined;
+  currency?: string | undefined;
+  target_currency?: string | undefined;
+  created_after?: string | undefined;
+  created_before?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** Keys of the ledger moves a sell order makes; the completion burn's key is the sell order id (contract 3.2). */
+export const sellOrderLedgerKeys = {
+  reserve: (id: string) => `sell_order:${id}:reserve`,
+  release: (id: string) => `sell_order:${id}:release`,
+  burn: (id: string) => id,
+};
+
+/** Ledger refusals in the words of the sell-order contract; anything else passes through unchanged. */
+export function mapLedgerError(error: unknown, insufficient: ErrorCode = 'SELL_ORDER_INSUFFICIENT_BALANCE'): never {
+  if (error instanceof AppError) {
+    if (error.code === 'LEDGER_UNAVAILABLE') throw new AppError('SELL_ORDER_LEDGER_UNAVAILABLE', 'The PAY ledger is unavailable; nothing was changed, retry the request', error.details);
+    if (error.code === 'LEDGER_INSUFFICIENT_FUNDS') throw new AppError(insufficient, 'Available PAY is lower than the sell order amount', error.details);
+  }
+  throw error;
+}
+
+/**
+ * The sell order id is derived from the merchant's Idempotency-Key, so the ledger reserve (keyed by the id) of a
+ * request whose commit failed after an HTTP ledger already applied it is replayed by the retry, never doubled.
+ */
+function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): string {
+  if (!key) return randomUUID();
+  const hex = sha256Hex(`sell_order|${scope.merchant_id}|${scope.is_sandbox}|${key.toLowerCase()}`);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SellOrderRow> {
+  const order = await findSellOrder(executor, id);
+  // The other mode's rows do not exist for this caller; another merchant's row is a 403 (contract 4.4).
+  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
+  if (order.merchant_id !== scope.merchant_id) throw new AppError('SELL_ORDER_NOT_OWNER', 'This sell order belongs to another merchant');
+  return order;
+}
+
+async function emit(trx: Trx, at: Date, order: SellOrderRow, type: string, extra: Record<string, unknown> = {}): Promise<SellOrderView> {
+  const view = presentSellOrder(order);
+  await recordEvent(trx, at, {
+    merchant_id: order.merchant_id,
+    is_sandbox: order.is_sandbox,
+    type,
+    resource_type: 'sell_order',
+    resource_id: order.id,
+    data: { ...view, ...extra },
+  });
+  return view;
+}
+
+/** Reserve back to available: every failure path releases, keyed once per order. */
+async function releaseReserve(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow): Promise<void> {
+  try {
+    await deps.ledger.transfer(
+      {
+        key: sellOrderLedgerKeys.release(order.id),
+        kind: 'transfer',
+        debit_account: accounts.merchantReserve(order.merchant_id, order.is_sandbox),
+        credit_account: accounts.merchantAvailable(order.merchant_id, order.is_sandbox),
+        amount_micro_pay: order.amount_micro_pay,
+        memo: `sell order ${order.id} released`,
+      },
+      { trx },
+    );
+  } catch (error) {
+    mapLedgerError(error);
+  }
+}
+
+/** Creates a pending sell order and moves its PAY from available to reserve in the same transaction. */
+export async function createSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, input: CreateSellOrderInput, idempotency_key?: string): Promise<SellOrderView> {
+  const now = deps.clock.now();
+  let id = idFromIdempotencyKey(scope, idempotency_key);
+  // A key reused after its 7-day retention would derive an id that exists: take a fresh one.
+  if (await findSellOrder(trx, id)) id = randomUUID();
+  const order = await trx
+    .insertInto('sell_orders')
+    .values({
+      id,
+      merchant_id: scope.merchant_id,
+      is_sandbox: scope.is_sandbox,
+      status: 'pending',
+      amount_micro_pay: input.amount_micro_pay,
+      currency: 'PAY',
+      target_currency: input.target_currency,
+      target_fiat_amount: input.target_fiat_amount,
+      expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000),
+      matched_buy_order_id: null,
+      mint_source_account: null,
+      cash_leg_attempts: 0,
+      last_cash_leg_attempt_at: null,
+      last_cash_leg_outcome: null,
+      failure_reason: null,
+      created_at: now,
+      matched_at: null,
+      cash_leg_requested_at: null,
+      completed_at: null,
+      failed_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  try {
+    // Last in the transaction: with the HTTP ledger a refusal or outage rolls the row back and nothing is kept.
+    await deps.ledger.transfer(
+      {
+        key: sellOrderLedgerKeys.reserve(order.id),
+        kind: 'transfer',
+        debit_account: accounts.merchantAvailable(scope.merchant_id, scope.is_sandbox),
+        credit_account: accounts.merchantReserve(scope.merchant_id, scope.is_sandbox),
+        amount_micro_pay: input.amount_micro_pay,
+        memo: `sell order ${order.id} reserved`,
+      },
+      { trx },
+    );
+  } catch (error) {
+    mapLedgerError(error);
+  }
+  return presentSellOrder(order);
+}
+
+export async function getSellOrder(deps: Pick<SellOrdersDeps, 'db'>, scope: MerchantScope, id: string): Promise<SellOrderView> {
+  return presentSellOrder(await findOwned(deps.db, scope, id));
+}
+
+export async function listSellOrders(deps: Pick<SellOrdersDeps, 'db'>, scope: MerchantScope, query: ListSellOrdersQuery) {
+  const position = decodeCursor(query.cursor);
+  let select = deps.db.selectFrom('sell_orders').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
+  if (query.status?.length) select = select.where('status', 'in', query.status);
+  if (query.currency) select = select.where('currency', '=', query.currency as 'PAY');
+  if (query.target_currency) select = select.where('target_currency', '=', query.target_currency);
+  if (query.created_after) select = select.where('created_at', '>=', new Date(query.created_after));
+  if (query.created_before) select = select.where('created_at', '<', new Date(query.created_before));
+  if (position) select = select.where(afterCursor(position));
+  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, presentSellOrder);
+}
+
+/** Merchant cancel: only a `pending` order (nothing matched it yet) becomes failed/cancelled_by_merchant; the reserve is released. */
+export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string): Promise<SellOrderView> {
+  const now = deps.clock.now();
+  await findOwned(trx, scope, id);
+  const order = (await lockSellOrder(trx, id))!;
+  if (order.status !== 'pending') throw new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${order.status}`);
+  const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
+  await releaseReserve(deps, trx, failed);
+  return emit(trx, now, failed, 'sell_order.failed');
+}
+
+/** Strict base64 (optional padding, whitespace tolerated): returns the bytes, or null when it is not base64. */
+export function decodeBase64(value: string): Uint8Array | null {
+  const compact = value.replace(/\s+/g, '');
+  if (compact.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact) || compact.length % 4 === 1) return null;
+  const bytes = Buffer.from(compact, 'base64');
+  return bytes.byteLength === 0 ? null : bytes;
+}
+
+export interface CashLegEvidence {
+  image: Uint8Array;
+  verdict: ValidatorVerdict | null;
+}
+
+/**
+ * The part of confirm-cash-leg that happens before the transaction: evidence decoding, the ownership check and the
+ * validator call (an outbound HTTP call with EasySlip, so it must not hold a transaction, above all PGlite's one
+ * connection). The validator is only asked while the order is in flight and not already out of retries.
+ */
+export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: MerchantScope, id: string, input: ConfirmCashLegInput): Promise<CashLegEvidence> {
+  const image = decodeBase64(input.receipt_base64);
+  if (!image) throw new AppError('VALIDATION_ERROR', 'receipt_base64 is not valid base64', [{ field: 'body.receipt_base64', message: 'not base64' }]);
+  const order = await findOwned(deps.db, scope, id);
+  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
+  const verdict = await deps.validator.validate({ image, content_type: input.content_type, expected_amount_minor: order.target_fiat_amount, currency: order.target_currency });
+  return { image, verdict };
+}
+
+const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, timeout_hours: deps.cash_leg_retry_timeout_hours });
+
+/**
+ * Applies a confirm-cash-leg in the request's transaction. Verified: attempt counted, `completed`, the reserve burned
+ * (key = sell order id) and `sell_order.completed`. Any other verdict: attempt counted, stays in flight. An order the
+ * sweep's rule already gave up on is failed here (lazily, as the sweeper would) and answered 200 `failed`; any other
+ * status is 409 SELL_ORDER_BAD_STATE. A ledger outage throws 502 and the whole transaction (attempt included) rolls back.
+ */
+export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string, input: ConfirmCashLegInput, evidence: CashLegEvidence): Promise<SellOrderView> {
+  const now = deps.clock.now();
+  await findOwned(trx, scope, id);
+  let order = (await lockSellOrder(trx, id))!;
+  if (cashLegExhausted(order, now, limits(deps))) order = await failExhausted(deps, trx, order, now);
+  if (order.status === 'failed' && order.failure_reason === 'cash_leg_retry_exhausted') return presentSellOrder(order);
+  if (order.status !== 'cash_leg_in_flight') throw new AppError('SELL_ORDER_BAD_STATE', `Cash legs are confirmed while the sell order is cash_leg_in_flight; this one is ${order.status}`);
+  const verdict = evidence.verdict;
+  if (!verdict) throw new AppError('SELL_ORDER_BAD_STATE', 'The sell order changed status while the evidence was checked; retry');
+
+  const attempt_number = order.cash_leg_attempts + 1;
+  await trx
+    .insertInto('sell_order_cash_leg_attempts')
+    .values({
+      id: randomUUID(),
+      sell_order_id: order.id,
+      attempt_number,
+      outcome: verdict.outcome,
+      reason: verdict.reason ?? null,
+      reference: input.reference ?? verdict.reference ?? null,
+      content_type: input.content_type,
+      receipt_sha256: sha256Hex(evidence.image),
+      validator_kind: verdict.validator_kind,
+      validator_response: JSON.stringify(verdict.response),
+      created_at: now,
+    })
+    .execute();
+  const attempt = { cash_leg_attempts: attempt_number, last_cash_leg_attempt_at: now, last_cash_leg_outcome: verdict.outcome };
+  if (verdict.outcome !== 'verified') {
+    const updated = await trx.updateTable('sell_orders').set(attempt).where('id', '=', order.id).where('status', '=', 'cash_leg_in_flight').returningAll().executeTakeFirstOrThrow();
+    return presentSellOrder(updated);
+  }
+  const completed = await transition(trx, order, 'completed', now, attempt);
+  try {
+    await deps.ledger.transfer(
+      {
+        key: sellOrderLedgerKeys.burn(order.id),
+        kind: 'burn',
+        debit_account: accounts.merchantReserve(order.merchant_id, order.is_sandbox),
+        // Back to the issuance account the buyer's PAY was minted from, so a completed pair nets to zero there.
+        credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
+        amount_micro_pay: order.amount_micro_pay,
+        memo: `sell order ${order.id} cash leg confirmed`,
+      },
+      { trx },
+    );
+  } catch (error) {
+    mapLedgerError(error);
+  }
+  return emit(trx, now, completed, 'sell_order.completed');
+}
+
+async function failExhausted(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
+  const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
+  await releaseReserve(deps, trx, failed);
+  await emit(trx, now, failed, 'sell_order.failed');
+  await deps.onCashLegFailure?.(trx, failed, now);
+  return failed;
+}
+
+/**
+ * The sweeper: pending orders past `expires_at` fail with `expired_unmatched`; in-flight orders out of retries fail
+ * with `cash_leg_retry_exhausted`. Each order is its own transaction, claimed with SKIP LOCKED so several workers
+ * share the work, and re-checked under the lock. Returns how many orders it failed.
+ */
+export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promise<number> {
+  const now = deps.clock.now();
+  const timeout_cutoff = new Date(now.getTime() - deps.cash_leg_retry_timeout_hours * 3600_000);
+  const due = await deps.db
+    .selectFrom('sell_orders')
+    .select('id')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)]),
+        eb.and([eb('status', '=', 'cash_leg_in_flight'), eb.or([eb('cash_leg_attempts', '>=', deps.cash_leg_retry_max), eb('cash_leg_requested_at', '<=', timeout_cutoff)])]),
+      ]),
+    )
+    .orderBy('created_at')
+    .limit(batch)
+    .execute();
+  let done = 0;
+  for (const { id } of due) {
+    const swept = await deps.db.transaction().execute(async (trx) => {
+      const order = await trx.selectFrom('sell_orders').selectAll().where('id', '=', id).forUpdate().skipLocked().executeTakeFirst();
+      if (!order) return false;
+      if (order.status === 'pending' && order.expires_at.getTime() <= now.getTime()) {
+        const failed = await transition(trx, order, 'failed', now, { failure_reason: 'expired_unmatched' });
+        await releaseReserve(deps, trx, failed);
+        await emit(trx, now, failed, 'sell_order.failed');
+        return true;
+      }
+      if (cashLegExhausted(order, now, limits(deps))) {
+        await failExhausted(deps, trx, order, now);
+        return true;
+      }
+      return false;
+    });
+    if (swept) done += 1;
+  }
+  return done;
+}
+
+/**
+ * The cash-leg instruction: matched orders move to `cash_leg_in_flight` and the merchant gets
+ * `sell_order.cash_leg_requested` with what to pay (the merchant pays on its own rail, then confirms).
+ */
+export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>, batch = 200): Promise<number> {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const matched = await trx.selectFrom('sell_orders').selectAll().where('status', '=', 'matched').orderBy('matched_at').limit(batch).forUpdate().skipLocked().execute();
+    for (const order of matched) {
+      const in_flight = await transition(trx, order, 'cash_leg_in_flight', now);
+      await emit(trx, now, in_flight, 'sell_order.cash_leg_requested', {
+        cash_leg: { buy_order_id: in_flight.matched_buy_order_id, fiat_currency: in_flight.target_currency, fiat_amount: in_flight.target_fiat_amount },
+      });
+    }
+    return matched.length;
+  });
+}
+
+/** For the matcher: the oldest pending, unexpired sell orders of one mode. */
+export async function oldestPendingSells(executor: Executor, is_sandbox: boolean, now: Date, limit: number, after?: { created_at: Date; id: string }) {
+  let select = executor.selectFrom('sell_orders');
+  if (after) select = select.where(sql<SqlBool>`(created_at, id) > (${after.created_at}, ${after.id})`);
+  return select
+    .select(['id', 'merchant_id', 'amount_micro_pay', 'target_currency', 'target_fiat_amount', 'created_at'])
+    .where('status', '=', 'pending')
+    .where('is_sandbox', '=', is_sandbox)
+    .where('expires_at', '>', now)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+}
+
+/** For the matcher: locks the given orders and returns those still pending. */
+export async function lockPendingSells(trx: Trx, ids: readonly string[]): Promise<SellOrderRow[]> {
+  if (ids.length === 0) return [];
+  return trx.selectFrom('sell_orders').selectAll().where('id', 'in', [...ids]).where('status', '=', 'pending').forUpdate().execute();
+}
+
+/**
+ * For the matcher: pending -> matched for a whole batch in one statement, remembering each buy order and the issuance
+ * account its mint came from. Still `WHERE status = 'pending'` (the rows are locked by the caller): if any row moved,
+ * the count differs and the batch fails with 409 instead of matching it.
+ */
+export async function markSellsMatched(trx: Trx, pairs: readonly { sell_order_id: string; buy_order_id: string }[], mint_source_account: string, at: Date): Promise<void> {
+  if (pairs.length === 0) return;
+  const values = sql.join(pairs.map((pair) => sql`(${pair.sell_order_id}::uuid, ${pair.buy_order_id}::uuid)`));
+  const result = await sql`
+    update sell_orders as s set status = 'matched', matched_buy_order_id = v.buy_order_id, mint_source_account = ${mint_source_account}, matched_at = ${at}
+    from (values ${values}) as v(sell_order_id, buy_order_id)
+    where s.id = v.sell_order_id and s.status = 'pending'`.execute(trx);
+  if (Number(result.numAffectedRows ?? 0) !== pairs.length) throw new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
+}
+
+/** For disputes: a sell order by id, whatever its owner (the caller decides what the owner may see). */
+export async function sellOrderForDispute(executor: Executor, id: string): Promise<SellOrderRow | undefined> {
+  return findSellOrder(executor, id);
+}

@@ -1,0 +1,47 @@
+import type { Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
+import type { ValidatorOutcome } from '../validators/port.ts';
+
+export type SellOrderStatus = 'pending' | 'matched' | 'cash_leg_in_flight' | 'completed' | 'failed';
+export type SellOrderFailureReason = 'expired_unmatched' | 'cash_leg_retry_exhausted' | 'cancelled_by_merchant';
+
+export interface SellOrderTables {
+  sell_orders: {
+    id: string;
+    merchant_id: string;
+    is_sandbox: boolean;
+    status: SellOrderStatus;
+    amount_micro_pay: number;
+    currency: 'PAY';
+    target_currency: string;
+    target_fiat_amount: number;
+    expires_at: Date;
+    matched_buy_order_id: string | null;
+    /** The issuance account the matcher minted the buyer's PAY from; the completion burn goes back to it. */
+    mint_source_account: string | null;
+    cash_leg_attempts: number;
+    last_cash_leg_attempt_at: Date | null;
+    last_cash_leg_outcome: ValidatorOutcome | null;
+    failure_reason: SellOrderFailureReason | null;
+    created_at: Date;
+    matched_at: Date | null;
+    cash_leg_requested_at: Date | null;
+    completed_at: Date | null;
+    failed_at: Date | null;
+  };
+  sell_order_cash_leg_attempts: {
+    id: string;
+    sell_order_id: string;
+    attempt_number: number;
+    outcome: ValidatorOutcome;
+    reason: string | null;
+    reference: string | null;
+    content_type: string;
+    receipt_sha256: string;
+    validator_kind: string;
+    validator_response: Json<Record<string, unknown>>;
+    created_at: Date;
+  };
+}
+
+export type SellOrderRow = Selectable<SellOrderTables['sell_orders']>;

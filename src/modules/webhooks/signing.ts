@@ -1,0 +1,33 @@
+import { createHmac } from 'node:crypto';
+import { hmacSha256Hex } from '../../lib/crypto.ts';
+
+/**
+ * The two signature schemes every delivery carries, both over the exact bytes sent:
+ * - `X-Service-Signature`: the contract's, lowercase hex HMAC-SHA256 of the raw body keyed with the whole secret
+ *   string (`whsec_…`, UTF-8).
+ * - Standard Webhooks: `webhook-id`, `webhook-timestamp` (unix seconds) and `webhook-signature: v1,<base64>` of
+ *   HMAC-SHA256 over `id.timestamp.body`, keyed with the base64-decoded part after `whsec_`, so receivers can use
+ *   off-the-shelf verifiers with replay protection.
+ */
+export function serviceSignature(secret: string, body: string): string {
+  return hmacSha256Hex(secret, body);
+}
+
+export function standardWebhookKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+}
+
+export function standardSignature(secret: string, id: string, timestamp_seconds: number, body: string): string {
+  return `v1,${createHmac('sha256', standardWebhookKey(secret)).update(`${id}.${timestamp_seconds}.${body}`).digest('base64')}`;
+}
+
+export function signedHeaders(secret: string, id: string, timestamp_seconds: number, body: string): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'mpay-webhooks/1',
+    'x-service-signature': serviceSignature(secret, body),
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp_seconds),
+    'webhook-signature': standardSignature(secret, id, timestamp_seconds, body),
+  };
+}

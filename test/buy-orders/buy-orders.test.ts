@@ -1,0 +1,264 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { expireBuyOrders } from '../../src/modules/buy-orders/service.ts';
+import { accounts } from '../../src/modules/ledger/port.ts';
+import { runMatcher } from '../../src/modules/order-matching/matcher.ts';
+import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { balancesOf, buyBody, createBuy, createSell, eventTypes, expectError, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../sell-orders/helpers.ts';
+
+describe('buy orders: create, read, list, cancel, expiry', () => {
+  let t: TestApp;
+  let a: TestMerchant;
+  let b: TestMerchant;
+
+  before(async () => {
+    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE } });
+    a = await t.createMerchant('Buyer A');
+    b = await t.createMerchant('Buyer B');
+  });
+  after(() => t.close());
+
+  it('creates a pending buy order with buy_order.created; no PAY moves yet', async () => {
+    const response = await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(3 * PAY, 'AUD', 450));
+    assert.equal(response.statusCode, 201, response.body);
+    const order = response.json().data;
+    assert.equal(order.status, 'pending');
+    assert.equal(order.merchant_id, a.id);
+    assert.equal(order.amount_micro_pay, 3 * PAY);
+    assert.equal(order.fiat_currency, 'AUD');
+    assert.equal(order.fiat_amount, 450);
+    assert.equal(order.matched_sell_order_id, null);
+    assert.deepEqual(await eventTypes(t, order.id), ['buy_order.created']);
+    assert.equal((await balancesOf(t, a.id)).available, 0);
+  });
+
+  it('400 on bad bodies and keys, replay and 409 conflict on the idempotency key', async () => {
+    for (const body of [{}, buyBody(0), buyBody(PAY, 'EUR'), buyBody(PAY, 'THB', 0), { ...buyBody(), x: 1 }, { ...buyBody(), amount_micro_pay: '5' }]) {
+      expectError(await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', body), 400, 'VALIDATION_ERROR');
+    }
+    expectError(await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(), null), 400, 'VALIDATION_ERROR');
+    expectError(await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(), 'abc'), 400, 'VALIDATION_ERROR');
+    const key = randomUUID();
+    const first = await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(PAY), key);
+    const again = await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(PAY), key);
+    assert.equal(again.statusCode, 201);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.json().data.id, first.json().data.id);
+    expectError(await merchantCall(t, a.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(2 * PAY), key), 409, 'IDEMPOTENCY_KEY_CONFLICT');
+    assert.deepEqual(await eventTypes(t, first.json().data.id), ['buy_order.created']);
+    expectError(await merchantCall(t, null, 'POST', '/v1/merchant-buy-orders', buyBody()), 401, 'UNAUTHORIZED');
+  });
+
+  it('GET own 200, another merchant 403, unknown 404; list with filters and pagination', async () => {
+    const order = await createBuy(t, b.jwt, buyBody(PAY, 'USD', 100));
+    assert.equal((await merchantCall(t, b.jwt, 'GET', `/v1/merchant-buy-orders/${order.id}`)).statusCode, 200);
+    expectError(await merchantCall(t, a.jwt, 'GET', `/v1/merchant-buy-orders/${order.id}`), 403, 'FORBIDDEN');
+    expectError(await merchantCall(t, b.jwt, 'GET', `/v1/merchant-buy-orders/${randomUUID()}`), 404, 'NOT_FOUND');
+    expectError(await merchantCall(t, null, 'GET', '/v1/merchant-buy-orders'), 401, 'UNAUTHORIZED');
+    t.clock.advance(1000);
+    await createBuy(t, b.jwt, buyBody(PAY, 'THB', 100));
+    const usd = await merchantCall(t, b.jwt, 'GET', '/v1/merchant-buy-orders?fiat_currency=USD&status=pending');
+    assert.deepEqual(usd.json().data.map((o: { id: string }) => o.id), [order.id]);
+    const page = await merchantCall(t, b.jwt, 'GET', '/v1/merchant-buy-orders?limit=1');
+    assert.equal(page.json().has_more, true);
+    const next = await merchantCall(t, b.jwt, 'GET', `/v1/merchant-buy-orders?limit=1&cursor=${page.json().next_cursor}`);
+    assert.equal(next.json().data[0].id, order.id);
+    for (const query of ['limit=0', 'limit=101', 'status=matched,nope']) expectError(await merchantCall(t, b.jwt, 'GET', `/v1/merchant-buy-orders?${query}`), 400, 'VALIDATION_ERROR');
+  });
+
+  it('cancel: pending -> cancelled with buy_order.cancelled; again 409 BUY_ORDER_BAD_STATE; others 403', async () => {
+    const order = await createBuy(t, a.jwt);
+    expectError(await merchantCall(t, b.jwt, 'POST', `/v1/merchant-buy-orders/${order.id}/cancel`), 403, 'FORBIDDEN');
+    const cancelled = await merchantCall(t, a.jwt, 'POST', `/v1/merchant-buy-orders/${order.id}/cancel`);
+    assert.equal(cancelled.statusCode, 200, cancelled.body);
+    assert.equal(cancelled.json().data.status, 'cancelled');
+    assert.ok(cancelled.json().data.cancelled_at);
+    expectError(await merchantCall(t, a.jwt, 'POST', `/v1/merchant-buy-orders/${order.id}/cancel`), 409, 'BUY_ORDER_BAD_STATE');
+    assert.deepEqual(await eventTypes(t, order.id), ['buy_order.created', 'buy_order.cancelled']);
+  });
+
+  it('pending buy orders expire after BUY_ORDER_PENDING_TTL_HOURS', async () => {
+    const order = await createBuy(t, a.jwt, buyBody(PAY, 'SGD'));
+    t.clock.advance(24 * 3600_000);
+    assert.ok((await expireBuyOrders(t.application.payouts.buy_orders)) >= 1);
+    const read = (await merchantCall(t, a.jwt, 'GET', `/v1/merchant-buy-orders/${order.id}`)).json().data;
+    assert.equal(read.status, 'expired');
+    expectError(await merchantCall(t, a.jwt, 'POST', `/v1/merchant-buy-orders/${order.id}/cancel`), 409, 'BUY_ORDER_BAD_STATE');
+  });
+});
+
+describe('the FIFO matcher', () => {
+  let t: TestApp;
+  let seller: TestMerchant;
+  let buyer: TestMerchant;
+  let buyer2: TestMerchant;
+  const match = () => runMatcher(t.application.payouts.matcher);
+
+  before(async () => {
+    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE } });
+    seller = await t.createMerchant('Seller');
+    buyer = await t.createMerchant('Buyer');
+    buyer2 = await t.createMerchant('Buyer 2');
+    await fund(t, seller.id, 10_000 * PAY);
+  });
+  after(() => t.close());
+
+  it('pairs oldest sell with oldest buy of the same currency and amount, minting to the buyer in the same transaction', async () => {
+    const s1 = await createSell(t, seller.jwt, sellBody(5 * PAY, 'THB'));
+    t.clock.advance(10);
+    const s2 = await createSell(t, seller.jwt, sellBody(5 * PAY, 'THB'));
+    t.clock.advance(10);
+    const s_other = await createSell(t, seller.jwt, sellBody(9 * PAY, 'AUD'));
+    t.clock.advance(10);
+    const b_wrong_amount = await createBuy(t, buyer.jwt, buyBody(4 * PAY, 'THB'));
+    t.clock.advance(10);
+    const b1 = await createBuy(t, buyer.jwt, buyBody(5 * PAY, 'THB'));
+    t.clock.advance(10);
+    const b2 = await createBuy(t, buyer2.jwt, buyBody(5 * PAY, 'THB'));
+    t.clock.advance(10);
+    const b_wrong_currency = await createBuy(t, buyer.jwt, buyBody(9 * PAY, 'USD'));
+
+    assert.equal(await match(), 2);
+    const sell = async (id: string) => (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${id}`)).json().data;
+    const buy = async (jwt: string, id: string) => (await merchantCall(t, jwt, 'GET', `/v1/merchant-buy-orders/${id}`)).json().data;
+    assert.equal((await sell(s1.id)).matched_buy_order_id, b1.id);
+    assert.equal((await sell(s2.id)).matched_buy_order_id, b2.id);
+    assert.equal((await sell(s_other.id)).status, 'pending');
+    const bought = await buy(buyer.jwt, b1.id);
+    assert.equal(bought.status, 'matched');
+    assert.equal(bought.matched_sell_order_id, s1.id);
+    assert.ok(bought.mint_transfer_id);
+    assert.equal((await buy(buyer.jwt, b_wrong_amount.id)).status, 'pending');
+    assert.equal((await buy(buyer.jwt, b_wrong_currency.id)).status, 'pending');
+    assert.deepEqual(await eventTypes(t, b1.id), ['buy_order.created', 'buy_order.matched']);
+    assert.equal((await balancesOf(t, buyer.id)).available, 5 * PAY);
+    assert.equal((await balancesOf(t, buyer2.id)).available, 5 * PAY);
+    const mint = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', `buy_order:${b1.id}:mint`).executeTakeFirstOrThrow();
+    assert.equal(mint.kind, 'mint');
+    assert.equal(mint.debit_account, accounts.mintSource(MINT_SOURCE, false));
+    assert.equal(mint.credit_account, accounts.merchantAvailable(buyer.id, false));
+    assert.equal(await match(), 0);
+    // A matched buy order cannot be cancelled.
+    expectError(await merchantCall(t, buyer.jwt, 'POST', `/v1/merchant-buy-orders/${b1.id}/cancel`), 409, 'BUY_ORDER_BAD_STATE');
+    // Tidy: cancel what is left so later tests start from an empty book.
+    await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${s_other.id}/cancel`);
+    for (const id of [b_wrong_amount.id, b_wrong_currency.id]) await merchantCall(t, buyer.jwt, 'POST', `/v1/merchant-buy-orders/${id}/cancel`);
+  });
+
+  it('unmatchable old sells do not block younger ones (the matcher walks past its first window)', async () => {
+    const matcher = { ...t.application.payouts.matcher, batch_size: 3 };
+    const stuck = [];
+    for (let i = 0; i < 7; i++) {
+      stuck.push(await createSell(t, seller.jwt, sellBody(PAY, 'USD')));
+      t.clock.advance(1);
+    }
+    const young = await createSell(t, seller.jwt, sellBody(2 * PAY, 'USD'));
+    const buy = await createBuy(t, buyer.jwt, buyBody(2 * PAY, 'USD'));
+    assert.equal(await runMatcher(matcher), 1);
+    assert.equal((await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data.matched_sell_order_id, young.id);
+    for (const s of stuck) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${s.id}/cancel`);
+  });
+
+  it('several matchers at once over 60 pairs: every order matched exactly once, one mint per buy', async () => {
+    const sells = [];
+    const buys = [];
+    for (let i = 0; i < 60; i++) {
+      sells.push((await createSell(t, seller.jwt, sellBody((i % 3 + 1) * PAY, 'THB'))).id);
+      buys.push((await createBuy(t, i % 2 ? buyer.jwt : buyer2.jwt, buyBody((i % 3 + 1) * PAY, 'THB'))).id);
+    }
+    const matcher = { ...t.application.payouts.matcher, batch_size: 7 };
+    let total = 0;
+    for (let round = 0; round < 20 && total < 60; round++) {
+      const counts = await Promise.all(Array.from({ length: 4 }, () => runMatcher(matcher)));
+      total += counts.reduce((sum, n) => sum + n, 0);
+    }
+    assert.equal(total, 60);
+    const matched_sells = await t.db.selectFrom('sell_orders').select(['id', 'matched_buy_order_id', 'amount_micro_pay']).where('id', 'in', sells).execute();
+    assert.ok(matched_sells.every((s) => s.matched_buy_order_id !== null));
+    assert.equal(new Set(matched_sells.map((s) => s.matched_buy_order_id)).size, 60);
+    const matched_buys = await t.db.selectFrom('buy_orders').select(['id', 'matched_sell_order_id', 'amount_micro_pay', 'status']).where('id', 'in', buys).execute();
+    assert.ok(matched_buys.every((b) => b.status === 'matched'));
+    for (const b of matched_buys) {
+      const s = matched_sells.find((x) => x.id === b.matched_sell_order_id)!;
+      assert.equal(s.matched_buy_order_id, b.id);
+      assert.equal(s.amount_micro_pay, b.amount_micro_pay);
+    }
+    const mints = await t.db.selectFrom('ledger_transfers').select('key').where('key', 'in', buys.map((id) => `buy_order:${id}:mint`)).execute();
+    assert.equal(mints.length, 60);
+    assert.equal((await t.application.ledger.verify()).ok, true);
+  });
+
+  it('cancels racing the matcher: each buy order ends either cancelled (no mint) or matched (minted), never both', async () => {
+    const sells = [];
+    const buys = [];
+    for (let i = 0; i < 20; i++) {
+      sells.push((await createSell(t, seller.jwt, sellBody(PAY, 'SGD'))).id);
+      buys.push((await createBuy(t, buyer.jwt, buyBody(PAY, 'SGD'))).id);
+    }
+    const results = await Promise.all([
+      runMatcher(t.application.payouts.matcher),
+      ...buys.map((id) => merchantCall(t, buyer.jwt, 'POST', `/v1/merchant-buy-orders/${id}/cancel`)),
+      ...sells.slice(0, 5).map((id) => merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${id}/cancel`)),
+    ]);
+    for (const r of results.slice(1)) {
+      if (typeof r === 'number') continue;
+      assert.ok(r.statusCode === 200 || (r.statusCode === 409 && ['BUY_ORDER_BAD_STATE', 'SELL_ORDER_BAD_STATE'].includes(r.json().error.code)), r.body);
+    }
+    const rows = await t.db.selectFrom('buy_orders').select(['id', 'status', 'matched_sell_order_id']).where('id', 'in', buys).execute();
+    const minted = new Set((await t.db.selectFrom('ledger_transfers').select('key').where('key', 'in', buys.map((id) => `buy_order:${id}:mint`)).execute()).map((r) => r.key));
+    for (const row of rows) {
+      assert.ok(['matched', 'cancelled'].includes(row.status));
+      assert.equal(minted.has(`buy_order:${row.id}:mint`), row.status === 'matched');
+    }
+    const sell_rows = await t.db.selectFrom('sell_orders').select(['status', 'failure_reason', 'matched_buy_order_id']).where('id', 'in', sells).execute();
+    assert.equal(sell_rows.filter((s) => s.status === 'matched').length, rows.filter((b) => b.status === 'matched').length);
+    assert.equal((await t.application.ledger.verify()).ok, true);
+  });
+});
+
+describe('the matcher without LEDGER_MINT_SOURCE_ACCOUNT', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  it('refuses to run (nothing matched), shows it in /readyz details and in a metric', async () => {
+    const seller = await t.createMerchant('Seller');
+    const buyer = await t.createMerchant('Buyer');
+    await fund(t, seller.id, 10 * PAY);
+    const sell = await createSell(t, seller.jwt, sellBody(PAY));
+    await createBuy(t, buyer.jwt, buyBody(PAY));
+    assert.equal(await runMatcher(t.application.payouts.matcher), 0);
+    assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'pending');
+    assert.equal((await balancesOf(t, buyer.id)).available, 0);
+    const ready = await t.request({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    assert.equal(ready.json().checks.matcher.ok, false);
+    assert.match(ready.json().checks.matcher.detail, /LEDGER_MINT_SOURCE_ACCOUNT is unset/);
+    const metrics = await t.request({ method: 'GET', url: '/metrics' });
+    assert.match(metrics.body, /mpay_matcher_mint_source_configured 0/);
+    assert.match(metrics.body, /mpay_matcher_refused_runs_total [1-9]/);
+  });
+
+  it('the OpenAPI document lists every payout route with its auth and error statuses', async () => {
+    const doc = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
+    const expected: [string, string, string[]][] = [
+      ['/v1/merchant-sell-orders', 'post', ['201', '409', '502']],
+      ['/v1/merchant-sell-orders/{id}/confirm-cash-leg', 'post', ['200', '403', '404', '409', '502']],
+      ['/v1/merchant-sell-orders/{id}/cancel', 'post', ['200', '409']],
+      ['/v1/merchant-buy-orders', 'post', ['201']],
+      ['/v1/merchant-buy-orders/{id}/cancel', 'post', ['200', '409']],
+      ['/v1/merchant-disputes', 'post', ['201', '403', '404', '409']],
+      ['/v1/merchant-disputes/{id}', 'get', ['200', '403', '404']],
+      ['/admin/disputes/{id}/resolve', 'post', ['200', '409']],
+    ];
+    for (const [path, method, statuses] of expected) {
+      const operation = doc.paths[path]?.[method];
+      assert.ok(operation, `${method} ${path} missing`);
+      for (const status of statuses) assert.ok(operation.responses[status], `${method} ${path} lacks ${status}`);
+    }
+    assert.deepEqual(doc.paths['/v1/merchant-sell-orders'].get.security, [{ merchantJwt: [] }, { dashboardSession: [] }]);
+  });
+});

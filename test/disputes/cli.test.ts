@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
+import { createSell, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../sell-orders/helpers.ts';
+
+const run = promisify(execFile);
+
+async function mpay(url: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['src/cli/main.ts', '--url', url, ...args], { env: { ...process.env, ADMIN_SERVICE_TOKEN: ADMIN_TOKEN } });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failure = error as { code: number; stdout: string; stderr: string };
+    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
+  }
+}
+
+describe('mpay orders: disputes from the command line', () => {
+  let t: TestApp;
+  let url: string;
+  before(async () => {
+    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE } });
+    url = await t.application.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(() => t.close());
+
+  it('lists, investigates, escalates and resolves a dispute; errors keep their code', async () => {
+    const m = await t.createMerchant('CLI payouts');
+    await fund(t, m.id, 10 * PAY);
+    const sell = await createSell(t, m.jwt, sellBody(PAY));
+    const id = (await merchantCall(t, m.jwt, 'POST', '/v1/merchant-disputes', { sell_order_id: sell.id, notes: 'via cli' })).json().data.id as string;
+    const list = await mpay(url, 'orders', 'disputes', '--status', 'opened');
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, new RegExp(`${id}\\s+opened`));
+    assert.equal((await mpay(url, 'orders', 'investigate', id, '--notes', 'checking')).code, 0);
+    assert.equal((await mpay(url, 'orders', 'escalate', id)).code, 0);
+    const resolved = await mpay(url, '--json', 'orders', 'resolve', id, '--outcome', 'no_action');
+    assert.equal(resolved.code, 0, resolved.stderr);
+    const data = JSON.parse(resolved.stdout);
+    assert.equal(data.status, 'resolved');
+    assert.deepEqual(data.events.map((e: { actor_user_id: string }) => e.actor_user_id).slice(1), ['cli', 'cli', 'cli']);
+    const shown = await mpay(url, 'orders', 'dispute', id);
+    assert.match(shown.stdout, /#4 .* resolved by cli/);
+    const again = await mpay(url, 'orders', 'resolve', id, '--outcome', 'no_action');
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /409 DISPUTE_BAD_STATE/);
+    assert.equal((await mpay(url, 'orders', 'resolve', id)).code, 2);
+  });
+});

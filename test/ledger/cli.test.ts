@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict';
+import type { AddressInfo } from 'node:net';
+import { execFile } from 'node:child_process';
+import { after, before, describe, it } from 'node:test';
+import { ADMIN_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+
+describe('mpay ledger (CLI against a running server)', () => {
+  let t: TestApp;
+  let url: string;
+  let merchant: TestMerchant;
+  before(async () => {
+    t = await startTestApp();
+    await t.application.app.listen({ host: '127.0.0.1', port: 0 });
+    url = `http://127.0.0.1:${(t.application.app.server.address() as AddressInfo).port}`;
+    merchant = await t.createMerchant();
+  });
+  after(() => t.close());
+
+  /** The real `mpay` entry point in a child process, as an operator runs it. */
+  function run(...args: string[]): Promise<{ code: number; out: string }> {
+    const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+    return new Promise((resolve) => {
+      execFile(process.execPath, [cli, '--url', url, '--admin-token', ADMIN_TOKEN, ...args], (error, stdout) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout });
+      });
+    });
+  }
+
+  it('adjust, balance and verify', async () => {
+    const adjust = await run('--json', 'ledger', 'adjust', merchant.id, '--direction', 'credit', '--amount', '2500000', '--reason', 'cli funding', '--key', 'cli-1');
+    assert.equal(adjust.code, 0);
+    assert.equal(JSON.parse(adjust.out).available_micro_pay, 2_500_000);
+    const balance = await run('ledger', 'balance', `live:merchant:${merchant.id}:available`);
+    assert.match(balance.out, /2500000 micro-PAY/);
+    const verify = await run('--json', 'ledger', 'verify');
+    assert.equal(verify.code, 0);
+    const result = JSON.parse(verify.out);
+    assert.equal(result.ok, true);
+    assert.equal(result.total_balance_micro_pay, 0);
+    assert.equal(result.circulation_micro_pay, result.minted_micro_pay - result.burned_micro_pay);
+    assert.match((await run('ledger', 'verify')).out, /ledger OK/);
+  });
+});

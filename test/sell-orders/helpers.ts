@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { LightMyRequestResponse } from 'fastify';
+import { createInProcessLedger } from '../../src/modules/ledger/in-process.ts';
+import { accounts, type Ledger, type TransferCommand } from '../../src/modules/ledger/port.ts';
+import type { ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
+import { AppError } from '../../src/lib/errors.ts';
+import type { TestApp } from '../helpers/app.ts';
+
+export const MINT_SOURCE = 'treasury';
+export const RECEIPT = Buffer.from('%PDF-1.4 payout receipt').toString('base64');
+export const PAY = 1_000_000;
+
+/** A merchant route call with the merchant JWT; POSTs get a fresh Idempotency-Key unless one is given (null: none). */
+export function merchantCall(t: TestApp, jwt: string | null, method: 'GET' | 'POST', url: string, body?: unknown, key: string | null = randomUUID()) {
+  const headers: Record<string, string> = {};
+  if (jwt) headers['authorization'] = `Bearer ${jwt}`;
+  if (method === 'POST' && key !== null) headers['idempotency-key'] = key;
+  return t.request({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+}
+
+export function expectError(response: LightMyRequestResponse, status: number, code: string): void {
+  assert.equal(response.statusCode, status, response.body);
+  assert.equal(response.json().error.code, code, response.body);
+}
+
+/** Funds a merchant's available PAY the way an operator adjustment does (a mint from the adjustments account). */
+export async function fund(t: TestApp, merchant_id: string, amount_micro_pay: number, is_sandbox = false): Promise<void> {
+  await t.application.ledger.transfer({
+    key: `test-fund:${randomUUID()}`,
+    kind: 'mint',
+    debit_account: accounts.adjustments(is_sandbox),
+    credit_account: accounts.merchantAvailable(merchant_id, is_sandbox),
+    amount_micro_pay,
+  });
+}
+
+export async function balancesOf(t: TestApp, merchant_id: string, is_sandbox = false) {
+  const ledger = t.application.ledger;
+  return {
+    available: await ledger.balance(accounts.merchantAvailable(merchant_id, is_sandbox)),
+    reserve: await ledger.balance(accounts.merchantReserve(merchant_id, is_sandbox)),
+  };
+}
+
+export const sellBody = (amount_micro_pay = 10 * PAY, target_currency = 'THB', target_fiat_amount = 35_000) => ({ amount_micro_pay, currency: 'PAY', target_currency, target_fiat_amount });
+export const buyBody = (amount_micro_pay = 10 * PAY, fiat_currency = 'THB', fiat_amount = 35_000) => ({ amount_micro_pay, fiat_currency, fiat_amount });
+
+export async function createSell(t: TestApp, jwt: string, body = sellBody()) {
+  const response = await merchantCall(t, jwt, 'POST', '/v1/merchant-sell-orders', body);
+  assert.equal(response.statusCode, 201, response.body);
+  return response.json().data as { id: string; status: string; amount_micro_pay: number };
+}
+
+export async function createBuy(t: TestApp, jwt: string, body = buyBody()) {
+  const response = await merchantCall(t, jwt, 'POST', '/v1/merchant-buy-orders', body);
+  assert.equal(response.statusCode, 201, response.body);
+  return response.json().data as { id: string; status: string };
+}
+
+/** Runs the matcher and the cash-leg instruction job, as the worker would. */
+export async function matchAndInstruct(t: TestApp): Promise<number> {
+  const { runMatcher } = await import('../../src/modules/order-matching/matcher.ts');
+  const { requestCashLegs } = await import('../../src/modules/sell-orders/service.ts');
+  const pairs = await runMatcher(t.application.payouts.matcher);
+  await requestCashLegs(t.application.payouts.sell_orders);
+  return pairs;
+}
+
+/** A sell order of `seller` matched with a buy of `buyer` and in flight. */
+export async function inFlightSell(t: TestApp, seller_jwt: string, buyer_jwt: string, amount_micro_pay = 10 * PAY) {
+  const sell = await createSell(t, seller_jwt, sellBody(amount_micro_pay));
+  await createBuy(t, buyer_jwt, buyBody(amount_micro_pay));
+  await matchAndInstruct(t);
+  const read = await merchantCall(t, seller_jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`);
+  assert.equal(read.json().data.status, 'cash_leg_in_flight', read.body);
+  return read.json().data as { id: string; matched_buy_order_id: string; amount_micro_pay: number };
+}
+
+export async function eventTypes(t: TestApp, resource_id: string): Promise<string[]> {
+  return (await t.db.selectFrom('events').select('type').where('resource_id', '=', resource_id).orderBy('seq').execute()).map((e) => e.type);
+}
+
+/** A validator double whose next outcomes the test scripts (default verified). */
+export function scriptedValidator(): ReceiptValidator & { next: ValidatorVerdict['outcome'][]; calls: number } {
+  const validator = {
+    kind: 'null_validator' as const,
+    next: [] as ValidatorVerdict['outcome'][],
+    calls: 0,
+    async validate(): Promise<ValidatorVerdict> {
+      validator.calls += 1;
+      const outcome = validator.next.shift() ?? 'verified';
+      return { outcome, validator_kind: 'null_validator', response: { scripted: outcome }, ...(outcome === 'failed' ? { reason: 'amount_mismatch' } : {}) };
+    },
+  };
+  return validator;
+}
+
+/**
+ * The in-process ledger behind a switch: `down_for` makes transfers of those kinds fail with LEDGER_UNAVAILABLE, as
+ * the HTTP adapter does when the ledger process is unreachable. `attach` binds it to the test app's database.
+ */
+export function switchableLedger(): Ledger & { down_for: Set<TransferCommand['kind']>; attach(t: TestApp): void } {
+  let inner: Ledger | undefined;
+  const down_for = new Set<TransferCommand['kind']>();
+  const ready = () => {
+    if (!inner) throw new Error('switchableLedger: attach() first');
+    return inner;
+  };
+  return {
+    kind: 'in_process',
+    down_for,
+    attach(t) {
+      inner = createInProcessLedger({ db: t.db, clock: t.clock });
+    },
+    async transfer(command, options) {
+      if (down_for.has(command.kind)) throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
+      return ready().transfer(command, options);
+    },
+    balance: (account, options) => ready().balance(account, options),
+    balances: (names, options) => ready().balances(names, options),
+    creditedSince: (account, since, options) => ready().creditedSince(account, since, options),
+    verify: () => ready().verify(),
+  };
+}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import assert from 'node:assert/strict';
+import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
+import type { SettlementsDeps } from '../../src/modules/settlements/service.ts';
+import type { TestApp } from '../helpers/app.ts';
+
+/** A PNG the proof sniffer accepts; random bytes after the magic keep every file distinct (no PROOF_DUPLICATE). */
+export function uniquePng(): Buffer {
+  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), randomBytes(32)]);
+}
+
+export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
+  const boundary = `----mpay${randomBytes(8).toString('hex')}`;
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="proof"; filename="proof.png"\r\nContent-Type: image/png\r\n\r\n`),
+    uniquePng(),
+    Buffer.from(`\r\n--${boundary}--\r\n`),
+  ]);
+  const response = await t.request({ method: 'POST', url: `/v1/payments/${payment_id}/proof`, headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+  assert.equal(response.statusCode, 200, response.body);
+}
+
+/** Runs the verdict worker until it has nothing left (the null validator verifies every proof). */
+export async function drainVerdicts(t: TestApp): Promise<void> {
+  while ((await processProofVerdicts({ ...t.application.payments, validator: t.application.validator })) > 0) {
+    // keep going
+  }
+}
+
+/** Creates trades and takes them through proof and verdict to `completed`; returns their ids in order. */
+export async function completedPayments(t: TestApp, key: string, specs: { order_id: string; amount: number; currency?: string }[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const spec of specs) {
+    const created = await t.call('POST', '/v1/trades', key, { order_id: spec.order_id, amount: spec.amount, currency: spec.currency ?? 'THB', return_url: 'https://shop.example/return' });
+    assert.equal(created.statusCode, 201, created.body);
+    ids.push(created.json().data.id);
+    await uploadProof(t, key, created.json().data.id);
+  }
+  await drainVerdicts(t);
+  for (const id of ids) {
+    const read = await t.call('GET', `/v1/payments/${id}`, key);
+    assert.equal(read.json().data.status, 'completed', `payment ${id}`);
+  }
+  return ids;
+}
+
+export function settlementDeps(t: TestApp, extra: Partial<SettlementsDeps> = {}): SettlementsDeps {
+  return { db: t.db, clock: t.clock, fee_bps: t.application.config.settlement_fee_bps, ...extra };
+}
+
+export function usdSeller(liquidity_minor = 10_000_000, rate = '1.00') {
+  return { currency: 'USD', payment_method: 'bank_transfer', display_name: 'USD seller', liquidity_minor, rate, bank: { code: '026009593', account_number: '000123456789', account_name: 'Seller' } };
+}
