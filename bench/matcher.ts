@@ -60,7 +60,7 @@ try {
   });
   const application = await createApplication({ config, database, logger: pino({ level: 'silent' }) });
   const { db } = database;
-  const deps = { db, clock: application.clock, secrets: application.secrets.secrets };
+  const deps = { db, clock: application.clock, secrets: application.secrets.secrets, webhooks: application.webhooks.deps };
   const seller = await createMerchant(deps, { name: 'Bench seller' });
   const buyer = await createMerchant(deps, { name: 'Bench buyer' });
   const seller_id = seller.merchant.id;

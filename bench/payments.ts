@@ -41,7 +41,7 @@ try {
   });
   const application = await createApplication({ config, database });
   const { db } = database;
-  const merchant = await createMerchant({ db, clock: application.clock, secrets: application.secrets.secrets }, { name: 'Bench' });
+  const merchant = await createMerchant({ db, clock: application.clock, secrets: application.secrets.secrets, webhooks: application.webhooks.deps }, { name: 'Bench' });
   await createSeller(db, application.clock, { currency: 'THB', payment_method: 'promptpay', display_name: 'Bench seller', liquidity_minor: 9_000_000_000_000, rate: '35.00', promptpay_id: '0812345678' });
   await sql`create table bench_rows (id uuid primary key, order_id text not null, amount_minor bigint not null, created_at timestamptz not null)`.execute(db);
 

@@ -15,6 +15,7 @@ import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { createMerchant } from '../src/modules/merchants/service.ts';
+import { setDefaultEndpoint } from '../src/modules/webhooks/endpoints.ts';
 
 const server_url = process.env['DATABASE_URL'];
 if (!server_url) {
@@ -59,7 +60,9 @@ const config = loadConfig({
 });
 const application = await createApplication({ config, database });
 const base = await application.app.listen({ port: 0, host: '127.0.0.1' });
-const merchant = await createMerchant({ db: database.db, clock: application.clock, secrets: application.secrets.secrets }, { name: 'Bench', webhook_url: receiver_url });
+const merchant = await createMerchant({ db: database.db, clock: application.clock, secrets: application.secrets.secrets, webhooks: application.webhooks.deps }, { name: 'Bench' });
+// Sandbox events go to sandbox endpoints only (webhook endpoints are per mode); loopback is allowed there.
+await setDefaultEndpoint(application.webhooks.deps, { merchant_id: merchant.merchant.id, is_sandbox: true }, receiver_url);
 const key = merchant.api_keys.sandbox;
 
 function startWorker(): ChildProcess {

@@ -22,7 +22,9 @@ import { Scheduler } from './workers/scheduler.ts';
 import { checkoutRoutes } from './modules/checkout/routes.ts';
 import { EVENTS_CHANNEL } from './modules/events/outbox.ts';
 import { sandboxRoutes } from './modules/sandbox/routes.ts';
-import { dispatchDueWebhooks } from './modules/webhooks/dispatcher.ts';
+import { WebhookDispatcher, type DispatcherDeps } from './modules/webhooks/dispatcher.ts';
+import type { WebhooksDeps } from './modules/webhooks/endpoints.ts';
+import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './modules/webhooks/secret-box.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { createPaymentCompletion, createSellerFunding } from './modules/ledger/effects.ts';
 import { createLedgerFromConfig } from './modules/ledger/factory.ts';
@@ -63,6 +65,8 @@ export interface Application {
   ledger: Ledger;
   /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
   payouts: Payouts;
+  /** Webhook endpoints' deps (secret box, SSRF switch), the dispatcher's, and the worker's dispatcher. */
+  webhooks: { deps: WebhooksDeps; dispatch: DispatcherDeps; dispatcher: WebhookDispatcher };
   close(): Promise<void>;
 }
 
@@ -73,6 +77,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.log_level });
   const secrets = await resolveServiceSecrets(db, config);
+  const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
+  // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
+  await sealPlaintextSecrets(db, box);
+  const webhooks: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets };
 
   const limiter: RateLimiter = config.redis_url
     ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
@@ -112,7 +120,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     quote_locks: createQuoteLockPort(),
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
-  const merchants = { db, clock, secrets: secrets.secrets };
+  const merchants = { db, clock, secrets: secrets.secrets, webhooks };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
@@ -137,7 +145,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       await server.register(pendingFundsRoutes, { deps: pending_funds });
       await server.register(balanceRoutes, { deps: balance });
       await server.register(referenceRoutes, { banks });
-      await server.register(webhookRoutes, { deps: { db, clock } });
+      await server.register(webhookRoutes, { deps: webhooks });
       await server.register(sandboxRoutes, { deps: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps } });
       await server.register(checkoutRoutes, { deps: { ...payments, banks }, proof_max_bytes: config.proof_max_bytes });
       await server.register(settlementRoutes, { deps: settlements });
@@ -153,7 +161,17 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
 
   const poll = config.worker_poll_interval_ms;
   scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts({ ...payments, validator }) });
-  scheduler.add({ name: 'webhook-dispatch', interval_ms: poll, run: () => dispatchDueWebhooks({ db, clock, timeout_ms: config.webhook_timeout_ms, logger }) });
+  const dispatch: DispatcherDeps = {
+    db,
+    clock,
+    box,
+    timeout_ms: config.webhook_timeout_ms,
+    allow_private_targets: config.webhook_allow_private_targets,
+    max_in_flight_per_endpoint: config.webhook_max_in_flight_per_endpoint,
+    logger,
+  };
+  const dispatcher = new WebhookDispatcher({ ...dispatch, max_in_flight: config.webhook_max_in_flight, onSettled: () => scheduler.wake('webhook-dispatch') });
+  scheduler.add({ name: 'webhook-dispatch', interval_ms: poll, run: () => dispatcher.pass() });
   // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
   // interval poll is only the fallback for retries that come due.
   const stopListening = config.roles.has('worker') ? await database.listen(EVENTS_CHANNEL, () => scheduler.wake('webhook-dispatch')) : undefined;
@@ -176,9 +194,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     validator,
     ledger,
     payouts,
+    webhooks: { deps: webhooks, dispatch, dispatcher },
     async close() {
       await stopListening?.();
       await scheduler.stop();
+      await dispatcher.drain();
       await app.close();
       await limiter.close();
     },

@@ -47,6 +47,13 @@ export interface Config {
   balance_buffer_threshold_bps: number;
 
   webhook_timeout_ms: number;
+  /** AES-256-GCM key sealing webhook secrets at rest (32 bytes, base64 or hex); see webhooks/secret-box.ts. */
+  webhook_secrets_key: string | undefined;
+  /** Lets webhook endpoints of either mode target private and loopback addresses (closed deployments only). */
+  webhook_allow_private_targets: boolean;
+  /** Deliveries one worker process sends at once, and at most this many to any one endpoint. */
+  webhook_max_in_flight: number;
+  webhook_max_in_flight_per_endpoint: number;
   fx_quote_lock_seconds: number;
   settlement_fee_bps: number;
   settlement_interval_seconds: number;
@@ -177,6 +184,10 @@ export function loadConfig(env: Env = process.env): Config {
     balance_buffer_threshold_bps: integer(env, 'BALANCE_BUFFER_THRESHOLD_BPS', 1000, 0, 10_000),
 
     webhook_timeout_ms: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhook_secrets_key: read(env, 'WEBHOOK_SECRETS_KEY'),
+    webhook_allow_private_targets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
+    webhook_max_in_flight: integer(env, 'WEBHOOK_MAX_IN_FLIGHT', 64, 1, 10_000),
+    webhook_max_in_flight_per_endpoint: integer(env, 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 4, 1, 1_000),
     fx_quote_lock_seconds: integer(env, 'FX_QUOTE_LOCK_SECONDS', 30, 1, 3600),
     settlement_fee_bps: integer(env, 'SETTLEMENT_FEE_BPS', 150, 0, 10_000),
     settlement_interval_seconds: integer(env, 'SETTLEMENT_INTERVAL_SECONDS', 3600, 1, 7 * 24 * 3600),

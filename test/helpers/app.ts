@@ -47,6 +47,8 @@ export async function startTestApp(
     PUBLIC_BASE_URL: 'http://gateway.test',
     RATE_LIMIT_LIVE_PER_SECOND: '100000',
     RATE_LIMIT_SANDBOX_PER_SECOND: '100000',
+    // Test receivers listen on loopback; the SSRF tests pass WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false'.
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   });

@@ -53,7 +53,7 @@ describe('mpay sandbox trigger and mpay listen', () => {
 
   it('listen --register receives the webhooks and forwards them with the signature intact', async () => {
     const drain = async () => {
-      for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ db: t.db, clock: t.clock, timeout_ms: 5000 });
+      for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 5000 });
     };
     await drain(); // the earlier triggers' events: no endpoint yet, so skipped
     const secret = (await t.call('POST', '/v1/webhook-endpoint/rotate-secret', merchant.live)).json().data.secret;

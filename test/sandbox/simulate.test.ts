@@ -24,7 +24,7 @@ describe('sandbox simulate', () => {
   const simulate = (body: Record<string, unknown>, key = merchant.sandbox, headers?: Record<string, string>) => t.call('POST', '/v1/sandbox/payments/simulate', key, body, headers);
   /** The webhooks a simulation sent, in delivery order. */
   const hooksOf = async (payment_id: string) => {
-    for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ db: t.db, clock: t.clock, timeout_ms: 2000 });
+    for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 });
     return receiver.received.filter((hook) => hook.body['payment_id'] === payment_id).map((hook) => hook.body);
   };
   const eventsOf = async (payment_id: string, key = merchant.sandbox) => {

@@ -47,7 +47,7 @@ describe('crash safety of the dispatcher', () => {
 
   it('a worker killed between sending and recording: the event is sent again after restart, same event id', { skip: SKIP }, async () => {
     const merchant = await t.createMerchant('Crash');
-    await t.call('PUT', '/v1/webhook-endpoint', merchant.live, { url: receiver.url });
+    await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url });
     // The first request is held open: the worker has sent but not recorded when it dies.
     receiver.answer = () => (receiver.received.length === 1 ? 'hang' : 200);
     const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });

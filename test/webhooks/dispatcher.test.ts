@@ -13,7 +13,7 @@ describe('webhook dispatcher', () => {
   let receiver: Receiver;
   let merchant: TestMerchant;
   let secret: string;
-  const dispatch = (timeout_ms = 2000) => dispatchDueWebhooks({ db: t.db, clock: t.clock, timeout_ms });
+  const dispatch = (timeout_ms = 2000) => dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms });
   /** Runs passes until nothing is due now. */
   const drain = async () => {
     let total = 0;
@@ -30,7 +30,8 @@ describe('webhook dispatcher', () => {
     t = await startTestApp();
     receiver = await startReceiver();
     merchant = await t.createMerchant('Hooks');
-    const set = await t.call('PUT', '/v1/webhook-endpoint', merchant.live, { url: receiver.url });
+    // Sandbox events go to sandbox endpoints only: a sandbox key sets the sandbox default endpoint.
+    const set = await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url });
     assert.equal(set.statusCode, 200, set.body);
     secret = set.json().data.secret;
     await t.createSeller(thbSeller());
@@ -229,7 +230,7 @@ describe('webhook dispatcher', () => {
       const worker = async (db: typeof t.db) => {
         let sent = 0;
         for (let handled = -1; handled !== 0; ) {
-          handled = await dispatchDueWebhooks({ db, clock: t.clock, timeout_ms: 2000, batch: 3 });
+          handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, db, timeout_ms: 2000, batch: 3 });
           sent += handled;
         }
         return sent;
@@ -258,7 +259,7 @@ describe('webhook dispatcher', () => {
     const own = await startReceiver();
     try {
       const m = await app.createMerchant('Listener');
-      await app.call('PUT', '/v1/webhook-endpoint', m.live, { url: own.url });
+      await app.call('PUT', '/v1/webhook-endpoint', m.sandbox, { url: own.url });
       app.application.scheduler.start();
       // Let the first (empty) passes finish so only the NOTIFY can trigger the next one.
       await new Promise((resolve) => setTimeout(resolve, 200));

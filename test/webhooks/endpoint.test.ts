@@ -10,7 +10,7 @@ describe('webhook endpoint, events and the verification helper', () => {
   let merchant: TestMerchant;
   let receiver: Receiver;
   const drain = async () => {
-    for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ db: t.db, clock: t.clock, timeout_ms: 2000 });
+    for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 });
   };
 
   before(async () => {
@@ -23,7 +23,7 @@ describe('webhook endpoint, events and the verification helper', () => {
     await t.close();
   });
 
-  it('sets the URL (secret shown), reads it back without the secret, rotates, and signs with the new secret', async () => {
+  it('sets the URL per mode (secret shown), reads it back without the secret, rotates, and signs with the new secret', async () => {
     assert.equal((await t.call('PUT', '/v1/webhook-endpoint', undefined, { url: receiver.url })).statusCode, 401);
     for (const url of ['not a url', 'ftp://x.example/hook', '']) {
       const bad = await t.call('PUT', '/v1/webhook-endpoint', merchant.live, { url });
@@ -33,27 +33,34 @@ describe('webhook endpoint, events and the verification helper', () => {
     const set = await t.call('PUT', '/v1/webhook-endpoint', merchant.live, { url: receiver.url });
     assert.equal(set.statusCode, 200);
     assert.equal(set.json().data.url, receiver.url);
-    assert.equal(set.json().data.secret, merchant.webhook_secret, 'the secret issued with the merchant');
+    assert.equal(set.json().data.secret, merchant.webhook_secret, 'the secret issued with the merchant is the live default endpoint\'s');
+    assert.deepEqual((await t.call('GET', '/v1/webhook-endpoint', merchant.live)).json().data, { url: receiver.url, secret_set: true });
+    // Per mode (issue 9): a sandbox key sees the sandbox default endpoint only, and there is none yet.
     const read = await t.call('GET', '/v1/webhook-endpoint', merchant.sandbox);
-    assert.deepEqual(read.json().data, { url: receiver.url, secret_set: true });
+    assert.deepEqual(read.json().data, { url: null, secret_set: false });
     assert.ok(!read.body.includes('whsec_'));
+    const sandbox_set = await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url });
+    assert.equal(sandbox_set.statusCode, 200);
+    const sandbox_secret = sandbox_set.json().data.secret;
+    assert.notEqual(sandbox_secret, merchant.webhook_secret, 'each mode\'s endpoint has its own secret');
 
-    const rotated = await t.call('POST', '/v1/webhook-endpoint/rotate-secret', merchant.live);
+    const rotated = await t.call('POST', '/v1/webhook-endpoint/rotate-secret', merchant.sandbox, { grace_period_seconds: 0 });
     assert.equal(rotated.statusCode, 200);
     const secret = rotated.json().data.secret;
     assert.match(secret, /^whsec_[A-Za-z0-9+/=]+$/);
-    assert.notEqual(secret, merchant.webhook_secret);
+    assert.notEqual(secret, sandbox_secret);
     await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });
     await drain();
+    assert.equal(receiver.received.length, 1, 'the sandbox event went to the sandbox endpoint only, not the live one');
     const [hook] = receiver.received;
     assert.equal(hook!.headers['x-service-signature'], computeServiceSignature(hook!.raw, secret));
-    assert.throws(() => verifyWebhook(hook!.raw, hook!.headers, merchant.webhook_secret, { now: t.clock.now() }), (error: WebhookVerificationError) => error.reason === 'signature_mismatch');
+    assert.throws(() => verifyWebhook(hook!.raw, hook!.headers, sandbox_secret, { now: t.clock.now() }), (error: WebhookVerificationError) => error.reason === 'signature_mismatch');
     const event = verifyWebhook(hook!.raw, hook!.headers, secret, { now: t.clock.now() });
     assert.equal(event.type, 'payment.expired');
   });
 
   it('verification helper: raw body in, constant-time compare, clear failures; importable as mpay/webhooks', async () => {
-    const secret = (await t.call('POST', '/v1/webhook-endpoint/rotate-secret', merchant.live)).json().data.secret;
+    const secret = (await t.call('POST', '/v1/webhook-endpoint/rotate-secret', merchant.sandbox, { grace_period_seconds: 0 })).json().data.secret;
     receiver.received.length = 0;
     await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_completed' });
     await drain();

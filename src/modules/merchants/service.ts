@@ -3,12 +3,15 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
+import { createLiveDefaultEndpoint, assertTargetAllowed, type WebhooksDeps } from '../webhooks/endpoints.ts';
 import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ServiceSecrets } from './credentials.ts';
 
 export interface MerchantsDeps {
   db: Db;
   clock: Clock;
   secrets: ServiceSecrets;
+  /** Seals the issued webhook secret and creates the live default endpoint (createMerchant only). */
+  webhooks?: WebhooksDeps;
 }
 
 const DEFAULT_JWT_SECONDS = 30 * 24 * 3600;
@@ -20,14 +23,24 @@ export interface CreatedMerchant {
   jwt: string;
 }
 
-/** Creates a merchant with one key of each kind, a webhook secret and a JWT; the raw secrets exist only in the result. */
+/**
+ * Creates a merchant with one key of each kind, a webhook secret and a JWT; the raw secrets exist only in the result.
+ * The webhook secret is the live default endpoint's: with a `webhook_url` that endpoint is created now (the SSRF guard
+ * applies: 400 WEBHOOK_URL_FORBIDDEN); without, the secret waits sealed on the merchant row for the first live
+ * `PUT /v1/webhook-endpoint`.
+ */
 export async function createMerchant(deps: MerchantsDeps, input: { name: string; webhook_url?: string | undefined }): Promise<CreatedMerchant> {
+  const webhooks = deps.webhooks;
+  if (!webhooks) throw new Error('createMerchant needs the webhooks deps (secret box)');
+  if (input.webhook_url) await assertTargetAllowed(webhooks, false, input.webhook_url);
   const now = deps.clock.now();
   const id = randomUUID();
   const webhook_secret = generateWebhookSecret();
   const keys = { live: generateApiKey('live'), test: generateApiKey('test'), sandbox: generateApiKey('sandbox') };
   await deps.db.transaction().execute(async (trx) => {
-    await trx.insertInto('merchants').values({ id, name: input.name, webhook_url: input.webhook_url ?? null, webhook_secret, created_at: now }).execute();
+    const waiting_secret = input.webhook_url ? null : webhooks.box.seal(webhook_secret, id);
+    await trx.insertInto('merchants').values({ id, name: input.name, webhook_url: null, webhook_secret: waiting_secret, created_at: now }).execute();
+    if (input.webhook_url) await createLiveDefaultEndpoint(webhooks, trx, id, input.webhook_url, webhook_secret);
     for (const [kind, key] of Object.entries(keys) as [keyof typeof keys, (typeof keys)['live']][]) {
       await trx.insertInto('api_keys').values({ id: randomUUID(), merchant_id: id, kind, key_hash: key.hash, key_hint: key.hint, created_at: now }).execute();
     }
@@ -42,7 +55,13 @@ export async function createMerchant(deps: MerchantsDeps, input: { name: string;
 }
 
 export async function getMerchant(deps: Pick<MerchantsDeps, 'db'>, merchant_id: string): Promise<{ id: string; name: string; webhook_url: string | null }> {
-  const row = await deps.db.selectFrom('merchants').select(['id', 'name', 'webhook_url']).where('id', '=', merchant_id).executeTakeFirst();
+  // The merchant's webhook URL is its live default endpoint's (webhook endpoints are per mode since migration 0100).
+  const row = await deps.db
+    .selectFrom('merchants as m')
+    .leftJoin('webhook_endpoints as w', (join) => join.onRef('w.merchant_id', '=', 'm.id').on('w.is_sandbox', '=', false).on('w.is_default', '=', true).on('w.deleted_at', 'is', null))
+    .select(['m.id', 'm.name', 'w.url as webhook_url'])
+    .where('m.id', '=', merchant_id)
+    .executeTakeFirst();
   if (!row) throw notFound('Merchant');
   return row;
 }

@@ -1,8 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
 import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { signingSecrets } from './endpoints.ts';
+import type { SecretBox } from './secret-box.ts';
 import { signedHeaders } from './signing.ts';
+import type { EndpointRow } from './tables.ts';
+import { checkTargetAtConnect, guardedLookup, TargetForbiddenError, type TargetPolicy } from './targets.ts';
 
 /**
  * DESIGN.md's schedule, about 3 days: the first attempt at once, then these waits after each failure; a failure
@@ -11,14 +17,22 @@ import { signedHeaders } from './signing.ts';
 export const RETRY_DELAYS_MS: readonly number[] = [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000];
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const RESPONSE_EXCERPT_CHARS = 512;
+const DEFAULT_BATCH = 50;
+const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 4;
 
 export interface DispatcherDeps {
   db: Db;
   clock: Clock;
   timeout_ms: number;
+  /** Opens the endpoints' sealed secrets. */
+  box: SecretBox;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS (the SSRF guard's operator switch); false when absent. */
+  allow_private_targets?: boolean;
   logger?: Logger;
-  /** How many deliveries one pass claims (each resource contributes at most its oldest pending event). */
+  /** How many deliveries one pass claims (each resource contributes at most its oldest pending event per endpoint). */
   batch?: number;
+  /** At most this many deliveries to one endpoint are leased at once, across every worker (a slow endpoint holds only these). */
+  max_in_flight_per_endpoint?: number;
 }
 
 /**
@@ -34,16 +48,11 @@ interface Claim {
   delivery_id: string;
   event_id: string;
   payload: unknown;
-  url: string | null;
-  secret: string | null;
+  is_sandbox: boolean;
+  endpoint: Pick<EndpointRow, 'id' | 'url' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>;
+  token: string;
 }
 
-/**
- * One dispatcher pass: claims due deliveries with FOR UPDATE SKIP LOCKED (so several workers share the queue without
- * sending an event twice), sends them concurrently, and records every attempt. Only the oldest pending event of an
- * ordering key (the resource) is ever claimable, so one resource's events go out in order; a retrying event holds back the later
- * events of its resource until it succeeds or gives up. Resolves to the number of deliveries it handled.
- */
 /**
  * Puts the deliveries of `resource_id`'s events (written in the caller's transaction) in line behind `ordering_key`'s
  * events: e.g. the sandbox's `settlement.completed` goes out after the payment events it follows.
@@ -52,22 +61,93 @@ export async function orderDeliveriesAfter(trx: Trx, resource_id: string, orderi
   await trx.updateTable('webhook_deliveries').set({ ordering_key }).where('resource_id', '=', resource_id).where('status', '=', 'pending').execute();
 }
 
+/**
+ * One pass that waits: claims a batch (see claimDue), sends it concurrently and resolves, with the number of
+ * deliveries handled, once every attempt is recorded. Tests and one-shot callers use it; the worker uses
+ * WebhookDispatcher, which does not wait.
+ */
 export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number> {
-  const claims = await claimDue(deps);
-  await Promise.all(claims.map((claim) => deliver(deps, claim.token, claim)));
+  const claims = await claimDue(deps, deps.batch ?? DEFAULT_BATCH);
+  await Promise.all(claims.map((claim) => deliver(deps, claim)));
   return claims.length;
 }
 
-async function claimDue(deps: DispatcherDeps): Promise<(Claim & { token: string })[]> {
+/**
+ * The worker's dispatcher (issue 11): a pass claims only as many deliveries as it has free slots and does not wait
+ * for the sends, so an endpoint that answers in 5 s (or never) holds its own slots and leases, not the pass; other
+ * merchants' deliveries are claimed and sent by the next pass at once. Ordering and the lease rules live in the SQL
+ * (claimDue), so N worker processes still share the queue without sending an event twice.
+ */
+export class WebhookDispatcher {
+  readonly #deps: DispatcherDeps;
+  readonly #max_in_flight: number;
+  readonly #in_flight = new Set<Promise<void>>();
+  readonly #onSettled: () => void;
+
+  constructor(deps: DispatcherDeps & { max_in_flight: number; onSettled?: () => void }) {
+    this.#deps = deps;
+    this.#max_in_flight = deps.max_in_flight;
+    this.#onSettled = deps.onSettled ?? (() => {});
+  }
+
+  get in_flight(): number {
+    return this.#in_flight.size;
+  }
+
+  /** One pass: claims up to the free slots and starts the sends; resolves to how many it started. */
+  async pass(): Promise<number> {
+    const free = this.#max_in_flight - this.#in_flight.size;
+    if (free <= 0) return 0;
+    const claims = await claimDue(this.#deps, Math.min(this.#deps.batch ?? DEFAULT_BATCH, free));
+    for (const claim of claims) {
+      const sending: Promise<void> = deliver(this.#deps, claim)
+        .catch((error: unknown) => this.#deps.logger?.error({ err: error, delivery_id: claim.delivery_id }, 'webhook attempt could not be recorded'))
+        .finally(() => {
+          this.#in_flight.delete(sending);
+          // A finished send frees a slot and may unblock the next event of its resource.
+          this.#onSettled();
+        });
+      this.#in_flight.add(sending);
+    }
+    return claims.length;
+  }
+
+  /** Resolves when every send started so far is recorded. */
+  async drain(): Promise<void> {
+    while (this.#in_flight.size > 0) await Promise.all([...this.#in_flight]);
+  }
+}
+
+/**
+ * Claims due deliveries with FOR UPDATE SKIP LOCKED (so several workers share the queue without sending an event
+ * twice) under a lease. Only the oldest pending event of an ordering key (the resource) per endpoint is claimable,
+ * so one resource's events reach each endpoint in order; a retrying event holds back the later events of its
+ * resource for that endpoint only. An endpoint with `max_in_flight_per_endpoint` deliveries leased gets no more.
+ */
+async function claimDue(deps: DispatcherDeps, batch: number): Promise<Claim[]> {
   const now = deps.clock.now();
   const token = randomUUID();
+  const per_endpoint = deps.max_in_flight_per_endpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
   return deps.db.transaction().execute(async (trx) => {
-    const due = await trx
+    const candidates = await trx
       .selectFrom('webhook_deliveries as d')
-      .select('d.id')
+      .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+      .select(['d.id', 'd.endpoint_id'])
+      .select((eb) =>
+        eb
+          .selectFrom('webhook_deliveries as leased')
+          .select(eb.fn.countAll<string>().as('n'))
+          .whereRef('leased.endpoint_id', '=', 'd.endpoint_id')
+          .where('leased.status', '=', 'pending')
+          .where('leased.claimed_until', '>', now)
+          .as('leased'),
+      )
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', now)
       .where((eb) => eb.or([eb('d.claimed_until', 'is', null), eb('d.claimed_until', '<', now)]))
+      // A disabled endpoint's deliveries wait (they go out if it is enabled again); a deleted one's were skipped.
+      .where('w.disabled', '=', false)
+      .where('w.deleted_at', 'is', null)
       .where((eb) =>
         eb.not(
           eb.exists(
@@ -75,19 +155,29 @@ async function claimDue(deps: DispatcherDeps): Promise<(Claim & { token: string 
               .selectFrom('webhook_deliveries as earlier')
               .select('earlier.id')
               .where('earlier.status', '=', 'pending')
-              .whereRef('earlier.merchant_id', '=', 'd.merchant_id')
+              .whereRef('earlier.endpoint_id', '=', 'd.endpoint_id')
               .whereRef('earlier.ordering_key', '=', 'd.ordering_key')
               .whereRef('earlier.event_seq', '<', 'd.event_seq'),
           ),
         ),
       )
       .orderBy('d.event_seq')
-      .limit(deps.batch ?? 50)
-      .forUpdate()
+      // Over-fetch, so that endpoints at their in-flight cap do not crowd other endpoints out of the batch.
+      .limit(batch * 4)
+      .forUpdate(['d'])
       .skipLocked()
       .execute();
-    if (due.length === 0) return [];
-    const ids = due.map((row) => row.id);
+    const taken = new Map<string, number>();
+    const ids: string[] = [];
+    for (const row of candidates) {
+      if (ids.length >= batch) break;
+      const endpoint_id = row.endpoint_id ?? '';
+      const used = Number(row.leased ?? 0) + (taken.get(endpoint_id) ?? 0);
+      if (used >= per_endpoint) continue;
+      taken.set(endpoint_id, (taken.get(endpoint_id) ?? 0) + 1);
+      ids.push(row.id);
+    }
+    if (ids.length === 0) return [];
     await trx
       .updateTable('webhook_deliveries')
       .set({ claim_token: token, claimed_until: new Date(now.getTime() + claimLeaseMs(deps.timeout_ms)) })
@@ -96,12 +186,19 @@ async function claimDue(deps: DispatcherDeps): Promise<(Claim & { token: string 
     const rows = await trx
       .selectFrom('webhook_deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
-      .innerJoin('merchants as m', 'm.id', 'd.merchant_id')
-      .select(['d.id as delivery_id', 'd.event_id', 'd.event_seq', 'e.payload', 'm.webhook_url as url', 'm.webhook_secret as secret'])
+      .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+      .select(['d.id as delivery_id', 'd.event_id', 'd.event_seq', 'd.is_sandbox', 'e.payload', 'w.id', 'w.url', 'w.secret_sealed', 'w.previous_secret_sealed', 'w.previous_secret_expires_at'])
       .where('d.id', 'in', ids)
       .orderBy('d.event_seq')
       .execute();
-    return rows.map((row) => ({ delivery_id: row.delivery_id, event_id: row.event_id, payload: row.payload, url: row.url, secret: row.secret, token }));
+    return rows.map((row) => ({
+      delivery_id: row.delivery_id,
+      event_id: row.event_id,
+      payload: row.payload,
+      is_sandbox: row.is_sandbox,
+      endpoint: { id: row.id, url: row.url, secret_sealed: row.secret_sealed, previous_secret_sealed: row.previous_secret_sealed, previous_secret_expires_at: row.previous_secret_expires_at },
+      token,
+    }));
   });
 }
 
@@ -115,45 +212,82 @@ interface AttemptOutcome {
   started_at: Date;
 }
 
-/** POSTs the exact bytes it signed; 2xx is success, anything else (a redirect too) or the timeout is a failure. */
-export async function sendSigned(url: string, secret: string, event_id: string, body: string, at: Date, timeout_ms: number): Promise<AttemptOutcome> {
-  const started = performance.now();
-  const headers = signedHeaders(secret, event_id, Math.floor(at.getTime() / 1000), body);
-  try {
-    const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(timeout_ms) });
-    const text = await response.text().catch(() => '');
-    return {
-      url,
-      status_code: response.status,
-      error: null,
-      duration_ms: Math.round(performance.now() - started),
-      response_excerpt: text.slice(0, RESPONSE_EXCERPT_CHARS),
-      succeeded: response.status >= 200 && response.status < 300,
-      started_at: at,
-    };
-  } catch (error) {
-    const cause = error as Error & { cause?: { code?: string; message?: string } };
-    const message = cause.name === 'TimeoutError' ? `timeout after ${timeout_ms} ms` : (cause.cause?.code ?? cause.cause?.message ?? cause.message);
-    return { url, status_code: null, error: message, duration_ms: Math.round(performance.now() - started), response_excerpt: null, succeeded: false, started_at: at };
-  }
+function forbidden(error: unknown): string | null {
+  return error instanceof TargetForbiddenError ? `WEBHOOK_URL_FORBIDDEN: ${error.reason}` : null;
 }
 
-async function deliver(deps: DispatcherDeps, token: string, claim: Claim): Promise<void> {
+/**
+ * POSTs the exact bytes it signed; 2xx is success, anything else (a redirect too: never followed) or the timeout is
+ * a failure. The SSRF guard checks the URL, then every address DNS returns for this very connection.
+ */
+export async function sendSigned(
+  url: string,
+  secrets: readonly string[],
+  event_id: string,
+  body: string,
+  at: Date,
+  timeout_ms: number,
+  policy: TargetPolicy,
+): Promise<AttemptOutcome> {
+  const started = performance.now();
+  const failed = (error: string): AttemptOutcome => ({ url, status_code: null, error, duration_ms: Math.round(performance.now() - started), response_excerpt: null, succeeded: false, started_at: at });
+  const headers = signedHeaders(secrets, event_id, Math.floor(at.getTime() / 1000), body);
+  let target: URL;
+  try {
+    target = new URL(url);
+    checkTargetAtConnect(target, policy);
+  } catch (error) {
+    return failed(forbidden(error) ?? `invalid URL: ${(error as Error).message}`);
+  }
+  return new Promise<AttemptOutcome>((resolve) => {
+    let settled = false;
+    const finish = (outcome: AttemptOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(outcome);
+    };
+    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: guardedLookup(policy) }, (response) => {
+      let excerpt = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        if (excerpt.length < RESPONSE_EXCERPT_CHARS) excerpt += chunk;
+      });
+      const done = () => {
+        const status_code = response.statusCode ?? 0;
+        const duration_ms = Math.round(performance.now() - started);
+        finish({ url, status_code, error: null, duration_ms, response_excerpt: excerpt.slice(0, RESPONSE_EXCERPT_CHARS), succeeded: status_code >= 200 && status_code < 300, started_at: at });
+      };
+      response.on('end', done);
+      response.on('error', done);
+    });
+    const timer = setTimeout(() => {
+      finish(failed(`timeout after ${timeout_ms} ms`));
+      request.destroy();
+    }, timeout_ms);
+    request.on('error', (error: NodeJS.ErrnoException) => finish(failed(forbidden(error) ?? error.code ?? error.message)));
+    request.end(body);
+  });
+}
+
+async function deliver(deps: DispatcherDeps, claim: Claim): Promise<void> {
   const at = deps.clock.now();
-  if (!claim.url || !claim.secret) {
-    // No endpoint configured: nothing to send. `recover` re-queues these once the merchant sets one.
-    await deps.db
-      .updateTable('webhook_deliveries')
-      .set({ status: 'skipped', claim_token: null, claimed_until: null, last_error: 'no webhook endpoint configured' })
-      .where('id', '=', claim.delivery_id)
-      .where('claim_token', '=', token)
-      .execute();
+  let secrets: string[];
+  try {
+    secrets = signingSecrets(deps.box, claim.endpoint, at);
+  } catch {
+    // Sealed under another key (WEBHOOK_SECRETS_KEY changed): nothing can be signed; counted as a failed attempt.
+    deps.logger?.error({ delivery_id: claim.delivery_id, endpoint_id: claim.endpoint.id }, 'webhook secret cannot be opened');
+    const error = 'webhook secret cannot be opened with this WEBHOOK_SECRETS_KEY';
+    await recordAttempt(deps, claim.token, claim.delivery_id, { url: claim.endpoint.url, status_code: null, error, duration_ms: 0, response_excerpt: null, succeeded: false, started_at: at });
     return;
   }
   const body = JSON.stringify(claim.payload);
-  const outcome = await sendSigned(claim.url, claim.secret, claim.event_id, body, at, deps.timeout_ms);
+  const policy = { is_sandbox: claim.is_sandbox, allow_private: deps.allow_private_targets ?? false };
+  const outcome = await sendSigned(claim.endpoint.url, secrets, claim.event_id, body, at, deps.timeout_ms, policy);
   if (!outcome.succeeded) deps.logger?.warn({ delivery_id: claim.delivery_id, event_id: claim.event_id, status_code: outcome.status_code, error: outcome.error }, 'webhook attempt failed');
-  await recordAttempt(deps, token, claim.delivery_id, outcome);
+  await recordAttempt(deps, claim.token, claim.delivery_id, outcome);
 }
 
 /** Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept). */

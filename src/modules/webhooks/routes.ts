@@ -2,7 +2,22 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
-import { getEndpoint, listDeliveries, listEvents, recoverSince, redeliver, rotateSecret, setEndpoint, type WebhooksDeps } from './service.ts';
+import {
+  createEndpoint,
+  DEFAULT_ROTATION_GRACE_SECONDS,
+  deleteEndpoint,
+  getDefaultEndpoint,
+  getEndpointById,
+  listEndpoints,
+  MAX_ENDPOINTS_PER_MODE,
+  MAX_ROTATION_GRACE_SECONDS,
+  rotateDefaultSecret,
+  rotateEndpointSecret,
+  setDefaultEndpoint,
+  updateEndpoint,
+  type WebhooksDeps,
+} from './endpoints.ts';
+import { listDeliveries, listEvents, recoverSince, redeliver } from './service.ts';
 import type { DeliveryStatus } from './tables.ts';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed', 'skipped'];
@@ -12,6 +27,43 @@ const SecretShownOnce = Type.Object({
   url: Type.Union([Type.String(), Type.Null()]),
   secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }),
 });
+
+const WebhookUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)' });
+const EnabledEvents = Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+)$', maxLength: 100 }), {
+  minItems: 1,
+  maxItems: 64,
+  description: 'Event types (e.g. payment.completed), or ["*"] for every type (the default)',
+});
+const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
+
+const EndpointSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  url: Type.String(),
+  description: Description,
+  enabled_events: Type.Array(Type.String()),
+  disabled: Type.Boolean(),
+  is_default: Type.Boolean({ description: 'The endpoint PUT /v1/webhook-endpoint sets' }),
+  mode: Type.Union([Type.Literal('live'), Type.Literal('sandbox')]),
+  previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], { description: 'After a rotation the previous secret also signs until then' }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+const EndpointWithSecretSchema = Type.Intersect([EndpointSchema, Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) })]);
+const RotateBody = Type.Optional(
+  Type.Object(
+    {
+      grace_period_seconds: Type.Optional(
+        Type.Integer({
+          minimum: 0,
+          maximum: MAX_ROTATION_GRACE_SECONDS,
+          description: `How long the previous secret keeps signing beside the new one (default ${DEFAULT_ROTATION_GRACE_SECONDS}; 0 drops it at once)`,
+        }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+);
+const ENDPOINT_NOTE = 'A credential manages only its own mode\'s endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode\'s or merchant\'s endpoint is 404.';
 
 const EventSchema = Type.Object({
   id: Type.String(),
@@ -26,6 +78,7 @@ const EventSchema = Type.Object({
 const DeliverySchema = Type.Object({
   id: Type.String(),
   event_id: Type.String(),
+  endpoint_id: Type.Union([Type.String(), Type.Null()], { description: 'null: no endpoint was subscribed (status skipped)' }),
   event_type: Type.String(),
   resource_id: Type.String(),
   status: DeliveryStatusSchema,
@@ -53,15 +106,19 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
   app.put(
     '/v1/webhook-endpoint',
     {
-      config: { auth: 'key' },
+      config: { auth: 'key', errors: [409] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Set the webhook URL (one URL for live and sandbox events); returns the signing secret',
-        body: Type.Object({ url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }) }, { additionalProperties: false }),
+        summary: 'Set the default webhook endpoint of the caller\'s mode; returns the signing secret',
+        description: `Live credentials set the live default endpoint, test/sandbox keys the sandbox one; events of one mode never go to the other's endpoints. ${ENDPOINT_NOTE}`,
+        body: Type.Object({ url: WebhookUrl }, { additionalProperties: false }),
         response: { 200: Envelope(SecretShownOnce) },
       },
     },
-    async (request) => ok(await setEndpoint(deps, merchantScope(request), request.body.url)),
+    async (request) => {
+      const { url, secret } = await setDefaultEndpoint(deps, merchantScope(request), request.body.url);
+      return ok({ url, secret });
+    },
   );
 
   app.get(
@@ -70,20 +127,116 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key' },
       schema: {
         tags: ['webhooks'],
-        summary: 'Read the webhook URL (never the secret)',
+        summary: 'Read the caller\'s mode\'s default webhook URL (never the secret)',
         response: { 200: Envelope(Type.Object({ url: Type.Union([Type.String(), Type.Null()]), secret_set: Type.Boolean() })) },
       },
     },
-    async (request) => ok(await getEndpoint(deps, merchantScope(request))),
+    async (request) => ok(await getDefaultEndpoint(deps, merchantScope(request))),
   );
 
   app.post(
     '/v1/webhook-endpoint/rotate-secret',
     {
-      config: { auth: 'key' },
-      schema: { tags: ['webhooks'], summary: 'Replace the signing secret at once; the new one is shown only here', response: { 200: Envelope(SecretShownOnce) } },
+      config: { auth: 'key', errors: [409] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Rotate the default endpoint\'s signing secret of the caller\'s mode; the new one is shown only here',
+        description:
+          'Both secrets sign during the grace period (webhook-signature: v1,<new> v1,<old>); X-Service-Signature uses the new one. 409 WEBHOOK_ENDPOINT_NOT_SET when a sandbox caller has no default endpoint.',
+        body: RotateBody,
+        response: { 200: Envelope(SecretShownOnce) },
+      },
     },
-    async (request) => ok(await rotateSecret(deps, merchantScope(request))),
+    async (request) => ok(await rotateDefaultSecret(deps, merchantScope(request), request.body?.grace_period_seconds)),
+  );
+
+  app.post(
+    '/v1/webhook-endpoints',
+    {
+      config: { auth: 'key', errors: [409] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Create a webhook endpoint in the caller\'s mode; returns its signing secret once',
+        description: `At most ${MAX_ENDPOINTS_PER_MODE} endpoints per mode (409 WEBHOOK_ENDPOINT_LIMIT). Live endpoints must resolve to public addresses; sandbox ones may also be loopback (400 WEBHOOK_URL_FORBIDDEN). ${ENDPOINT_NOTE}`,
+        body: Type.Object(
+          { url: WebhookUrl, description: Type.Optional(Description), enabled_events: Type.Optional(EnabledEvents), disabled: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false },
+        ),
+        response: { 201: Envelope(EndpointWithSecretSchema) },
+      },
+    },
+    async (request, reply) => {
+      const created = await createEndpoint(deps, merchantScope(request), request.body);
+      return reply.code(201).send(ok(created));
+    },
+  );
+
+  app.get(
+    '/v1/webhook-endpoints',
+    {
+      config: { auth: 'key' },
+      schema: { tags: ['webhooks'], summary: 'The caller\'s mode\'s webhook endpoints, oldest first (never their secrets)', description: ENDPOINT_NOTE, response: { 200: Envelope(Type.Array(EndpointSchema)) } },
+    },
+    async (request) => ok(await listEndpoints(deps, merchantScope(request))),
+  );
+
+  app.get(
+    '/v1/webhook-endpoints/:id',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: { tags: ['webhooks'], summary: 'One webhook endpoint (never its secret)', description: ENDPOINT_NOTE, params: UuidParams, response: { 200: Envelope(EndpointSchema) } },
+    },
+    async (request) => ok(await getEndpointById(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.patch(
+    '/v1/webhook-endpoints/:id',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Change a webhook endpoint\'s URL, description, events or disabled flag',
+        description: `A disabled endpoint gets no new events; its queued deliveries wait until it is enabled again. ${ENDPOINT_NOTE}`,
+        params: UuidParams,
+        body: Type.Object(
+          { url: Type.Optional(WebhookUrl), description: Type.Optional(Description), enabled_events: Type.Optional(EnabledEvents), disabled: Type.Optional(Type.Boolean()) },
+          { additionalProperties: false, minProperties: 1 },
+        ),
+        response: { 200: Envelope(EndpointSchema) },
+      },
+    },
+    async (request) => ok(await updateEndpoint(deps, merchantScope(request), request.params.id, request.body)),
+  );
+
+  app.delete(
+    '/v1/webhook-endpoints/:id',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Delete a webhook endpoint; its pending deliveries are skipped, its history stays',
+        description: ENDPOINT_NOTE,
+        params: UuidParams,
+        response: { 200: Envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) })) },
+      },
+    },
+    async (request) => ok(await deleteEndpoint(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.post(
+    '/v1/webhook-endpoints/:id/rotate-secret',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Rotate an endpoint\'s signing secret with overlap; the new one is shown only here',
+        description: `Both secrets sign during the grace period (webhook-signature: v1,<new> v1,<old>); X-Service-Signature uses the new one. ${ENDPOINT_NOTE}`,
+        params: UuidParams,
+        body: RotateBody,
+        response: { 200: Envelope(EndpointWithSecretSchema) },
+      },
+    },
+    async (request) => ok(await rotateEndpointSecret(deps, merchantScope(request), request.params.id, request.body?.grace_period_seconds)),
   );
 
   app.get(
@@ -116,6 +269,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
         querystring: Type.Object({
           status: Type.Optional(CsvEnum(DELIVERY_STATUSES, 'Delivery status')),
           event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+          endpoint_id: Type.Optional(Type.String({ format: 'uuid' })),
           cursor: Type.Optional(Cursor),
           limit: Limit,
         }),
@@ -142,15 +296,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
   app.post(
     '/v1/webhook-deliveries/recover',
     {
-      config: { auth: 'key', errors: [409] },
+      config: { auth: 'key', errors: [404, 409] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Re-queue every delivery that failed (or found no endpoint) since a time',
-        body: Type.Object({ since: Type.String({ format: 'date-time' }) }, { additionalProperties: false }),
+        summary: 'Re-queue every delivery that failed (or found no endpoint) since a time, optionally of one endpoint',
+        body: Type.Object({ since: Type.String({ format: 'date-time' }), endpoint_id: Type.Optional(Type.String({ format: 'uuid' })) }, { additionalProperties: false }),
         response: { 200: Envelope(Type.Object({ requeued: Type.Integer(), since: Timestamp })) },
       },
     },
-    async (request) => ok(await recoverSince(deps, merchantScope(request), request.body.since)),
+    async (request) => ok(await recoverSince(deps, merchantScope(request), request.body.since, request.body.endpoint_id)),
   );
 };
 

@@ -1,51 +1,31 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { EVENTS_CHANNEL } from '../events/outbox.ts';
-import { generateWebhookSecret } from '../merchants/credentials.ts';
+import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 
-export interface WebhooksDeps {
-  db: Db;
-  clock: Clock;
-}
+export type { WebhooksDeps } from './endpoints.ts';
 
 /** `GET /v1/events` looks back this far. */
 export const EVENTS_RETENTION_MS = 30 * 24 * 3600 * 1000;
 
-export interface EndpointView {
-  url: string | null;
-  secret_set: boolean;
-}
-
 /**
- * Sets the merchant's webhook URL (one URL for live and sandbox, as the contract says) and returns it with the signing
- * secret: this response and rotation are the only places the secret is shown. A merchant without a secret gets one.
+ * An event's delivery status over its deliveries (one per subscribed endpoint): pending while any is, then failed if
+ * any failed, succeeded if any reached an endpoint, else skipped (no endpoint was subscribed).
  */
-export async function setEndpoint(deps: WebhooksDeps, scope: MerchantScope, url: string): Promise<{ url: string; secret: string }> {
-  return deps.db.transaction().execute(async (trx) => {
-    const merchant = await trx.selectFrom('merchants').select('webhook_secret').where('id', '=', scope.merchant_id).forUpdate().executeTakeFirstOrThrow();
-    const secret = merchant.webhook_secret ?? generateWebhookSecret();
-    await trx.updateTable('merchants').set({ webhook_url: url, webhook_secret: secret }).where('id', '=', scope.merchant_id).execute();
-    return { url, secret };
-  });
-}
-
-export async function getEndpoint(deps: WebhooksDeps, scope: MerchantScope): Promise<EndpointView> {
-  const merchant = await deps.db.selectFrom('merchants').select(['webhook_url', 'webhook_secret']).where('id', '=', scope.merchant_id).executeTakeFirstOrThrow();
-  return { url: merchant.webhook_url, secret_set: merchant.webhook_secret !== null };
-}
-
-/** Replaces the signing secret at once; deliveries from now on are signed with the new one. */
-export async function rotateSecret(deps: WebhooksDeps, scope: MerchantScope): Promise<{ url: string | null; secret: string }> {
-  const secret = generateWebhookSecret();
-  const row = await deps.db.updateTable('merchants').set({ webhook_secret: secret }).where('id', '=', scope.merchant_id).returning('webhook_url').executeTakeFirstOrThrow();
-  return { url: row.webhook_url, secret };
-}
+const EVENT_DELIVERY_STATUS = sql<DeliveryStatus | null>`(
+  select case
+    when bool_or(d.status = 'pending') then 'pending'
+    when bool_or(d.status = 'failed') then 'failed'
+    when bool_or(d.status = 'succeeded') then 'succeeded'
+    else 'skipped' end
+  from webhook_deliveries d where d.event_id = e.id)`;
 
 export interface EventView {
   id: string;
@@ -71,15 +51,14 @@ export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query
   if (position && !/^\d{1,15}$/.test(position.id)) throw new AppError('VALIDATION_ERROR', 'cursor is not a cursor this API returned', [{ field: 'querystring.cursor', message: 'invalid cursor' }]);
   let select = deps.db
     .selectFrom('events as e')
-    .leftJoin('webhook_deliveries as d', 'd.event_id', 'e.id')
-    .select(['e.id', 'e.seq', 'e.type', 'e.resource_type', 'e.resource_id', 'e.created_at', 'e.payload', 'd.status as delivery_status'])
+    .select(['e.id', 'e.seq', 'e.type', 'e.resource_type', 'e.resource_id', 'e.created_at', 'e.payload', EVENT_DELIVERY_STATUS.as('delivery_status')])
     .where('e.merchant_id', '=', scope.merchant_id)
     .where('e.is_sandbox', '=', scope.is_sandbox)
     .where('e.created_at', '>=', new Date(deps.clock.now().getTime() - EVENTS_RETENTION_MS));
   if (query.type) select = select.where('e.type', '=', query.type);
   if (query.resource_id) select = select.where('e.resource_id', '=', query.resource_id);
-  if (query.delivered === true) select = select.where('d.status', '=', 'succeeded');
-  if (query.delivered === false) select = select.where((eb) => eb.or([eb('d.status', 'is', null), eb('d.status', '!=', 'succeeded')]));
+  if (query.delivered === true) select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} = 'succeeded'`);
+  if (query.delivered === false) select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} is distinct from 'succeeded'`);
   if (position) select = select.where(sql<boolean>`(e.created_at, e.seq) < (${position.created_at}, ${Number(position.id)})`);
   const rows = await select.orderBy('e.created_at', 'desc').orderBy('e.seq', 'desc').limit(query.limit + 1).execute();
   const keyed = rows.map((row) => ({ ...row, event_id: row.id, id: String(row.seq) }));
@@ -108,6 +87,8 @@ export interface AttemptView {
 export interface DeliveryView {
   id: string;
   event_id: string;
+  /** The endpoint it goes to; null when no endpoint was subscribed (status skipped). */
+  endpoint_id: string | null;
   event_type: string;
   resource_id: string;
   status: DeliveryStatus;
@@ -124,6 +105,7 @@ function presentDelivery(row: DeliveryRow & { event_type: string }, attempts: re
   return {
     id: row.id,
     event_id: row.event_id,
+    endpoint_id: row.endpoint_id,
     event_type: row.event_type,
     resource_id: row.resource_id,
     status: row.status,
@@ -157,6 +139,7 @@ async function attemptsOf(db: Db, delivery_ids: string[]): Promise<Map<string, A
 export interface ListDeliveriesQuery {
   status?: DeliveryStatus[] | undefined;
   event_id?: string | undefined;
+  endpoint_id?: string | undefined;
   cursor?: string | undefined;
   limit: number;
 }
@@ -173,20 +156,67 @@ export async function listDeliveries(deps: WebhooksDeps, scope: MerchantScope, q
     .where('d.is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('d.status', 'in', query.status);
   if (query.event_id) select = select.where('d.event_id', '=', query.event_id);
+  if (query.endpoint_id) select = select.where('d.endpoint_id', '=', query.endpoint_id);
   if (position) select = select.where(afterCursor(position, 'd'));
   const rows = await select.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(query.limit + 1).execute();
   const attempts = await attemptsOf(deps.db, rows.map((row) => row.id));
   return toPage(rows, query.limit, (row) => presentDelivery(row, attempts.get(row.id) ?? []));
 }
 
-async function requireEndpoint(executor: Db, scope: MerchantScope): Promise<void> {
-  const merchant = await executor.selectFrom('merchants').select('webhook_url').where('id', '=', scope.merchant_id).executeTakeFirstOrThrow();
-  if (!merchant.webhook_url) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'Set a webhook endpoint first (PUT /v1/webhook-endpoint)');
+const REQUEUE = { status: 'pending' as const, retry_count: 0, claim_token: null, claimed_until: null };
+
+/**
+ * Puts deliveries back in the queue. A `skipped` row without endpoint (none was subscribed when its event was
+ * written) goes to the endpoints subscribed now: the row itself to the first, a new row to each other one.
+ */
+async function requeue(trx: Trx, scope: MerchantScope, rows: readonly Pick<DeliveryRow, 'id' | 'event_id' | 'event_seq' | 'resource_id' | 'ordering_key' | 'endpoint_id' | 'created_at'>[], now: Date): Promise<number> {
+  let requeued = 0;
+  for (const row of rows) {
+    if (row.endpoint_id !== null) {
+      await trx.updateTable('webhook_deliveries').set({ ...REQUEUE, next_attempt_at: now }).where('id', '=', row.id).execute();
+      requeued += 1;
+      continue;
+    }
+    const event = await trx.selectFrom('events').select('type').where('id', '=', row.event_id).executeTakeFirstOrThrow();
+    const [first, ...others] = await subscribedEndpointIds(trx, scope, event.type);
+    if (!first) continue;
+    await trx.updateTable('webhook_deliveries').set({ ...REQUEUE, endpoint_id: first, next_attempt_at: now, last_error: null }).where('id', '=', row.id).execute();
+    for (const endpoint_id of others) {
+      await trx
+        .insertInto('webhook_deliveries')
+        .values({
+          id: randomUUID(),
+          event_id: row.event_id,
+          event_seq: row.event_seq,
+          merchant_id: scope.merchant_id,
+          is_sandbox: scope.is_sandbox,
+          endpoint_id,
+          resource_id: row.resource_id,
+          ordering_key: row.ordering_key,
+          status: 'pending',
+          attempt_count: 0,
+          retry_count: 0,
+          next_attempt_at: now,
+          claim_token: null,
+          claimed_until: null,
+          last_attempt_at: null,
+          last_status_code: null,
+          last_error: null,
+          delivered_at: null,
+          created_at: row.created_at,
+        })
+        .onConflict((c) => c.columns(['event_id', 'endpoint_id']).doNothing())
+        .execute();
+    }
+    requeued += 1 + others.length;
+  }
+  return requeued;
 }
 
 /**
  * Queues one delivery again with a fresh retry schedule (any status; a delivery being sent right now is left to
- * finish). Ordering still holds: a later event of the same resource waits for it.
+ * finish). Ordering still holds: a later event of the same resource waits for it. A delivery to a deleted endpoint
+ * cannot be sent again (409 WEBHOOK_ENDPOINT_NOT_SET).
  */
 export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delivery_id: string): Promise<DeliveryView> {
   const now = deps.clock.now();
@@ -200,14 +230,14 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
       .forUpdate()
       .executeTakeFirst();
     if (!found) throw notFound('Webhook delivery');
-    await requireEndpoint(trx, scope);
+    await requireActiveEndpoint(trx, scope);
+    if (found.endpoint_id !== null) {
+      const endpoint = await trx.selectFrom('webhook_endpoints').select(['deleted_at']).where('id', '=', found.endpoint_id).executeTakeFirstOrThrow();
+      if (endpoint.deleted_at !== null) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'The endpoint of this delivery was deleted');
+    }
     const in_flight = found.status === 'pending' && found.claimed_until !== null && found.claimed_until > now;
     if (!in_flight) {
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'pending', retry_count: 0, next_attempt_at: now, claim_token: null, claimed_until: null })
-        .where('id', '=', delivery_id)
-        .execute();
+      await requeue(trx, scope, [found], now);
       await sql`select pg_notify(${EVENTS_CHANNEL}, ${found.event_id})`.execute(trx);
     }
     const row = await trx
@@ -222,22 +252,40 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
   });
 }
 
-/** Re-queues every delivery of this merchant and mode that failed (or found no endpoint) since `since`. */
-export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, since: string): Promise<{ requeued: number; since: string }> {
+/**
+ * Re-queues every delivery of this merchant and mode that failed (or found no endpoint) since `since`, optionally of
+ * one endpoint only. Deliveries of deleted endpoints stay as they are.
+ */
+export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, since: string, endpoint_id?: string): Promise<{ requeued: number; since: string }> {
   const now = deps.clock.now();
   const since_at = new Date(since);
   return deps.db.transaction().execute(async (trx) => {
-    await requireEndpoint(trx, scope);
-    const rows = await trx
-      .updateTable('webhook_deliveries')
-      .set({ status: 'pending', retry_count: 0, next_attempt_at: now, claim_token: null, claimed_until: null })
-      .where('merchant_id', '=', scope.merchant_id)
-      .where('is_sandbox', '=', scope.is_sandbox)
-      .where('status', 'in', ['failed', 'skipped'])
-      .where('created_at', '>=', since_at)
-      .returning('id')
-      .execute();
-    if (rows.length > 0) await sql`select pg_notify(${EVENTS_CHANNEL}, 'recover')`.execute(trx);
-    return { requeued: rows.length, since: since_at.toISOString() };
+    if (endpoint_id !== undefined) {
+      const endpoint = await trx
+        .selectFrom('webhook_endpoints')
+        .select('id')
+        .where('id', '=', endpoint_id)
+        .where('merchant_id', '=', scope.merchant_id)
+        .where('is_sandbox', '=', scope.is_sandbox)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (!endpoint) throw notFound('Webhook endpoint');
+    }
+    await requireActiveEndpoint(trx, scope);
+    let select = trx
+      .selectFrom('webhook_deliveries as d')
+      .leftJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
+      .select(['d.id', 'd.event_id', 'd.event_seq', 'd.resource_id', 'd.ordering_key', 'd.endpoint_id', 'd.created_at'])
+      .where('d.merchant_id', '=', scope.merchant_id)
+      .where('d.is_sandbox', '=', scope.is_sandbox)
+      .where('d.status', 'in', ['failed', 'skipped'])
+      .where('d.created_at', '>=', since_at)
+      .where((eb) => eb.or([eb('d.endpoint_id', 'is', null), eb('w.deleted_at', 'is', null)]))
+      .orderBy('d.event_seq')
+      .forUpdate('d');
+    if (endpoint_id !== undefined) select = select.where('d.endpoint_id', '=', endpoint_id);
+    const requeued = await requeue(trx, scope, await select.execute(), now);
+    if (requeued > 0) await sql`select pg_notify(${EVENTS_CHANNEL}, 'recover')`.execute(trx);
+    return { requeued, since: since_at.toISOString() };
   });
 }

@@ -1,14 +1,43 @@
 import type { Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
 
+/**
+ * The webhook tables (migrations 0040, 0100). Rows of `webhook_deliveries` are written by no code in this module on
+ * the way in: the trigger `events_enqueue_webhook_delivery` (function `mpay_enqueue_webhook_delivery`, migration 0100)
+ * inserts them in the transaction that inserts the event (outbox), one per enabled endpoint of the event's merchant
+ * and mode subscribed to its type, or one `skipped` row with `endpoint_id` null when none is. The dispatcher then
+ * claims and sends them; redeliver and recover re-queue them.
+ */
 export interface WebhookTables {
+  webhook_endpoints: {
+    id: string;
+    merchant_id: string;
+    is_sandbox: boolean;
+    url: string;
+    description: string | null;
+    /** Event types, or ['*'] for all. */
+    enabled_events: Json<string[]>;
+    disabled: boolean;
+    /** The endpoint `PUT /v1/webhook-endpoint` sets: at most one per merchant and mode. */
+    is_default: boolean;
+    /** Sealed with secret-box.ts (AES-256-GCM, the row id as AAD). */
+    secret_sealed: string;
+    previous_secret_sealed: string | null;
+    previous_secret_expires_at: Date | null;
+    created_at: Date;
+    updated_at: Date;
+    deleted_at: Date | null;
+  };
   webhook_deliveries: {
     id: string;
     event_id: string;
     event_seq: number;
     merchant_id: string;
     is_sandbox: boolean;
+    /** Null only on a `skipped` row: no endpoint was subscribed when the event was written. */
+    endpoint_id: string | null;
     resource_id: string;
     ordering_key: string;
     status: DeliveryStatus;
@@ -39,3 +68,4 @@ export interface WebhookTables {
 
 export type DeliveryRow = Selectable<WebhookTables['webhook_deliveries']>;
 export type AttemptRow = Selectable<WebhookTables['webhook_attempts']>;
+export type EndpointRow = Selectable<WebhookTables['webhook_endpoints']>;

@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db, Trx } from '../../db/database.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { iso } from '../../http/schemas.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
+import { generateWebhookSecret } from '../merchants/credentials.ts';
+import type { SecretBox } from './secret-box.ts';
+import type { EndpointRow } from './tables.ts';
+import { checkTargetAtRegistration } from './targets.ts';
+
+/**
+ * Webhook endpoints as a resource, per merchant and mode (issue 9 section 1). A credential sees and changes only the
+ * endpoints of its own mode (`scope.is_sandbox`: a live key, a live merchant JWT or dashboard session manage live
+ * endpoints; test and sandbox keys, or a JWT/session carrying mode sandbox, manage sandbox ones); another merchant's
+ * or another mode's endpoint is 404, as everywhere in webhooks. Every function is one transaction.
+ */
+export interface WebhooksDeps {
+  db: Db;
+  clock: Clock;
+  box: SecretBox;
+  /** WEBHOOK_ALLOW_PRIVATE_TARGETS: private and loopback targets for either mode (closed deployments). */
+  allow_private_targets: boolean;
+}
+
+export const MAX_ENDPOINTS_PER_MODE = 16;
+export const ALL_EVENTS = '*';
+export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
+
+export interface EndpointView {
+  id: string;
+  url: string;
+  description: string | null;
+  enabled_events: string[];
+  disabled: boolean;
+  /** The endpoint `PUT /v1/webhook-endpoint` sets. */
+  is_default: boolean;
+  mode: 'live' | 'sandbox';
+  /** After a rotation the previous secret also signs until then; null when only one secret signs. */
+  previous_secret_expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type EndpointWithSecret = EndpointView & { secret: string };
+
+export interface CreateEndpointInput {
+  url: string;
+  description?: string | null | undefined;
+  enabled_events?: string[] | undefined;
+  disabled?: boolean | undefined;
+}
+
+export type UpdateEndpointInput = Partial<CreateEndpointInput>;
+
+export function presentEndpoint(row: EndpointRow, now: Date): EndpointView {
+  const overlapping = row.previous_secret_sealed !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    enabled_events: row.enabled_events,
+    disabled: row.disabled,
+    is_default: row.is_default,
+    mode: row.is_sandbox ? 'sandbox' : 'live',
+    previous_secret_expires_at: overlapping ? iso(row.previous_secret_expires_at) : null,
+    created_at: iso(row.created_at)!,
+    updated_at: iso(row.updated_at)!,
+  };
+}
+
+/** `*` anywhere means every type; otherwise the distinct types in the order given. */
+function normalizeEvents(events: readonly string[] | undefined): string[] {
+  if (!events || events.includes(ALL_EVENTS)) return [ALL_EVENTS];
+  return [...new Set(events)];
+}
+
+/** Refuses a target the SSRF guard does not allow for this mode: 400 WEBHOOK_URL_FORBIDDEN. */
+export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets'>, is_sandbox: boolean, url: string): Promise<void> {
+  const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets });
+  if (reason) throw new AppError('WEBHOOK_URL_FORBIDDEN', `This URL cannot be a ${is_sandbox ? 'sandbox' : 'live'} webhook target: ${reason}`, [{ field: 'body.url', message: reason }]);
+}
+
+/** Serialises endpoint changes of one merchant (the per-mode limit and the one default per mode). */
+async function lockMerchant(trx: Trx, merchant_id: string): Promise<void> {
+  await trx.selectFrom('merchants').select('id').where('id', '=', merchant_id).forUpdate().executeTakeFirstOrThrow();
+}
+
+async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, lock: boolean): Promise<EndpointRow> {
+  let select = trx
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('id', '=', id)
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('deleted_at', 'is', null);
+  if (lock) select = select.forUpdate();
+  const row = await select.executeTakeFirst();
+  if (!row) throw notFound('Webhook endpoint');
+  return row;
+}
+
+async function insertEndpoint(deps: WebhooksDeps, trx: Trx, scope: MerchantScope, input: CreateEndpointInput & { is_default: boolean; secret: string }): Promise<EndpointRow> {
+  const count = await trx
+    .selectFrom('webhook_endpoints')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (Number(count.n) >= MAX_ENDPOINTS_PER_MODE) {
+    throw new AppError('WEBHOOK_ENDPOINT_LIMIT', `At most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; delete one first`);
+  }
+  const now = deps.clock.now();
+  const id = randomUUID();
+  return trx
+    .insertInto('webhook_endpoints')
+    .values({
+      id,
+      merchant_id: scope.merchant_id,
+      is_sandbox: scope.is_sandbox,
+      url: input.url,
+      description: input.description ?? null,
+      enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)),
+      disabled: input.disabled ?? false,
+      is_default: input.is_default,
+      secret_sealed: deps.box.seal(input.secret, id),
+      created_at: now,
+      updated_at: now,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function createEndpoint(deps: WebhooksDeps, scope: MerchantScope, input: CreateEndpointInput): Promise<EndpointWithSecret> {
+  await assertTargetAllowed(deps, scope.is_sandbox, input.url);
+  return deps.db.transaction().execute(async (trx) => {
+    await lockMerchant(trx, scope.merchant_id);
+    const secret = generateWebhookSecret();
+    const row = await insertEndpoint(deps, trx, scope, { ...input, is_default: false, secret });
+    return { ...presentEndpoint(row, deps.clock.now()), secret };
+  });
+}
+
+export async function listEndpoints(deps: WebhooksDeps, scope: MerchantScope): Promise<EndpointView[]> {
+  const rows = await deps.db
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('deleted_at', 'is', null)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const now = deps.clock.now();
+  return rows.map((row) => presentEndpoint(row, now));
+}
+
+export async function getEndpointById(deps: WebhooksDeps, scope: MerchantScope, id: string): Promise<EndpointView> {
+  return presentEndpoint(await findEndpoint(deps.db, scope, id, false), deps.clock.now());
+}
+
+export async function updateEndpoint(deps: WebhooksDeps, scope: MerchantScope, id: string, input: UpdateEndpointInput): Promise<EndpointView> {
+  if (input.url !== undefined) await assertTargetAllowed(deps, scope.is_sandbox, input.url);
+  return deps.db.transaction().execute(async (trx) => {
+    await findEndpoint(trx, scope, id, true);
+    const row = await trx
+      .updateTable('webhook_endpoints')
+      .set({
+        ...(input.url !== undefined ? { url: input.url } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.enabled_events !== undefined ? { enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)) } : {}),
+        ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
+        updated_at: deps.clock.now(),
+      })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return presentEndpoint(row, deps.clock.now());
+  });
+}
+
+/**
+ * Deletes an endpoint (kept as a tombstone, so its delivery history stays readable); its deliveries still pending are
+ * skipped, and no new event is queued for it.
+ */
+export async function deleteEndpoint(deps: WebhooksDeps, scope: MerchantScope, id: string): Promise<{ id: string; deleted: true }> {
+  return deps.db.transaction().execute(async (trx) => {
+    await findEndpoint(trx, scope, id, true);
+    const now = deps.clock.now();
+    await trx.updateTable('webhook_endpoints').set({ deleted_at: now, is_default: false, updated_at: now }).where('id', '=', id).execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ status: 'skipped', claim_token: null, claimed_until: null, last_error: 'webhook endpoint deleted' })
+      .where('endpoint_id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
+    return { id, deleted: true as const };
+  });
+}
+
+async function rotate(deps: WebhooksDeps, trx: Trx, row: EndpointRow, grace_seconds: number): Promise<EndpointWithSecret> {
+  const now = deps.clock.now();
+  const secret = generateWebhookSecret();
+  const updated = await trx
+    .updateTable('webhook_endpoints')
+    .set({
+      secret_sealed: deps.box.seal(secret, row.id),
+      // The outgoing secret keeps signing (second `v1,` signature) until the grace period ends; 0 drops it at once.
+      previous_secret_sealed: grace_seconds > 0 ? row.secret_sealed : null,
+      previous_secret_expires_at: grace_seconds > 0 ? new Date(now.getTime() + grace_seconds * 1000) : null,
+      updated_at: now,
+    })
+    .where('id', '=', row.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { ...presentEndpoint(updated, now), secret };
+}
+
+/** New secret shown once; the old one keeps signing beside it for `grace_seconds` (default 24 h). */
+export async function rotateEndpointSecret(deps: WebhooksDeps, scope: MerchantScope, id: string, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<EndpointWithSecret> {
+  return deps.db.transaction().execute(async (trx) => rotate(deps, trx, await findEndpoint(trx, scope, id, true), grace_seconds));
+}
+
+/** The secrets a delivery is signed with now: the newest first, then the previous one while its overlap lasts. */
+export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'id' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>, now: Date): string[] {
+  const secrets = [box.open(row.secret_sealed, row.id)];
+  if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) secrets.push(box.open(row.previous_secret_sealed, row.id));
+  return secrets;
+}
+
+// ---- The single-endpoint shortcut (DESIGN: PUT /v1/webhook-endpoint), now per mode ----
+
+async function findDefault(trx: Trx | Db, scope: MerchantScope, lock: boolean): Promise<EndpointRow | undefined> {
+  let select = trx
+    .selectFrom('webhook_endpoints')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('is_default', '=', true)
+    .where('deleted_at', 'is', null);
+  if (lock) select = select.forUpdate();
+  return select.executeTakeFirst();
+}
+
+/**
+ * The secret issued with the merchant (POST /admin/merchants) before its live default endpoint exists: kept sealed on
+ * the merchant row and moved onto the endpoint when the endpoint is created.
+ */
+async function takeIssuedSecret(deps: WebhooksDeps, trx: Trx, scope: MerchantScope): Promise<string | null> {
+  if (scope.is_sandbox) return null;
+  const merchant = await trx.selectFrom('merchants').select('webhook_secret').where('id', '=', scope.merchant_id).executeTakeFirstOrThrow();
+  if (!merchant.webhook_secret) return null;
+  await trx.updateTable('merchants').set({ webhook_secret: null }).where('id', '=', scope.merchant_id).execute();
+  return deps.box.open(merchant.webhook_secret, scope.merchant_id);
+}
+
+/**
+ * Sets the caller's mode's default endpoint and returns it with its secret (shown here and on rotation only). The
+ * live default created first uses the secret issued with the merchant; otherwise a new endpoint gets a new secret.
+ */
+export async function setDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScope, url: string): Promise<{ url: string; secret: string; endpoint: EndpointView }> {
+  await assertTargetAllowed(deps, scope.is_sandbox, url);
+  return deps.db.transaction().execute(async (trx) => {
+    await lockMerchant(trx, scope.merchant_id);
+    const now = deps.clock.now();
+    const existing = await findDefault(trx, scope, true);
+    if (existing) {
+      const row = await trx.updateTable('webhook_endpoints').set({ url, updated_at: now }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      return { url, secret: deps.box.open(row.secret_sealed, row.id), endpoint: presentEndpoint(row, now) };
+    }
+    const secret = (await takeIssuedSecret(deps, trx, scope)) ?? generateWebhookSecret();
+    const row = await insertEndpoint(deps, trx, scope, { url, is_default: true, secret });
+    return { url, secret, endpoint: presentEndpoint(row, now) };
+  });
+}
+
+/** Creates the live default endpoint in the caller's transaction (POST /admin/merchants with a webhook_url). */
+export async function createLiveDefaultEndpoint(deps: WebhooksDeps, trx: Trx, merchant_id: string, url: string, secret: string): Promise<void> {
+  await insertEndpoint(deps, trx, { merchant_id, is_sandbox: false }, { url, is_default: true, secret });
+}
+
+export async function getDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScope): Promise<{ url: string | null; secret_set: boolean }> {
+  const row = await findDefault(deps.db, scope, false);
+  if (row) return { url: row.url, secret_set: true };
+  if (scope.is_sandbox) return { url: null, secret_set: false };
+  const merchant = await deps.db.selectFrom('merchants').select('webhook_secret').where('id', '=', scope.merchant_id).executeTakeFirstOrThrow();
+  return { url: null, secret_set: merchant.webhook_secret !== null };
+}
+
+/**
+ * Rotates the caller's mode's default endpoint's secret (overlap as rotateEndpointSecret). Before a live default
+ * endpoint exists, the secret issued with the merchant is replaced instead; a sandbox caller without one is 409.
+ */
+export async function rotateDefaultSecret(deps: WebhooksDeps, scope: MerchantScope, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<{ url: string | null; secret: string }> {
+  return deps.db.transaction().execute(async (trx) => {
+    await lockMerchant(trx, scope.merchant_id);
+    const existing = await findDefault(trx, scope, true);
+    if (existing) {
+      const rotated = await rotate(deps, trx, existing, grace_seconds);
+      return { url: rotated.url, secret: rotated.secret };
+    }
+    if (scope.is_sandbox) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'Set a sandbox webhook endpoint first (PUT /v1/webhook-endpoint with a sandbox key)');
+    const secret = generateWebhookSecret();
+    await trx.updateTable('merchants').set({ webhook_secret: deps.box.seal(secret, scope.merchant_id) }).where('id', '=', scope.merchant_id).execute();
+    return { url: null, secret };
+  });
+}
+
+/** The endpoints of the caller's merchant and mode that receive events: not deleted, not disabled. */
+function activeEndpoints(executor: Trx | Db, scope: MerchantScope) {
+  return executor
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('deleted_at', 'is', null)
+    .where('disabled', '=', false);
+}
+
+/** Whether the caller's mode has an endpoint deliveries can go to (redeliver and recover need one). */
+export async function requireActiveEndpoint(executor: Trx | Db, scope: MerchantScope): Promise<void> {
+  if (!(await activeEndpoints(executor, scope).executeTakeFirst())) {
+    throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', `Set a ${scope.is_sandbox ? 'sandbox' : 'live'} webhook endpoint first (PUT /v1/webhook-endpoint or POST /v1/webhook-endpoints)`);
+  }
+}
+
+/** The active endpoints subscribed to `type`: the trigger's rule (migration 0100), for re-queued skipped deliveries. */
+export async function subscribedEndpointIds(trx: Trx, scope: MerchantScope, type: string): Promise<string[]> {
+  const rows = await activeEndpoints(trx, scope)
+    .where(sql<boolean>`(enabled_events @> '["*"]'::jsonb or enabled_events @> jsonb_build_array(${type}::text))`)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((row) => row.id);
+}
