@@ -2,6 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 
 export interface Received {
+  /** The request path (several endpoints can share one receiver by path). */
+  path: string;
   raw: Buffer;
   headers: IncomingHttpHeaders;
   body: Record<string, any>;
@@ -53,7 +55,7 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         // kept raw
       }
-      const received: Received = { raw, headers: request.headers, body, arrived_at_ms: performance.now() };
+      const received: Received = { path: request.url ?? '', raw, headers: request.headers, body, arrived_at_ms: performance.now() };
       receiver.received.push(received);
       for (const waiter of [...waiters]) {
         if (receiver.received.length >= waiter.count) {

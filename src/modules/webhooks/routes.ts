@@ -49,20 +49,22 @@ const EndpointSchema = Type.Object({
   updated_at: Timestamp,
 });
 const EndpointWithSecretSchema = Type.Intersect([EndpointSchema, Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) })]);
-const RotateBody = Type.Optional(
-  Type.Object(
-    {
-      grace_period_seconds: Type.Optional(
-        Type.Integer({
-          minimum: 0,
-          maximum: MAX_ROTATION_GRACE_SECONDS,
-          description: `How long the previous secret keeps signing beside the new one (default ${DEFAULT_ROTATION_GRACE_SECONDS}; 0 drops it at once)`,
-        }),
-      ),
-    },
-    { additionalProperties: false },
-  ),
+/** The rotation body is optional: a POST without one rotates with the default grace period. */
+const RotateBody = Type.Object(
+  {
+    grace_period_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: MAX_ROTATION_GRACE_SECONDS,
+        description: `How long the previous secret keeps signing beside the new one (default ${DEFAULT_ROTATION_GRACE_SECONDS}; 0 drops it at once)`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
 );
+const optionalBody = async (request: { body: unknown }) => {
+  request.body ??= {};
+};
 const ENDPOINT_NOTE = 'A credential manages only its own mode\'s endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode\'s or merchant\'s endpoint is 404.';
 
 const EventSchema = Type.Object({
@@ -146,8 +148,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
         body: RotateBody,
         response: { 200: Envelope(SecretShownOnce) },
       },
+      preValidation: optionalBody,
     },
-    async (request) => ok(await rotateDefaultSecret(deps, merchantScope(request), request.body?.grace_period_seconds)),
+    async (request) => ok(await rotateDefaultSecret(deps, merchantScope(request), request.body.grace_period_seconds)),
   );
 
   app.post(
@@ -235,8 +238,9 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
         body: RotateBody,
         response: { 200: Envelope(EndpointWithSecretSchema) },
       },
+      preValidation: optionalBody,
     },
-    async (request) => ok(await rotateEndpointSecret(deps, merchantScope(request), request.params.id, request.body?.grace_period_seconds)),
+    async (request) => ok(await rotateEndpointSecret(deps, merchantScope(request), request.params.id, request.body.grace_period_seconds)),
   );
 
   app.get(
