@@ -39,3 +39,10 @@ export async function runStatements(db: Kysely<unknown>, ddl: string): Promise<v
     await sql.raw(statement).execute(db);
   }
 }
+
+/** Applies migrations up to and including `name` (tests of a data migration start from the schema before it). */
+export async function migrateTo(db: Db, name: string): Promise<void> {
+  const migrator = new Migrator({ db, provider: new DirectoryProvider(), migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+  const { error } = await migrator.migrateTo(name);
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}

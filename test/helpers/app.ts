@@ -36,9 +36,9 @@ export interface TestApp {
  * call the worker functions (or `scheduler.wake`) so that nothing depends on timing.
  */
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: ManualClock; overrides?: ApplicationOptions['overrides'] } = {},
+  options: { env?: Record<string, string>; clock?: ManualClock; overrides?: ApplicationOptions['overrides']; database?: Awaited<ReturnType<typeof openTestDatabase>> } = {},
 ): Promise<TestApp> {
-  const database = await openTestDatabase();
+  const database = options.database ?? (await openTestDatabase());
   const clock = options.clock ?? new ManualClock();
   const config = loadConfig({
     LOG_LEVEL: 'silent',

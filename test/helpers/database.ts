@@ -7,11 +7,12 @@ import { migrateToLatest } from '../../src/db/migrate.ts';
  * A fresh, migrated database for one test file: in-memory PGlite by default; with DATABASE_URL, a new PostgreSQL
  * database created for this run and dropped on close. Nothing depends on what an earlier run left.
  */
-export async function openTestDatabase(): Promise<DatabaseHandle & { url?: string }> {
+export async function openTestDatabase(options: { migrate?: boolean } = {}): Promise<DatabaseHandle & { url?: string }> {
   const server_url = process.env['DATABASE_URL'];
+  const migrate = options.migrate ?? true;
   if (!server_url) {
     const handle = await openDatabase({ data_dir: 'memory://' });
-    await migrateToLatest(handle.db);
+    if (migrate) await migrateToLatest(handle.db);
     return handle;
   }
   const name = `mpay_test_${process.pid}_${randomBytes(4).toString('hex')}`;
@@ -22,7 +23,7 @@ export async function openTestDatabase(): Promise<DatabaseHandle & { url?: strin
   const url = new URL(server_url);
   url.pathname = `/${name}`;
   const handle = await openDatabase({ database_url: url.toString(), data_dir: '' });
-  await migrateToLatest(handle.db);
+  if (migrate) await migrateToLatest(handle.db);
   return {
     ...handle,
     url: url.toString(),
