@@ -300,4 +300,17 @@ describe('webhook endpoints per mode (/v1/webhook-endpoints)', () => {
     assert.equal(delivery.attempts[0].status_code, 302);
     assert.equal(delivery.attempts[0].succeeded, false);
   });
+
+  it('a disabled endpoint keeps its queued deliveries waiting and sends them once enabled again', async () => {
+    const endpoint = (await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url: receiverAt('/paused') })).json().data;
+    await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });
+    await t.call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, merchant.sandbox, { disabled: true });
+    assert.equal(await drain(), 0, 'nothing sent while disabled');
+    await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });
+    const queued = (await t.call('GET', `/v1/webhook-deliveries?endpoint_id=${endpoint.id}`, merchant.sandbox)).json().data;
+    assert.deepEqual(queued.map((row: any) => row.status), ['pending'], 'the event written while disabled is not queued for it');
+    await t.call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, merchant.sandbox, { disabled: false });
+    assert.equal(await drain(), 1);
+    assert.deepEqual(receiver.received.map((hook) => hook.path), ['/paused']);
+  });
 });
