@@ -147,7 +147,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/trades',
     {
-      config: { auth: 'key', errors: [409] },
+      config: { auth: 'key', errors: [404, 409] },
       schema: {
         tags: ['payments'],
         summary: 'Create a payment (successor of POST /v1/payments), optionally at a locked FX rate',
