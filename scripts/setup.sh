@@ -25,6 +25,14 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt
   touch "$stamp"
 fi
 
+# The typed client generates its types with openapi-typescript 7 and TypeScript 5, kept in its own devDependencies.
+client_stamp="clients/typescript/node_modules/.setup-stamp"
+if [ ! -f "$client_stamp" ] || [ clients/typescript/package-lock.json -nt "$client_stamp" ]; then
+  echo "setup: installing the typed client's generator (clients/typescript)" >&2
+  (cd clients/typescript && npm ci --no-audit --no-fund >&2)
+  touch "$client_stamp"
+fi
+
 # The checkout's browser tests drive Debian's `chromium`. Install it when we can (root with apt-get), once; otherwise
 # the tests skip themselves with one loud line saying how to enable them. MPAY_SKIP_CHROMIUM=1 leaves it alone.
 chromium_stamp=".tools/.chromium-attempted"

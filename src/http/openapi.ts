@@ -152,6 +152,8 @@ const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof'])
 /** Responses of these operations carry the sunset headers (DESIGN.md: Sunset of POST /v1/payments). */
 const DEPRECATED_WITH_SUNSET = new Set(['POST /v1/payments']);
 
+const SUCCESS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No content', '503': 'Not ready' };
+
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request',
   401: 'Missing or invalid credential',
@@ -358,7 +360,14 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
       const route = routes.get(key);
       operation.operationId ??= route?.operation_id ?? OPERATION_IDS[key] ?? derivedOperationId(method, path);
       if (!route) continue;
+      // A query parameter with a default may be left out (Fastify fills the default in).
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter['in'] === 'query' && (parameter['schema'] as Json | undefined)?.['default'] !== undefined) parameter['required'] = false;
+      }
       const responses = (operation.responses ??= {});
+      for (const [status, response] of Object.entries(responses)) {
+        if (response['description'] === 'Default Response') response['description'] = SUCCESS_TEXT[status] ?? 'Success';
+      }
       if (responses['200']?.['description'] === 'Default Response' && !responses['200']['content']) delete responses['200'];
       Object.assign(responses, EXTRA_RESPONSES[key]);
       const error_codes = errorCodesByStatus(route);
