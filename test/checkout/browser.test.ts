@@ -7,7 +7,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { nullValidator } from '../../src/modules/validators/null-validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { decodeQr, uniquePng } from './helpers.ts';
+import { decodeQr, uniquePng } from '../helpers/files.ts';
 import { CHROMIUM_PATH, chromiumMissing } from '../helpers/chromium.ts';
 
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
