@@ -190,7 +190,8 @@ export function openapiPath(url: string): string {
 /** The error codes a route can answer, per status: the common ones from its credential, then what it declares. */
 export function errorCodesByStatus(route: RouteDoc): Map<number, ErrorCode[]> {
   const codes = new Set<ErrorCode>(['VALIDATION_ERROR', 'INTERNAL']);
-  if (route.rate_limited) codes.add('RATE_LIMITED');
+  // Every counted request goes through the rate-limit store; when it cannot answer, the request cannot be served.
+  if (route.rate_limited) codes.add('RATE_LIMITED').add('SERVICE_UNAVAILABLE');
   if (route.auth !== 'public') codes.add('UNAUTHORIZED');
   if (route.auth === 'admin') codes.add('ADMIN_FORBIDDEN');
   if (route.mode === 'sandbox_only' || route.mode === 'live_only') codes.add('SANDBOX_ONLY');

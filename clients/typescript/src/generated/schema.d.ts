@@ -2091,8 +2091,8 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description Internal error: `INTERNAL` */
-        Internal_e0a7a8: {
+        /** @description Internal error: `INTERNAL`, `MATCHING_UNAVAILABLE` */
+        InternalOrMatchingUnavailable: {
             headers: {
                 Deprecation: components["headers"]["Deprecation"];
                 Link: components["headers"]["Link"];
@@ -2119,7 +2119,41 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "INTERNAL";
+                        code: "INTERNAL" | "MATCHING_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Internal error: `INTERNAL`, `MATCHING_UNAVAILABLE` */
+        InternalOrMatchingUnavailable_c8793f: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "INTERNAL",
+                 *         "message": "Internal error",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "INTERNAL" | "MATCHING_UNAVAILABLE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2266,8 +2300,113 @@ export interface components {
                 "text/html": string;
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET` */
-        PaymentDuplicateOrderIdAnd18More: {
+        /** @description Conflict or bad state: `PAYMENT_BAD_STATE` */
+        PaymentBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "PAYMENT_BAD_STATE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE` */
+        PaymentBadStateOrProofDuplicate: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `IDEMPOTENCY_KEY_CONFLICT` */
+        PaymentDuplicateOrderIdAnd2More: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_DUPLICATE_ORDER_ID",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "IDEMPOTENCY_KEY_CONFLICT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `IDEMPOTENCY_KEY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE` */
+        PaymentDuplicateOrderIdAnd6More: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2291,7 +2430,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "IDEMPOTENCY_KEY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2301,13 +2440,10 @@ export interface components {
             };
         };
         /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET` */
-        PaymentDuplicateOrderIdAnd18More_64de8e: {
+        PaymentDuplicateOrderIdAnd18More: {
             headers: {
-                Deprecation: components["headers"]["Deprecation"];
-                Link: components["headers"]["Link"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                Sunset: components["headers"]["Sunset"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -2513,6 +2649,112 @@ export interface components {
                     success: false;
                 };
                 "text/html": string;
+            };
+        };
+        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
+        ServiceUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "Service unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "SERVICE_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
+        ServiceUnavailable_02d44b: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "Service unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "SERVICE_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
+        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
+        ServiceUnavailable_a3bfbc: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "Service unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "SERVICE_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
             };
         };
         /** @description Missing or invalid credential: `UNAUTHORIZED` */
@@ -2722,6 +2964,108 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description Bad request: `VALIDATION_ERROR`, `RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED`, `RECEIVER_CONFIRM_MALFORMED_RECEIPT` */
+        ValidationErrorAnd2More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Bad request",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_ERROR" | "RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED" | "RECEIVER_CONFIRM_MALFORMED_RECEIPT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH` */
+        ValidationErrorOrNotTh: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Bad request",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_ERROR" | "NOT_TH";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Bad request: `VALIDATION_ERROR`, `PROOF_UNSUPPORTED_TYPE` */
+        ValidationErrorOrProofUnsupportedType: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Bad request",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_ERROR" | "PROOF_UNSUPPORTED_TYPE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
     };
     parameters: {
         /**
@@ -2834,6 +3178,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminGetReceiverConfirmAudit: {
@@ -2907,6 +3252,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminListDisputes: {
@@ -2976,6 +3322,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminGetDispute: {
@@ -3064,6 +3411,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminEscalateDispute: {
@@ -3145,6 +3493,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminInvestigateDispute: {
@@ -3226,6 +3575,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminResolveDispute: {
@@ -3309,6 +3659,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminSetReferencePrice: {
@@ -3360,6 +3711,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminGetLedgerAccount: {
@@ -3414,6 +3766,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminVerifyLedger: {
@@ -3458,6 +3811,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateMerchant: {
@@ -3513,6 +3867,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminGetMerchantDeficit: {
@@ -3568,6 +3923,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateLedgerAdjustment: {
@@ -3646,6 +4002,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateMerchantSession: {
@@ -3693,6 +4050,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateMerchantToken: {
@@ -3739,6 +4097,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminCreateSeller: {
@@ -3804,6 +4163,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminAdjustSettlement: {
@@ -3883,6 +4243,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminGetSettlementAuditLog: {
@@ -3934,6 +4295,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminFailSettlement: {
@@ -4011,6 +4373,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRetrySettlement: {
@@ -4082,6 +4445,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adminRunSettlements: {
@@ -4117,6 +4481,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCheckoutPage: {
@@ -4165,6 +4530,7 @@ export interface operations {
             404: components["responses"]["NotFound_14c190"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
         };
     };
     uploadCheckoutProof: {
@@ -4222,6 +4588,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge_6c4d0d"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
         };
     };
     getCheckoutStatus: {
@@ -4261,6 +4628,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getHealth: {
@@ -4328,6 +4696,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ledgerCredited: {
@@ -4370,6 +4739,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ledgerTransfer: {
@@ -4454,6 +4824,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ledgerVerify: {
@@ -4496,6 +4867,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     internalCreatePendingFunds: {
@@ -4578,12 +4950,13 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["ValidationError_80b6e0"];
+            400: components["responses"]["ValidationErrorAnd2More"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -4687,6 +5060,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createQuoteLock: {
@@ -4754,6 +5128,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getQuoteLock: {
@@ -4820,6 +5195,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReferencePrice: {
@@ -4863,6 +5239,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listBuyOrders: {
@@ -4925,6 +5302,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createBuyOrder: {
@@ -4994,6 +5372,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getBuyOrder: {
@@ -5064,6 +5443,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelBuyOrder: {
@@ -5127,6 +5507,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDisputes: {
@@ -5193,6 +5574,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDispute: {
@@ -5269,6 +5651,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDispute: {
@@ -5357,6 +5740,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSellOrders: {
@@ -5433,6 +5817,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createSellOrder: {
@@ -5519,6 +5904,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSellOrder: {
@@ -5600,6 +5986,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelSellOrder: {
@@ -5674,6 +6061,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     confirmSellOrderCashLeg: {
@@ -5759,6 +6147,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMerchantBalance: {
@@ -5810,6 +6199,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getCurrentMerchant: {
@@ -5847,6 +6237,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPayments: {
@@ -5893,6 +6284,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPayment: {
@@ -5950,10 +6342,11 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_0c141f"];
             401: components["responses"]["Unauthorized_cc0ab7"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd18More_64de8e"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd2More"];
             410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited_2905c5"];
-            500: components["responses"]["Internal_e0a7a8"];
+            500: components["responses"]["InternalOrMatchingUnavailable"];
+            503: components["responses"]["ServiceUnavailable_a3bfbc"];
         };
     };
     getPayment: {
@@ -6004,6 +6397,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelPayment: {
@@ -6037,9 +6431,10 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
+            409: components["responses"]["PaymentBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPaymentCheckout: {
@@ -6103,6 +6498,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPaymentPromptPayQr: {
@@ -6132,10 +6528,11 @@ export interface operations {
                     "image/png": string;
                 };
             };
-            400: components["responses"]["ValidationError_80b6e0"];
+            400: components["responses"]["ValidationErrorOrNotTh"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     uploadPaymentProof: {
@@ -6187,13 +6584,14 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["ValidationError_80b6e0"];
+            400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
+            409: components["responses"]["PaymentBadStateOrProofDuplicate"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPendingFunds: {
@@ -6263,6 +6661,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPendingFunds: {
@@ -6342,6 +6741,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     confirmPendingFunds: {
@@ -6416,7 +6816,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["ValidationError_80b6e0"];
+            400: components["responses"]["ValidationErrorAnd2More"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
@@ -6425,6 +6825,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPromptPayPayload: {
@@ -6468,6 +6869,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listRates: {
@@ -6512,6 +6914,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listThaiBanks: {
@@ -6550,6 +6953,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     simulateSandboxPayment: {
@@ -6609,6 +7013,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSettlements: {
@@ -6648,6 +7053,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSettlement: {
@@ -6732,6 +7138,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     exportSettlementCsv: {
@@ -6762,6 +7169,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSettlementPayments: {
@@ -6816,6 +7224,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTrade: {
@@ -6873,9 +7282,10 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd6More"];
             429: components["responses"]["RateLimited"];
-            500: components["responses"]["Internal_bc5d7f"];
+            500: components["responses"]["InternalOrMatchingUnavailable_c8793f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTrade: {
@@ -6926,6 +7336,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -6990,6 +7401,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     redeliverWebhook: {
@@ -7049,6 +7461,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     recoverWebhookDeliveries: {
@@ -7092,6 +7505,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd18More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookEndpoint: {
@@ -7126,6 +7540,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setWebhookEndpoint: {
@@ -7168,6 +7583,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -7203,6 +7619,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     webhook_buy_order_cancelled: {
