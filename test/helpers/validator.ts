@@ -22,7 +22,7 @@ export class ScriptedValidator implements ReceiptValidator {
       outcome,
       validator_kind: 'null_validator',
       ...(outcome === 'failed' ? { reason: this.failure_reason } : {}),
-      response: { scripted: outcome, call: this.calls },
+      response: { scripted: true, outcome, call: this.calls },
     };
   }
 }
