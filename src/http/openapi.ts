@@ -146,6 +146,17 @@ const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
   },
 };
 
+const TRADE_EXAMPLE = { order_id: 'order-1001', amount: '250.00', currency: 'THB', return_url: 'https://shop.example/return' };
+
+/** Request examples of the calls an integrator makes first (redocly checks each against its schema). */
+const REQUEST_EXAMPLES: Record<string, unknown> = {
+  'POST /v1/trades': TRADE_EXAMPLE,
+  'POST /v1/payments': TRADE_EXAMPLE,
+  'POST /v1/merchant-sell-orders': { amount_micro_pay: 10_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 35_000 },
+  'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
+  'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
+};
+
 /** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
 const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof']);
 
@@ -371,6 +382,9 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
       }
       if (responses['200']?.['description'] === 'Default Response' && !responses['200']['content']) delete responses['200'];
       Object.assign(responses, EXTRA_RESPONSES[key]);
+      const example = REQUEST_EXAMPLES[key];
+      const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.['application/json'] as Json | undefined;
+      if (example !== undefined && json_body) json_body['example'] = example;
       const error_codes = errorCodesByStatus(route);
       for (const [status, codes] of error_codes) responses[String(status)] = errorResponse(status, codes, route.html);
 

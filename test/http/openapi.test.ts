@@ -57,6 +57,12 @@ describe('OpenAPI document as a product', () => {
     for (const { key, operation } of operations) for (const tag of operation['tags'] ?? []) assert.ok(declared.get(tag), `${key}: tag ${tag} is not declared with a description`);
   });
 
+  it('carries request examples on the first calls an integrator makes (redocly checks them against the schemas)', () => {
+    for (const path of ['/v1/trades', '/v1/merchant-sell-orders', '/v1/merchant-buy-orders', '/v1/sandbox/payments/simulate']) {
+      assert.ok(doc['paths'][path]['post']['requestBody']['content']['application/json']['example'], path);
+    }
+  });
+
   it('documents the 404 of GET /v1/payments/{id} and the HTML 200 of GET /checkout/{id}', () => {
     const payment = doc['paths']['/v1/payments/{id}']['get']['responses'];
     assert.deepEqual(resolveRef(payment['404'])['content']['application/json']['schema']['properties']['error']['properties']['code']['enum'], ['NOT_FOUND']);

@@ -5320,6 +5320,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount_micro_pay": 10000000,
+                 *       "fiat_currency": "THB",
+                 *       "fiat_amount": 35500
+                 *     }
+                 */
                 "application/json": {
                     /** @description PAY to acquire, in micro-PAY */
                     amount_micro_pay: number;
@@ -5835,6 +5842,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "amount_micro_pay": 10000000,
+                 *       "currency": "PAY",
+                 *       "target_currency": "THB",
+                 *       "target_fiat_amount": 35000
+                 *     }
+                 */
                 "application/json": {
                     /** @description PAY to sell, in micro-PAY (1 PAY = 1,000,000) */
                     amount_micro_pay: number;
@@ -6302,6 +6317,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "order_id": "order-1001",
+                 *       "amount": "250.00",
+                 *       "currency": "THB",
+                 *       "return_url": "https://shop.example/return"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00") */
                     amount: number | string;
@@ -6971,6 +6994,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "scenario": "matched_partial_fill",
+                 *       "amount": 10000,
+                 *       "currency": "THB"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Minor units; default 10000 */
                     amount?: number;
@@ -7242,6 +7272,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "order_id": "order-1001",
+                 *       "amount": "250.00",
+                 *       "currency": "THB",
+                 *       "return_url": "https://shop.example/return"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00") */
                     amount: number | string;
