@@ -24,3 +24,25 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt
   if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >&2; else npm install --no-audit --no-fund >&2; fi
   touch "$stamp"
 fi
+
+# The typed client generates its types with openapi-typescript 7 and TypeScript 5, kept in its own devDependencies.
+client_stamp="clients/typescript/node_modules/.setup-stamp"
+if [ ! -f "$client_stamp" ] || [ clients/typescript/package-lock.json -nt "$client_stamp" ]; then
+  echo "setup: installing the typed client's generator (clients/typescript)" >&2
+  (cd clients/typescript && npm ci --no-audit --no-fund >&2)
+  touch "$client_stamp"
+fi
+
+# The checkout's browser tests drive Debian's `chromium`. Install it when we can (root with apt-get), once; otherwise
+# the tests skip themselves with one loud line saying how to enable them. MPAY_SKIP_CHROMIUM=1 leaves it alone.
+chromium_stamp=".tools/.chromium-attempted"
+if [ "${MPAY_SKIP_CHROMIUM:-}" != 1 ] && [ -z "${CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ] && [ ! -f "$chromium_stamp" ]; then
+  mkdir -p .tools && touch "$chromium_stamp"
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing Debian's chromium for the browser tests" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+      || echo "setup: could not install chromium; the browser tests will be skipped" >&2
+  else
+    echo "setup: chromium is missing and this user cannot install it; the browser tests will be skipped (sudo apt-get install chromium)" >&2
+  fi
+fi

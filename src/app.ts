@@ -40,6 +40,11 @@ import { createQuoteLockPort } from './modules/fx/service.ts';
 import { SettlementSchema, settlementRoutes } from './modules/settlements/routes.ts';
 import { createPayouts, type Payouts } from './modules/order-matching/wiring.ts';
 import { settlementJob, type SettlementsDeps } from './modules/settlements/service.ts';
+import { webhooksSection } from './modules/events/catalog.ts';
+import { SellOrderSchema } from './modules/sell-orders/routes.ts';
+import { BuyOrderSchema } from './modules/buy-orders/routes.ts';
+import { DisputeSchema } from './modules/disputes/routes.ts';
+import { PendingFundsSchema } from './modules/pending-funds/routes.ts';
 
 export interface ApplicationOptions {
   config: Config;
@@ -135,6 +140,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       return { database: { ok: true }, matcher: payouts.readiness() };
     },
     shared_schemas: [SettlementSchema, PaymentSchema],
+    document: { schemas: { SellOrder: SellOrderSchema, BuyOrder: BuyOrderSchema, Dispute: DisputeSchema, PendingFunds: PendingFundsSchema }, webhooks: webhooksSection() },
     routes: async (server) => {
       await server.register(multipart, { limits: { fileSize: config.proof_max_bytes, files: 1 } });
       await server.register(merchantsAdminRoutes, { deps: merchants });

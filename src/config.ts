@@ -58,6 +58,8 @@ export interface Config {
   settlement_fee_bps: number;
   settlement_interval_seconds: number;
   worker_poll_interval_ms: number;
+  /** Origins browsers may call the API from (CORS); `*` for any. Default: the server's own origins, so /docs "Try it out" works. */
+  cors_allowed_origins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -132,6 +134,23 @@ function secret(env: Env, name: string, min_length: number): string | undefined 
   return raw;
 }
 
+function corsOrigins(env: Env, port: number, public_base_url: string): string[] {
+  const raw = read(env, 'CORS_ALLOWED_ORIGINS');
+  if (raw === undefined) return [...new Set([new URL(public_base_url).origin, `http://127.0.0.1:${port}`, `http://localhost:${port}`])];
+  if (raw === '*') return ['*'];
+  return raw.split(',').map((part) => {
+    const origin = part.trim();
+    let parsed: URL;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      throw new ConfigError(`CORS_ALLOWED_ORIGINS must be * or comma-separated origins like https://shop.example, got "${origin}"`);
+    }
+    if (parsed.origin !== origin.replace(/\/+$/, '')) throw new ConfigError(`CORS_ALLOWED_ORIGINS entries must be origins (scheme://host[:port]), got "${origin}"`);
+    return parsed.origin;
+  });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const roles_raw = read(env, 'ROLES');
@@ -201,5 +220,6 @@ export function loadConfig(env: Env = process.env): Config {
     settlement_fee_bps: integer(env, 'SETTLEMENT_FEE_BPS', 150, 0, 10_000),
     settlement_interval_seconds: integer(env, 'SETTLEMENT_INTERVAL_SECONDS', 3600, 1, 7 * 24 * 3600),
     worker_poll_interval_ms: integer(env, 'WORKER_POLL_INTERVAL_MS', 1000, 10, 60_000),
+    cors_allowed_origins: corsOrigins(env, port, url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`),
   };
 }

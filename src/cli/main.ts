@@ -23,11 +23,29 @@ function usage(groups: Map<string, CommandGroup>): string {
     '  --admin-token  admin service token (env ADMIN_SERVICE_TOKEN)',
     '  --api-key      merchant API key for merchant commands (env MPAY_API_KEY)',
     '  --json         machine-readable output',
+    '  --version      print the version',
     '',
-    'Commands:',
+    'Commands (`mpay help <command>` or `mpay <command> --help` for one):',
   ];
   for (const [name, group] of groups) lines.push(`  ${name.padEnd(12)} ${group.summary}`, `  ${''.padEnd(12)} ${group.usage}`);
   return lines.join('\n');
+}
+
+/** One command's help: its summary and usage, one alternative per line. */
+function commandHelp(name: string, group: CommandGroup): string {
+  const usage = group.usage.split(' | ').join('\n    | ');
+  return [`mpay ${name}: ${group.summary}`, '', 'Usage:', `  ${usage}`, '', 'Global options (before the command): --url, --admin-token, --api-key, --json. `mpay --help` lists every command.'].join('\n');
+}
+
+/** `--help`/`-h` anywhere among a command's arguments (before a `--`) asks for help and nothing else. */
+function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf('--');
+  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+}
+
+async function packageVersion(): Promise<string> {
+  const { readFile } = await import('node:fs/promises');
+  return (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
 export function createContext(options: { url: string; admin_token?: string | undefined; api_key?: string | undefined; json: boolean; actor_user_id?: string }): CliContext {
@@ -77,7 +95,7 @@ export function createContext(options: { url: string; admin_token?: string | und
 }
 
 const GLOBAL_WITH_VALUE = new Set(['--url', '--admin-token', '--api-key']);
-const GLOBAL_FLAGS = new Set(['--json', '--help', '-h']);
+const GLOBAL_FLAGS = new Set(['--json', '--help', '-h', '--version', '-V']);
 
 function globalOptionsEnd(argv: string[]): number {
   let index = 0;
@@ -102,18 +120,41 @@ export async function main(argv: string[]): Promise<number> {
       'api-key': { type: 'string' },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
+      version: { type: 'boolean', short: 'V', default: false },
     },
   });
   const positionals = argv.slice(command_at);
   const [name, ...rest] = positionals;
-  if (!name || values.help) {
+  if (values.version || name === 'version') {
+    process.stdout.write(`mpay ${await packageVersion()}\n`);
+    return 0;
+  }
+  if (name === 'help') {
+    const topic = rest[0];
+    if (!topic) {
+      process.stdout.write(`${usage(groups)}\n`);
+      return 0;
+    }
+    const group = groups.get(topic);
+    if (!group) {
+      process.stderr.write(`mpay: unknown command "${topic}"\n${usage(groups)}\n`);
+      return 2;
+    }
+    process.stdout.write(`${commandHelp(topic, group)}\n`);
+    return 0;
+  }
+  if (!name || (values.help && !groups.has(name))) {
     process.stdout.write(`${usage(groups)}\n`);
-    return name ? 0 : values.help ? 0 : 2;
+    return values.help ? 0 : 2;
   }
   const group = groups.get(name);
   if (!group) {
     process.stderr.write(`mpay: unknown command "${name}"\n${usage(groups)}\n`);
     return 2;
+  }
+  if (values.help || wantsHelp(rest)) {
+    process.stdout.write(`${commandHelp(name, group)}\n`);
+    return 0;
   }
   const context = createContext({
     url: (values.url as string | undefined) ?? process.env['MPAY_URL'] ?? `http://localhost:${process.env['PORT'] ?? 3000}`,

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError, type ErrorCode } from '../lib/errors.ts';
+import { formatValidationIssues } from './validation.ts';
 
 export const ERROR_STATUS: Record<ErrorCode, number> = {
   VALIDATION_ERROR: 400,
@@ -37,6 +38,7 @@ export const ERROR_STATUS: Record<ErrorCode, number> = {
   SETTLEMENT_BAD_STATE: 409,
   WEBHOOK_ENDPOINT_NOT_SET: 409,
   WEBHOOK_ENDPOINT_LIMIT: 409,
+  METHOD_NOT_ALLOWED: 405,
   GONE: 410,
   PAYLOAD_TOO_LARGE: 413,
   RATE_LIMITED: 429,
@@ -65,7 +67,7 @@ export function errorBody(code: ErrorCode, message: string, details: unknown[] =
 }
 
 /** One error handler renders every failure: domain errors by their code, Fastify's own by kind, the rest as 500. */
-export function installErrorHandler(app: FastifyInstance): void {
+export function installErrorHandler(app: FastifyInstance, options: { allowedMethods?: (path: string) => string[] } = {}): void {
   app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
     if (error instanceof AppError) {
       const status = ERROR_STATUS[error.code];
@@ -74,11 +76,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     }
     const fastify_error = error as FastifyError;
     if (fastify_error.validation) {
-      const details = fastify_error.validation.map((issue) => ({
-        field: `${fastify_error.validationContext ?? 'body'}${issue.instancePath.replace(/\//g, '.')}`.replace(/\.$/, ''),
-        message: issue.message ?? 'is invalid',
-      }));
-      return reply.status(400).send(errorBody('VALIDATION_ERROR', `Invalid request ${fastify_error.validationContext ?? 'body'}: ${details[0]?.field ?? ''} ${details[0]?.message ?? ''}`.trim(), details));
+      const context = fastify_error.validationContext ?? 'body';
+      const details = formatValidationIssues(fastify_error.validation, context);
+      return reply.status(400).send(errorBody('VALIDATION_ERROR', `Invalid request ${context}: ${details.map((detail) => detail.message).join('; ')}`, details));
     }
     const status = fastify_error.statusCode ?? 500;
     if (status === 413 || fastify_error.code === 'FST_REQ_FILE_TOO_LARGE') {
@@ -95,6 +95,11 @@ export function installErrorHandler(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0] ?? '';
+    const allowed = options.allowedMethods?.(path) ?? [];
+    if (allowed.length > 0) {
+      return reply.status(405).header('Allow', allowed.join(', ')).send(errorBody('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
+    }
     reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
   });
 }

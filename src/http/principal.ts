@@ -1,4 +1,4 @@
-import type { AppError } from '../lib/errors.ts';
+import type { AppError, ErrorCode } from '../lib/errors.ts';
 
 export type AuthKind = 'key' | 'merchant' | 'admin' | 'internal' | 'public';
 
@@ -31,8 +31,10 @@ declare module 'fastify' {
     mode?: ModeRule;
     /** Routes that must not count against the rate limit (health checks, metrics). */
     rate_limit?: false;
-    /** Error statuses the route can answer beyond the common ones (documented in OpenAPI with ErrorBody). */
-    errors?: number[];
+    /** Error codes (or statuses: every code of that status) the route can answer beyond the common ones; openapi.ts documents them. */
+    errors?: (number | ErrorCode)[];
+    /** The OpenAPI operationId of a route openapi.ts does not name. */
+    operation_id?: string;
     /** Multipart routes: file fields and their descriptions, for the OpenAPI request body (Fastify does not validate these). */
     multipart_body?: Record<string, string>;
   }

@@ -7,16 +7,18 @@ import type { Registry } from 'prom-client';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
 import { installAuth } from './auth.ts';
-import { ErrorBody, installErrorHandler } from './errors.ts';
+import { installErrorHandler } from './errors.ts';
 import { installHttpMetrics } from './metrics.ts';
 import { createValidatorCompiler } from './validation.ts';
+import { collectRouteDocs, decorateDocument } from './openapi.ts';
+import { installConventions } from './conventions.ts';
 import type { Authenticator, AuthKind } from './principal.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
 export type App = FastifyInstance;
 
 export interface ServerDeps {
-  config: Pick<Config, 'log_level' | 'public_base_url'>;
+  config: Pick<Config, 'log_level' | 'public_base_url' | 'cors_allowed_origins'>;
   authenticator: Authenticator;
   limiter: RateLimiter;
   metrics: Registry;
@@ -25,6 +27,8 @@ export interface ServerDeps {
   /** Schemas with an `$id`, shared by reference in responses (registered at the root: a child's addSchema would drop the custom validator). */
   shared_schemas: TSchema[];
   routes: (app: App) => Promise<void>;
+  /** Named schemas and the `webhooks` section the OpenAPI document adds (openapi.ts). */
+  document?: { schemas: Record<string, TSchema>; webhooks: Record<string, unknown> };
 }
 
 const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
@@ -34,25 +38,6 @@ const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
   internal: [{ internalToken: [] }],
   public: [],
 };
-
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Validation error',
-  401: 'Missing or invalid credential (UNAUTHORIZED)',
-  403: 'Forbidden',
-  404: 'Not found',
-  409: 'Conflict or bad state',
-  413: 'Payload too large',
-  429: 'Rate limited (RATE_LIMITED, with Retry-After)',
-  500: 'Internal error',
-  502: 'A dependency (the ledger) is unavailable',
-};
-
-function errorsFor(auth: AuthKind, route_errors: number[]): number[] {
-  const statuses = new Set([400, 429, 500, ...route_errors]);
-  if (auth !== 'public') statuses.add(401);
-  if (auth === 'admin') statuses.add(403);
-  return [...statuses].sort();
-}
 
 export async function createServer(deps: ServerDeps): Promise<App> {
   const app = Fastify({
@@ -74,22 +59,18 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
-  app.addSchema(ErrorBody);
+  const route_table = await installConventions(app, { cors_allowed_origins: deps.config.cors_allowed_origins });
   for (const schema of deps.shared_schemas) app.addSchema(schema);
-  installErrorHandler(app);
+  installErrorHandler(app, { allowedMethods: (path) => route_table.allowed(path) });
 
-  // Every route states its credential in `config.auth`; this fills in its OpenAPI security and error responses.
+  // Every route states its credential in `config.auth`; this fills in its OpenAPI security (the rest of the document: openapi.ts).
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth || route.url.startsWith('/docs')) return;
     const schema = (route.schema ??= {}) as Record<string, unknown>;
-    const declared = route.config?.errors ?? [];
     schema['security'] = SECURITY[auth];
-    const response = (schema['response'] ??= {}) as Record<string, unknown>;
-    for (const status of errorsFor(auth, declared)) {
-      response[status] ??= { ...Type.Ref('ErrorBody'), description: ERROR_DESCRIPTIONS[status] ?? 'Error' };
-    }
   });
+  const route_docs = collectRouteDocs(app);
 
   await app.register(swagger, {
     openapi: {
@@ -98,6 +79,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
         title: 'Merchant Payments Service API',
         version: '1.0.0',
         description: 'Payments, PAY balance, payouts, disputes, settlements and signed webhooks. Errors: `{success: false, error: {code, message, details}}`.',
+        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
       },
       servers: [{ url: deps.config.public_base_url }],
       components: {
@@ -117,6 +99,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
       const properties = Object.fromEntries(Object.entries(files).map(([name, description]) => [name, { type: 'string', format: 'binary', description }]));
       return { schema: { ...schema, consumes: ['multipart/form-data'], body: { type: 'object', required: Object.keys(files), properties } } as typeof schema, url };
     },
+    transformObject: (document) => decorateDocument(('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>, route_docs, deps.document ?? { schemas: {}, webhooks: {} }),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
@@ -126,9 +109,18 @@ export async function createServer(deps: ServerDeps): Promise<App> {
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => app.swagger());
 
-  app.get('/healthz', { schema: { tags: ['ops'], summary: 'Liveness' }, config: { rate_limit: false } }, async () => ({ status: 'ok' }));
+  app.get(
+    '/healthz',
+    { schema: { tags: ['ops'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } }, config: { auth: 'public', rate_limit: false } },
+    async () => ({ status: 'ok' as const }),
+  );
 
-  app.get('/readyz', { schema: { tags: ['ops'], summary: 'Readiness: the database answers' }, config: { rate_limit: false } }, async (_request, reply) => {
+  const Readiness = Type.Object({
+    status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
+    checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) })),
+  });
+  const readiness_schema = { tags: ['ops'], summary: 'Readiness: the database answers', response: { 200: Readiness, 503: { ...Readiness, description: 'Not ready' } } };
+  app.get('/readyz', { schema: readiness_schema, config: { auth: 'public', rate_limit: false } }, async (_request, reply) => {
     let checks: Record<string, { ok: boolean; detail?: string }>;
     try {
       checks = await deps.readiness();
@@ -137,7 +129,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     }
     const ready = checks['database']?.ok === true;
     reply.status(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'unavailable', checks };
+    return { status: ready ? ('ready' as const) : ('unavailable' as const), checks };
   });
 
   app.get('/metrics', { schema: { hide: true }, config: { rate_limit: false } }, async (_request, reply) => {

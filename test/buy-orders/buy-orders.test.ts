@@ -5,7 +5,7 @@ import { expireBuyOrders } from '../../src/modules/buy-orders/service.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/order-matching/matcher.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { balancesOf, buyBody, createBuy, createSell, eventTypes, expectError, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../sell-orders/helpers.ts';
+import { balancesOf, buyBody, createBuy, createSell, eventTypes, expectError, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../helpers/orders.ts';
 
 describe('buy orders: create, read, list, cancel, expiry', () => {
   let t: TestApp;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { nullValidator } from '../../src/modules/validators/null-validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { decodeQr, multipart, uniquePng } from './helpers.ts';
+import { decodeQr, multipart, uniquePng } from '../helpers/files.ts';
 
 describe('hosted checkout page (server-rendered)', () => {
   let t: TestApp;
@@ -14,7 +14,7 @@ describe('hosted checkout page (server-rendered)', () => {
     return response.json().data as { id: string; checkout_url: string };
   };
   const page = (id: string, headers: Record<string, string> = {}, query = '') => t.request({ method: 'GET', url: `/checkout/${id}${query}`, headers });
-  const upload = (id: string, bytes: Buffer, type = 'image/png') => t.request({ method: 'POST', url: `/checkout/${id}/proof`, ...multipart('proof', 'slip.png', type, bytes) });
+  const upload = (id: string, bytes: Buffer, type = 'image/png') => t.request({ method: 'POST', url: `/checkout/${id}/proof`, ...multipart('proof', bytes, 'slip.png', type) });
   const status = async (id: string) => (await t.call('GET', `/v1/payments/${id}`, id.startsWith('sbx_') ? merchant.sandbox : merchant.live)).json().data.status;
 
   before(async () => {

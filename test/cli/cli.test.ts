@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
-import { ADMIN_TOKEN, startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { runMpay } from '../helpers/cli.ts';
 
-const run = promisify(execFile);
-
-/** Runs `mpay` as a separate process against the test server; resolves even on a non-zero exit. */
-async function mpay(url: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['src/cli/main.ts', '--url', url, ...args], { env: { ...process.env, ADMIN_SERVICE_TOKEN: ADMIN_TOKEN } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: failure.code, stdout: failure.stdout, stderr: failure.stderr };
-  }
-}
+/** Runs `mpay` as a separate process against the test server. */
+const mpay = (url: string, ...args: string[]) => runMpay(['--url', url, ...args]);
 
 describe('mpay CLI over the admin routes', () => {
   let t: TestApp;

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../sell-orders/helpers.ts';
+import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
 
 describe('disputes', () => {
   let t: TestApp;

@@ -5,7 +5,7 @@ import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/order-matching/matcher.ts';
 import { requestCashLegs, sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../sell-orders/helpers.ts';
+import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
 
 /** mulberry32: a seeded generator, so a failing mix can be replayed with the seed it prints. */
 function prng(seed: number) {

@@ -3,6 +3,7 @@ import { createApplication, type Application, type ApplicationOptions } from '..
 import { loadConfig } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { openTestDatabase } from './database.ts';
+import { OpenApiChecker } from './openapi-check.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
@@ -55,7 +56,14 @@ export async function startTestApp(
   const application = await createApplication({ config, database, clock, ...(options.overrides ? { overrides: options.overrides } : {}) });
   await application.app.ready();
 
-  const request = (inject: InjectOptions) => application.app.inject(inject);
+  const checker = await documentChecker(application);
+  const request = async (inject: InjectOptions) => {
+    const response = await application.app.inject(inject);
+    const url = typeof inject.url === 'string' ? inject.url : (inject.path as string | undefined) ?? '';
+    const problems = checker.check((inject.method ?? 'GET').toUpperCase(), url, response.statusCode, response.headers, response.body);
+    if (problems.length > 0) throw new Error(`Response disagrees with the OpenAPI document:\n${problems.join('\n')}`);
+    return response;
+  };
   const call: TestApp['call'] = (method, url, key, body, headers = {}) =>
     request({ method, url, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers }, ...(body === undefined ? {} : { payload: body as object }) });
   const admin: TestApp['admin'] = (method, url, body) => request({ method, url, headers: ADMIN_HEADERS, ...(body === undefined ? {} : { payload: body as object }) });
@@ -79,10 +87,24 @@ export async function startTestApp(
       return response.json().data;
     },
     async close() {
+      // Every event the file's tests recorded must match the document's webhooks section.
+      const events = await database.db.selectFrom('events').select('payload').execute();
+      const problems = events.flatMap((event) => checker.checkEvent(typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload));
       await application.close();
       await database.close();
+      if (problems.length > 0) throw new Error(`Recorded events disagree with the OpenAPI webhooks section:\n${[...new Set(problems)].join('\n')}`);
     },
   };
+}
+
+const checkers = new Map<string, OpenApiChecker>();
+
+/** One checker per distinct document (test apps with other settings may serve another one). */
+async function documentChecker(application: Application): Promise<OpenApiChecker> {
+  const body = (await application.app.inject({ method: 'GET', url: '/openapi.json' })).body;
+  let checker = checkers.get(body);
+  if (!checker) checkers.set(body, (checker = new OpenApiChecker(JSON.parse(body))));
+  return checker;
 }
 
 /** A live THB PromptPay seller with the given liquidity (minor units) and rate. */

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { AddressInfo } from 'node:net';
-import { execFile } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { runMpay } from '../helpers/cli.ts';
 
 describe('mpay ledger (CLI against a running server)', () => {
   let t: TestApp;
@@ -17,13 +17,9 @@ describe('mpay ledger (CLI against a running server)', () => {
   after(() => t.close());
 
   /** The real `mpay` entry point in a child process, as an operator runs it. */
-  function run(...args: string[]): Promise<{ code: number; out: string }> {
-    const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-    return new Promise((resolve) => {
-      execFile(process.execPath, [cli, '--url', url, '--admin-token', ADMIN_TOKEN, ...args], (error, stdout) => {
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, out: stdout });
-      });
-    });
+  async function run(...args: string[]): Promise<{ code: number; out: string }> {
+    const { code, stdout } = await runMpay(['--url', url, '--admin-token', ADMIN_TOKEN, ...args]);
+    return { code, out: stdout };
   }
 
   it('adjust, balance and verify', async () => {

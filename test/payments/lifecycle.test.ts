@@ -1,38 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import QRCode from 'qrcode';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
-import type { ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-
-/** A validator double whose next verdicts the test sets. */
-function scriptedValidator(): ReceiptValidator & { next: ValidatorVerdict['outcome'][]; calls: number } {
-  const validator = {
-    kind: 'null_validator' as const,
-    next: [] as ValidatorVerdict['outcome'][],
-    calls: 0,
-    async validate(): Promise<ValidatorVerdict> {
-      validator.calls += 1;
-      const outcome = validator.next.shift() ?? 'verified';
-      return { outcome, validator_kind: 'null_validator', response: { scripted: outcome }, ...(outcome === 'failed' ? { reason: 'amount_mismatch' } : {}) };
-    },
-  };
-  return validator;
-}
-
-function multipart(field: string, bytes: Buffer, filename = 'slip.png', content_type = 'image/png') {
-  const boundary = `----mpay${randomUUID()}`;
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${content_type}\r\n\r\n`),
-    bytes,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
-
-let png_counter = 0;
-const uniquePng = () => QRCode.toBuffer(`slip-${++png_counter}-${randomUUID()}`, { type: 'png' });
+import { multipart, uniquePng } from '../helpers/files.ts';
+import { scriptedValidator } from '../helpers/validator.ts';
 
 describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () => {
   let t: TestApp;

@@ -12,14 +12,14 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
   let t: TestApp;
   let receiver: TestMerchant;
   let other: TestMerchant;
-  const validator = new ScriptedValidator();
+  const validator = new ScriptedValidator({ failure_reason: 'slip_not_found' });
   const confirm = (id: string, key: string, body: unknown = RECEIPT) => t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, key, body);
   const row = async (id: string) => t.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const auditCount = async (id: string, stage = 'receiver_confirm') =>
     Number((await t.db.selectFrom('receiver_confirm_audit').select((eb) => eb.fn.countAll<string>().as('n')).where('pending_funds_id', '=', id).where('stage', '=', stage as never).executeTakeFirstOrThrow()).n);
   const available = (merchant_id: string) => t.application.ledger.balance(accounts.merchantAvailable(merchant_id, false));
   async function fresh(amount_minor = 5_000_000): Promise<string> {
-    validator.queue = [];
+    validator.next = [];
     const created = await createPendingFunds(t, receiver.id, amount_minor);
     assert.equal(created.statusCode, 201, created.body);
     assert.equal(created.json().data.status, 'validated_pending_receiver_confirm');
@@ -36,7 +36,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
   it('intake: 201 validated with one intake audit row; failed intake is failed with the validator code; 401, 404, 400 without a row', async () => {
     const id = await fresh();
     assert.equal(await auditCount(id, 'intake'), 1);
-    validator.queue = ['failed'];
+    validator.next = ['failed'];
     const failed = await createPendingFunds(t, receiver.id);
     assert.equal(failed.statusCode, 201);
     assert.equal(failed.json().data.status, 'failed');
@@ -115,7 +115,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
   });
 
   it('rule 2: a row still in pending_validation is 409 PENDING_FUNDS_VALIDATION_UNVERIFIED', async () => {
-    validator.queue = ['unverified'];
+    validator.next = ['unverified'];
     const created = await createPendingFunds(t, receiver.id);
     assert.equal(created.json().data.status, 'pending_validation');
     const response = await confirm(created.json().data.id, receiver.live);
@@ -125,7 +125,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
 
   it('failed outcome: 201, row failed with the validator code, one audit row, nothing minted', async () => {
     const id = await fresh();
-    validator.queue = ['failed'];
+    validator.next = ['failed'];
     const response = await confirm(id, receiver.live);
     assert.equal(response.statusCode, 201);
     assert.equal(response.json().data.outcome, 'failed');
@@ -137,7 +137,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
 
   it('unverified counts towards RECEIVER_CONFIRM_MAX_ATTEMPTS (5) and then fails with max_attempts_exceeded; timeout increments attempts only', async () => {
     const id = await fresh();
-    validator.queue = ['timeout', 'unverified', 'unverified', 'timeout', 'unverified', 'unverified'];
+    validator.next = ['timeout', 'unverified', 'unverified', 'timeout', 'unverified', 'unverified'];
     for (let i = 0; i < 6; i += 1) {
       const response = await confirm(id, receiver.live);
       assert.equal(response.statusCode, 201);
@@ -146,7 +146,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     let current = await row(id);
     assert.equal(current.attempts, 6);
     assert.equal(current.unverified_attempts, 4);
-    validator.queue = ['unverified'];
+    validator.next = ['unverified'];
     const last = await confirm(id, receiver.live);
     assert.equal(last.statusCode, 201);
     assert.equal(last.json().data.outcome, 'unverified');
@@ -206,7 +206,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
   it('sweeps: TTL without receiver action -> expired; receiver window after a first attempt -> failed; deadlines also apply lazily', async () => {
     const untouched = await fresh();
     const attempted = await fresh();
-    validator.queue = ['timeout'];
+    validator.next = ['timeout'];
     assert.equal((await confirm(attempted, receiver.live)).statusCode, 201);
     const lazy = await fresh();
 

@@ -21,7 +21,7 @@ import {
   scriptedValidator,
   sellBody,
   switchableLedger,
-} from './helpers.ts';
+} from '../helpers/orders.ts';
 
 const confirmBody = (extra: Record<string, unknown> = {}) => ({ receipt_base64: RECEIPT, content_type: 'application/pdf', ...extra });
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createSellOrder } from '../../src/modules/sell-orders/service.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { balancesOf, createSell, eventTypes, expectError, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from './helpers.ts';
+import { balancesOf, createSell, eventTypes, expectError, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../helpers/orders.ts';
 
 describe('sell orders: create, read, list, cancel', () => {
   let t: TestApp;

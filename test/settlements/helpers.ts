@@ -1,22 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import type { SettlementsDeps } from '../../src/modules/settlements/service.ts';
 import type { TestApp } from '../helpers/app.ts';
-
-/** A PNG the proof sniffer accepts; random bytes after the magic keep every file distinct (no PROOF_DUPLICATE). */
-export function uniquePng(): Buffer {
-  return Buffer.concat([Buffer.from('\x89PNG\r\n\x1a\n', 'latin1'), randomBytes(32)]);
-}
+import { multipart, uniquePng } from '../helpers/files.ts';
 
 export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
-  const boundary = `----mpay${randomBytes(8).toString('hex')}`;
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="proof"; filename="proof.png"\r\nContent-Type: image/png\r\n\r\n`),
-    uniquePng(),
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  const response = await t.request({ method: 'POST', url: `/v1/payments/${payment_id}/proof`, headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` }, payload });
+  const { payload, headers } = multipart('proof', uniquePng());
+  const response = await t.request({ method: 'POST', url: `/v1/payments/${payment_id}/proof`, headers: { 'x-api-key': key, ...headers }, payload });
   assert.equal(response.statusCode, 200, response.body);
 }
 

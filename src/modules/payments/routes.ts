@@ -124,7 +124,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/payments',
     {
-      config: { auth: 'key', errors: [409, 410] },
+      config: { auth: 'key', errors: ['PAYMENT_DUPLICATE_ORDER_ID', 'PAYMENT_INSUFFICIENT_LIQUIDITY', 'IDEMPOTENCY_KEY_CONFLICT', 'MATCHING_UNAVAILABLE', 'GONE'] },
       schema: {
         tags: ['payments'],
         summary: 'Create a payment (deprecated: use POST /v1/trades)',
@@ -147,7 +147,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/trades',
     {
-      config: { auth: 'key', errors: [409] },
+      config: { auth: 'key', errors: ['PAYMENT_DUPLICATE_ORDER_ID', 'PAYMENT_INSUFFICIENT_LIQUIDITY', 'IDEMPOTENCY_KEY_CONFLICT', 'MATCHING_UNAVAILABLE', 'NOT_FOUND', 'QUOTE_LOCK_EXPIRED', 'QUOTE_LOCK_USED', 'QUOTE_LOCK_MISMATCH', 'FX_PRICE_UNAVAILABLE'] },
       schema: {
         tags: ['payments'],
         summary: 'Create a payment (successor of POST /v1/payments), optionally at a locked FX rate',
@@ -218,7 +218,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/payments/:id/cancel',
     {
-      config: { auth: 'key', errors: [404, 409] },
+      config: { auth: 'key', errors: ['PAYMENT_BAD_STATE'] },
       schema: { tags: ['payments'], summary: 'Cancel a created or matching payment', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
     },
     async (request) => ok(await cancelPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
@@ -227,7 +227,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/payments/:id/proof',
     {
-      config: { auth: 'key', multipart_body: { proof: 'JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES' }, errors: [404, 409, 413] },
+      config: { auth: 'key', multipart_body: { proof: 'JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES' }, errors: ['PAYMENT_BAD_STATE', 'PROOF_DUPLICATE', 'PROOF_UNSUPPORTED_TYPE', 'PAYLOAD_TOO_LARGE'] },
       schema: {
         tags: ['payments'],
         summary: 'Upload the buyer\'s proof of payment (multipart field `proof`); the payment becomes confirming',
@@ -245,7 +245,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.get(
     '/v1/payments/:id/promptpay-qr',
     {
-      config: { auth: 'public', errors: [404] },
+      config: { auth: 'public', errors: ['NOT_TH'] },
       schema: {
         tags: ['promptpay'],
         summary: 'PNG QR of a THB leg\'s PromptPay payload (public: the payment id is the credential)',

@@ -72,7 +72,7 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
     '/internal/pending-funds',
     {
       bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
-      config: { auth: 'internal', errors: [404, 413] },
+      config: { auth: 'internal', errors: ['RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED', 'RECEIVER_CONFIRM_MALFORMED_RECEIPT', 404, 413] },
       schema: {
         tags: ['pending-funds'],
         summary: 'Record pending funds for a receiver and validate the payer receipt',
@@ -135,7 +135,7 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
     '/v1/pending-funds/:id/receiver-confirm',
     {
       bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
-      config: { auth: 'key', mode: 'live_only', errors: [403, 404, 409, 413, 502] },
+      config: { auth: 'key', mode: 'live_only', errors: ['RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED', 'RECEIVER_CONFIRM_MALFORMED_RECEIPT', 403, 404, 409, 413, 502] },
       schema: {
         tags: ['pending-funds'],
         summary: 'Receiver confirms pending funds with a receipt (201 for every validator outcome)',

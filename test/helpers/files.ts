@@ -4,14 +4,14 @@ import { PNG } from 'pngjs';
 
 type Decode = (data: Uint8ClampedArray, width: number, height: number) => { data: string } | null;
 /** jsqr is CommonJS with a default export: under nodenext the function sits on `.default`. */
-export const jsQR: Decode = ((jsqrModule as unknown as { default?: Decode }).default ?? (jsqrModule as unknown as Decode));
+const jsQR: Decode = (jsqrModule as unknown as { default?: Decode }).default ?? (jsqrModule as unknown as Decode);
 
 export function decodeQr(png_bytes: Buffer): string | null {
   const png = PNG.sync.read(png_bytes);
   return jsQR(new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.byteLength), png.width, png.height)?.data ?? null;
 }
 
-/** A small PNG unlike any other (proof uploads refuse a file already used on another payment). */
+/** A small, valid PNG unlike any other (proof uploads refuse a file already used on another payment). */
 export function uniquePng(): Buffer {
   const png = new PNG({ width: 4, height: 4 });
   randomBytes(png.data.length).copy(png.data);
@@ -19,7 +19,7 @@ export function uniquePng(): Buffer {
 }
 
 /** A multipart/form-data body with one file field. */
-export function multipart(field: string, filename: string, content_type: string, bytes: Buffer): { payload: Buffer; headers: Record<string, string> } {
+export function multipart(field: string, bytes: Buffer, filename = 'proof.png', content_type = 'image/png'): { payload: Buffer; headers: Record<string, string> } {
   const boundary = `----mpay${randomBytes(8).toString('hex')}`;
   const payload = Buffer.concat([
     Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\nContent-Type: ${content_type}\r\n\r\n`),

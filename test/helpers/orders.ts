@@ -3,9 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { createInProcessLedger } from '../../src/modules/ledger/in-process.ts';
 import { accounts, type Ledger, type TransferCommand } from '../../src/modules/ledger/port.ts';
-import type { ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { AppError } from '../../src/lib/errors.ts';
-import type { TestApp } from '../helpers/app.ts';
+import type { TestApp } from './app.ts';
 
 export const MINT_SOURCE = 'treasury';
 export const RECEIPT = Buffer.from('%PDF-1.4 payout receipt').toString('base64');
@@ -81,20 +80,7 @@ export async function eventTypes(t: TestApp, resource_id: string): Promise<strin
   return (await t.db.selectFrom('events').select('type').where('resource_id', '=', resource_id).orderBy('seq').execute()).map((e) => e.type);
 }
 
-/** A validator double whose next outcomes the test scripts (default verified). */
-export function scriptedValidator(): ReceiptValidator & { next: ValidatorVerdict['outcome'][]; calls: number } {
-  const validator = {
-    kind: 'null_validator' as const,
-    next: [] as ValidatorVerdict['outcome'][],
-    calls: 0,
-    async validate(): Promise<ValidatorVerdict> {
-      validator.calls += 1;
-      const outcome = validator.next.shift() ?? 'verified';
-      return { outcome, validator_kind: 'null_validator', response: { scripted: outcome }, ...(outcome === 'failed' ? { reason: 'amount_mismatch' } : {}) };
-    },
-  };
-  return validator;
-}
+export { scriptedValidator } from './validator.ts';
 
 /**
  * The in-process ledger behind a switch: `down_for` makes transfers of those kinds fail with LEDGER_UNAVAILABLE, as

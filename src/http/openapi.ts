@@ -1,0 +1,426 @@
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { TSchema } from 'typebox';
+import { ERROR_CODES, type ErrorCode } from '../lib/errors.ts';
+import { ERROR_STATUS } from './errors.ts';
+import { hasEntityTag } from './conventions.ts';
+import type { AuthKind } from './principal.ts';
+
+/**
+ * The OpenAPI document as a product, decorated in one place: every route's operationId, its error responses built
+ * from the closed code list (Unkey's openapi_responses.ts), the standard response headers, `Idempotency-Key` where it
+ * applies, the declared tags and the `webhooks` section. Route files state only what is theirs (`config.errors`:
+ * the codes or statuses a route can answer beyond the common ones; `config.operation_id` to name a new operation).
+ */
+
+type Json = Record<string, unknown>;
+type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; tags?: string[]; operationId?: string };
+
+/** Declared tags, in the order the docs show them. A route's tag must be one of these (a test checks it). */
+export const TAGS: { name: string; description: string }[] = [
+  { name: 'payments', description: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model' },
+  { name: 'checkout', description: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll' },
+  { name: 'promptpay', description: 'PromptPay EMVCo payloads and QR images' },
+  { name: 'fx', description: 'Reference prices and quote locks held for a trade' },
+  { name: 'rates', description: 'Seller rates per currency and payment method' },
+  { name: 'balance', description: 'A merchant\'s PAY balance, buffer and deficit' },
+  { name: 'sell-orders', description: 'Merchant sell orders: PAY out for fiat, the cash leg and its confirmation' },
+  { name: 'buy-orders', description: 'Merchant buy orders: fiat in for PAY, matched by price and time' },
+  { name: 'disputes', description: 'Disputes on sell orders, with their event log' },
+  { name: 'pending-funds', description: 'Incoming funds waiting for the receiver\'s confirmation' },
+  { name: 'settlements', description: 'Settlement batches of completed payments and their CSV export' },
+  { name: 'webhooks', description: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)' },
+  { name: 'sandbox', description: 'Sandbox scenarios for test and sandbox keys' },
+  { name: 'merchants', description: 'The calling merchant' },
+  { name: 'reference', description: 'Reference data: Thai banks' },
+  { name: 'admin', description: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)' },
+  { name: 'ledger', description: 'The PAY ledger service API (internal service token)' },
+  { name: 'ops', description: 'Liveness and readiness probes' },
+];
+
+/**
+ * Stable operationIds (the SDK's method names). A route not listed here takes `config.operation_id`, else a name
+ * derived from its method and path; a test checks that every id is unique.
+ */
+const OPERATION_IDS: Record<string, string> = {
+  'GET /healthz': 'getHealth',
+  'GET /readyz': 'getReadiness',
+  'GET /v1/merchants/me': 'getCurrentMerchant',
+  'POST /admin/merchants': 'adminCreateMerchant',
+  'POST /admin/merchants/{id}/tokens': 'adminCreateMerchantToken',
+  'POST /admin/merchants/{id}/sessions': 'adminCreateMerchantSession',
+  'GET /v1/rates': 'listRates',
+  'POST /admin/sellers': 'adminCreateSeller',
+  'POST /internal/ledger/transfers': 'ledgerTransfer',
+  'POST /internal/ledger/balances': 'ledgerBalances',
+  'POST /internal/ledger/credited': 'ledgerCredited',
+  'GET /internal/ledger/verify': 'ledgerVerify',
+  'POST /admin/merchants/{id}/ledger-adjustments': 'adminCreateLedgerAdjustment',
+  'GET /admin/ledger/verify': 'adminVerifyLedger',
+  'GET /admin/ledger/accounts/{name}': 'adminGetLedgerAccount',
+  'POST /internal/pending-funds': 'internalCreatePendingFunds',
+  'GET /v1/pending-funds': 'listPendingFunds',
+  'GET /v1/pending-funds/{id}': 'getPendingFunds',
+  'POST /v1/pending-funds/{id}/receiver-confirm': 'confirmPendingFunds',
+  'GET /admin/audit/receiver-confirm': 'adminListReceiverConfirmAudit',
+  'GET /admin/audit/receiver-confirm/{id}': 'adminGetReceiverConfirmAudit',
+  'GET /v1/merchants/{id}/balance': 'getMerchantBalance',
+  'GET /admin/merchants/{id}/deficit': 'adminGetMerchantDeficit',
+  'GET /v1/reference/thai-banks': 'listThaiBanks',
+  'POST /v1/promptpay/qr': 'createPromptPayPayload',
+  'PUT /v1/webhook-endpoint': 'setWebhookEndpoint',
+  'GET /v1/webhook-endpoint': 'getWebhookEndpoint',
+  'POST /v1/webhook-endpoint/rotate-secret': 'rotateWebhookSecret',
+  'GET /v1/events': 'listEvents',
+  'GET /v1/webhook-deliveries': 'listWebhookDeliveries',
+  'POST /v1/webhook-deliveries/{id}/redeliver': 'redeliverWebhook',
+  'POST /v1/webhook-deliveries/recover': 'recoverWebhookDeliveries',
+  'POST /v1/sandbox/payments/simulate': 'simulateSandboxPayment',
+  'GET /checkout/{id}': 'getCheckoutPage',
+  'GET /checkout/{id}/status': 'getCheckoutStatus',
+  'POST /checkout/{id}/proof': 'uploadCheckoutProof',
+  'GET /v1/settlements': 'listSettlements',
+  'GET /v1/settlements/{id}': 'getSettlement',
+  'GET /v1/settlements/{id}/payments': 'listSettlementPayments',
+  'GET /v1/settlements/{id}/export.csv': 'exportSettlementCsv',
+  'POST /admin/settlements/run': 'adminRunSettlements',
+  'POST /admin/settlements/{id}/fail': 'adminFailSettlement',
+  'POST /admin/settlements/{id}/retry': 'adminRetrySettlement',
+  'POST /admin/settlements/{id}/adjustments': 'adminAdjustSettlement',
+  'GET /admin/settlements/{id}/audit-log': 'adminGetSettlementAuditLog',
+  'GET /v1/fx/reference-prices': 'getReferencePrice',
+  'POST /v1/fx/quote-locks': 'createQuoteLock',
+  'GET /v1/fx/quote-locks/{id}': 'getQuoteLock',
+  'PUT /admin/fx/reference-prices': 'adminSetReferencePrice',
+  'GET /v1/merchant-sell-orders': 'listSellOrders',
+  'POST /v1/merchant-sell-orders': 'createSellOrder',
+  'GET /v1/merchant-sell-orders/{id}': 'getSellOrder',
+  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': 'confirmSellOrderCashLeg',
+  'POST /v1/merchant-sell-orders/{id}/cancel': 'cancelSellOrder',
+  'GET /v1/merchant-buy-orders': 'listBuyOrders',
+  'POST /v1/merchant-buy-orders': 'createBuyOrder',
+  'GET /v1/merchant-buy-orders/{id}': 'getBuyOrder',
+  'POST /v1/merchant-buy-orders/{id}/cancel': 'cancelBuyOrder',
+  'GET /v1/merchant-disputes': 'listDisputes',
+  'POST /v1/merchant-disputes': 'createDispute',
+  'GET /v1/merchant-disputes/{id}': 'getDispute',
+  'GET /admin/disputes': 'adminListDisputes',
+  'GET /admin/disputes/{id}': 'adminGetDispute',
+  'POST /admin/disputes/{id}/investigate': 'adminInvestigateDispute',
+  'POST /admin/disputes/{id}/escalate': 'adminEscalateDispute',
+  'POST /admin/disputes/{id}/resolve': 'adminResolveDispute',
+  'POST /v1/payments': 'createPayment',
+  'GET /v1/payments': 'listPayments',
+  'POST /v1/trades': 'createTrade',
+  'GET /v1/trades/{id}': 'getTrade',
+  'GET /v1/payments/{id}': 'getPayment',
+  'GET /v1/payments/{id}/checkout': 'getPaymentCheckout',
+  'POST /v1/payments/{id}/cancel': 'cancelPayment',
+  'POST /v1/payments/{id}/proof': 'uploadPaymentProof',
+  'GET /v1/payments/{id}/promptpay-qr': 'getPaymentPromptPayQr',
+};
+
+/** POSTs that take `Idempotency-Key` (DESIGN.md: required UUID on sell orders, confirm-cash-leg, disputes, buy orders; optional on payments and trades). */
+export const IDEMPOTENCY: Record<string, 'required' | 'optional'> = {
+  'POST /v1/merchant-sell-orders': 'required',
+  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': 'required',
+  'POST /v1/merchant-sell-orders/{id}/cancel': 'required',
+  'POST /v1/merchant-disputes': 'required',
+  'POST /v1/merchant-buy-orders': 'required',
+  'POST /v1/merchant-buy-orders/{id}/cancel': 'required',
+  'POST /admin/merchants/{id}/ledger-adjustments': 'required',
+  'POST /v1/payments': 'optional',
+  'POST /v1/trades': 'optional',
+  'POST /v1/fx/quote-locks': 'optional',
+  'POST /v1/sandbox/payments/simulate': 'optional',
+};
+
+/** Responses that are not JSON envelopes and that no route schema states (the hosted page answers HTML). */
+const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
+  'GET /checkout/{id}': {
+    '200': { description: 'The hosted checkout page', content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+  'POST /checkout/{id}/proof': {
+    '303': { description: 'Proof accepted: back to the page, which then shows `confirming`', headers: { Location: { description: 'The checkout page', schema: { type: 'string' } } } },
+    '200': { description: 'The page again (unknown payment id), in HTML', content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+};
+
+const TRADE_EXAMPLE = { order_id: 'order-1001', amount: '250.00', currency: 'THB', return_url: 'https://shop.example/return' };
+
+/** Request examples of the calls an integrator makes first (redocly checks each against its schema). */
+const REQUEST_EXAMPLES: Record<string, unknown> = {
+  'POST /v1/trades': TRADE_EXAMPLE,
+  'POST /v1/payments': TRADE_EXAMPLE,
+  'POST /v1/merchant-sell-orders': { amount_micro_pay: 10_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 35_000 },
+  'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
+  'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
+};
+
+/** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
+const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof']);
+
+/** Responses of these operations carry the sunset headers (DESIGN.md: Sunset of POST /v1/payments). */
+const DEPRECATED_WITH_SUNSET = new Set(['POST /v1/payments']);
+
+const SUCCESS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No content', '503': 'Not ready' };
+
+const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad request',
+  401: 'Missing or invalid credential',
+  403: 'Forbidden',
+  404: 'Not found',
+  405: 'Method not allowed',
+  409: 'Conflict or bad state',
+  410: 'Gone',
+  413: 'Payload too large',
+  429: 'Rate limited',
+  500: 'Internal error',
+  502: 'A dependency (the ledger) is unavailable',
+  503: 'Service unavailable',
+};
+
+export interface RouteDoc {
+  key: string;
+  auth: AuthKind;
+  errors: (number | ErrorCode)[];
+  mode: string | undefined;
+  rate_limited: boolean;
+  has_params: boolean;
+  html: boolean;
+  /** Single-resource GET: `ETag` on 200, `If-None-Match` -> 304 (conventions.ts). */
+  etag: boolean;
+  operation_id: string | undefined;
+}
+
+/** `/v1/payments/:id` -> `/v1/payments/{id}`, as OpenAPI names paths. */
+export function openapiPath(url: string): string {
+  return url.replace(/:(\w+)/g, '{$1}');
+}
+
+/** The error codes a route can answer, per status: the common ones from its credential, then what it declares. */
+export function errorCodesByStatus(route: RouteDoc): Map<number, ErrorCode[]> {
+  const codes = new Set<ErrorCode>(['VALIDATION_ERROR', 'INTERNAL']);
+  // Every counted request goes through the rate-limit store; when it cannot answer, the request cannot be served.
+  if (route.rate_limited) codes.add('RATE_LIMITED').add('SERVICE_UNAVAILABLE');
+  if (route.auth !== 'public') codes.add('UNAUTHORIZED');
+  if (route.auth === 'admin') codes.add('ADMIN_FORBIDDEN');
+  if (route.mode === 'sandbox_only' || route.mode === 'live_only') codes.add('SANDBOX_ONLY');
+  if (route.has_params) codes.add('NOT_FOUND');
+  for (const entry of route.errors) {
+    if (typeof entry === 'string') codes.add(entry);
+    else for (const code of ERROR_CODES) if (ERROR_STATUS[code] === entry) codes.add(code);
+  }
+  const by_status = new Map<number, ErrorCode[]>();
+  for (const code of ERROR_CODES) {
+    if (!codes.has(code)) continue;
+    const status = ERROR_STATUS[code];
+    by_status.set(status, [...(by_status.get(status) ?? []), code]);
+  }
+  return by_status;
+}
+
+function derivedOperationId(method: string, path: string): string {
+  const words = path
+    .split('/')
+    .filter((part) => part && part !== 'v1')
+    .map((part) => (part.startsWith('{') ? 'by-' + part.slice(1, -1) : part))
+    .join('-')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return [method.toLowerCase(), ...words.map((word) => word[0]!.toUpperCase() + word.slice(1))].join('');
+}
+
+const HEADERS: Record<string, Json> = {
+  XRequestId: { description: 'The request id (echoed from a plain `X-Request-Id` the caller sent, else generated)', schema: { type: 'string' } },
+  RateLimit: { description: 'IETF RateLimit: remaining requests `r` and seconds to reset `t` in the caller\'s bucket', schema: { type: 'string' }, example: '"live";r=99;t=1' },
+  RateLimitPolicy: { description: 'IETF RateLimit-Policy: quota `q` per window `w` seconds', schema: { type: 'string' }, example: '"live";q=100;w=1' },
+  RetryAfter: { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } },
+  IdempotentReplayed: { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+  Deprecation: { description: 'When this operation was deprecated (`@<unix seconds>`)', schema: { type: 'string' } },
+  Sunset: { description: 'When this operation stops working (HTTP date)', schema: { type: 'string' } },
+  Link: { description: 'The successor operation (`</v1/trades>; rel="successor-version"`)', schema: { type: 'string' } },
+  WWWAuthenticate: { description: 'The credential this route expects (RFC 9110)', required: true, schema: { type: 'string' }, example: 'Bearer realm="mpay"' },
+  ETag: { description: 'Entity tag of the representation; send it back as `If-None-Match` to get 304', schema: { type: 'string' } },
+};
+
+const PARAMETERS: Record<string, Json> = {
+  IdempotencyKeyRequired: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: true,
+    description: 'A UUID: a retry with the same key and body replays the stored response (`Idempotent-Replayed: true`); another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.',
+    schema: { type: 'string', format: 'uuid' },
+    example: '4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a',
+  },
+  IdempotencyKeyOptional: {
+    name: 'Idempotency-Key',
+    in: 'header',
+    required: false,
+    description: '1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+    example: '4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a',
+  },
+  IfNoneMatch: {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    description: 'An ETag from an earlier response: 304 Not Modified when the resource has not changed',
+    schema: { type: 'string' },
+  },
+};
+
+const ERROR_DETAIL: Json = {
+  type: 'object',
+  description: 'One problem: for validation errors, one per failing field with the values it allows',
+  required: ['message'],
+  properties: {
+    field: { type: 'string', description: 'Where: `body.amount`, `query.limit`, `headers.idempotency-key`' },
+    message: { type: 'string' },
+    allowed: { type: 'array', items: {}, description: 'The values the field accepts, when it is an enumeration' },
+  },
+};
+
+const ref = (kind: 'headers' | 'parameters' | 'schemas', name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+function errorResponse(status: number, codes: ErrorCode[], html: boolean): Json {
+  const schema = {
+    type: 'object',
+    description: 'Every non-2xx response (DESIGN.md: Error body)',
+    required: ['success', 'error'],
+    properties: {
+      success: { type: 'boolean', const: false },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'details'],
+        properties: {
+          code: { type: 'string', enum: codes, description: 'Machine-readable code from the closed list' },
+          message: { type: 'string' },
+          details: { type: 'array', items: ref('schemas', 'ErrorDetail') },
+        },
+      },
+    },
+  };
+  const example = { success: false, error: { code: codes[0], message: STATUS_TEXT[status] ?? 'Error', details: [] } };
+  return {
+    description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\``).join(', ')}`,
+    content: { 'application/json': { schema, example }, ...(html ? { 'text/html': { schema: { type: 'string' } } } : {}) },
+  };
+}
+
+/** Error responses are the same on many routes: each distinct one is stored once under components.responses, named by its codes. */
+class SharedResponses {
+  private readonly names = new Map<string, string>();
+  private readonly store: Json;
+  constructor(store: Json) {
+    this.store = store;
+  }
+
+  add(codes: ErrorCode[], response: Json): Json {
+    const key = JSON.stringify(response);
+    let name = this.names.get(key);
+    if (!name) {
+      const pascal = (code: string) => code.toLowerCase().replace(/(^|_)(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase());
+      const base = codes.length <= 2 ? codes.map(pascal).join('Or') : `${pascal(codes[0]!)}And${codes.length - 1}More`;
+      name = base in this.store ? `${base}_${createHash('sha256').update(key).digest('hex').slice(0, 6)}` : base;
+      this.store[name] = response;
+      this.names.set(key, name);
+    }
+    return { $ref: `#/components/responses/${name}` };
+  }
+}
+
+/** Collects what the document needs from each route's config (call from an onRoute hook). */
+export function describeRoute(route: RouteOptions): RouteDoc[] {
+  const auth = route.config?.auth;
+  if (!auth) return [];
+  const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((method) => method !== 'HEAD');
+  const schema = (route.schema ?? {}) as { produces?: string[] };
+  return methods.map((method) => ({
+    key: `${method} ${openapiPath(route.url)}`,
+    auth,
+    errors: (route.config?.errors ?? []) as (number | ErrorCode)[],
+    mode: route.config?.mode,
+    rate_limited: route.config?.rate_limit !== false,
+    has_params: route.url.includes(':'),
+    html: (schema.produces?.includes('text/html') ?? false) || HTML_ROUTES.has(`${method} ${openapiPath(route.url)}`),
+    etag: hasEntityTag(method, route.url),
+    operation_id: route.config?.operation_id,
+  }));
+}
+
+/**
+ * Decorates the generated document (swagger's `transformObject`): operationIds, error responses per status from the
+ * code list, response headers, `Idempotency-Key`, tags, extra schemas by name and the `webhooks` section.
+ */
+export function decorateDocument(document: Json, routes: ReadonlyMap<string, RouteDoc>, extras: { schemas: Record<string, TSchema>; webhooks: Json }): Json {
+  const components = (document['components'] ??= {}) as Json;
+  components['headers'] = { ...(components['headers'] as Json | undefined), ...HEADERS };
+  components['parameters'] = { ...(components['parameters'] as Json | undefined), ...PARAMETERS };
+  const schemas = (components['schemas'] ??= {}) as Json;
+  delete schemas['ErrorBody'];
+  schemas['ErrorDetail'] = ERROR_DETAIL;
+  for (const [name, schema] of Object.entries(extras.schemas)) schemas[name] ??= schema;
+  document['tags'] = TAGS;
+  document['webhooks'] = extras.webhooks;
+
+  const shared_responses = new SharedResponses((components['responses'] ??= {}) as Json);
+  const paths = (document['paths'] ?? {}) as Record<string, Record<string, Operation>>;
+  for (const [path, operations] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      const key = `${method.toUpperCase()} ${path}`;
+      const route = routes.get(key);
+      operation.operationId ??= route?.operation_id ?? OPERATION_IDS[key] ?? derivedOperationId(method, path);
+      if (!route) continue;
+      // A query parameter with a default may be left out (Fastify fills the default in).
+      for (const parameter of operation.parameters ?? []) {
+        if (parameter['in'] === 'query' && (parameter['schema'] as Json | undefined)?.['default'] !== undefined) parameter['required'] = false;
+      }
+      const responses = (operation.responses ??= {});
+      for (const [status, response] of Object.entries(responses)) {
+        if (response['description'] === 'Default Response') response['description'] = SUCCESS_TEXT[status] ?? 'Success';
+      }
+      if (responses['200']?.['description'] === 'Default Response' && !responses['200']['content']) delete responses['200'];
+      Object.assign(responses, EXTRA_RESPONSES[key]);
+      const example = REQUEST_EXAMPLES[key];
+      const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.['application/json'] as Json | undefined;
+      if (example !== undefined && json_body) json_body['example'] = example;
+      const error_codes = errorCodesByStatus(route);
+      for (const [status, codes] of error_codes) responses[String(status)] = errorResponse(status, codes, route.html);
+
+      const idempotency = IDEMPOTENCY[key];
+      if (idempotency) {
+        operation.parameters = (operation.parameters ?? []).filter((parameter) => !(parameter['in'] === 'header' && String(parameter['name']).toLowerCase() === 'idempotency-key'));
+        operation.parameters.push(ref('parameters', idempotency === 'required' ? 'IdempotencyKeyRequired' : 'IdempotencyKeyOptional'));
+      }
+      if (route.etag) {
+        (operation.parameters ??= []).push(ref('parameters', 'IfNoneMatch'));
+        responses['304'] = { description: 'Not modified: the `If-None-Match` tag still matches', headers: { ETag: ref('headers', 'ETag') } };
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        const headers: Json = { 'X-Request-Id': ref('headers', 'XRequestId'), ...(response['headers'] as Json | undefined) };
+        const code = Number(status);
+        if (route.rate_limited && code !== 401) Object.assign(headers, { RateLimit: ref('headers', 'RateLimit'), 'RateLimit-Policy': ref('headers', 'RateLimitPolicy') });
+        if (code === 429) headers['Retry-After'] = ref('headers', 'RetryAfter');
+        if (code === 401) headers['WWW-Authenticate'] = ref('headers', 'WWWAuthenticate');
+        if (route.etag && code === 200) headers['ETag'] = ref('headers', 'ETag');
+        if (idempotency && code >= 200 && code < 300) headers['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed');
+        if (DEPRECATED_WITH_SUNSET.has(key)) Object.assign(headers, { Deprecation: ref('headers', 'Deprecation'), Sunset: ref('headers', 'Sunset'), Link: ref('headers', 'Link') });
+        response['headers'] = headers;
+        const codes = error_codes.get(code);
+        if (codes) responses[status] = shared_responses.add(codes, response);
+      }
+    }
+  }
+  return document;
+}
+
+/** Installs the onRoute hook that records each route for the document; returns the registry it fills. */
+export function collectRouteDocs(app: FastifyInstance): Map<string, RouteDoc> {
+  const routes = new Map<string, RouteDoc>();
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith('/docs')) return;
+    for (const doc of describeRoute(route)) routes.set(doc.key, doc);
+  });
+  return routes;
+}

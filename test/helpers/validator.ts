@@ -1,0 +1,32 @@
+import type { ReceiptValidator, ValidatorOutcome, ValidatorVerdict } from '../../src/modules/validators/port.ts';
+
+/**
+ * The one validator double: a test scripts its next outcomes in `next` (then `fallback`, default `verified`); it
+ * counts its calls. A `failed` verdict carries `failure_reason`.
+ */
+export class ScriptedValidator implements ReceiptValidator {
+  readonly kind = 'null_validator' as const;
+  calls = 0;
+  next: ValidatorOutcome[] = [];
+  fallback: ValidatorOutcome = 'verified';
+  readonly failure_reason: string;
+
+  constructor(options: { failure_reason?: string } = {}) {
+    this.failure_reason = options.failure_reason ?? 'amount_mismatch';
+  }
+
+  async validate(): Promise<ValidatorVerdict> {
+    this.calls += 1;
+    const outcome = this.next.shift() ?? this.fallback;
+    return {
+      outcome,
+      validator_kind: 'null_validator',
+      ...(outcome === 'failed' ? { reason: this.failure_reason } : {}),
+      response: { scripted: true, outcome, call: this.calls },
+    };
+  }
+}
+
+export function scriptedValidator(options: { failure_reason?: string } = {}): ScriptedValidator {
+  return new ScriptedValidator(options);
+}
