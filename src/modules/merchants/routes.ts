@@ -27,7 +27,7 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
   app.post(
     '/admin/merchants',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', errors: ['WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['admin'],
         summary: 'Create a merchant with live, test and sandbox keys, a webhook secret and a JWT (shown only here)',

@@ -19,7 +19,8 @@ import type { SyntheticEventType } from './event-types.ts';
 /**
  * Sandbox events of the kinds the payment scenarios do not produce (sell orders, buy orders, disputes, pending funds,
  * settlements), so that `mpay sandbox trigger <type>` can exercise a webhook handler for every event type. No sandbox
- * flow reaches these resources, so each event describes a synthetic resource (a `sbx_` id, no row behind it) shaped
+ * flow reaches these resources, so each event describes a synthetic resource (a fresh UUID, as the resource's schema
+ * requires, with no row behind it) shaped
  * by the owning module's own presenter, and is written to the outbox exactly as a real one: the same envelope, the
  * same delivery trigger, `sandbox: true`. Sandbox credentials only.
  */
@@ -28,7 +29,7 @@ const SAMPLE_MICRO_PAY = 10_000_000;
 const SAMPLE_FIAT_MINOR = 35_000;
 const HOUR_MS = 3600_000;
 
-const syntheticId = () => `sbx_${randomUUID()}`;
+const syntheticId = () => randomUUID();
 
 function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): SellOrderRow {
   const failed = type === 'sell_order.failed';

@@ -48,7 +48,7 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
         tags: ['sandbox'],
         summary: 'Emit a sandbox event of a kind the payment scenarios do not produce; its signed webhook follows',
         description:
-          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). The event describes a synthetic resource (a sbx_ id, no row behind it) shaped like the real one, and is written to the outbox and delivered to the sandbox endpoints exactly as a real event. Payment events come from POST /v1/sandbox/payments/simulate.',
+          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). The event describes a synthetic resource (a fresh UUID, no row behind it) shaped like the real one, and is written to the outbox and delivered to the sandbox endpoints exactly as a real event. Payment events come from POST /v1/sandbox/payments/simulate.',
         body: Type.Object({ type: Type.Union(SYNTHETIC_EVENT_TYPES.map((type) => Type.Literal(type))) }, { additionalProperties: false }),
         response: {
           201: Envelope(

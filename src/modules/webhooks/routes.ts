@@ -108,7 +108,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
   app.put(
     '/v1/webhook-endpoint',
     {
-      config: { auth: 'key', errors: [409] },
+      config: { auth: 'key', errors: [409, 'WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['webhooks'],
         summary: 'Set the default webhook endpoint of the caller\'s mode; returns the signing secret',
@@ -156,7 +156,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
   app.post(
     '/v1/webhook-endpoints',
     {
-      config: { auth: 'key', errors: [409] },
+      config: { auth: 'key', errors: [409, 'WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['webhooks'],
         summary: 'Create a webhook endpoint in the caller\'s mode; returns its signing secret once',
@@ -195,7 +195,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
   app.patch(
     '/v1/webhook-endpoints/:id',
     {
-      config: { auth: 'key', errors: [404] },
+      config: { auth: 'key', errors: [404, 'WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['webhooks'],
         summary: 'Change a webhook endpoint\'s URL, description, events or disabled flag',
