@@ -38,26 +38,26 @@ export class AllocationRaced extends Error {
  */
 export const OPTIMISTIC_ALLOCATION_ATTEMPTS = 3;
 
-/** The share of `available_minor` a leg at `lock_rate` may take so that the seller's PAY (bought at `seller_rate`) covers it. */
-function coveredAtRate(available_minor: number, seller_rate: string, lock_rate: string): number {
+/** lock_rate / seller_rate as two integers (a fraction), from the decimal strings. */
+function rateRatio(seller_rate: string, lock_rate: string): { lock_scaled: bigint; seller_scaled: bigint } {
   const seller = parseDecimal(seller_rate);
   const lock = parseDecimal(lock_rate);
-  // lock/seller as a fraction; a lock at or above the seller's rate costs the seller no more PAY than its own rate.
-  const lock_scaled = lock.numerator * 10n ** BigInt(seller.scale);
-  const seller_scaled = seller.numerator * 10n ** BigInt(lock.scale);
+  return { lock_scaled: lock.numerator * 10n ** BigInt(seller.scale), seller_scaled: seller.numerator * 10n ** BigInt(lock.scale) };
+}
+
+/** The share of `available_minor` a leg at `lock_rate` may take so that the seller's PAY (bought at `seller_rate`) covers it. */
+function coveredAtRate(available_minor: number, seller_rate: string, lock_rate: string): number {
+  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
+  // a lock at or above the seller's rate costs the seller no more PAY per fiat unit than its own rate
   if (lock_scaled >= seller_scaled) return available_minor;
   return Number((BigInt(available_minor) * lock_scaled) / seller_scaled);
 }
 
 /** The liquidity at the seller's rate that `take_minor` at `lock_rate` holds: ceil(take * seller_rate / lock_rate), never below take. */
 function heldAtSellerRate(take_minor: number, seller_rate: string, lock_rate: string): number {
-  const seller = parseDecimal(seller_rate);
-  const lock = parseDecimal(lock_rate);
-  const lock_scaled = lock.numerator * 10n ** BigInt(seller.scale);
-  const seller_scaled = seller.numerator * 10n ** BigInt(lock.scale);
+  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
   if (lock_scaled >= seller_scaled) return take_minor;
-  const product = BigInt(take_minor) * seller_scaled;
-  return Number((product + lock_scaled - 1n) / lock_scaled);
+  return Number((BigInt(take_minor) * seller_scaled + lock_scaled - 1n) / lock_scaled);
 }
 
 /**
