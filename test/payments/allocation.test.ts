@@ -106,4 +106,22 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.equal((await t.call('GET', `/v1/payments/${below.json().data.id}`, merchant.live)).json().data.status, 'expired');
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 0 }, 'the release gives back what the leg held, not only its fiat');
   });
+
+  it('GET and list read the payment with its legs in one query, rates to the last stored digit', async () => {
+    const first = await t.createSeller(thbSeller(1_000, '35.12345678', '0866666666'));
+    const second = await t.createSeller(thbSeller(5_000, '35.5', '0877777777'));
+    const created = await create({ amount: 1_500 });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().data.id;
+    const expected = [
+      { seller_id: first.id, match_order: 1, allocated_fiat_amount: 1_000, rate: '35.12345678', amount_micro_pay: 284_710 },
+      { seller_id: second.id, match_order: 2, allocated_fiat_amount: 500, rate: '35.50', amount_micro_pay: 140_845 },
+    ];
+    assert.deepEqual(created.json().data.match_details, expected);
+    const read = await t.call('GET', `/v1/payments/${id}`, merchant.live);
+    assert.deepEqual(read.json().data, created.json().data);
+    const listed = await t.call('GET', '/v1/payments?limit=100', merchant.live);
+    assert.deepEqual(listed.json().data.find((payment: { id: string }) => payment.id === id), created.json().data);
+    assert.ok(listed.json().data.every((payment: { match_details: unknown[] }) => Array.isArray(payment.match_details)));
+  });
 });

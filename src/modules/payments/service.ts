@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
@@ -227,10 +228,31 @@ async function expireIfDue(deps: PaymentsDeps, trx: Trx, payment: PaymentRow, no
   return expired;
 }
 
-/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). */
+/** The payment's legs as one JSON array column (rate as text: a JSON number would lose numeric digits). */
+const legsJson = sql<LegRow[] | string>`coalesce((
+  select json_agg(json_build_object('payment_id', l.payment_id, 'match_order', l.match_order, 'seller_id', l.seller_id,
+    'allocated_fiat_amount', l.allocated_fiat_amount, 'rate', l.rate::text, 'amount_micro_pay', l.amount_micro_pay, 'reserved_minor', l.reserved_minor)
+    order by l.match_order)
+  from payment_legs l where l.payment_id = payments.id), '[]')`;
+
+function parseLegs(value: LegRow[] | string): LegRow[] {
+  const legs = typeof value === 'string' ? (JSON.parse(value) as LegRow[]) : value;
+  return legs.map((leg) => ({ ...leg, allocated_fiat_amount: Number(leg.allocated_fiat_amount), amount_micro_pay: Number(leg.amount_micro_pay) }));
+}
+
+/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
   const now = deps.clock.now();
-  const payment = await findOwned(deps.db, scope, id);
+  const row = await deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .select(legsJson.as('legs'))
+    .where('id', '=', id)
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .executeTakeFirst();
+  if (!row) throw notFound('Payment');
+  const { legs, ...payment } = row;
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
@@ -238,7 +260,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
       return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
     });
   }
-  return presentPayment(payment, await loadLegs(deps.db, id), deps.public_base_url);
+  return presentPayment(payment, parseLegs(legs), deps.public_base_url);
 }
 
 export interface ListPaymentsQuery {
@@ -255,6 +277,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   let select = deps.db
     .selectFrom('payments')
     .selectAll()
+    .select(legsJson.as('legs'))
     .where('merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
@@ -263,10 +286,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   if (position) select = select.where(afterCursor(position));
   else if (query.offset) select = select.offset(query.offset);
   const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const ids = rows.map((row) => row.id);
-  const legs = ids.length ? await deps.db.selectFrom('payment_legs').selectAll().where('payment_id', 'in', ids).execute() : [];
-  const legs_of = Map.groupBy(legs, (leg) => leg.payment_id);
-  return toPage(rows, query.limit, (row) => presentPayment(row, legs_of.get(row.id) ?? [], deps.public_base_url));
+  return toPage(rows, query.limit, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url));
 }
 
 /** Cancels a payment that is still `created` or `matching`; any other status is 409 PAYMENT_BAD_STATE. */
