@@ -29,6 +29,12 @@ if (unknown.length) {
 }
 
 const context = await openBenchContext({ pglite: values.pglite, connections: Number(values.connections), seconds: Number(values.seconds) });
+// an interrupted run still drops its database
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    void context.close().finally(() => process.exit(130));
+  });
+}
 const rows: Row[] = [];
 const started_at = new Date();
 try {

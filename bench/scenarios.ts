@@ -147,7 +147,7 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
 async function confirmRows(context: BenchContext): Promise<Row[]> {
   const receiver = await createMerchant({ db: context.database.db, clock: context.application.clock, secrets: context.application.secrets.secrets }, { name: 'Bench receiver' });
   const receipt = { receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'), content_type: 'image/png' };
-  const count = context.kind === 'pglite' ? 300 : 1500;
+  const count = context.kind === 'pglite' ? 200 : 500;
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
     const response = await context.application.app.inject({
@@ -183,7 +183,7 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
 /** The sell/buy matcher over a book inserted in bulk, beside the bare ledger mints it makes (one per pair). */
 async function matcherRows(context: BenchContext): Promise<Row[]> {
   const { db } = context.database;
-  const orders = context.kind === 'pglite' ? 2000 : 5000;
+  const orders = context.kind === 'pglite' ? 500 : 2000;
   const batch_size = 200;
   const deps = { db, clock: context.application.clock, secrets: context.application.secrets.secrets };
   const seller_id = (await createMerchant(deps, { name: 'Bench sell side' })).merchant.id;
