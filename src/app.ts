@@ -8,7 +8,7 @@ import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/ra
 import { createServer, type App } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { matchingRoutes } from './modules/matching/routes.ts';
-import { createAuthenticator } from './modules/merchants/credentials.ts';
+import { ApiKeyCache, createAuthenticator } from './modules/merchants/credentials.ts';
 import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
 import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
 import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
@@ -125,14 +125,15 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     quote_locks: createQuoteLockPort(),
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
-  const merchants = { db, clock, secrets: secrets.secrets, webhooks };
+  const key_cache = new ApiKeyCache();
+  const merchants = { db, clock, secrets: secrets.secrets, webhooks, key_cache };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
 
   const app = await createServer({
     config,
-    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets }),
+    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets, key_cache }),
     limiter,
     metrics: metrics.registry,
     readiness: async () => {

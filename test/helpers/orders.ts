@@ -103,6 +103,14 @@ export function switchableLedger(): Ledger & { down_for: Set<TransferCommand['ki
       if (down_for.has(command.kind)) throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
       return ready().transfer(command, options);
     },
+    async transferAll(commands, options) {
+      if (commands.some((command) => down_for.has(command.kind))) throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
+      return ready().transferAll(commands, options);
+    },
+    async transferBatch(commands, options) {
+      if (commands.some((command) => down_for.has(command.kind))) throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
+      return ready().transferBatch(commands, options);
+    },
     balance: (account, options) => ready().balance(account, options),
     balances: (names, options) => ready().balances(names, options),
     creditedSince: (account, since, options) => ready().creditedSince(account, since, options),

@@ -3,39 +3,36 @@ import { fiatMinorToMicroPay } from '../../lib/money.ts';
 import type { SellerFundingPort } from '../matching/service.ts';
 import type { PaymentCompletionPort } from '../payments/ports.ts';
 import type { LegRow, PaymentRow } from '../payments/tables.ts';
-import { accounts, type Ledger } from './port.ts';
+import { accounts, type Ledger, type TransferCommand } from './port.ts';
 
 /**
  * Payment completion moves each leg's PAY from its seller to the merchant's available account, key
- * `payment:<id>:leg:<n>`, inside the completion transaction (a ledger refusal rolls the completion back and the
- * verdict is retried). Synthetic sandbox sellers have unbounded liquidity, so the PAY a leg sells is first minted
- * into the sandbox seller's account (key `payment:<id>:leg:<n>:fund`); sandbox never touches live accounts.
+ * `payment:<id>:leg:<n>`, as one multi-posting ledger command inside the completion transaction: every leg posts
+ * or none does (a refusal is thrown with nothing posted, and the completion rolls back). Synthetic sandbox sellers
+ * have unbounded liquidity, so the PAY a leg sells is first minted into the sandbox seller's account (key
+ * `payment:<id>:leg:<n>:fund`) in the same command; sandbox never touches live accounts.
  */
 export function createPaymentCompletion(ledger: Ledger): PaymentCompletionPort {
   return {
     async onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]) {
+      const postings: TransferCommand[] = [];
       for (const leg of legs) {
         if (leg.amount_micro_pay <= 0) continue;
         const seller = accounts.seller(leg.seller_id, payment.is_sandbox);
         const key = `payment:${payment.id}:leg:${leg.match_order}`;
         if (payment.is_sandbox) {
-          await ledger.transfer(
-            { key: `${key}:fund`, kind: 'mint', debit_account: accounts.world(true), credit_account: seller, amount_micro_pay: leg.amount_micro_pay, memo: 'synthetic sandbox seller' },
-            { trx },
-          );
+          postings.push({ key: `${key}:fund`, kind: 'mint', debit_account: accounts.world(true), credit_account: seller, amount_micro_pay: leg.amount_micro_pay, memo: 'synthetic sandbox seller' });
         }
-        await ledger.transfer(
-          {
-            key,
-            kind: 'transfer',
-            debit_account: seller,
-            credit_account: accounts.merchantAvailable(payment.merchant_id, payment.is_sandbox),
-            amount_micro_pay: leg.amount_micro_pay,
-            memo: `payment ${payment.id} leg ${leg.match_order}`,
-          },
-          { trx },
-        );
+        postings.push({
+          key,
+          kind: 'transfer',
+          debit_account: seller,
+          credit_account: accounts.merchantAvailable(payment.merchant_id, payment.is_sandbox),
+          amount_micro_pay: leg.amount_micro_pay,
+          memo: `payment ${payment.id} leg ${leg.match_order}`,
+        });
       }
+      if (postings.length > 0) await ledger.transferAll(postings, { trx });
     },
   };
 }

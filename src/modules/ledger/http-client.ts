@@ -1,5 +1,5 @@
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
-import type { Ledger, LedgerVerification, TransferResult } from './port.ts';
+import type { BatchItemResult, Ledger, LedgerVerification, TransferResult } from './port.ts';
 import { checkCommand } from './rules.ts';
 
 /** Codes the ledger server answers that mean something to the caller; anything else is "unavailable". */
@@ -45,6 +45,13 @@ export function createHttpLedger(options: { base_url: string; token: string; tim
     async transfer(command) {
       checkCommand(command);
       return call<TransferResult>('POST', '/transfers', command);
+    },
+    async transferAll(commands) {
+      commands.forEach(checkCommand);
+      return (await call<{ transfers: TransferResult[] }>('POST', '/transactions', { postings: commands })).transfers;
+    },
+    async transferBatch(commands) {
+      return (await call<{ results: BatchItemResult[] }>('POST', '/transfers/batch', { transfers: commands })).results;
     },
     async balance(account) {
       const data = await call<{ balances: Record<string, number | null> }>('POST', '/balances', { accounts: [account] });

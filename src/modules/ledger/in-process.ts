@@ -1,83 +1,121 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { inTransaction, type Db, type Executor, type Trx } from '../../db/database.ts';
+import type { Db, Executor } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { isIssuanceAccount, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
+import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
 import { checkCommand, replayOrConflict } from './rules.ts';
 import type { TransferRow } from './tables.ts';
 
-function present(row: TransferRow, replayed: boolean): TransferResult {
+/** What `ledger_apply_one` (migration 0131) answers for one item. */
+interface AppliedItem {
+  status: 'applied' | 'replayed' | 'insufficient_funds' | 'conflict' | 'not_applied';
+  id?: string;
+  key: string;
+  kind?: TransferRow['kind'];
+  debit_account?: string;
+  credit_account?: string;
+  amount_micro_pay?: number;
+  memo?: string | null;
+  created_at_ms?: number;
+}
+
+function present(item: AppliedItem): TransferResult {
   return {
-    id: row.id,
-    key: row.key,
-    kind: row.kind,
-    debit_account: row.debit_account,
-    credit_account: row.credit_account,
-    amount_micro_pay: row.amount_micro_pay,
-    memo: row.memo,
-    created_at: row.created_at.toISOString(),
-    replayed,
+    id: item.id!,
+    key: item.key,
+    kind: item.kind!,
+    debit_account: item.debit_account!,
+    credit_account: item.credit_account!,
+    amount_micro_pay: Number(item.amount_micro_pay),
+    memo: item.memo ?? null,
+    created_at: new Date(Number(item.created_at_ms)).toISOString(),
+    replayed: item.status === 'replayed',
   };
 }
 
-async function findByKey(executor: Executor, key: string): Promise<TransferRow | undefined> {
-  return executor.selectFrom('ledger_transfers').selectAll().where('key', '=', key).executeTakeFirst();
+/** The error one refused item gets; null when it applied or replayed. */
+function refusal(command: TransferCommand, item: AppliedItem | undefined): AppError | null {
+  if (!item || item.status === 'not_applied') return new AppError('VALIDATION_ERROR', `Ledger transfer ${command.key} was not applied: another posting of its command was refused`);
+  if (item.status === 'insufficient_funds') {
+    return new AppError('LEDGER_INSUFFICIENT_FUNDS', `Account ${command.debit_account} has less than ${command.amount_micro_pay} micro-PAY`, [
+      { field: 'debit_account', message: 'insufficient funds', account: command.debit_account },
+    ]);
+  }
+  if (item.status === 'conflict') {
+    try {
+      replayOrConflict(command, present(item));
+    } catch (error) {
+      return error as AppError;
+    }
+  }
+  return null;
 }
 
 /**
- * Applies one transfer inside `trx`. Order: idempotency (under a per-key advisory lock, so two concurrent uses of
- * one key serialize and the second replays), then the balance moves in account-name order (so opposite transfers
- * never deadlock), the debit as a conditional UPDATE that refuses an overdraft, then the journal row. A refusal
- * throws before the journal row exists, so a caller that catches it keeps a consistent transaction.
+ * Applies checked commands in one round trip: the SQL function `ledger_apply` (migration 0131) runs, per item,
+ * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
+ * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
  */
-export async function applyTransfer(trx: Trx, clock: Clock, command: TransferCommand): Promise<TransferResult> {
-  checkCommand(command);
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`ledger:${command.key}`}, 0))`.execute(trx);
-  const existing = await findByKey(trx, command.key);
-  if (existing) return replayOrConflict(command, present(existing, true));
-
-  const now = clock.now();
-  const debit_issuance = isIssuanceAccount(command.debit_account);
-  // An unused non-negative account has nothing to give: refuse without creating it.
-  const accounts_to_open = debit_issuance ? [command.debit_account, command.credit_account] : [command.credit_account];
-  await trx
-    .insertInto('ledger_accounts')
-    .values(accounts_to_open.map((name) => ({ name, non_negative: !isIssuanceAccount(name), balance_micro_pay: 0, created_at: now })))
-    .onConflict((conflict) => conflict.column('name').doNothing())
-    .execute();
-
-  const moves = [
-    { name: command.debit_account, delta: -command.amount_micro_pay },
-    { name: command.credit_account, delta: command.amount_micro_pay },
-  ].sort((a, b) => (a.name < b.name ? -1 : 1));
-  for (const move of moves) {
-    const updated = await trx
-      .updateTable('ledger_accounts')
-      .set((eb) => ({ balance_micro_pay: eb('balance_micro_pay', '+', move.delta) }))
-      .where('name', '=', move.name)
-      .where((eb) => (move.delta < 0 ? eb.or([eb('non_negative', '=', false), eb('balance_micro_pay', '>=', -move.delta)]) : eb.val(true)))
-      .returning('balance_micro_pay')
-      .executeTakeFirst();
-    if (!updated) {
-      throw new AppError('LEDGER_INSUFFICIENT_FUNDS', `Account ${command.debit_account} has less than ${command.amount_micro_pay} micro-PAY`, [
-        { field: 'debit_account', message: 'insufficient funds', account: command.debit_account },
-      ]);
-    }
-  }
-
-  const row: TransferRow = {
-    id: randomUUID(),
+async function applyChecked(trx: Executor, clock: Clock, commands: readonly TransferCommand[], atomic: boolean): Promise<AppliedItem[]> {
+  if (commands.length === 0) return [];
+  const items = commands.map((command) => ({
     key: command.key,
     kind: command.kind,
     debit_account: command.debit_account,
     credit_account: command.credit_account,
     amount_micro_pay: command.amount_micro_pay,
     memo: command.memo ?? null,
-    created_at: now,
-  };
-  await trx.insertInto('ledger_transfers').values(row).execute();
-  return present(row, false);
+    debit_issuance: isIssuanceAccount(command.debit_account),
+    credit_issuance: isIssuanceAccount(command.credit_account),
+  }));
+  const result = await sql<{ results: AppliedItem[] }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${clock.now()}) as results`.execute(trx);
+  const applied = result.rows[0]!.results;
+  return typeof applied === 'string' ? (JSON.parse(applied) as AppliedItem[]) : applied;
+}
+
+function checkBatchSize(commands: readonly unknown[]): void {
+  if (commands.length < 1 || commands.length > LEDGER_BATCH_MAX) {
+    throw new AppError('VALIDATION_ERROR', `A ledger batch carries 1 to ${LEDGER_BATCH_MAX} transfers`, [{ field: 'transfers', message: `1 to ${LEDGER_BATCH_MAX} items` }]);
+  }
+}
+
+/** Several postings, all or none (see Ledger.transferAll); runs in `executor`'s transaction when it is one. */
+export async function applyTransfers(executor: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<TransferResult[]> {
+  checkBatchSize(commands);
+  for (const command of commands) checkCommand(command);
+  const applied = await applyChecked(executor, clock, commands, true);
+  commands.forEach((command, index) => {
+    const error = refusal(command, applied[index]);
+    if (error && applied[index]?.status !== 'not_applied') throw error;
+  });
+  return applied.map(present);
+}
+
+/** Independent transfers, each with its own result (see Ledger.transferBatch). */
+export async function applyBatch(executor: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<BatchItemResult[]> {
+  checkBatchSize(commands);
+  const checked: { index: number; command: TransferCommand }[] = [];
+  const results: BatchItemResult[] = commands.map((command, index) => {
+    try {
+      checkCommand(command);
+      checked.push({ index, command });
+      return { ok: false, error: { code: 'VALIDATION_ERROR', message: 'not applied' } };
+    } catch (error) {
+      return { ok: false, error: { code: 'VALIDATION_ERROR', message: (error as AppError).message } };
+    }
+  });
+  const applied = await applyChecked(executor, clock, checked.map((entry) => entry.command), false);
+  checked.forEach(({ index, command }, position) => {
+    const item = applied[position];
+    const error = refusal(command, item);
+    results[index] = error ? { ok: false, error: { code: error.code as 'LEDGER_INSUFFICIENT_FUNDS', message: error.message } } : { ok: true, transfer: present(item!) };
+  });
+  return results;
+}
+
+/** Applies one transfer inside `executor`'s transaction (or its own): one round trip, refusals thrown, nothing written for them. */
+export async function applyTransfer(executor: Executor, clock: Clock, command: TransferCommand): Promise<TransferResult> {
+  return (await applyTransfers(executor, clock, [command]))[0]!;
 }
 
 export async function readBalances(executor: Executor, names: readonly string[]): Promise<Map<string, number | null>> {
@@ -155,7 +193,10 @@ export function createInProcessLedger(deps: { db: Db; clock: Clock }): Ledger {
   const executor = (options?: LedgerCallOptions): Executor => options?.trx ?? deps.db;
   return {
     kind: 'in_process',
-    transfer: (command, options) => inTransaction(executor(options), (trx) => applyTransfer(trx, deps.clock, command)),
+    // one statement: it commits on its own outside a transaction, and the function is atomic per statement
+    transfer: (command, options) => applyTransfer(executor(options), deps.clock, command),
+    transferAll: (commands, options) => applyTransfers(executor(options), deps.clock, commands),
+    transferBatch: (commands, options) => applyBatch(executor(options), deps.clock, commands),
     async balance(account, options) {
       return (await readBalances(executor(options), [account])).get(account) ?? 0;
     },

@@ -44,6 +44,14 @@ export interface TransferResult {
   replayed: boolean;
 }
 
+/** Most transfers one batch or one multi-posting command may carry. */
+export const LEDGER_BATCH_MAX = 1000;
+
+/** One item of a batch: its transfer, or the error it alone got (nothing was written for it). */
+export type BatchItemResult =
+  | { ok: true; transfer: TransferResult }
+  | { ok: false; error: { code: 'LEDGER_INSUFFICIENT_FUNDS' | 'LEDGER_IDEMPOTENCY_CONFLICT' | 'VALIDATION_ERROR'; message: string } };
+
 export interface LedgerCallOptions {
   /**
    * The caller's open transaction. The in-process adapter writes inside it (atomic with the business rows). The
@@ -80,6 +88,20 @@ export interface LedgerVerification {
 export interface Ledger {
   readonly kind: 'in_process' | 'http';
   transfer(command: TransferCommand, options?: LedgerCallOptions): Promise<TransferResult>;
+  /**
+   * Many independent transfers in one database transaction (one round trip), applied in order, each with its own
+   * result: a refused or malformed item writes nothing and does not stop the others (so a later item may depend on
+   * an earlier one's credit). At most LEDGER_BATCH_MAX items. A failure of the whole call (LEDGER_UNAVAILABLE, a
+   * database error) means no item is known to have applied; retrying with the same keys is safe.
+   */
+  transferBatch(commands: readonly TransferCommand[], options?: LedgerCallOptions): Promise<BatchItemResult[]>;
+  /**
+   * Several postings as one command (a transaction of postings, as in Formance; e.g. every leg of a payment):
+   * all apply or none does. Each posting keeps its own idempotency key (replayed ones count as applied). The first
+   * refusal is thrown (LEDGER_INSUFFICIENT_FUNDS, LEDGER_IDEMPOTENCY_CONFLICT, VALIDATION_ERROR) after the
+   * postings before it were undone, so a caller that catches it holds a consistent transaction.
+   */
+  transferAll(commands: readonly TransferCommand[], options?: LedgerCallOptions): Promise<TransferResult[]>;
   /** Balance of one account; 0 when the account has never been used. */
   balance(account: string, options?: LedgerCallOptions): Promise<number>;
   /** Balances of several accounts; null for an account that has never been used. */

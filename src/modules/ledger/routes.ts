@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
-import type { Ledger } from './port.ts';
+import { LEDGER_BATCH_MAX, type Ledger, type TransferCommand } from './port.ts';
 
 const AccountName = Type.String({ minLength: 3, maxLength: 220, pattern: '^(live|sandbox):[A-Za-z0-9_.:-]{1,200}$', description: 'Account name, prefixed by its mode' });
 
@@ -16,6 +16,26 @@ export const TransferSchema = Type.Object({
   created_at: Timestamp,
   replayed: Type.Boolean(),
 });
+
+const TransferBody = Type.Object(
+  {
+    key: Type.String({ minLength: 1, maxLength: 255 }),
+    kind: Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('transfer')]),
+    debit_account: AccountName,
+    credit_account: AccountName,
+    amount_micro_pay: MinorUnits('Amount in micro-PAY', 1),
+    memo: Type.Optional(Type.String({ maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+
+const BatchItemSchema = Type.Union([
+  Type.Object({ ok: Type.Literal(true), transfer: TransferSchema }),
+  Type.Object({
+    ok: Type.Literal(false),
+    error: Type.Object({ code: Type.Union([Type.Literal('LEDGER_INSUFFICIENT_FUNDS'), Type.Literal('LEDGER_IDEMPOTENCY_CONFLICT'), Type.Literal('VALIDATION_ERROR')]), message: Type.String() }),
+  }),
+]);
 
 export const VerificationSchema = Type.Object({
   ok: Type.Boolean(),
@@ -42,17 +62,7 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
       schema: {
         tags: ['ledger'],
         summary: 'Apply a mint, burn or transfer (idempotent by key)',
-        body: Type.Object(
-          {
-            key: Type.String({ minLength: 1, maxLength: 255 }),
-            kind: Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('transfer')]),
-            debit_account: AccountName,
-            credit_account: AccountName,
-            amount_micro_pay: MinorUnits('Amount in micro-PAY', 1),
-            memo: Type.Optional(Type.String({ maxLength: 500 })),
-          },
-          { additionalProperties: false },
-        ),
+        body: TransferBody,
         response: { 200: Envelope(TransferSchema), 201: Envelope(TransferSchema) },
       },
     },
@@ -60,6 +70,40 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
       const result = await ledger.transfer(request.body);
       reply.status(result.replayed ? 200 : 201);
       return ok(result);
+    },
+  );
+
+  app.post(
+    '/internal/ledger/transfers/batch',
+    {
+      config: { auth: 'internal' },
+      schema: {
+        tags: ['ledger'],
+        summary: 'Apply many independent transfers in one database transaction, each with its own result',
+        description:
+          'Items apply in order; a refused or malformed item (LEDGER_INSUFFICIENT_FUNDS, LEDGER_IDEMPOTENCY_CONFLICT, VALIDATION_ERROR in its own result) writes nothing and does not stop the others. 200 with one result per item.',
+        body: Type.Object({ transfers: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: LEDGER_BATCH_MAX }) }, { additionalProperties: false }),
+        response: { 200: Envelope(Type.Object({ results: Type.Array(BatchItemSchema) })) },
+      },
+    },
+    async (request) => ok({ results: await ledger.transferBatch(request.body.transfers as unknown as TransferCommand[]) }),
+  );
+
+  app.post(
+    '/internal/ledger/transactions',
+    {
+      config: { auth: 'internal', errors: [409] },
+      schema: {
+        tags: ['ledger'],
+        summary: 'Apply several postings atomically: all or none (each posting idempotent by its key)',
+        body: Type.Object({ postings: Type.Array(TransferBody, { minItems: 1, maxItems: LEDGER_BATCH_MAX }) }, { additionalProperties: false }),
+        response: { 201: Envelope(Type.Object({ transfers: Type.Array(TransferSchema) })) },
+      },
+    },
+    async (request, reply) => {
+      const transfers = await ledger.transferAll(request.body.postings);
+      reply.status(201);
+      return ok({ transfers });
     },
   );
 

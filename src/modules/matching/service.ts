@@ -15,6 +15,8 @@ export interface Leg {
   allocated_fiat_amount: number;
   rate: string;
   amount_micro_pay: number;
+  /** Liquidity the leg holds at the seller's own rate when that differs from allocated_fiat_amount (quote locks). */
+  reserved_minor: number | null;
 }
 
 export interface OfferKey {
@@ -23,15 +25,57 @@ export interface OfferKey {
   payment_method: PaymentMethod;
 }
 
+/** Thrown by `reserveLegs` when an offer changed between the plan and the reservation: re-plan and retry. */
+export class AllocationRaced extends Error {
+  constructor() {
+    super('an offer changed between planning and reserving');
+  }
+}
+
 /**
- * Allocates `amount_minor` across seller offers FIFO (best rate first, i.e. the fewest fiat units per PAY, then the
- * oldest offer) and reserves it, inside the caller's transaction. Offers are locked in that same order, so two
- * allocations never deadlock and never reserve the same liquidity twice. Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY
- * (the caller's transaction rolls back, so nothing is kept).
+ * How many times a create plans optimistically; the attempt after these plans with the offers locked (the old
+ * pessimistic way, in the same FIFO lock order), so a create under heavy contention still finishes.
  */
-export async function allocate(trx: Trx, offer: OfferKey, amount_minor: number, options: { rate_override?: string } = {}): Promise<Leg[]> {
-  if (offer.is_sandbox) return allocateSynthetic(trx, offer, [amount_minor], options);
-  const offers = await trx
+export const OPTIMISTIC_ALLOCATION_ATTEMPTS = 3;
+
+/** lock_rate / seller_rate as two integers (a fraction), from the decimal strings. */
+function rateRatio(seller_rate: string, lock_rate: string): { lock_scaled: bigint; seller_scaled: bigint } {
+  const seller = parseDecimal(seller_rate);
+  const lock = parseDecimal(lock_rate);
+  return { lock_scaled: lock.numerator * 10n ** BigInt(seller.scale), seller_scaled: seller.numerator * 10n ** BigInt(lock.scale) };
+}
+
+/** The share of `available_minor` a leg at `lock_rate` may take so that the seller's PAY (bought at `seller_rate`) covers it. */
+function coveredAtRate(available_minor: number, seller_rate: string, lock_rate: string): number {
+  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
+  // a lock at or above the seller's rate costs the seller no more PAY per fiat unit than its own rate
+  if (lock_scaled >= seller_scaled) return available_minor;
+  return Number((BigInt(available_minor) * lock_scaled) / seller_scaled);
+}
+
+/** The liquidity at the seller's rate that `take_minor` at `lock_rate` holds: ceil(take * seller_rate / lock_rate), never below take. */
+function heldAtSellerRate(take_minor: number, seller_rate: string, lock_rate: string): number {
+  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
+  if (lock_scaled >= seller_scaled) return take_minor;
+  return Number((BigInt(take_minor) * seller_scaled + lock_scaled - 1n) / lock_scaled);
+}
+
+/**
+ * Plans the legs of `amount_minor` FIFO across live seller offers (best rate first, i.e. the fewest fiat units per
+ * PAY, then the oldest offer) from a plain read: no row is locked here. `reserveLegs` later reserves the plan in one
+ * statement and fails if any offer no longer covers its leg, so the caller re-plans. Under a quote lock every leg
+ * uses the lock's rate, and a seller gives only what its PAY (bought at its own rate) covers at that rate.
+ * `lock_offers` (the fallback after lost races) locks the offers in FIFO order instead, so the reservation cannot
+ * lose. Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY.
+ */
+export async function planAllocation(
+  executor: Executor,
+  offer: OfferKey,
+  amount_minor: number,
+  options: { rate_override?: string | undefined; lock_offers?: boolean } = {},
+): Promise<Leg[]> {
+  if (offer.is_sandbox) return allocateSynthetic(executor, offer, [amount_minor], options);
+  const query = executor
     .selectFrom('sellers')
     .select(['id', 'rate', 'liquidity_minor', 'reserved_minor'])
     .where('is_sandbox', '=', false)
@@ -41,17 +85,28 @@ export async function allocate(trx: Trx, offer: OfferKey, amount_minor: number, 
     .where(sql<boolean>`liquidity_minor > reserved_minor`)
     .orderBy('rate', 'asc')
     .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
-    .forUpdate()
-    .execute();
+    .orderBy('id', 'asc');
+  const offers = await (options.lock_offers ? query.forNoKeyUpdate() : query).execute();
 
   const legs: Leg[] = [];
   let remaining = amount_minor;
   for (const seller of offers) {
     if (remaining === 0) break;
-    const take = Math.min(remaining, seller.liquidity_minor - seller.reserved_minor);
-    const rate = options.rate_override ?? seller.rate;
-    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay: fiatMinorToMicroPay(take, offer.currency, rate) });
+    const available = Number(seller.liquidity_minor) - Number(seller.reserved_minor);
+    const seller_rate = String(seller.rate);
+    const lock_rate = options.rate_override;
+    const take = Math.min(remaining, lock_rate ? coveredAtRate(available, seller_rate, lock_rate) : available);
+    if (take <= 0) continue;
+    const rate = lock_rate ?? seller_rate;
+    const held = lock_rate ? heldAtSellerRate(take, seller_rate, lock_rate) : take;
+    legs.push({
+      seller_id: seller.id,
+      match_order: legs.length + 1,
+      allocated_fiat_amount: take,
+      rate,
+      amount_micro_pay: fiatMinorToMicroPay(take, offer.currency, rate),
+      reserved_minor: held === take ? null : held,
+    });
     remaining -= take;
   }
   if (remaining > 0) {
@@ -60,17 +115,48 @@ export async function allocate(trx: Trx, offer: OfferKey, amount_minor: number, 
       `Not enough ${offer.currency} ${offer.payment_method} liquidity: ${minorToDecimal(amount_minor - remaining, offer.currency)} of ${minorToDecimal(amount_minor, offer.currency)} available`,
     );
   }
-  for (const leg of legs) {
-    await trx.updateTable('sellers').set((eb) => ({ reserved_minor: eb('reserved_minor', '+', leg.allocated_fiat_amount) })).where('id', '=', leg.seller_id).execute();
-  }
   return legs;
+}
+
+const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: number | null }): number => leg.reserved_minor ?? leg.allocated_fiat_amount;
+
+/**
+ * Reserves planned live legs in one statement: the offers are locked in FIFO order (so two reservations never
+ * deadlock) and each is reserved only if it still covers its leg. Meant to be the creating transaction's last
+ * write, so a seller's row stays locked only for this statement and the commit. Any offer short: AllocationRaced
+ * (the caller's transaction must roll back; some offers may already be reserved in it).
+ */
+export async function reserveLegs(trx: Trx, legs: readonly Leg[]): Promise<void> {
+  if (legs.length === 0) return;
+  const wanted = sql.join(legs.map((leg) => sql`(${leg.seller_id}::uuid, ${heldOf(leg)}::bigint)`));
+  const reserved = await sql<{ id: string }>`
+    with wanted (id, held_minor) as (values ${wanted}),
+    locked as (
+      select s.id, s.liquidity_minor - s.reserved_minor as available_minor
+      from sellers s join wanted w on w.id = s.id
+      where s.active and not s.synthetic
+      order by s.rate, s.created_at, s.id
+      -- not FOR UPDATE: the creating transaction's own leg rows hold KEY SHARE locks on these sellers (their
+      -- foreign key), which FOR UPDATE would wait on across transactions and deadlock
+      for no key update of s
+    )
+    update sellers s set reserved_minor = s.reserved_minor + w.held_minor
+    from wanted w join locked l on l.id = w.id
+    where s.id = w.id and l.available_minor >= w.held_minor
+    returning s.id`.execute(trx);
+  if (reserved.rows.length !== legs.length) throw new AllocationRaced();
+}
+
+/** A create that kept losing races for the same offers reports them as taken. */
+export function raceLost(error: unknown): unknown {
+  return error instanceof AllocationRaced ? new AppError('PAYMENT_INSUFFICIENT_LIQUIDITY', 'The offers that could cover this payment were taken by concurrent payments; retry') : error;
 }
 
 /**
  * Sandbox allocation over the synthetic sellers, one leg per part (`parts` sum to the amount); parts beyond the
  * number of synthetic sellers reuse the last one. Synthetic liquidity is unbounded: nothing is reserved or locked.
  */
-export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: number[], options: { rate_override?: string } = {}): Promise<Leg[]> {
+export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: number[], options: { rate_override?: string | undefined } = {}): Promise<Leg[]> {
   const sellers = await trx
     .selectFrom('sellers')
     .select(['id', 'rate'])
@@ -84,30 +170,33 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
   return parts.map((part, index) => {
     const seller = sellers[Math.min(index, sellers.length - 1)]!;
     const rate = options.rate_override ?? seller.rate;
-    return { seller_id: seller.id, match_order: index + 1, allocated_fiat_amount: part, rate, amount_micro_pay: fiatMinorToMicroPay(part, offer.currency, rate) };
+    return { seller_id: seller.id, match_order: index + 1, allocated_fiat_amount: part, rate, amount_micro_pay: fiatMinorToMicroPay(part, offer.currency, rate), reserved_minor: null };
   });
 }
 
+/** A leg as release and consume need it: what it holds of the seller's liquidity. */
+export type HeldLeg = Pick<Leg, 'seller_id' | 'allocated_fiat_amount'> & { reserved_minor?: number | null };
+
 /** Gives reserved liquidity back (failed, expired or cancelled payment). */
-export async function releaseLegs(trx: Trx, legs: readonly Pick<Leg, 'seller_id' | 'allocated_fiat_amount'>[]): Promise<void> {
+export async function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   for (const leg of legs) {
     await trx
       .updateTable('sellers')
-      .set((eb) => ({ reserved_minor: eb('reserved_minor', '-', leg.allocated_fiat_amount) }))
+      .set((eb) => ({ reserved_minor: eb('reserved_minor', '-', heldOf(leg)) }))
       .where('id', '=', leg.seller_id)
       .where('synthetic', '=', false)
       .execute();
   }
 }
 
-/** The buyer paid the sellers: their reserved liquidity is used up. */
-export async function consumeLegs(trx: Trx, legs: readonly Pick<Leg, 'seller_id' | 'allocated_fiat_amount'>[]): Promise<void> {
+/** The buyer paid the sellers: their reserved liquidity is used up (at the seller's rate, what the seller's PAY paid for). */
+export async function consumeLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   for (const leg of legs) {
     await trx
       .updateTable('sellers')
       .set((eb) => ({
-        reserved_minor: eb('reserved_minor', '-', leg.allocated_fiat_amount),
-        liquidity_minor: eb('liquidity_minor', '-', leg.allocated_fiat_amount),
+        reserved_minor: eb('reserved_minor', '-', heldOf(leg)),
+        liquidity_minor: eb('liquidity_minor', '-', heldOf(leg)),
       }))
       .where('id', '=', leg.seller_id)
       .where('synthetic', '=', false)

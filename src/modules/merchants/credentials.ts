@@ -2,7 +2,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { constantTimeEqual, randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import type { Authenticator, KeyKind } from '../../http/principal.ts';
+import type { Authenticator, KeyKind, Principal } from '../../http/principal.ts';
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
 const KEY_PATTERN = /^svc_(live|test|sandbox)_[0-9A-Za-z]{32,128}$/;
@@ -39,8 +39,55 @@ export async function issueMerchantJwt(
     .sign(new TextEncoder().encode(secrets.jwt_secret));
 }
 
-/** Verifies every credential kind of DESIGN.md: API keys by SHA-256 lookup, HS256 JWTs, sessions, service tokens. */
-export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets }): Authenticator {
+type KeyPrincipal = Extract<Principal, { kind: 'key' }>;
+
+/** How long a verified API key is trusted without asking the database: the bound on a revoked key's reach in another process. */
+export const API_KEY_CACHE_TTL_MS = 5_000;
+/** Most keys kept; beyond it the oldest entry goes first. */
+export const API_KEY_CACHE_MAX_ENTRIES = 10_000;
+
+/**
+ * Verified API keys by their SHA-256, for a few seconds, so a request costs no key look-up. Only keys that
+ * verified are kept (an unknown key always reaches the database). A roll or revoke in this process forgets the
+ * merchant's entries at once; another process's entries expire within API_KEY_CACHE_TTL_MS.
+ */
+export class ApiKeyCache {
+  readonly #entries = new Map<string, { principal: KeyPrincipal; expires_at_ms: number }>();
+  readonly #options: { ttl_ms: number; max_entries: number };
+
+  constructor(options: { ttl_ms: number; max_entries: number } = { ttl_ms: API_KEY_CACHE_TTL_MS, max_entries: API_KEY_CACHE_MAX_ENTRIES }) {
+    this.#options = options;
+  }
+
+  get(key_hash: string, now_ms: number): KeyPrincipal | undefined {
+    const entry = this.#entries.get(key_hash);
+    if (!entry) return undefined;
+    if (entry.expires_at_ms <= now_ms) {
+      this.#entries.delete(key_hash);
+      return undefined;
+    }
+    return entry.principal;
+  }
+
+  set(key_hash: string, principal: KeyPrincipal, now_ms: number): void {
+    if (this.#options.ttl_ms <= 0) return;
+    this.#entries.delete(key_hash);
+    if (this.#entries.size >= this.#options.max_entries) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#entries.set(key_hash, { principal, expires_at_ms: now_ms + this.#options.ttl_ms });
+  }
+
+  /** Forgets every cached key of a merchant (its keys were rolled or revoked). */
+  forgetMerchant(merchant_id: string): void {
+    for (const [hash, entry] of this.#entries) if (entry.principal.merchant_id === merchant_id) this.#entries.delete(hash);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+/** Verifies every credential kind of DESIGN.md: API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
+export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache }): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
 
   async function merchantExists(merchant_id: string): Promise<boolean> {
@@ -51,14 +98,20 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
   return {
     async byApiKey(raw_key) {
       if (!KEY_PATTERN.test(raw_key)) return null;
+      const key_hash = sha256Hex(raw_key);
+      const now_ms = deps.clock.now().getTime();
+      const cached = deps.key_cache?.get(key_hash, now_ms);
+      if (cached) return cached;
       const row = await deps.db
         .selectFrom('api_keys')
         .select(['id', 'merchant_id', 'kind'])
-        .where('key_hash', '=', sha256Hex(raw_key))
+        .where('key_hash', '=', key_hash)
         .where('revoked_at', 'is', null)
         .executeTakeFirst();
       if (!row) return null;
-      return { kind: 'key', merchant_id: row.merchant_id, key_id: row.id, key_kind: row.kind, is_sandbox: row.kind !== 'live' };
+      const principal: KeyPrincipal = { kind: 'key', merchant_id: row.merchant_id, key_id: row.id, key_kind: row.kind, is_sandbox: row.kind !== 'live' };
+      deps.key_cache?.set(key_hash, principal, now_ms);
+      return principal;
     },
 
     async byJwt(token) {

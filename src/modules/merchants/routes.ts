@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
-import { createMerchant, createSession, getMerchant, issueToken, type MerchantsDeps } from './service.ts';
+import { API_KEY_CACHE_TTL_MS } from './credentials.ts';
+import { createMerchant, createSession, getMerchant, issueToken, rollApiKey, type MerchantsDeps } from './service.ts';
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 
@@ -72,6 +73,25 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
     async (request, reply) => {
       reply.status(201);
       return ok(await issueToken(deps, request.params.id, request.body ?? {}));
+    },
+  );
+
+  app.post(
+    '/admin/merchants/:id/api-keys/roll',
+    {
+      config: { auth: 'admin', errors: [404] },
+      schema: {
+        tags: ['admin'],
+        summary: 'Roll a merchant API key: revoke the current key of a kind and issue a new one (shown only here)',
+        description: `The old key stops working at once in the process that served this call, and within ${API_KEY_CACHE_TTL_MS / 1000} s in every other api process (their key caches expire).`,
+        params: UuidParams,
+        body: Type.Object({ kind: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Literal('sandbox')]) }, { additionalProperties: false }),
+        response: { 201: Envelope(Type.Object({ kind: Type.String(), key: Type.String(), key_hint: Type.String(), revoked: Type.Integer() })) },
+      },
+    },
+    async (request, reply) => {
+      reply.status(201);
+      return ok(await rollApiKey(deps, request.params.id, request.body.kind));
     },
   );
 

@@ -4,7 +4,8 @@ import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
 import { createLiveDefaultEndpoint, assertTargetAllowed, type WebhooksDeps } from '../webhooks/endpoints.ts';
-import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ServiceSecrets } from './credentials.ts';
+import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ApiKeyCache, type ServiceSecrets } from './credentials.ts';
+import type { KeyKind } from '../../http/principal.ts';
 
 export interface MerchantsDeps {
   db: Db;
@@ -12,6 +13,8 @@ export interface MerchantsDeps {
   secrets: ServiceSecrets;
   /** Seals the issued webhook secret and creates the live default endpoint (createMerchant only). */
   webhooks?: WebhooksDeps;
+  /** The process's API key cache, told when keys are rolled (other processes' entries expire on their own). */
+  key_cache?: ApiKeyCache;
 }
 
 const DEFAULT_JWT_SECONDS = 30 * 24 * 3600;
@@ -79,6 +82,23 @@ export async function issueToken(
   const expires_in_seconds = input.expires_in_seconds ?? DEFAULT_JWT_SECONDS;
   const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, user_id: input.user_id ?? `owner:${merchant_id}`, expires_in_seconds });
   return { jwt, expires_at: new Date(deps.clock.now().getTime() + expires_in_seconds * 1000).toISOString() };
+}
+
+/**
+ * Rolls a merchant's API key of one kind: every current key of that kind is revoked and a new one issued, in one
+ * transaction; the raw key exists only in the result. This process forgets the old keys at once.
+ */
+export async function rollApiKey(deps: MerchantsDeps, merchant_id: string, kind: KeyKind): Promise<{ kind: KeyKind; key: string; key_hint: string; revoked: number }> {
+  await requireMerchant(deps, merchant_id);
+  const now = deps.clock.now();
+  const key = generateApiKey(kind);
+  const revoked = await deps.db.transaction().execute(async (trx) => {
+    const result = await trx.updateTable('api_keys').set({ revoked_at: now }).where('merchant_id', '=', merchant_id).where('kind', '=', kind).where('revoked_at', 'is', null).executeTakeFirst();
+    await trx.insertInto('api_keys').values({ id: randomUUID(), merchant_id, kind, key_hash: key.hash, key_hint: key.hint, created_at: now }).execute();
+    return Number(result.numUpdatedRows);
+  });
+  deps.key_cache?.forgetMerchant(merchant_id);
+  return { kind, key: key.raw, key_hint: key.hint, revoked };
 }
 
 /** A dashboard browser session: an opaque cookie value, stored hashed. */

@@ -8,7 +8,7 @@ import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { getCheckoutForMerchant, promptpayQrForPayment } from './checkout.ts';
-import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, type PaymentsDeps } from './service.ts';
+import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type PaymentsDeps } from './service.ts';
 import type { PaymentStatus } from './tables.ts';
 
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
@@ -140,7 +140,9 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         throw new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
       }
       const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body)) }));
+      return withAllocationRetry((attempt) =>
+        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body, attempt)) })),
+      );
     },
   );
 
@@ -158,7 +160,9 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     },
     async (request, reply) => {
       const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body)) }));
+      return withAllocationRetry((attempt) =>
+        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body, attempt)) })),
+      );
     },
   );
 

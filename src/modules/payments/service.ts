@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
@@ -7,7 +8,7 @@ import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { allocate, releaseLegs } from '../matching/service.ts';
+import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../matching/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { sniffImageType } from './proof.ts';
@@ -90,21 +91,16 @@ export interface NewPayment {
   quote_lock_id: string | null;
   expires_at: Date;
   created_at: Date;
+  /** Insert straight as `matched` (its legs are planned already; created and matching carry no event). */
+  matched_at?: Date;
 }
 
 /**
- * Inserts a payment in status `created` inside `trx`. A duplicate order_id (per merchant and mode) is 409
- * PAYMENT_DUPLICATE_ORDER_ID: checked first for a clear message, and guarded by the unique index against races.
+ * Inserts a payment in status `created` (or `matched`, see NewPayment) inside `trx`. A duplicate order_id (per
+ * merchant and mode) is 409 PAYMENT_DUPLICATE_ORDER_ID: the unique index decides, also against a concurrent insert
+ * (which this one waits for), and only then is the existing id read for the message.
  */
 export async function insertPayment(trx: Trx, input: NewPayment): Promise<PaymentRow> {
-  const existing = await trx
-    .selectFrom('payments')
-    .select('id')
-    .where('merchant_id', '=', input.scope.merchant_id)
-    .where('is_sandbox', '=', input.scope.is_sandbox)
-    .where('order_id', '=', input.order_id)
-    .executeTakeFirst();
-  if (existing) throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has payment ${existing.id}`);
   const row: PaymentRow = {
     id: input.id,
     merchant_id: input.scope.merchant_id,
@@ -114,7 +110,7 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
     currency: input.currency,
     payment_method: input.payment_method,
     return_url: input.return_url,
-    status: 'created',
+    status: input.matched_at ? 'matched' : 'created',
     metadata: input.metadata,
     quote_lock_id: input.quote_lock_id,
     failure_reason: null,
@@ -122,7 +118,7 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
     settlement_id: null,
     expires_at: input.expires_at,
     created_at: input.created_at,
-    matched_at: null,
+    matched_at: input.matched_at ?? null,
     checkout_opened_at: null,
     confirming_at: null,
     completed_at: null,
@@ -131,23 +127,34 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
     cancelled_at: null,
     settled_at: null,
   };
-  try {
-    await trx.insertInto('payments').values({ ...row, metadata: JSON.stringify(row.metadata) }).execute();
-  } catch (error) {
-    if ((error as { code?: string }).code === '23505') {
-      throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has a payment`);
-    }
-    throw error;
+  const inserted = await trx
+    .insertInto('payments')
+    .values({ ...row, metadata: JSON.stringify(row.metadata) })
+    .onConflict((conflict) => conflict.constraint('payments_order_id_unique').doNothing())
+    .returning('id')
+    .executeTakeFirst();
+  if (!inserted) {
+    const existing = await trx
+      .selectFrom('payments')
+      .select('id')
+      .where('merchant_id', '=', input.scope.merchant_id)
+      .where('is_sandbox', '=', input.scope.is_sandbox)
+      .where('order_id', '=', input.order_id)
+      .executeTakeFirst();
+    throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has ${existing ? `payment ${existing.id}` : 'a payment'}`);
   }
   return row;
 }
 
 /**
- * Creates a payment and matches it in the same transaction: created -> matching -> matched, legs allocated FIFO
- * and reserved, `payment.matched` in the outbox. A duplicate order_id or too little liquidity is a 409 and keeps
- * nothing, so the same order_id may be retried.
+ * Creates a payment and matches it in the caller's transaction: legs planned FIFO from a plain read, the payment
+ * inserted as `matched` with its legs and `payment.matched` in the outbox, and the sellers' liquidity reserved by
+ * one conditional statement as the last write, so an offer's row is locked only for that statement and the commit
+ * (nothing queues on the best seller's row through the rest of the work). A reservation that finds an offer
+ * taken meanwhile throws AllocationRaced: the caller rolls back and runs it again (`withAllocationRetry`).
+ * A duplicate order_id or too little liquidity is a 409 and keeps nothing, so the same order_id may be retried.
  */
-export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput): Promise<PaymentView> {
+export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput, attempt: AllocationAttempt = { lock_offers: false }): Promise<PaymentView> {
   const now = deps.clock.now();
   const amount_minor = toMinor(input.amount, input.currency);
   const payment_method = resolvePaymentMethod(input.currency, input.payment_method);
@@ -157,7 +164,7 @@ export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: Merchan
     if (!deps.quote_locks) throw new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
     rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
   }
-  const created = await insertPayment(trx, {
+  const matched = await insertPayment(trx, {
     id,
     scope,
     order_id: input.order_id,
@@ -169,13 +176,34 @@ export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: Merchan
     quote_lock_id: input.quote_lock_id ?? null,
     expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
     created_at: now,
+    matched_at: now,
   });
-  const matching = await transition(trx, created, 'matching', now);
-  const legs = await allocate(trx, { is_sandbox: scope.is_sandbox, currency: input.currency, payment_method }, amount_minor, rate_override ? { rate_override } : {});
+  const legs = await planAllocation(trx, { is_sandbox: scope.is_sandbox, currency: input.currency, payment_method }, amount_minor, { rate_override, lock_offers: attempt.lock_offers });
   const leg_rows: LegRow[] = legs.map((leg) => ({ payment_id: id, ...leg }));
   await trx.insertInto('payment_legs').values(leg_rows).execute();
-  const matched = await transition(trx, matching, 'matched', now);
-  return emitPaymentEvent(trx, now, deps, matched, leg_rows, 'payment.matched');
+  const view = await emitPaymentEvent(trx, now, deps, matched, leg_rows, 'payment.matched');
+  if (!scope.is_sandbox) await reserveLegs(trx, legs);
+  return view;
+}
+
+export interface AllocationAttempt {
+  /** Plan with the offers locked (the last attempt, after lost races). */
+  lock_offers: boolean;
+}
+
+/**
+ * Runs a create (its whole transaction) again when its reservation lost a race for an offer, re-planning from
+ * fresh offers each time; after OPTIMISTIC_ALLOCATION_ATTEMPTS losses the last attempt plans with the offers
+ * locked, so it cannot lose again.
+ */
+export async function withAllocationRetry<T>(create: (attempt: AllocationAttempt) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await create({ lock_offers: attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS });
+    } catch (error) {
+      if (!(error instanceof AllocationRaced) || attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS) throw raceLost(error);
+    }
+  }
 }
 
 async function findOwned(executor: Db | Trx, scope: MerchantScope, id: string): Promise<PaymentRow> {
@@ -200,10 +228,31 @@ async function expireIfDue(deps: PaymentsDeps, trx: Trx, payment: PaymentRow, no
   return expired;
 }
 
-/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). */
+/** The payment's legs as one JSON array column (rate as text: a JSON number would lose numeric digits). */
+const legsJson = sql<LegRow[] | string>`coalesce((
+  select json_agg(json_build_object('payment_id', l.payment_id, 'match_order', l.match_order, 'seller_id', l.seller_id,
+    'allocated_fiat_amount', l.allocated_fiat_amount, 'rate', l.rate::text, 'amount_micro_pay', l.amount_micro_pay, 'reserved_minor', l.reserved_minor)
+    order by l.match_order)
+  from payment_legs l where l.payment_id = payments.id), '[]')`;
+
+function parseLegs(value: LegRow[] | string): LegRow[] {
+  const legs = typeof value === 'string' ? (JSON.parse(value) as LegRow[]) : value;
+  return legs.map((leg) => ({ ...leg, allocated_fiat_amount: Number(leg.allocated_fiat_amount), amount_micro_pay: Number(leg.amount_micro_pay) }));
+}
+
+/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
   const now = deps.clock.now();
-  const payment = await findOwned(deps.db, scope, id);
+  const row = await deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .select(legsJson.as('legs'))
+    .where('id', '=', id)
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .executeTakeFirst();
+  if (!row) throw notFound('Payment');
+  const { legs, ...payment } = row;
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
@@ -211,7 +260,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
       return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
     });
   }
-  return presentPayment(payment, await loadLegs(deps.db, id), deps.public_base_url);
+  return presentPayment(payment, parseLegs(legs), deps.public_base_url);
 }
 
 export interface ListPaymentsQuery {
@@ -228,6 +277,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   let select = deps.db
     .selectFrom('payments')
     .selectAll()
+    .select(legsJson.as('legs'))
     .where('merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
@@ -236,10 +286,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   if (position) select = select.where(afterCursor(position));
   else if (query.offset) select = select.offset(query.offset);
   const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const ids = rows.map((row) => row.id);
-  const legs = ids.length ? await deps.db.selectFrom('payment_legs').selectAll().where('payment_id', 'in', ids).execute() : [];
-  const legs_of = Map.groupBy(legs, (leg) => leg.payment_id);
-  return toPage(rows, query.limit, (row) => presentPayment(row, legs_of.get(row.id) ?? [], deps.public_base_url));
+  return toPage(rows, query.limit, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url));
 }
 
 /** Cancels a payment that is still `created` or `matching`; any other status is 409 PAYMENT_BAD_STATE. */

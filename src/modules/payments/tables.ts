@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 
 export type PaymentStatus =
@@ -67,6 +67,8 @@ export interface PaymentTables {
     allocated_fiat_amount: number;
     rate: string;
     amount_micro_pay: number;
+    /** Liquidity held at the seller's own rate; null means allocated_fiat_amount (see migration 0130). */
+    reserved_minor: ColumnType<number | null, number | null | undefined, number | null>;
   };
   payment_proofs: {
     id: string;

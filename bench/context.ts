@@ -1,0 +1,141 @@
+/**
+ * The bench's server side: its own database (a fresh PostgreSQL database, dropped at the end, or PGlite in
+ * memory), the real application with the api and ledger roles, and the baseline endpoints registered only here
+ * (one bare INSERT, one bare SELECT by id) so every figure has a baseline through the same server and pool.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import pg from 'pg';
+import pino from 'pino';
+import { createApplication, type Application } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { openDatabase, type DatabaseHandle } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { createMerchant, type CreatedMerchant } from '../src/modules/merchants/service.ts';
+import type { LoadJob, LoadResult } from './load.ts';
+
+export const BENCH_TOKEN = 'bench-token-0123456789abcdef0123';
+
+export interface BenchContext {
+  kind: 'postgres' | 'pglite';
+  database: DatabaseHandle;
+  /** Set on PostgreSQL: other processes (api, workers) connect to the same database. */
+  database_url: string | undefined;
+  application: Application;
+  base_url: string;
+  merchant: CreatedMerchant;
+  env: Record<string, string>;
+  load(job: Omit<LoadJob, 'connections' | 'duration_s' | 'warmup_s'> & Partial<LoadJob>): Promise<LoadResult>;
+  connections: number;
+  seconds: number;
+  close(): Promise<void>;
+}
+
+export async function openBenchContext(options: { pglite: boolean; connections: number; seconds: number }): Promise<BenchContext> {
+  const server_url = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  let database_url: string | undefined;
+  let drop: (() => Promise<void>) | undefined;
+  if (!options.pglite) {
+    const name = `mpay_bench_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: server_url });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    await admin.end();
+    const url = new URL(server_url);
+    url.pathname = `/${name}`;
+    database_url = url.toString();
+    drop = async () => {
+      const cleanup = new pg.Client({ connectionString: server_url });
+      await cleanup.connect();
+      await cleanup.query(`drop database if exists ${name} with (force)`);
+      await cleanup.end();
+    };
+  }
+  const database = await openDatabase({ database_url, data_dir: 'memory://' });
+  await migrateToLatest(database.db);
+  const env: Record<string, string> = {
+    ...(database_url ? { DATABASE_URL: database_url } : {}),
+    ROLES: 'api,ledger',
+    LOG_LEVEL: 'silent',
+    ADMIN_SERVICE_TOKEN: BENCH_TOKEN,
+    INTERNAL_SERVICE_TOKEN: BENCH_TOKEN,
+    RATE_LIMIT_LIVE_PER_SECOND: '1000000',
+    RATE_LIMIT_SANDBOX_PER_SECOND: '1000000',
+    LEDGER_MINT_SOURCE_ACCOUNT: 'treasury',
+  };
+  const application = await createApplication({ config: loadConfig(env), database, logger: pino({ level: 'silent' }) });
+  const { db } = database;
+  await sql`create table bench_rows (id uuid primary key, order_id text not null, amount_minor bigint not null, created_at timestamptz not null)`.execute(db);
+  registerBaselines(application);
+  const base_url = await application.app.listen({ port: 0, host: '127.0.0.1' });
+  const merchant = await createMerchant({ db, clock: application.clock, secrets: application.secrets.secrets }, { name: 'Bench' });
+
+  const loader: ChildProcess = fork(new URL('./load.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let pending: { resolve: (result: LoadResult) => void; reject: (error: Error) => void } | undefined;
+  loader.on('message', (message: { ok: boolean; result?: LoadResult; error?: string }) => {
+    const waiter = pending;
+    pending = undefined;
+    if (message.ok) waiter?.resolve(message.result!);
+    else waiter?.reject(new Error(message.error));
+  });
+
+  return {
+    kind: database.kind,
+    database,
+    database_url,
+    application,
+    base_url,
+    merchant,
+    env,
+    connections: options.connections,
+    seconds: options.seconds,
+    load(job) {
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject };
+        loader.send({ connections: options.connections, duration_s: options.seconds, warmup_s: 1, ...job } satisfies LoadJob);
+      });
+    },
+    async close() {
+      loader.kill();
+      await application.close();
+      await database.close();
+      await drop?.();
+    },
+  };
+}
+
+/** The baselines: the same server, the same pool, one statement each, no authentication. */
+export function registerBaselines(application: Application): void {
+  const { db } = application.database;
+  application.app.post('/bench/insert', { config: { auth: 'public', rate_limit: false } }, async (_request, reply) => {
+    const id = randomUUID();
+    await sql`insert into bench_rows (id, order_id, amount_minor, created_at) values (${id}, ${id}, 10000, now())`.execute(db);
+    reply.status(201);
+    return { success: true, data: { id } };
+  });
+  application.app.get('/bench/select/:id', { config: { auth: 'public', rate_limit: false } }, async (request) => {
+    const { id } = request.params as { id: string };
+    const row = await sql`select * from payments where id = ${id}`.execute(db);
+    return { success: true, data: row.rows[0] };
+  });
+}
+
+/** Runs `work` from `concurrency` loops for `seconds`; operations per second (in this process: the in-process ledger). */
+export async function timedLoop(seconds: number, concurrency: number, work: (worker: number, index: number) => Promise<unknown>): Promise<{ per_s: number; total: number; p99_ms: number }> {
+  const deadline = performance.now() + seconds * 1000;
+  const latencies: number[] = [];
+  let index = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      while (performance.now() < deadline) {
+        const at = performance.now();
+        await work(worker, index++);
+        latencies.push(performance.now() - at);
+      }
+    }),
+  );
+  latencies.sort((a, b) => a - b);
+  return { per_s: latencies.length / ((performance.now() - started) / 1000), total: latencies.length, p99_ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0 };
+}

@@ -1,0 +1,393 @@
+/**
+ * The bench scenarios. Each returns rows: a figure beside its baseline measured in the same run through the same
+ * server and pool, and the issue's target for the ratio where it names one.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
+import { accounts, type TransferCommand } from '../src/modules/ledger/port.ts';
+import { createSeller } from '../src/modules/matching/service.ts';
+import { createMerchant } from '../src/modules/merchants/service.ts';
+import { runMatcher } from '../src/modules/order-matching/matcher.ts';
+import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
+
+export interface Row {
+  scenario: string;
+  figure: string;
+  per_s: number;
+  unit: string;
+  p50_ms?: number | undefined;
+  p99_ms?: number | undefined;
+  baseline?: { figure: string; per_s: number; p99_ms?: number | undefined };
+  /** figure / baseline throughput */
+  ratio?: number;
+  target?: string;
+  failures?: number;
+  rss_mb?: number;
+  note?: string;
+}
+
+const THB_SELLER = { currency: 'THB' as const, payment_method: 'promptpay' as const, display_name: 'Bench seller', promptpay_id: '0812345678' };
+const TRADE = { amount: 10_000, currency: 'THB', return_url: 'https://shop.example/r' };
+
+async function onlySellers(context: BenchContext, count: number): Promise<void> {
+  const { db } = context.database;
+  await db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
+  for (let i = 0; i < count; i++) {
+    await createSeller(db, context.application.clock, { ...THB_SELLER, display_name: `Bench seller ${i + 1}`, liquidity_minor: 9_000_000_000_000, rate: `35.0${i}` });
+  }
+}
+
+const insertBaseline = (context: BenchContext) => context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }] });
+
+async function createRows(context: BenchContext, scenario: string, sellers: number): Promise<Row[]> {
+  await onlySellers(context, sellers);
+  const baseline = await insertBaseline(context);
+  const create = await context.load({
+    targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': context.merchant.api_keys.live }, body: TRADE, unique_field: 'order_id' }],
+  });
+  return [
+    {
+      scenario,
+      figure: `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}`,
+      per_s: create.requests_per_s,
+      unit: 'req/s',
+      p50_ms: create.p50_ms,
+      p99_ms: create.p99_ms,
+      failures: create.non_2xx + create.errors,
+      baseline: { figure: 'bare INSERT endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms },
+      ratio: create.requests_per_s / baseline.requests_per_s,
+      target: context.kind === 'pglite' ? '>= 500 req/s on PGlite' : '>= 0.5x, p99 <= 25 ms',
+    },
+  ];
+}
+
+async function paymentPaths(context: BenchContext): Promise<string[]> {
+  const { db } = context.database;
+  let rows = await db.selectFrom('payments').select('id').where('merchant_id', '=', context.merchant.merchant.id).limit(1000).execute();
+  if (rows.length < 100) {
+    await onlySellers(context, 1);
+    await context.load({ targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': context.merchant.api_keys.live }, body: TRADE, unique_field: 'order_id' }], amount: 1000 });
+    rows = await db.selectFrom('payments').select('id').where('merchant_id', '=', context.merchant.merchant.id).limit(1000).execute();
+  }
+  return rows.map((row) => row.id);
+}
+
+async function readRows(context: BenchContext, scenario: 'get' | 'list'): Promise<Row[]> {
+  const ids = await paymentPaths(context);
+  const baseline = await context.load({ targets: [{ url: `${context.base_url}/bench/select/x`, paths: ids.map((id) => `/bench/select/${id}`) }] });
+  const headers = { 'x-api-key': context.merchant.api_keys.live };
+  const read =
+    scenario === 'get'
+      ? await context.load({ targets: [{ url: `${context.base_url}/v1/payments/x`, headers, paths: ids.map((id) => `/v1/payments/${id}`) }] })
+      : await context.load({ targets: [{ url: `${context.base_url}/v1/payments?limit=25`, headers }] });
+  return [
+    {
+      scenario,
+      figure: scenario === 'get' ? 'GET /v1/payments/{id}' : 'GET /v1/payments?limit=25',
+      per_s: read.requests_per_s,
+      unit: 'req/s',
+      p50_ms: read.p50_ms,
+      p99_ms: read.p99_ms,
+      failures: read.non_2xx + read.errors,
+      baseline: { figure: 'bare SELECT by id endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms },
+      ratio: read.requests_per_s / baseline.requests_per_s,
+      ...(scenario === 'get' ? { target: '>= 0.8x' } : {}),
+    },
+  ];
+}
+
+/** In-process ledger transfers (no HTTP: the ledger port as the gateway calls it), beside a one-row insert. */
+async function ledgerRows(context: BenchContext): Promise<Row[]> {
+  const { db } = context.database;
+  const ledger = context.application.ledger;
+  const concurrency = context.connections;
+  const account_count = 1024;
+  const names = Array.from({ length: account_count }, (_, i) => accounts.merchantAvailable(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, false));
+  for (let start = 0; start < account_count; start += 256) {
+    await ledger.transferBatch(names.slice(start, start + 256).map((name, i) => ({ key: `bench-fund-${start + i}`, kind: 'mint', debit_account: accounts.world(false), credit_account: name, amount_micro_pay: 1_000_000_000_000 })));
+  }
+  await sql`create table if not exists bench_ledger_rows (id bigserial primary key, key text not null, amount bigint not null, created_at timestamptz not null default now())`.execute(db);
+  const baseline = await timedLoop(context.seconds, concurrency, (_, index) => sql`insert into bench_ledger_rows (key, amount) values (${`b-${index}`}, ${index})`.execute(db));
+  // each loop moves PAY among its own accounts, so transfers of different loops rarely meet on a row
+  const per_loop = Math.floor(account_count / concurrency);
+  const transferOf = (worker: number, index: number, prefix: string): TransferCommand => ({
+    key: `${prefix}-${index}`,
+    kind: 'transfer',
+    debit_account: names[worker * per_loop + (index % per_loop)]!,
+    credit_account: names[worker * per_loop + ((index * 7 + 3) % per_loop)] === names[worker * per_loop + (index % per_loop)] ? names[(worker * per_loop + (index % per_loop) + 1) % account_count]! : names[worker * per_loop + ((index * 7 + 3) % per_loop)]!,
+    amount_micro_pay: 1 + (index % 100),
+  });
+  const single = await timedLoop(context.seconds, concurrency, (worker, index) => ledger.transfer(transferOf(worker, index, 'single')));
+  const batch_size = 100;
+  const batch_loops = 4;
+  const batched = await timedLoop(context.seconds, batch_loops, (worker, index) =>
+    ledger.transferBatch(Array.from({ length: batch_size }, (_, item) => transferOf(worker * (concurrency / batch_loops), index * batch_size + item, 'batch'))),
+  );
+  const verification = await ledger.verify();
+  const base = { figure: `one-row INSERT, ${concurrency} concurrent`, per_s: baseline.per_s, p99_ms: baseline.p99_ms };
+  return [
+    { scenario: 'ledger', figure: `ledger transfer (in-process), ${concurrency} concurrent`, per_s: single.per_s, unit: 'transfers/s', p99_ms: single.p99_ms, baseline: base, ratio: single.per_s / baseline.per_s, target: '>= 0.5x', note: verification.ok ? 'ledger verify ok' : verification.problems.join('; ') },
+    {
+      scenario: 'ledger',
+      figure: `ledger transferBatch x${batch_size}, ${batch_loops} concurrent`,
+      per_s: batched.per_s * batch_size,
+      unit: 'transfers/s',
+      p99_ms: batched.p99_ms,
+      baseline: base,
+      ratio: (batched.per_s * batch_size) / baseline.per_s,
+      target: '>= 5,000 transfers/s',
+    },
+  ];
+}
+
+/** POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up). */
+async function confirmRows(context: BenchContext): Promise<Row[]> {
+  const receiver = await createMerchant({ db: context.database.db, clock: context.application.clock, secrets: context.application.secrets.secrets }, { name: 'Bench receiver' });
+  const receipt = { receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'), content_type: 'image/png' };
+  const count = context.kind === 'pglite' ? 200 : 500;
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await context.application.app.inject({
+      method: 'POST',
+      url: '/internal/pending-funds',
+      headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+      payload: { receiver_merchant_id: receiver.merchant.id, amount_minor: 1_000_000, payer_reference: `payer-${i}`, ...receipt },
+    });
+    if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
+    ids.push(response.json().data.id);
+  }
+  const baseline = await context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }], amount: count, warmup_s: 0 });
+  const confirm = await context.load({
+    targets: [{ url: `${context.base_url}/v1/pending-funds/x/receiver-confirm`, method: 'POST', headers: { 'x-api-key': receiver.api_keys.live }, body: receipt, paths: ids.map((id) => `/v1/pending-funds/${id}/receiver-confirm`) }],
+    amount: count,
+    warmup_s: 0,
+  });
+  return [
+    {
+      scenario: 'confirm',
+      figure: `receiver-confirm, ${count} rows`,
+      per_s: confirm.requests_per_s,
+      unit: 'req/s',
+      p50_ms: confirm.p50_ms,
+      p99_ms: confirm.p99_ms,
+      failures: confirm.non_2xx + confirm.errors,
+      baseline: { figure: 'bare INSERT endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms },
+      ratio: confirm.requests_per_s / baseline.requests_per_s,
+    },
+  ];
+}
+
+/** The sell/buy matcher over a book inserted in bulk, beside the bare ledger mints it makes (one per pair). */
+async function matcherRows(context: BenchContext): Promise<Row[]> {
+  const { db } = context.database;
+  const orders = context.kind === 'pglite' ? 500 : 2000;
+  const batch_size = 200;
+  const deps = { db, clock: context.application.clock, secrets: context.application.secrets.secrets };
+  const seller_id = (await createMerchant(deps, { name: 'Bench sell side' })).merchant.id;
+  const buyer_id = (await createMerchant(deps, { name: 'Bench buy side' })).merchant.id;
+  const started_at = Date.now() - orders * 10;
+  await sql`
+    insert into sell_orders (id, merchant_id, is_sandbox, status, amount_micro_pay, currency, target_currency, target_fiat_amount, expires_at, created_at)
+    select gen_random_uuid(), ${seller_id}::uuid, false, 'pending', ((i % 5) + 1) * 1000000, 'PAY', case when i % 2 = 0 then 'THB' else 'AUD' end, 3500,
+      now() + interval '1 day', to_timestamp((${started_at}::bigint + i * 5) / 1000.0)
+    from generate_series(1, ${orders}) as i`.execute(db);
+  await sql`
+    insert into buy_orders (id, merchant_id, is_sandbox, status, amount_micro_pay, fiat_currency, fiat_amount, expires_at, created_at)
+    select gen_random_uuid(), ${buyer_id}::uuid, false, 'pending', ((i % 5) + 1) * 1000000, case when i % 2 = 0 then 'THB' else 'AUD' end, 3500,
+      now() + interval '1 day', to_timestamp((${started_at}::bigint + ((i * 7919) % ${orders}) * 5 + 1) / 1000.0)
+    from generate_series(1, ${orders}) as i`.execute(db);
+  await sql`analyze`.execute(db);
+  const application = context.application as unknown as { payouts: { matcher: Parameters<typeof runMatcher>[0] } };
+  const matcher = { ...application.payouts.matcher, batch_size, onMatched: undefined, metrics: undefined };
+  const match_start = performance.now();
+  let pairs = 0;
+  for (;;) {
+    const done = await runMatcher(matcher);
+    pairs += done;
+    if (done === 0) break;
+  }
+  const match_seconds = (performance.now() - match_start) / 1000;
+  const mint_start = performance.now();
+  for (let done = 0; done < pairs; done += batch_size) {
+    await db.transaction().execute(async (trx) => {
+      for (let i = done; i < Math.min(pairs, done + batch_size); i++) {
+        await context.application.ledger.transfer(
+          { key: `bench-mint-${i}`, kind: 'mint', debit_account: accounts.mintSource('bench', false), credit_account: accounts.merchantAvailable(buyer_id, false), amount_micro_pay: 1_000_000 },
+          { trx },
+        );
+      }
+    });
+  }
+  const mint_seconds = (performance.now() - mint_start) / 1000;
+  return [
+    {
+      scenario: 'matcher',
+      figure: `matcher, ${orders} sells x ${orders} buys, batch ${batch_size}`,
+      per_s: pairs / match_seconds,
+      unit: 'pairs/s',
+      baseline: { figure: 'bare ledger mints, same transaction size', per_s: pairs / mint_seconds },
+      ratio: mint_seconds / match_seconds,
+      target: '>= 2,000 pairs/s',
+      note: `${pairs} pairs`,
+    },
+  ];
+}
+
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+
+/**
+ * Sandbox simulate -> the `payment.completed` webhook's arrival at a loopback receiver, with 1 and 2 worker
+ * processes, and with 2 workers while another merchant's endpoint answers in 5 s (its simulations run beside).
+ * PostgreSQL only: the workers are separate processes on the same database.
+ */
+async function webhookRows(context: BenchContext): Promise<Row[]> {
+  if (!context.database_url) return [{ scenario: 'webhooks', figure: 'webhook arrival', per_s: 0, unit: '-', note: 'skipped: needs PostgreSQL (worker processes share the database)' }];
+  const waiting = new Map<string, (at_ms: number) => void>();
+  const receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const at_ms = performance.now();
+      const slow = request.url?.startsWith('/slow');
+      const reply = () => response.writeHead(200).end('ok');
+      if (slow) setTimeout(reply, 5_000);
+      else reply();
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; payment_id?: string };
+        if (!slow && body.type === 'payment.completed' && body.payment_id) waiting.get(body.payment_id)?.(at_ms);
+      } catch {
+        // not ours
+      }
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const port = (receiver.address() as AddressInfo).port;
+  const deps = { db: context.database.db, clock: context.application.clock, secrets: context.application.secrets.secrets };
+  const fast = await createMerchant(deps, { name: 'Bench fast receiver', webhook_url: `http://127.0.0.1:${port}/fast` });
+  const slow = await createMerchant(deps, { name: 'Bench slow receiver', webhook_url: `http://127.0.0.1:${port}/slow` });
+  const simulate = (key: string) =>
+    fetch(`${context.base_url}/v1/sandbox/payments/simulate`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"scenario":"matched_then_completed"}' });
+  const simulateOnce = async (): Promise<number> => {
+    const response = await simulate(fast.api_keys.sandbox);
+    const answered_ms = performance.now();
+    const id = ((await response.json()) as { data: { payment: { id: string } } }).data.payment.id;
+    const arrived_ms = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no webhook for ${id} in 30 s`)), 30_000);
+      waiting.set(id, (at) => (clearTimeout(timer), resolve(at)));
+    });
+    waiting.delete(id);
+    return arrived_ms - answered_ms;
+  };
+  const startWorker = (): ChildProcess =>
+    spawn(process.execPath, [new URL('../src/main.ts', import.meta.url).pathname], { env: { ...process.env, ...context.env, ROLES: 'worker' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const simulations = Math.max(50, context.seconds * 40);
+
+  async function measure(workers: number, slow_endpoint: boolean): Promise<Row> {
+    const processes = Array.from({ length: workers }, startWorker);
+    let slow_running = slow_endpoint;
+    const slow_loop = (async () => {
+      while (slow_running) {
+        await simulate(slow.api_keys.sandbox).then((r) => r.arrayBuffer());
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    try {
+      for (let warm = 0; warm < 10; warm++) await simulateOnce();
+      const latencies: number[] = [];
+      const started = performance.now();
+      for (let i = 0; i < simulations; i++) latencies.push(await simulateOnce());
+      const seconds = (performance.now() - started) / 1000;
+      latencies.sort((a, b) => a - b);
+      return {
+        scenario: 'webhooks',
+        figure: `simulate -> webhook arrival, ${workers} worker${workers > 1 ? 's' : ''}${slow_endpoint ? ', another merchant answers in 5 s' : ''}`,
+        per_s: simulations / seconds,
+        unit: 'sims/s (sequential)',
+        p50_ms: percentile(latencies, 50),
+        p99_ms: percentile(latencies, 99),
+        ...(slow_endpoint ? { target: 'p99 < 50 ms for the other merchants' } : {}),
+        rss_mb: Math.max(...processes.map(rssOfChild)),
+        note: 'rss is the largest worker process',
+      };
+    } finally {
+      slow_running = false;
+      await slow_loop;
+      for (const child of processes) child.kill('SIGTERM');
+      await Promise.all(processes.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+    }
+  }
+
+  try {
+    return [await measure(1, false), await measure(2, false), await measure(2, true)];
+  } finally {
+    receiver.closeAllConnections();
+    receiver.close();
+  }
+}
+
+export function rssOfChild(child: ChildProcess): number {
+  try {
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/** Create through 1 and then 2 api processes (children) on the same PostgreSQL database, one seller. */
+async function scaleRows(context: BenchContext): Promise<Row[]> {
+  if (!context.database_url) return [{ scenario: 'scale', figure: '2 api processes / 1', per_s: 0, unit: '-', note: 'skipped: needs PostgreSQL (processes share the database)' }];
+  await onlySellers(context, 1);
+  const startApi = async (): Promise<{ child: ChildProcess; url: string }> => {
+    const child = fork(new URL('./api-process.ts', import.meta.url).pathname, [], { env: { ...process.env, ...context.env, ROLES: 'api' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const url = await new Promise<string>((resolve, reject) => {
+      child.once('message', (message: { url: string }) => resolve(message.url));
+      child.once('exit', (code) => reject(new Error(`api process exited with ${code}`)));
+    });
+    return { child, url };
+  };
+  const target = (url: string) => ({ url: `${url}/v1/trades`, method: 'POST' as const, headers: { 'x-api-key': context.merchant.api_keys.live }, body: TRADE, unique_field: 'order_id' });
+  const first = await startApi();
+  const second = await startApi();
+  try {
+    const one = await context.load({ targets: [target(first.url)] });
+    const two = await context.load({ targets: [target(first.url), target(second.url)] });
+    return [
+      {
+        scenario: 'scale',
+        figure: 'POST /v1/trades through 2 api processes',
+        per_s: two.requests_per_s,
+        unit: 'req/s',
+        p50_ms: two.p50_ms,
+        p99_ms: two.p99_ms,
+        failures: two.non_2xx + two.errors,
+        baseline: { figure: 'the same through 1 api process', per_s: one.requests_per_s, p99_ms: one.p99_ms },
+        ratio: two.requests_per_s / one.requests_per_s,
+        target: '>= 1.3x',
+        rss_mb: Math.max(rssOfChild(first.child), rssOfChild(second.child)),
+        note: 'rss is the larger api process',
+      },
+    ];
+  } finally {
+    first.child.kill('SIGTERM');
+    second.child.kill('SIGTERM');
+  }
+}
+
+export const SCENARIOS: Record<string, (context: BenchContext) => Promise<Row[]>> = {
+  create1: (context) => createRows(context, 'create1', 1),
+  create8: (context) => createRows(context, 'create8', 8),
+  get: (context) => readRows(context, 'get'),
+  list: (context) => readRows(context, 'list'),
+  ledger: ledgerRows,
+  confirm: confirmRows,
+  matcher: matcherRows,
+  webhooks: webhookRows,
+  scale: scaleRows,
+};
+
+/** Names that stand for several scenarios. */
+export const ALIASES: Record<string, string[]> = { create: ['create1', 'create8'], reads: ['get', 'list'], all: Object.keys(SCENARIOS) };
