@@ -112,14 +112,14 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     quote_locks: createQuoteLockPort(),
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
-  const merchants = { db, clock, secrets: secrets.secrets };
+  const merchants = { db, clock, secrets: secrets.secrets, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
 
   const app = await createServer({
     config,
-    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets }),
+    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds }),
     limiter,
     metrics: metrics.registry,
     readiness: async () => {

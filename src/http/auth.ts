@@ -17,7 +17,13 @@ function sessionCookie(request: FastifyRequest): string | undefined {
   if (!cookie) return undefined;
   for (const part of cookie.split(';')) {
     const [name, ...value] = part.trim().split('=');
-    if (name === SESSION_COOKIE) return decodeURIComponent(value.join('='));
+    if (name !== SESSION_COOKIE) continue;
+    // A malformed value (bad percent-encoding) is simply not a session: 401, never a thrown URIError.
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -7,7 +7,8 @@ import type { Registry } from 'prom-client';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
 import { installAuth } from './auth.ts';
-import { ErrorBody, installErrorHandler } from './errors.ts';
+import { ErrorBody, errorBody, installErrorHandler } from './errors.ts';
+import { installInputGuard } from './input-guard.ts';
 import { installHttpMetrics } from './metrics.ts';
 import { createValidatorCompiler } from './validation.ts';
 import type { Authenticator, AuthKind } from './principal.ts';
@@ -64,6 +65,13 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     trustProxy: false,
+    // A path that is not valid percent-encoding or is too long is refused before routing: still the error envelope.
+    frameworkErrors: (error, request, framework_reply) => {
+      const reply = framework_reply as unknown as FastifyReply;
+      reply.header('X-Request-Id', request.id);
+      const status = error.code === 'FST_ERR_ASYNC_CONSTRAINT' ? 500 : 400;
+      void reply.status(status).send(status === 400 ? errorBody('VALIDATION_ERROR', 'The request URL is not valid (bad percent-encoding or too long)') : errorBody('INTERNAL', 'Internal server error'));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onRequest', async (request, reply) => {
@@ -77,12 +85,18 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   app.addSchema(ErrorBody);
   for (const schema of deps.shared_schemas) app.addSchema(schema);
   installErrorHandler(app);
+  installInputGuard(app);
 
   // Every route states its credential in `config.auth`; this fills in its OpenAPI security and error responses.
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth || route.url.startsWith('/docs')) return;
     const schema = (route.schema ??= {}) as Record<string, unknown>;
+    // Unknown query parameters are refused (400 naming them), so no handler can spread them into a query.
+    const querystring = schema['querystring'] as Record<string, unknown> | undefined;
+    if (querystring && querystring['type'] === 'object' && querystring['additionalProperties'] === undefined) {
+      schema['querystring'] = { ...querystring, additionalProperties: false };
+    }
     const declared = route.config?.errors ?? [];
     schema['security'] = SECURITY[auth];
     const response = (schema['response'] ??= {}) as Record<string, unknown>;
