@@ -3,7 +3,7 @@ import { createApplication } from './app.ts';
 import { bootstrapDemo, firstStartBanner } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase } from './db/database.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import { migrateAsOwner } from './db/roles.ts';
 
 async function main(): Promise<void> {
   let config: Config;
@@ -18,10 +18,11 @@ async function main(): Promise<void> {
   }
 
   const database = await openDatabase(config);
-  const applied = await migrateToLatest(database.db);
+  const { applied, grants } = await migrateAsOwner(config, database);
   const application = await createApplication({ config, database });
   const log = application.logger;
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+  if (grants) log.info({ role: grants.role, tables: grants.tables, append_only: grants.append_only }, 'least-privilege grants applied to the service role');
 
   const banner = firstStartBanner(application, await bootstrapDemo(application));
   if (banner) process.stdout.write(`${banner}\n`);
