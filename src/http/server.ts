@@ -17,7 +17,7 @@ import type { RateLimiter } from './rate-limit.ts';
 export type App = FastifyInstance;
 
 export interface ServerDeps {
-  config: Pick<Config, 'log_level' | 'public_base_url'>;
+  config: Pick<Config, 'log_level' | 'public_base_url'> & Partial<Pick<Config, 'rate_limit_failed_auth_per_second'>>;
   authenticator: Authenticator;
   limiter: RateLimiter;
   metrics: Registry;
@@ -135,7 +135,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 
-  installAuth(app, deps.authenticator, deps.limiter);
+  installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second);
   installHttpMetrics(app, deps.metrics);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => app.swagger());
