@@ -24,7 +24,7 @@ function findBadString(value: unknown, path: string, depth = 0): { field: string
   if (Buffer.isBuffer(value)) return undefined;
   for (const [key, child] of Object.entries(value)) {
     const key_message = offending(key);
-    if (key_message) return { field: path, message: `has a key that ${key_message.replace(/^must/, 'must')}` };
+    if (key_message) return { field: path, message: `has a key that ${key_message}` };
     const found = findBadString(child, `${path}.${key}`, depth + 1);
     if (found) return found;
   }
