@@ -92,9 +92,11 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     const auth = route.config?.auth;
     if (!auth || route.url.startsWith('/docs')) return;
     const schema = (route.schema ??= {}) as Record<string, unknown>;
-    // Unknown query parameters are refused (400 naming them), so no handler can spread them into a query.
+    // Unknown query parameters are refused (400), so no handler can spread them into a query. Pages for humans
+    // (hosted checkout, dashboard) keep ignoring them: a buyer's link may carry tracking parameters.
     const querystring = schema['querystring'] as Record<string, unknown> | undefined;
-    if (querystring && querystring['type'] === 'object' && querystring['additionalProperties'] === undefined) {
+    const human_page = /^\/(checkout|dashboard)(\/|$)/.test(route.url);
+    if (!human_page && querystring && querystring['type'] === 'object' && querystring['additionalProperties'] === undefined) {
       schema['querystring'] = { ...querystring, additionalProperties: false };
     }
     const declared = route.config?.errors ?? [];

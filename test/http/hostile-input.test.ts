@@ -107,6 +107,8 @@ describe('hostile input: 400/401 with the envelope, never a 500', () => {
     }
     assertError(await t.request({ method: 'GET', url: '/v1/merchant-sell-orders?select=*', headers: { authorization: `Bearer ${merchant.jwt}` } }), 400, 'VALIDATION_ERROR');
     assert.equal((await t.call('GET', '/v1/payments?limit=5&status=matched', merchant.live)).statusCode, 200);
+    // The buyer's hosted page keeps ignoring tracking parameters on its link.
+    assert.equal((await t.request({ method: 'GET', url: `/checkout/${payment_id}?lang=en&utm_source=mail` })).statusCode, 200);
   });
 
   it('answers a URL with broken percent-encoding or an over-long segment with the envelope', async () => {
