@@ -108,7 +108,7 @@ export class RedisRateLimiter implements RateLimiter {
     this.#redis = new Redis(redis_url, {
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      connectTimeout: Math.max(timeout_ms * 4, 200),
+      connectTimeout: Math.max(timeout_ms * 4, 200), // the same bound as #first_connection
       commandTimeout: timeout_ms,
       // Background reconnection, backing off to one attempt every 2 s.
       retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
@@ -117,9 +117,26 @@ export class RedisRateLimiter implements RateLimiter {
     this.#redis.on('ready', () => {
       this.#degraded_since = null;
     });
+    // Requests in the first moments after start wait for the first connection attempt (bounded by its timeout), so
+    // that N processes share one budget from the start; after that, an outage never makes a request wait.
+    const connect_timeout_ms = Math.max(timeout_ms * 4, 200);
+    this.#first_connection = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, connect_timeout_ms);
+      timer.unref();
+      const settle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#redis.once('ready', settle);
+      this.#redis.once('error', settle);
+      this.#redis.once('end', settle);
+    });
   }
 
+  readonly #first_connection: Promise<void>;
+
   async take(key: string, per_second: number): Promise<RateLimitOutcome> {
+    if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await this.#first_connection;
     if (this.#redis.status === 'ready') {
       try {
         const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
