@@ -75,6 +75,15 @@ export interface Application {
   close(): Promise<void>;
 }
 
+/**
+ * `null_validator` approves any image: the contract's choice where slips are checked elsewhere, but an operator must
+ * see it when live payments run on it. Ready either way; the detail says so.
+ */
+function validatorReadiness(config: Config): Record<string, { ok: boolean; detail?: string }> {
+  if (config.receipt_validator !== 'null_validator') return { receipt_validator: { ok: true, detail: config.receipt_validator } };
+  return { receipt_validator: { ok: true, detail: 'warning: null_validator approves every live proof without checking it (RECEIPT_VALIDATOR=easyslip verifies slips)' } };
+}
+
 /** The composition root: config -> database -> modules -> http -> workers. */
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
   const { config, database } = options;
@@ -89,7 +98,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
 
   const limiter: RateLimiter = config.redis_url
     ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
-        logger.warn({ err: error }, 'rate-limit store unavailable; letting requests through'),
+        logger.warn({ err: error }, 'rate-limit store unavailable; the in-process limiter takes over until Redis answers again'),
       )
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
   const metrics = createMetrics();
@@ -126,19 +135,19 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
   const key_cache = new ApiKeyCache();
-  const merchants = { db, clock, secrets: secrets.secrets, webhooks, key_cache };
+  const merchants = { db, clock, secrets: secrets.secrets, webhooks, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
 
   const app = await createServer({
     config,
-    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets, key_cache }),
+    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds }),
     limiter,
     metrics: metrics.registry,
     readiness: async () => {
       await ping(db);
-      return { database: { ok: true }, matcher: payouts.readiness() };
+      return { database: { ok: true }, matcher: payouts.readiness(), ...(limiter.health ? { rate_limit: limiter.health() } : {}), ...validatorReadiness(config) };
     },
     shared_schemas: [SettlementSchema, PaymentSchema],
     document: { schemas: { SellOrder: SellOrderSchema, BuyOrder: BuyOrderSchema, Dispute: DisputeSchema, PendingFunds: PendingFundsSchema }, webhooks: webhooksSection() },

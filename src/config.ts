@@ -15,6 +15,12 @@ export interface Config {
   admin_service_token: string | undefined;
   internal_service_token: string | undefined;
   jwt_secret: string | undefined;
+  /** Longest lifetime of a merchant JWT (and the default the admin route mints). */
+  jwt_max_lifetime_seconds: number;
+  /** 401s allowed per client address per second (token bucket, burst of the same size) before 429. */
+  rate_limit_failed_auth_per_second: number;
+  /** PostgreSQL URL migrations run with (the tables' owner); DATABASE_URL when unset. */
+  database_owner_url: string | undefined;
   roles: ReadonlySet<Role>;
   ledger_url: string | undefined;
   ledger_mint_source_account: string | undefined;
@@ -181,6 +187,9 @@ export function loadConfig(env: Env = process.env): Config {
     admin_service_token: secret(env, 'ADMIN_SERVICE_TOKEN', 16),
     internal_service_token: secret(env, 'INTERNAL_SERVICE_TOKEN', 16),
     jwt_secret: secret(env, 'JWT_SECRET', 32),
+    jwt_max_lifetime_seconds: integer(env, 'JWT_MAX_LIFETIME_SECONDS', 24 * 3600, 60, 90 * 24 * 3600),
+    rate_limit_failed_auth_per_second: integer(env, 'RATE_LIMIT_FAILED_AUTH_PER_SECOND', 5, 1, 1_000_000),
+    database_owner_url: url(env, 'DATABASE_OWNER_URL', ['postgres:', 'postgresql:']),
     roles,
     ledger_url: url(env, 'LEDGER_URL', ['http:', 'https:']),
     ledger_mint_source_account: read(env, 'LEDGER_MINT_SOURCE_ACCOUNT'),

@@ -1,9 +1,27 @@
 #!/usr/bin/env node
+import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { createApplication } from './app.ts';
 import { bootstrapDemo, firstStartBanner } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { openDatabase } from './db/database.ts';
-import { migrateToLatest } from './db/migrate.ts';
+import { migrateAsOwner } from './db/roles.ts';
+
+/**
+ * Live credentials go to a terminal only. Anywhere else (a log collector, a container's stdout) they are written to a
+ * file only the owner can read, and stdout gets its path.
+ */
+function deliverBanner(banner: string, config: Config): string {
+  if (process.stdout.isTTY) return banner;
+  const in_memory = config.data_dir === 'memory://' || config.data_dir === ':memory:';
+  const directory = in_memory ? mkdtempSync(join(tmpdir(), 'mpay-')) : config.data_dir;
+  mkdirSync(directory, { recursive: true });
+  const path = resolve(directory, 'first-start-credentials.txt');
+  writeFileSync(path, `${banner}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return `mpay: first start: live credentials written to ${path} (readable by this user only; stdout is not a terminal)`;
+}
 
 async function main(): Promise<void> {
   let config: Config;
@@ -18,13 +36,17 @@ async function main(): Promise<void> {
   }
 
   const database = await openDatabase(config);
-  const applied = await migrateToLatest(database.db);
+  const { applied, grants } = await migrateAsOwner(config, database);
   const application = await createApplication({ config, database });
   const log = application.logger;
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');
+  if (grants) log.info({ role: grants.role, tables: grants.tables, append_only: grants.append_only }, 'least-privilege grants applied to the service role');
 
   const banner = firstStartBanner(application, await bootstrapDemo(application));
-  if (banner) process.stdout.write(`${banner}\n`);
+  if (banner) process.stdout.write(`${deliverBanner(banner, config)}\n`);
+  if (config.receipt_validator === 'null_validator') {
+    log.warn('RECEIPT_VALIDATOR=null_validator approves every live proof of payment without checking it; set RECEIPT_VALIDATOR=easyslip where slips are not verified elsewhere');
+  }
 
   if (config.roles.has('worker')) application.scheduler.start();
   if (config.roles.has('api') || config.roles.has('ledger')) {

@@ -21,6 +21,8 @@ export interface CoreTables {
     webhook_url: string | null;
     webhook_secret: string | null;
     created_at: Date;
+    /** JWTs issued and sessions opened before this instant are refused (token revocation). */
+    tokens_not_before: Generated<Date | null>;
   };
   api_keys: {
     id: string;
@@ -38,6 +40,7 @@ export interface CoreTables {
     user_id: string;
     expires_at: Date;
     created_at: Date;
+    is_sandbox: Generated<boolean>;
   };
   idempotency_keys: {
     id: Generated<number>;

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import type { Authenticator, MerchantScope, Principal } from './principal.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import { MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
 
 const SESSION_COOKIE = 'mpay_session';
 
@@ -17,7 +17,13 @@ function sessionCookie(request: FastifyRequest): string | undefined {
   if (!cookie) return undefined;
   for (const part of cookie.split(';')) {
     const [name, ...value] = part.trim().split('=');
-    if (name === SESSION_COOKIE) return decodeURIComponent(value.join('='));
+    if (name !== SESSION_COOKIE) continue;
+    // A malformed value (bad percent-encoding) is simply not a session: 401, never a thrown URIError.
+    try {
+      return decodeURIComponent(value.join('='));
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
@@ -75,10 +81,31 @@ async function authenticate(request: FastifyRequest, authenticator: Authenticato
 }
 
 /** Authenticates every request by its route's `config.auth`, then charges the caller's rate-limit bucket. */
-export function installAuth(app: FastifyInstance, authenticator: Authenticator, limiter: RateLimiter): void {
+export function installAuth(app: FastifyInstance, authenticator: Authenticator, limiter: RateLimiter, failed_auth_per_second = 5): void {
+  // Failed authentication per client address, in this process: once an address's budget of 401s is spent, its
+  // requests are 429 before any credential is checked, so a guess that happens to be right is not revealed either.
+  const failed_auth = new MemoryRateLimiter(limiter.limits);
+  const refuseFailedAuth = (reply: import('fastify').FastifyReply, retry_after_seconds: number) => {
+    reply.header('Retry-After', String(retry_after_seconds));
+    return new AppError('RATE_LIMITED', `Too many failed authentications from this address; retry after ${retry_after_seconds}s`);
+  };
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request, reply) => {
-    request.principal = await authenticate(request, authenticator);
+    const failed_key = `failed-auth:${request.ip}`;
+    const auth = request.routeOptions.config.auth ?? 'public';
+    if (auth !== 'public') {
+      const wait_seconds = failed_auth.waitSeconds(failed_key, failed_auth_per_second);
+      if (wait_seconds > 0) throw refuseFailedAuth(reply, wait_seconds);
+    }
+    try {
+      request.principal = await authenticate(request, authenticator);
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'UNAUTHORIZED') {
+        const charged = await failed_auth.take(failed_key, failed_auth_per_second);
+        if (!charged.allowed) throw refuseFailedAuth(reply, charged.retry_after_seconds);
+      }
+      throw error;
+    }
     if (request.routeOptions.config.rate_limit === false || !request.routeOptions.url) return;
     const bucket = rateLimitBucket(request);
     const outcome = await limiter.take(bucket.key, bucket.per_second);

@@ -11,12 +11,27 @@ export function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.created_at.toISOString(), position.id])).toString('base64url');
 }
 
-export function decodeCursor(cursor: string | undefined): CursorPosition | undefined {
+/** What a cursor's id must look like for the table it pages: anything else would reach SQL as a bad uuid or bigint. */
+const CURSOR_ID: Record<'uuid' | 'payment_id' | 'sequence', RegExp> = {
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  payment_id: /^(sbx_)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  sequence: /^\d{1,15}$/,
+};
+// Timestamps we wrote: after 2000 and before 10000 (PostgreSQL and toISOString both hold these).
+const CURSOR_MIN_MS = Date.UTC(2000, 0, 1);
+const CURSOR_MAX_MS = Date.UTC(10_000, 0, 1);
+
+/** The one cursor decoder: anything but a cursor this API returned for this list is 400, never a database error. */
+export function decodeCursor(cursor: string | undefined, id_format: keyof typeof CURSOR_ID = 'uuid'): CursorPosition | undefined {
   if (cursor === undefined) return undefined;
   try {
-    const [created_at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (!Array.isArray(decoded) || decoded.length !== 2) throw new Error('bad cursor');
+    const [created_at, id] = decoded as unknown[];
+    if (typeof created_at !== 'string' || typeof id !== 'string' || !CURSOR_ID[id_format].test(id)) throw new Error('bad cursor');
     const date = new Date(created_at);
-    if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
+    const ms = date.getTime();
+    if (!(ms >= CURSOR_MIN_MS && ms < CURSOR_MAX_MS)) throw new Error('bad cursor');
     return { created_at: date, id };
   } catch {
     throw new AppError('VALIDATION_ERROR', 'cursor is not a cursor this API returned', [{ field: 'querystring.cursor', message: 'invalid cursor' }]);

@@ -15,6 +15,8 @@ export interface RateLimitOutcome {
 export interface RateLimiter {
   readonly limits: { live: number; sandbox: number };
   take(key: string, per_second: number): Promise<RateLimitOutcome>;
+  /** For /readyz: a store that fell back to something weaker says so (still ok: requests are limited and served). */
+  health?(): { ok: boolean; detail?: string };
   close(): Promise<void>;
 }
 
@@ -50,6 +52,14 @@ export class MemoryRateLimiter implements RateLimiter {
     return outcome(bucket.tokens, allowed, per_second);
   }
 
+  /** Seconds until the bucket holds a token again, without taking one (0: a request would pass). */
+  waitSeconds(key: string, per_second: number): number {
+    const bucket = this.#buckets.get(key);
+    if (!bucket) return 0;
+    const tokens = Math.min(per_second, bucket.tokens + ((this.#now_ms() - bucket.updated_ms) / 1000) * per_second);
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / per_second));
+  }
+
   #evictFull(now_ms: number): void {
     for (const [key, bucket] of this.#buckets) {
       if (now_ms - bucket.updated_ms > 60_000) this.#buckets.delete(key);
@@ -77,30 +87,80 @@ return {allowed, math.floor(tokens * 1000)}
 `;
 
 /**
- * Shared buckets for N api processes. When Redis does not answer, requests are let through (fail open) and the
- * outage is reported through `on_error`: a rate-limit store must not take payments down with it.
+ * Shared buckets for N api processes. Redis must never slow requests down: no offline queue (a command while
+ * disconnected fails at once), a command timeout of tens of milliseconds, and ioredis reconnecting in the background.
+ * While Redis does not answer, the in-process limiter takes over (each process then enforces the limit alone), the
+ * outage is reported through `on_error` once per outage, and `health()` reports the degraded state for /readyz.
  */
 export class RedisRateLimiter implements RateLimiter {
   readonly limits: { live: number; sandbox: number };
   readonly #redis: Redis;
+  readonly #fallback: MemoryRateLimiter;
   readonly #on_error: (error: Error) => void;
+  #degraded_since: Date | null = null;
+  #last_error = '';
 
-  constructor(limits: { live: number; sandbox: number }, redis_url: string, on_error: (error: Error) => void = () => {}) {
+  constructor(limits: { live: number; sandbox: number }, redis_url: string, on_error: (error: Error) => void = () => {}, options: { timeout_ms?: number } = {}) {
     this.limits = limits;
     this.#on_error = on_error;
-    // Commands queue while (re)connecting, bounded by one retry and a 2 s command timeout.
-    this.#redis = new Redis(redis_url, { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 2000, commandTimeout: 2000 });
+    this.#fallback = new MemoryRateLimiter(limits);
+    const timeout_ms = options.timeout_ms ?? 50;
+    this.#redis = new Redis(redis_url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: Math.max(timeout_ms * 4, 200), // the same bound as #first_connection
+      commandTimeout: timeout_ms,
+      // Background reconnection, backing off to one attempt every 2 s.
+      retryStrategy: (attempt) => Math.min(attempt * 100, 2000),
+    });
     this.#redis.on('error', () => {});
+    this.#redis.on('ready', () => {
+      this.#degraded_since = null;
+    });
+    // Requests in the first moments after start wait for the first connection attempt (bounded by its timeout), so
+    // that N processes share one budget from the start; after that, an outage never makes a request wait.
+    const connect_timeout_ms = Math.max(timeout_ms * 4, 200);
+    this.#first_connection = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, connect_timeout_ms);
+      timer.unref();
+      const settle = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.#redis.once('ready', settle);
+      this.#redis.once('error', settle);
+      this.#redis.once('end', settle);
+    });
   }
 
+  readonly #first_connection: Promise<void>;
+
   async take(key: string, per_second: number): Promise<RateLimitOutcome> {
-    try {
-      const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
-      return outcome(tokens_milli / 1000, allowed === 1, per_second);
-    } catch (error) {
-      this.#on_error(error as Error);
-      return outcome(per_second - 1, true, per_second);
+    if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await this.#first_connection;
+    if (this.#redis.status === 'ready') {
+      try {
+        const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
+        this.#degraded_since = null;
+        return outcome(tokens_milli / 1000, allowed === 1, per_second);
+      } catch (error) {
+        this.#degrade(error as Error);
+      }
+    } else {
+      this.#degrade(new Error(`Redis is ${this.#redis.status}`));
     }
+    return this.#fallback.take(key, per_second);
+  }
+
+  #degrade(error: Error): void {
+    this.#last_error = error.message;
+    if (this.#degraded_since) return;
+    this.#degraded_since = new Date();
+    this.#on_error(error);
+  }
+
+  health(): { ok: boolean; detail?: string } {
+    if (!this.#degraded_since) return { ok: true, detail: 'redis' };
+    return { ok: true, detail: `degraded: Redis unreachable since ${this.#degraded_since.toISOString()} (${this.#last_error}); the in-process limiter is in use and Redis is retried in the background` };
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -7,7 +7,8 @@ import type { Registry } from 'prom-client';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
 import { installAuth } from './auth.ts';
-import { installErrorHandler } from './errors.ts';
+import { errorBody, installErrorHandler } from './errors.ts';
+import { installInputGuard } from './input-guard.ts';
 import { installHttpMetrics } from './metrics.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { collectRouteDocs, decorateDocument } from './openapi.ts';
@@ -18,7 +19,7 @@ import type { RateLimiter } from './rate-limit.ts';
 export type App = FastifyInstance;
 
 export interface ServerDeps {
-  config: Pick<Config, 'log_level' | 'public_base_url' | 'cors_allowed_origins'>;
+  config: Pick<Config, 'log_level' | 'public_base_url' | 'cors_allowed_origins'> & Partial<Pick<Config, 'rate_limit_failed_auth_per_second'>>;
   authenticator: Authenticator;
   limiter: RateLimiter;
   metrics: Registry;
@@ -49,6 +50,13 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     trustProxy: false,
+    // A path that is not valid percent-encoding or is too long is refused before routing: still the error envelope.
+    frameworkErrors: (error, request, framework_reply) => {
+      const reply = framework_reply as unknown as FastifyReply;
+      reply.header('X-Request-Id', request.id);
+      const status = error.code === 'FST_ERR_ASYNC_CONSTRAINT' ? 500 : 400;
+      void reply.status(status).send(status === 400 ? errorBody('VALIDATION_ERROR', 'The request URL is not valid (bad percent-encoding or too long)') : errorBody('INTERNAL', 'Internal server error'));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onRequest', async (request, reply) => {
@@ -62,12 +70,20 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   const route_table = await installConventions(app, { cors_allowed_origins: deps.config.cors_allowed_origins });
   for (const schema of deps.shared_schemas) app.addSchema(schema);
   installErrorHandler(app, { allowedMethods: (path) => route_table.allowed(path) });
+  installInputGuard(app);
 
   // Every route states its credential in `config.auth`; this fills in its OpenAPI security (the rest of the document: openapi.ts).
   app.addHook('onRoute', (route) => {
     const auth = route.config?.auth;
     if (!auth || route.url.startsWith('/docs')) return;
     const schema = (route.schema ??= {}) as Record<string, unknown>;
+    // Unknown query parameters are refused (400), so no handler can spread them into a query. Pages for humans
+    // (hosted checkout, dashboard) keep ignoring them: a buyer's link may carry tracking parameters.
+    const querystring = schema['querystring'] as Record<string, unknown> | undefined;
+    const human_page = /^\/(checkout|dashboard)(\/|$)/.test(route.url);
+    if (!human_page && querystring && querystring['type'] === 'object' && querystring['additionalProperties'] === undefined) {
+      schema['querystring'] = { ...querystring, additionalProperties: false };
+    }
     schema['security'] = SECURITY[auth];
   });
   const route_docs = collectRouteDocs(app);
@@ -104,7 +120,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
 
-  installAuth(app, deps.authenticator, deps.limiter);
+  installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second);
   installHttpMetrics(app, deps.metrics);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => app.swagger());

@@ -10,9 +10,26 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
  */
 export function createValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const base: Options = { removeAdditional: false, useDefaults: true, allErrors: true, strict: false };
-  const text = addFormats(new Ajv({ ...base, coerceTypes: 'array' }));
-  const json = addFormats(new Ajv({ ...base, coerceTypes: false }));
+  const text = withStoreableDates(addFormats(new Ajv({ ...base, coerceTypes: 'array' })));
+  const json = withStoreableDates(addFormats(new Ajv({ ...base, coerceTypes: false })));
   return ({ schema, httpPart }) => (httpPart === 'body' ? json : text).compile(schema as object) as never;
+}
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * `date-time` as RFC 3339 that a JavaScript Date and a PostgreSQL timestamptz both hold: ajv-formats accepts year 0000
+ * and leap seconds (`23:59:60`), which become an Invalid Date or an out-of-range error in the database.
+ */
+function withStoreableDates(ajv: Ajv): Ajv {
+  return ajv.addFormat('date-time', {
+    type: 'string',
+    validate: (value: string) => {
+      if (!RFC3339.test(value)) return false;
+      const ms = Date.parse(value);
+      return Number.isFinite(ms) && ms >= Date.UTC(1, 0, 1) && ms < Date.UTC(10_000, 0, 1);
+    },
+  });
 }
 
 export interface ValidationIssue {

@@ -38,6 +38,22 @@ describe('mpay CLI over the admin routes', () => {
     assert.match(bad.stderr, /400 VALIDATION_ERROR promptpay sellers need promptpay_id/);
   });
 
+  it('mints a sandbox JWT with a lifetime, and revokes every token of a merchant', async () => {
+    const merchant = await t.createMerchant('CLI Revoke');
+    const token = await mpay(url, '--json', 'merchants', 'token', merchant.id, '--mode', 'sandbox', '--ttl', '3600');
+    assert.equal(token.code, 0, token.stderr);
+    const minted = JSON.parse(token.stdout);
+    assert.equal(minted.mode, 'sandbox');
+    const me = (jwt: string) => t.request({ method: 'GET', url: '/v1/merchants/me', headers: { authorization: `Bearer ${jwt}` } });
+    assert.equal((await me(minted.jwt)).statusCode, 200);
+    t.clock.advance(2000);
+    const revoked = await mpay(url, 'merchants', 'revoke-tokens', merchant.id);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.stdout, /revoked every JWT and dashboard session/);
+    assert.equal((await me(minted.jwt)).statusCode, 401);
+    assert.equal((await mpay(url, 'merchants', 'token', merchant.id, '--mode', 'test')).code, 2);
+  });
+
   it('usage errors exit 2', async () => {
     assert.equal((await mpay(url, 'merchants', 'create')).code, 2);
     assert.equal((await mpay(url, 'no-such-command')).code, 2);

@@ -50,6 +50,9 @@ export async function startTestApp(
     RATE_LIMIT_SANDBOX_PER_SECOND: '100000',
     // Test receivers listen on loopback; the SSRF tests pass WEBHOOK_ALLOW_PRIVATE_TARGETS: 'false'.
     WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
+    // Suites move the clock by weeks and keep using the merchant JWT they started with; the cap has its own tests.
+    JWT_MAX_LIFETIME_SECONDS: String(90 * 24 * 3600),
+    RATE_LIMIT_FAILED_AUTH_PER_SECOND: '100000',
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync, statSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
 
 /** The README's quickstart, end to end: `node src/main.ts` on an empty embedded store, then the printed key. */
@@ -13,7 +14,7 @@ describe('first start on an empty store', () => {
     }
   });
 
-  it('prints the tokens and a demo merchant whose live key creates and reads a payment', async () => {
+  it('writes the tokens and a demo merchant to an owner-only file; the live key creates and reads a payment', async () => {
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: 'memory://', PORT: '0', LOG_LEVEL: 'info' };
     delete env['DATABASE_URL'];
     delete env['ADMIN_SERVICE_TOKEN'];
@@ -33,6 +34,12 @@ describe('first start on an empty store', () => {
       child!.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
     });
 
+    // stdout is a pipe, not a terminal: the credentials are in an owner-only file whose path is printed (issue 9).
+    assert.doesNotMatch(output, /svc_live_|ADMIN_SERVICE_TOKEN=/);
+    const path = /live credentials written to (\S+first-start-credentials\.txt)/.exec(output)?.[1];
+    assert.ok(path, `credentials file path printed:\n${output}`);
+    assert.equal(statSync(path).mode & 0o777, 0o600);
+    output = readFileSync(path, 'utf8');
     const admin_token = /ADMIN_SERVICE_TOKEN=(adm_\w+)/.exec(output)?.[1];
     const live_key = /live key:\s+(svc_live_\w+)/.exec(output)?.[1];
     assert.ok(admin_token, 'admin token printed');

@@ -87,9 +87,45 @@ describe('rate limits when Redis is down', () => {
   });
   after(() => t.close());
 
-  it('fails open: requests are served, not answered 500', async () => {
+  it('fails fast to the in-process limiter: requests take milliseconds, the limit still holds, /readyz says degraded', async () => {
+    // Issue 9: this used to fail open after ~2 s per request; now the in-process buckets take over at once.
     const merchant = await t.createMerchant();
+    const started_ms = performance.now();
     const responses = await Promise.all(Array.from({ length: 4 }, () => t.call('GET', '/v1/payments', merchant.live)));
-    assert.deepEqual(responses.map((r) => r.statusCode), [200, 200, 200, 200]);
+    const elapsed_ms = performance.now() - started_ms;
+    assert.deepEqual(responses.map((r) => r.statusCode).sort(), [200, 200, 429, 429]);
+    // The old limiter waited its 2 s command timeout per request; the bound leaves room for a loaded CI machine.
+    assert.ok(elapsed_ms < 1000, `4 requests took ${elapsed_ms.toFixed(0)} ms with Redis down`);
+    const single_started_ms = performance.now();
+    await t.call('GET', '/v1/payments', merchant.test);
+    assert.ok(performance.now() - single_started_ms < 1000, 'one request with Redis down answers well within the old 2 s');
+
+    const ready = await t.request({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200, 'degraded but ready: requests are still limited and served');
+    assert.equal(ready.json().checks.rate_limit.ok, true);
+    assert.match(ready.json().checks.rate_limit.detail, /^degraded: Redis unreachable/);
+  });
+});
+
+describe('failed authentication is rate-limited per client address', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp({ env: { RATE_LIMIT_FAILED_AUTH_PER_SECOND: '3' } });
+  });
+  after(() => t.close());
+
+  it('allows a burst of 3 failures, then answers 429 with Retry-After even for a valid key', async () => {
+    const merchant = await t.createMerchant();
+    const statuses = [];
+    for (let i = 0; i < 5; i += 1) statuses.push((await t.call('GET', '/v1/payments', `svc_live_${'x'.repeat(40)}${i}`)).statusCode);
+    assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+    // While blocked, a right guess is not revealed: still 429 before the key is checked.
+    const blocked = await t.call('GET', '/v1/payments', merchant.live);
+    assert.equal(blocked.statusCode, 429);
+    assert.equal(blocked.json().error.code, 'RATE_LIMITED');
+    assert.ok(Number(blocked.headers['retry-after']) >= 1);
+    // Public routes are not blocked, and another address is not affected.
+    assert.equal((await t.request({ method: 'GET', url: '/v1/reference/thai-banks' })).statusCode, 200);
+    assert.equal((await t.request({ method: 'GET', url: '/v1/payments', headers: { 'x-api-key': merchant.live }, remoteAddress: '10.9.9.9' })).statusCode, 200);
   });
 });

@@ -3,10 +3,11 @@ import { CliError, type CommandGroup } from '../context.ts';
 
 const merchants: CommandGroup = {
   summary: 'create merchants and issue merchant JWTs',
-  usage: 'mpay merchants create --name NAME [--webhook-url URL] | mpay merchants token MERCHANT_ID [--user USER_ID]',
+  usage:
+    'mpay merchants create --name NAME [--webhook-url URL] | mpay merchants token MERCHANT_ID [--user USER_ID] [--mode live|sandbox] [--ttl SECONDS] | mpay merchants revoke-tokens MERCHANT_ID',
   async run(args, context) {
     const [action, ...rest] = args;
-    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, user: { type: 'string' } }, allowPositionals: true });
+    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, user: { type: 'string' }, mode: { type: 'string' }, ttl: { type: 'string' } }, allowPositionals: true });
     if (action === 'create') {
       if (!values.name) throw new CliError('merchants create needs --name', 2);
       const { body } = await context.request('POST', '/admin/merchants', { body: { name: values.name, ...(values['webhook-url'] ? { webhook_url: values['webhook-url'] } : {}) } });
@@ -24,8 +25,22 @@ const merchants: CommandGroup = {
     if (action === 'token') {
       const [merchant_id] = positionals;
       if (!merchant_id) throw new CliError('merchants token needs MERCHANT_ID', 2);
-      const { body } = await context.request('POST', `/admin/merchants/${merchant_id}/tokens`, { body: values.user ? { user_id: values.user } : {} });
+      if (values.mode !== undefined && values.mode !== 'live' && values.mode !== 'sandbox') throw new CliError('--mode must be live or sandbox', 2);
+      if (values.ttl !== undefined && !/^\d+$/.test(values.ttl)) throw new CliError('--ttl must be a number of seconds', 2);
+      const request_body = {
+        ...(values.user ? { user_id: values.user } : {}),
+        ...(values.mode ? { mode: values.mode } : {}),
+        ...(values.ttl ? { ttl_seconds: Number(values.ttl) } : {}),
+      };
+      const { body } = await context.request('POST', `/admin/merchants/${merchant_id}/tokens`, { body: request_body });
       context.print(body.data, body.data.jwt);
+      return 0;
+    }
+    if (action === 'revoke-tokens') {
+      const [merchant_id] = positionals;
+      if (!merchant_id) throw new CliError('merchants revoke-tokens needs MERCHANT_ID', 2);
+      const { body } = await context.request('POST', `/admin/merchants/${merchant_id}/tokens/revoke`, {});
+      context.print(body.data, `revoked every JWT and dashboard session of ${merchant_id} issued before ${body.data.tokens_not_before}`);
       return 0;
     }
     throw new CliError(`usage: ${merchants.usage}`, 2);

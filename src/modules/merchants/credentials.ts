@@ -24,13 +24,17 @@ export interface ServiceSecrets {
 
 const JWT_ISSUER = 'mpay';
 
+/** Which rows a merchant JWT or dashboard session reaches: live (the default) or sandbox. */
+export type CredentialMode = 'live' | 'sandbox';
+
 export async function issueMerchantJwt(
   secrets: Pick<ServiceSecrets, 'jwt_secret'>,
   clock: Clock,
-  claims: { merchant_id: string; user_id: string; expires_in_seconds: number },
+  claims: { merchant_id: string; user_id: string; expires_in_seconds: number; mode?: CredentialMode | undefined; not_before?: Date | null | undefined },
 ): Promise<string> {
-  const issued_at_s = Math.floor(clock.now().getTime() / 1000);
-  return new SignJWT({ merchant_id: claims.merchant_id })
+  // `iat` has whole seconds; a token minted in the second of a revocation must still count as after it.
+  const issued_at_s = Math.max(Math.floor(clock.now().getTime() / 1000), claims.not_before ? Math.ceil(claims.not_before.getTime() / 1000) : 0);
+  return new SignJWT({ merchant_id: claims.merchant_id, mode: claims.mode ?? 'live' })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.user_id)
     .setIssuer(JWT_ISSUER)
@@ -87,12 +91,13 @@ export class ApiKeyCache {
 }
 
 /** Verifies every credential kind of DESIGN.md: API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
-export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache }): Authenticator {
+export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache; jwt_max_lifetime_seconds: number }): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
 
-  async function merchantExists(merchant_id: string): Promise<boolean> {
-    const row = await deps.db.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
-    return row !== undefined;
+  /** The merchant's revocation instant, or undefined when the merchant does not exist. */
+  async function tokensNotBefore(merchant_id: string): Promise<{ not_before: Date | null } | undefined> {
+    const row = await deps.db.selectFrom('merchants').select('tokens_not_before').where('id', '=', merchant_id).executeTakeFirst();
+    return row ? { not_before: row.tokens_not_before } : undefined;
   }
 
   return {
@@ -120,11 +125,17 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
           algorithms: ['HS256'],
           issuer: JWT_ISSUER,
           currentDate: deps.clock.now(),
+          requiredClaims: ['exp', 'iat', 'sub'],
         });
         const merchant_id = payload['merchant_id'];
-        if (typeof merchant_id !== 'string' || typeof payload.sub !== 'string') return null;
-        if (!(await merchantExists(merchant_id))) return null;
-        return { kind: 'merchant', merchant_id, user_id: payload.sub, via: 'jwt', is_sandbox: false };
+        const mode = payload['mode'] ?? 'live';
+        if (typeof merchant_id !== 'string' || typeof payload.sub !== 'string' || (mode !== 'live' && mode !== 'sandbox')) return null;
+        // Lifetime cap: a token minted (or forged with the key) to live longer than JWT_MAX_LIFETIME_SECONDS is refused.
+        if (payload.exp === undefined || payload.iat === undefined || payload.exp - payload.iat > deps.jwt_max_lifetime_seconds) return null;
+        const merchant = await tokensNotBefore(merchant_id);
+        if (!merchant) return null;
+        if (merchant.not_before && payload.iat * 1000 < merchant.not_before.getTime()) return null;
+        return { kind: 'merchant', merchant_id, user_id: payload.sub, via: 'jwt', is_sandbox: mode === 'sandbox' };
       } catch {
         return null;
       }
@@ -132,12 +143,14 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
 
     async bySession(token) {
       const row = await deps.db
-        .selectFrom('merchant_sessions')
-        .select(['merchant_id', 'user_id', 'expires_at'])
-        .where('token_hash', '=', sha256Hex(token))
+        .selectFrom('merchant_sessions as s')
+        .innerJoin('merchants as m', 'm.id', 's.merchant_id')
+        .select(['s.merchant_id', 's.user_id', 's.expires_at', 's.created_at', 's.is_sandbox', 'm.tokens_not_before'])
+        .where('s.token_hash', '=', sha256Hex(token))
         .executeTakeFirst();
       if (!row || row.expires_at.getTime() <= deps.clock.now().getTime()) return null;
-      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: false };
+      if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
+      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.is_sandbox };
     },
 
     isAdminToken(token) {

@@ -2,7 +2,9 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
 import { API_KEY_CACHE_TTL_MS } from './credentials.ts';
-import { createMerchant, createSession, getMerchant, issueToken, rollApiKey, type MerchantsDeps } from './service.ts';
+import { createMerchant, createSession, getMerchant, issueToken, revokeTokens, rollApiKey, type MerchantsDeps } from './service.ts';
+
+const Mode = Type.Union([Type.Literal('live'), Type.Literal('sandbox')], { description: 'Which rows the credential reaches: live (default) or sandbox' });
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 
@@ -56,18 +58,24 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
   app.post(
     '/admin/merchants/:id/tokens',
     {
-      config: { auth: 'admin' },
+      config: { auth: 'admin', errors: [404] },
       schema: {
         tags: ['admin'],
-        summary: 'Issue a merchant JWT (HS256) for the sell-order, buy-order, dispute and balance routes',
+        summary: 'Issue a merchant JWT (HS256) for the sell-order, buy-order, dispute and balance routes, live or sandbox',
+        description: 'The JWT carries `exp` and a `mode` claim; its lifetime (`ttl_seconds`, default and maximum JWT_MAX_LIFETIME_SECONDS) above the cap is 400.',
         params: UuidParams,
         body: Type.Optional(
           Type.Object(
-            { user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 365 * 24 * 3600 })) },
+            {
+              user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              mode: Type.Optional(Mode),
+              ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 365 * 24 * 3600, description: 'Lifetime in seconds; at most JWT_MAX_LIFETIME_SECONDS' })),
+              expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 365 * 24 * 3600, description: 'Older name of ttl_seconds' })),
+            },
             { additionalProperties: false },
           ),
         ),
-        response: { 201: Envelope(Type.Object({ jwt: Type.String(), expires_at: Timestamp })) },
+        response: { 201: Envelope(Type.Object({ jwt: Type.String(), mode: Mode, expires_at: Timestamp })) },
       },
     },
     async (request, reply) => {
@@ -104,15 +112,29 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         summary: 'Open a dashboard session (cookie `mpay_session`) for a merchant user',
         params: UuidParams,
         body: Type.Object(
-          { user_id: Type.String({ minLength: 1, maxLength: 200 }), expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600 })) },
+          { user_id: Type.String({ minLength: 1, maxLength: 200 }), mode: Type.Optional(Mode), expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600 })) },
           { additionalProperties: false },
         ),
-        response: { 201: Envelope(Type.Object({ session_token: Type.String(), cookie: Type.String(), expires_at: Timestamp })) },
+        response: { 201: Envelope(Type.Object({ session_token: Type.String(), cookie: Type.String(), mode: Mode, expires_at: Timestamp })) },
       },
     },
     async (request, reply) => {
       reply.status(201);
       return ok(await createSession(deps, request.params.id, request.body));
     },
+  );
+
+  app.post(
+    '/admin/merchants/:id/tokens/revoke',
+    {
+      config: { auth: 'admin', errors: [404] },
+      schema: {
+        tags: ['admin'],
+        summary: "Revoke every merchant JWT issued and every dashboard session opened before now (the merchant's API keys are not affected)",
+        params: UuidParams,
+        response: { 200: Envelope(Type.Object({ merchant_id: Type.String(), tokens_not_before: Timestamp })) },
+      },
+    },
+    async (request) => ok(await revokeTokens(deps, request.params.id)),
   );
 };

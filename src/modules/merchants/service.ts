@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import { notFound } from '../../lib/errors.ts';
+import { AppError, notFound } from '../../lib/errors.ts';
 import { createLiveDefaultEndpoint, assertTargetAllowed, type WebhooksDeps } from '../webhooks/endpoints.ts';
-import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ApiKeyCache, type ServiceSecrets } from './credentials.ts';
+import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
 
 export interface MerchantsDeps {
@@ -15,9 +15,13 @@ export interface MerchantsDeps {
   webhooks?: WebhooksDeps;
   /** The process's API key cache, told when keys are rolled (other processes' entries expire on their own). */
   key_cache?: ApiKeyCache;
+  /** JWT_MAX_LIFETIME_SECONDS: the longest a merchant JWT may live; also the default lifetime. */
+  jwt_max_lifetime_seconds?: number | undefined;
 }
 
-const DEFAULT_JWT_SECONDS = 30 * 24 * 3600;
+/** JWT_MAX_LIFETIME_SECONDS's default (config.ts), for callers that build deps by hand. */
+export const DEFAULT_JWT_MAX_LIFETIME_SECONDS = 24 * 3600;
+const maxLifetime = (deps: MerchantsDeps) => deps.jwt_max_lifetime_seconds ?? DEFAULT_JWT_MAX_LIFETIME_SECONDS;
 
 export interface CreatedMerchant {
   merchant: { id: string; name: string; webhook_url: string | null; created_at: string };
@@ -48,7 +52,7 @@ export async function createMerchant(deps: MerchantsDeps, input: { name: string;
       await trx.insertInto('api_keys').values({ id: randomUUID(), merchant_id: id, kind, key_hash: key.hash, key_hint: key.hint, created_at: now }).execute();
     }
   });
-  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id: id, user_id: `owner:${id}`, expires_in_seconds: DEFAULT_JWT_SECONDS });
+  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id: id, user_id: `owner:${id}`, expires_in_seconds: maxLifetime(deps) });
   return {
     merchant: { id, name: input.name, webhook_url: input.webhook_url ?? null, created_at: now.toISOString() },
     api_keys: { live: keys.live.raw, test: keys.test.raw, sandbox: keys.sandbox.raw },
@@ -76,12 +80,28 @@ async function requireMerchant(deps: MerchantsDeps, merchant_id: string): Promis
 export async function issueToken(
   deps: MerchantsDeps,
   merchant_id: string,
-  input: { user_id?: string | undefined; expires_in_seconds?: number | undefined },
-): Promise<{ jwt: string; expires_at: string }> {
-  await requireMerchant(deps, merchant_id);
-  const expires_in_seconds = input.expires_in_seconds ?? DEFAULT_JWT_SECONDS;
-  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, user_id: input.user_id ?? `owner:${merchant_id}`, expires_in_seconds });
-  return { jwt, expires_at: new Date(deps.clock.now().getTime() + expires_in_seconds * 1000).toISOString() };
+  input: { user_id?: string | undefined; mode?: CredentialMode | undefined; ttl_seconds?: number | undefined; expires_in_seconds?: number | undefined },
+): Promise<{ jwt: string; mode: CredentialMode; expires_at: string }> {
+  const merchant = await deps.db.selectFrom('merchants').select(['id', 'tokens_not_before']).where('id', '=', merchant_id).executeTakeFirst();
+  if (!merchant) throw notFound('Merchant');
+  const max_seconds = maxLifetime(deps);
+  const lifetime_seconds = input.ttl_seconds ?? input.expires_in_seconds ?? max_seconds;
+  if (lifetime_seconds > max_seconds) {
+    const field = input.ttl_seconds !== undefined ? 'body.ttl_seconds' : 'body.expires_in_seconds';
+    throw new AppError('VALIDATION_ERROR', `A merchant JWT lives at most ${max_seconds} seconds (JWT_MAX_LIFETIME_SECONDS)`, [{ field, message: `must be <= ${max_seconds}` }]);
+  }
+  const mode = input.mode ?? 'live';
+  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, user_id: input.user_id ?? `owner:${merchant_id}`, expires_in_seconds: lifetime_seconds, mode, not_before: merchant.tokens_not_before });
+  const issued_at_s = Math.max(Math.floor(deps.clock.now().getTime() / 1000), merchant.tokens_not_before ? Math.ceil(merchant.tokens_not_before.getTime() / 1000) : 0);
+  return { jwt, mode, expires_at: new Date((issued_at_s + lifetime_seconds) * 1000).toISOString() };
+}
+
+/** Revokes every JWT issued and every dashboard session opened before now (tokens minted afterwards work). */
+export async function revokeTokens(deps: MerchantsDeps, merchant_id: string): Promise<{ merchant_id: string; tokens_not_before: string }> {
+  const now = deps.clock.now();
+  const row = await deps.db.updateTable('merchants').set({ tokens_not_before: now }).where('id', '=', merchant_id).returning('id').executeTakeFirst();
+  if (!row) throw notFound('Merchant');
+  return { merchant_id, tokens_not_before: now.toISOString() };
 }
 
 /**
@@ -105,17 +125,17 @@ export async function rollApiKey(deps: MerchantsDeps, merchant_id: string, kind:
 export async function createSession(
   deps: MerchantsDeps,
   merchant_id: string,
-  input: { user_id: string; expires_in_seconds?: number | undefined },
-): Promise<{ session_token: string; cookie: string; expires_at: string }> {
+  input: { user_id: string; mode?: CredentialMode | undefined; expires_in_seconds?: number | undefined },
+): Promise<{ session_token: string; cookie: string; mode: CredentialMode; expires_at: string }> {
   await requireMerchant(deps, merchant_id);
   const token = randomBase62(48);
   const now = deps.clock.now();
   const expires_at = new Date(now.getTime() + (input.expires_in_seconds ?? 12 * 3600) * 1000);
   await deps.db
     .insertInto('merchant_sessions')
-    .values({ id: randomUUID(), token_hash: sha256Hex(token), merchant_id, user_id: input.user_id, expires_at, created_at: now })
+    .values({ id: randomUUID(), token_hash: sha256Hex(token), merchant_id, user_id: input.user_id, expires_at, created_at: now, is_sandbox: input.mode === 'sandbox' })
     .execute();
-  return { session_token: token, cookie: `mpay_session=${token}; HttpOnly; Secure; SameSite=Lax; Path=/`, expires_at: expires_at.toISOString() };
+  return { session_token: token, cookie: `mpay_session=${token}; HttpOnly; Secure; SameSite=Lax; Path=/`, mode: input.mode ?? 'live', expires_at: expires_at.toISOString() };
 }
 
 export async function countMerchants(db: Db): Promise<number> {

@@ -273,7 +273,7 @@ export interface ListPaymentsQuery {
 }
 
 export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
-  const position = decodeCursor(query.cursor);
+  const position = decodeCursor(query.cursor, 'payment_id');
   let select = deps.db
     .selectFrom('payments')
     .selectAll()

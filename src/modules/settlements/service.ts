@@ -205,7 +205,7 @@ export async function getSettlement(db: Db, scope: MerchantScope, id: string): P
 /** The batch's payments, newest payment first, keyset on (payment created_at, payment id). */
 export async function listSettlementPayments(db: Db, scope: MerchantScope, id: string, query: ListQuery) {
   const batch = await findOwned(db, scope, id);
-  const position = decodeCursor(query.cursor);
+  const position = decodeCursor(query.cursor, 'payment_id');
   let select = db.selectFrom('settlement_items').selectAll().where('settlement_id', '=', batch.id);
   if (position) select = select.where(sql<boolean>`(payment_created_at, payment_id) < (${position.created_at}, ${position.id})`);
   const rows = await select.orderBy('payment_created_at', 'desc').orderBy('payment_id', 'desc').limit(query.limit + 1).execute();

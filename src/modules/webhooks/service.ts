@@ -51,8 +51,7 @@ export interface ListEventsQuery {
 
 export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query: ListEventsQuery) {
   // Keyset on (created_at, seq): events written in one transaction share a timestamp, and seq keeps their order.
-  const position = decodeCursor(query.cursor);
-  if (position && !/^\d{1,15}$/.test(position.id)) throw new AppError('VALIDATION_ERROR', 'cursor is not a cursor this API returned', [{ field: 'querystring.cursor', message: 'invalid cursor' }]);
+  const position = decodeCursor(query.cursor, 'sequence');
   let select = deps.db
     .selectFrom('events as e')
     .select(['e.id', 'e.seq', 'e.type', 'e.resource_type', 'e.resource_id', 'e.created_at', 'e.payload', EVENT_DELIVERY_STATUS.as('delivery_status')])

@@ -1,0 +1,20 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+
+/** Issue 9 section 5: an operator sees in /readyz that live proofs are approved unchecked (null_validator), still ready. */
+describe('/readyz shows the receipt validator', () => {
+  let t: TestApp;
+  before(async () => {
+    t = await startTestApp();
+  });
+  after(() => t.close());
+
+  it('warns about null_validator and stays ready', async () => {
+    const ready = await t.request({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200);
+    assert.equal(ready.json().status, 'ready');
+    assert.equal(ready.json().checks.receipt_validator.ok, true);
+    assert.match(ready.json().checks.receipt_validator.detail, /^warning: null_validator approves every live proof/);
+  });
+});
