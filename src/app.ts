@@ -13,7 +13,7 @@ import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
 import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
 import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
 import { expireDuePayments, type PaymentsDeps } from './modules/payments/service.ts';
-import { processProofVerdicts } from './modules/payments/verdicts.ts';
+import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './modules/payments/verdicts.ts';
 import { createBankDirectory } from './modules/reference/banks.ts';
 import { referenceRoutes } from './modules/reference/routes.ts';
 import { createValidatorFromConfig } from './modules/validators/factory.ts';
@@ -58,6 +58,8 @@ export interface Application {
   app: App;
   scheduler: Scheduler;
   payments: PaymentsDeps;
+  /** The verdict worker's dependencies (payments + validator + its alert log and metric). */
+  verdicts: VerdictDeps;
   validator: ReceiptValidator;
   /** The PAY ledger port (in-process, or HTTP with LEDGER_URL). */
   ledger: Ledger;
@@ -152,7 +154,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   const poll = config.worker_poll_interval_ms;
-  scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts({ ...payments, validator }) });
+  const verdicts: VerdictDeps = { ...payments, validator, logger, completion_failures: createVerdictMetrics(metrics.registry) };
+  scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts(verdicts) });
   scheduler.add({ name: 'webhook-dispatch', interval_ms: poll, run: () => dispatchDueWebhooks({ db, clock, timeout_ms: config.webhook_timeout_ms, logger }) });
   // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
   // interval poll is only the fallback for retries that come due.
@@ -173,6 +176,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     app,
     scheduler,
     payments,
+    verdicts,
     validator,
     ledger,
     payouts,
