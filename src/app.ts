@@ -13,6 +13,7 @@ import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
 import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
 import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
 import { expireDuePayments, type PaymentsDeps } from './modules/payments/service.ts';
+import { openIssuanceAccounts } from './modules/ledger/supply.ts';
 import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './modules/payments/verdicts.ts';
 import { createBankDirectory } from './modules/reference/banks.ts';
 import { referenceRoutes } from './modules/reference/routes.ts';
@@ -26,7 +27,7 @@ import { dispatchDueWebhooks } from './modules/webhooks/dispatcher.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { createPaymentCompletion, createSellerFunding } from './modules/ledger/effects.ts';
 import { createLedgerFromConfig } from './modules/ledger/factory.ts';
-import type { Ledger } from './modules/ledger/port.ts';
+import { accounts, type Ledger } from './modules/ledger/port.ts';
 import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
 import { ledgerAdminRoutes } from './modules/ledger/admin-routes.ts';
 import { pendingFundsRoutes } from './modules/pending-funds/routes.ts';
@@ -118,6 +119,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
+  // The default mint source exists from the first start (DESIGN "Buy order"); an HTTP ledger opens it on first use.
+  if (ledger.kind === 'in_process') await openIssuanceAccounts(db, clock, [accounts.mintSource(config.ledger_mint_source_account, false), accounts.mintSource(config.ledger_mint_source_account, true)]);
 
   const app = await createServer({
     config,

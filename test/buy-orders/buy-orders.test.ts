@@ -5,6 +5,7 @@ import { expireBuyOrders } from '../../src/modules/buy-orders/service.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/order-matching/matcher.ts';
 import { requestCashLegs } from '../../src/modules/sell-orders/service.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { balancesOf, buyBody, createBuy, createSell, eventTypes, expectError, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../sell-orders/helpers.ts';
 
@@ -268,29 +269,70 @@ describe('the FIFO matcher', () => {
   });
 });
 
-describe('the matcher without LEDGER_MINT_SOURCE_ACCOUNT', () => {
+describe('the matcher on the default set-up (LEDGER_MINT_SOURCE_ACCOUNT unset)', () => {
   let t: TestApp;
   before(async () => {
     t = await startTestApp();
   });
   after(() => t.close());
 
-  it('refuses to run (nothing matched), shows it in /readyz details and in a metric', async () => {
+  it('payouts work out of the box: the default "treasury" issuance account exists from the start and the matcher mints from it', async () => {
+    const account = await t.admin('GET', '/admin/ledger/accounts/live:issuance:treasury');
+    assert.equal(account.statusCode, 200, account.body);
+    assert.equal(account.json().data.balance_micro_pay, 0);
+    assert.equal((await t.admin('GET', '/admin/ledger/accounts/sandbox:issuance:treasury')).statusCode, 200);
+    const ready = await t.request({ method: 'GET', url: '/readyz' });
+    assert.equal(ready.statusCode, 200, ready.body);
+    assert.equal(ready.json().checks.matcher.ok, true);
+    assert.match(ready.json().checks.matcher.detail, /treasury/);
+
     const seller = await t.createMerchant('Seller');
     const buyer = await t.createMerchant('Buyer');
     await fund(t, seller.id, 10 * PAY);
     const sell = await createSell(t, seller.jwt, sellBody(PAY));
-    await createBuy(t, buyer.jwt, buyBody(PAY));
-    assert.equal(await runMatcher(t.application.payouts.matcher), 0);
-    assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'pending');
-    assert.equal((await balancesOf(t, buyer.id)).available, 0);
-    const ready = await t.request({ method: 'GET', url: '/readyz' });
-    assert.equal(ready.statusCode, 200);
-    assert.equal(ready.json().checks.matcher.ok, false);
-    assert.match(ready.json().checks.matcher.detail, /LEDGER_MINT_SOURCE_ACCOUNT is unset/);
-    const metrics = await t.request({ method: 'GET', url: '/metrics' });
-    assert.match(metrics.body, /mpay_matcher_mint_source_configured 0/);
-    assert.match(metrics.body, /mpay_matcher_refused_runs_total [1-9]/);
+    const buy = await createBuy(t, buyer.jwt, buyBody(PAY));
+    assert.equal(await runMatcher(t.application.payouts.matcher), 1);
+    assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'matched');
+    const mint = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', `buy_order:${buy.id}:fill:${sell.id}`).executeTakeFirstOrThrow();
+    assert.equal(mint.debit_account, 'live:issuance:treasury');
+    assert.equal((await balancesOf(t, buyer.id)).available, PAY);
+  });
+
+  it('a matcher that cannot run refuses (nothing matched), says so in a metric, and makes /readyz 503', async () => {
+    const matcher = t.application.payouts.matcher;
+    const configured = matcher.mint_source;
+    matcher.mint_source = undefined;
+    try {
+      const seller = await t.createMerchant('Seller 2');
+      const buyer = await t.createMerchant('Buyer 2');
+      await fund(t, seller.id, 10 * PAY);
+      const sell = await createSell(t, seller.jwt, sellBody(PAY, 'AUD'));
+      await createBuy(t, buyer.jwt, buyBody(PAY, 'AUD'));
+      assert.equal(await runMatcher(matcher), 0);
+      assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'pending');
+      assert.equal((await balancesOf(t, buyer.id)).available, 0);
+      const ready = await t.request({ method: 'GET', url: '/readyz' });
+      assert.equal(ready.statusCode, 503);
+      assert.equal(ready.json().checks.matcher.ok, false);
+      assert.match(ready.json().checks.matcher.detail, /LEDGER_MINT_SOURCE_ACCOUNT is unset/);
+      const metrics = await t.request({ method: 'GET', url: '/metrics' });
+      assert.match(metrics.body, /mpay_matcher_mint_source_configured 0/);
+      assert.match(metrics.body, /mpay_matcher_refused_runs_total [1-9]/);
+    } finally {
+      matcher.mint_source = configured;
+    }
+    assert.equal((await t.request({ method: 'GET', url: '/readyz' })).statusCode, 200);
+  });
+
+  it('LEDGER_MINT_SOURCE_ACCOUNT is validated at start-up: a name or a full issuance account name, else a message naming it', () => {
+    assert.equal(loadConfig({}).ledger_mint_source_account, 'treasury');
+    assert.equal(loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: 'vault' }).ledger_mint_source_account, 'vault');
+    // A full name used to become live:issuance:live:issuance:vault, and every pass threw.
+    assert.equal(loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: 'live:issuance:vault' }).ledger_mint_source_account, 'vault');
+    assert.equal(loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: 'sandbox:issuance:vault' }).ledger_mint_source_account, 'vault');
+    for (const bad of ['live:merchant:x:available', 'two words', 'live:issuance:', 'x'.repeat(101)]) {
+      assert.throws(() => loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: bad }), (error: Error) => error instanceof ConfigError && /LEDGER_MINT_SOURCE_ACCOUNT/.test(error.message), bad);
+    }
   });
 
   it('the OpenAPI document lists every payout route with its auth and error statuses', async () => {

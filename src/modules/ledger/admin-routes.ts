@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { adjustMerchantLedger } from './adjustments.ts';
 import type { Ledger } from './port.ts';
+import { ledgerSupply, SupplyReportSchema } from './supply.ts';
 import { TransferSchema, VerificationSchema } from './routes.ts';
 
 /** Operator routes over the ledger: audited adjustments and the invariant check (`mpay ledger verify`). */
@@ -60,6 +61,20 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
       schema: { tags: ['admin'], summary: 'Check the ledger invariants (sum zero, no overdraft, minted - burned = circulation)', response: { 200: Envelope(VerificationSchema) } },
     },
     async () => ok(await deps.ledger.verify()),
+  );
+
+  app.get(
+    '/admin/ledger/supply',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'PAY minted and burned per cause and mode (seller funding, pending funds, buy-order fills, sell-order completions, adjustments, disputes)',
+        description: 'Every unit of PAY in circulation, and why it exists. Read from the in-process ledger journal.',
+        response: { 200: Envelope(SupplyReportSchema) },
+      },
+    },
+    async () => ok(await ledgerSupply(deps.db)),
   );
 
   app.get(

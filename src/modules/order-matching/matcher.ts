@@ -64,6 +64,7 @@ let last_refusal_logged_ms = 0;
  * Returns the number of fills made.
  */
 export async function runMatcher(deps: MatcherDeps): Promise<number> {
+  deps.metrics?.mint_source_configured.set(deps.mint_source ? 1 : 0);
   if (!deps.mint_source) {
     deps.metrics?.refused.inc();
     const now_ms = Date.now();
