@@ -27,6 +27,7 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
             direction: Type.Union([Type.Literal('credit'), Type.Literal('debit')]),
             reason: Type.String({ minLength: 1, maxLength: 1000 }),
             is_sandbox: Type.Optional(Type.Boolean({ description: 'Adjust the sandbox account instead of the live one', default: false })),
+            account: Type.Optional(Type.Union([Type.Literal('available'), Type.Literal('buffer')], { description: "The merchant's available PAY (default) or its buffer (buffer_micro_pay of the balance view)", default: 'available' })),
           },
           { additionalProperties: false },
         ),

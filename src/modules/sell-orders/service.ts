@@ -447,6 +447,21 @@ export async function applySellFills(trx: Trx, updates: readonly SellFillUpdate[
   if (Number(result.numAffectedRows ?? 0) !== updates.length) throw new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
 }
 
+/**
+ * For the balance view: PAY credited back to the merchant's available account since `since` by sell-order reserve
+ * releases (cancel, expiry, exhausted cash legs, the unfilled rest of a partly filled order). Those credits return the
+ * merchant's own PAY, so they are no volume: the trailing 30-day volume leaves them out.
+ */
+export async function releasedReserveMicroPaySince(executor: Executor, merchant_id: string, is_sandbox: boolean, since: Date): Promise<number> {
+  const result = await sql<{ released: string }>`
+    select (
+      coalesce(sum(case when filled_micro_pay > 0 then filled_micro_pay else amount_micro_pay end) filter (where status = 'failed' and failed_at >= ${since}), 0)
+      + coalesce(sum(amount_micro_pay - filled_micro_pay) filter (where status <> 'pending' and filled_micro_pay > 0 and filled_micro_pay < amount_micro_pay and matched_at >= ${since}), 0)
+    )::text as released
+    from sell_orders where merchant_id = ${merchant_id} and is_sandbox = ${is_sandbox}`.execute(executor);
+  return Number(result.rows[0]?.released ?? 0);
+}
+
 /** For disputes: a sell order by id, whatever its owner (the caller decides what the owner may see). */
 export async function sellOrderForDispute(executor: Executor, id: string): Promise<SellOrderRow | undefined> {
   return findSellOrder(executor, id);
