@@ -13,7 +13,8 @@ import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
 import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
 import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
 import { expireDuePayments, type PaymentsDeps } from './modules/payments/service.ts';
-import { processProofVerdicts } from './modules/payments/verdicts.ts';
+import { openIssuanceAccounts } from './modules/ledger/supply.ts';
+import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './modules/payments/verdicts.ts';
 import { createBankDirectory } from './modules/reference/banks.ts';
 import { referenceRoutes } from './modules/reference/routes.ts';
 import { createValidatorFromConfig } from './modules/validators/factory.ts';
@@ -28,7 +29,7 @@ import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './mod
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { createPaymentCompletion, createSellerFunding } from './modules/ledger/effects.ts';
 import { createLedgerFromConfig } from './modules/ledger/factory.ts';
-import type { Ledger } from './modules/ledger/port.ts';
+import { accounts, type Ledger } from './modules/ledger/port.ts';
 import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
 import { ledgerAdminRoutes } from './modules/ledger/admin-routes.ts';
 import { pendingFundsRoutes } from './modules/pending-funds/routes.ts';
@@ -65,6 +66,8 @@ export interface Application {
   app: App;
   scheduler: Scheduler;
   payments: PaymentsDeps;
+  /** The verdict worker's dependencies (payments + validator + its alert log and metric). */
+  verdicts: VerdictDeps;
   validator: ReceiptValidator;
   /** The PAY ledger port (in-process, or HTTP with LEDGER_URL). */
   ledger: Ledger;
@@ -139,6 +142,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
+  // The default mint source exists from the first start (DESIGN "Buy order"); an HTTP ledger opens it on first use.
+  if (ledger.kind === 'in_process') await openIssuanceAccounts(db, clock, [accounts.mintSource(config.ledger_mint_source_account, false), accounts.mintSource(config.ledger_mint_source_account, true)]);
 
   const app = await createServer({
     config,
@@ -176,7 +181,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   const poll = config.worker_poll_interval_ms;
-  scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts({ ...payments, validator }) });
+  const verdicts: VerdictDeps = { ...payments, validator, logger, completion_failures: createVerdictMetrics(metrics.registry) };
+  scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts(verdicts) });
   const dispatch: DispatcherDeps = {
     db,
     clock,
@@ -207,6 +213,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     app,
     scheduler,
     payments,
+    verdicts,
     validator,
     ledger,
     payouts,

@@ -39,6 +39,8 @@ export function firstStartBanner(application: Application, demo: CreatedMerchant
       `  webhook secret: ${demo.webhook_secret}`,
     );
   }
+  const mint_source = application.config.ledger_mint_source_account;
+  lines.push(`Payout mint source (LEDGER_MINT_SOURCE_ACCOUNT): live:issuance:${mint_source}, sandbox:issuance:${mint_source}`);
   lines.push('', `Try: curl -s -X POST ${application.config.public_base_url}/v1/trades -H "X-API-Key: ${demo?.api_keys.live ?? '<live key>'}" -H 'Content-Type: application/json' -d '{"order_id":"order-1","amount":"100.00","currency":"THB","return_url":"https://shop.example/return"}'`, '');
   return lines.join('\n');
 }

@@ -23,7 +23,8 @@ export interface Config {
   database_owner_url: string | undefined;
   roles: ReadonlySet<Role>;
   ledger_url: string | undefined;
-  ledger_mint_source_account: string | undefined;
+  /** The issuance account name the sell/buy matcher mints from (`treasury` unless LEDGER_MINT_SOURCE_ACCOUNT says otherwise). */
+  ledger_mint_source_account: string;
   ledger_timeout_ms: number;
   receipt_validator: 'null_validator' | 'easyslip';
   easyslip_base_url: string | undefined;
@@ -157,6 +158,25 @@ function corsOrigins(env: Env, port: number, public_base_url: string): string[] 
   });
 }
 
+/** The mint source when LEDGER_MINT_SOURCE_ACCOUNT is unset: payouts work out of the box (DESIGN "Buy order"). */
+export const DEFAULT_MINT_SOURCE_ACCOUNT = 'treasury';
+
+/**
+ * LEDGER_MINT_SOURCE_ACCOUNT: an issuance account name (`treasury`), or the full name of one in either mode
+ * (`live:issuance:treasury`), which is reduced to its name; the matcher uses `<mode>:issuance:<name>` per mode.
+ */
+function mintSourceAccount(env: Env): string {
+  const raw = read(env, 'LEDGER_MINT_SOURCE_ACCOUNT');
+  if (raw === undefined) return DEFAULT_MINT_SOURCE_ACCOUNT;
+  const name = /^(live|sandbox):issuance:(.+)$/.exec(raw)?.[2] ?? raw;
+  if (!/^[A-Za-z0-9_.-]{1,100}$/.test(name)) {
+    throw new ConfigError(
+      `LEDGER_MINT_SOURCE_ACCOUNT must be an issuance account name of letters, digits, "_", "." or "-" (e.g. "treasury"), or a full issuance account name (e.g. "live:issuance:treasury"), got "${raw}"`,
+    );
+  }
+  return name;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const roles_raw = read(env, 'ROLES');
@@ -192,7 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
     database_owner_url: url(env, 'DATABASE_OWNER_URL', ['postgres:', 'postgresql:']),
     roles,
     ledger_url: url(env, 'LEDGER_URL', ['http:', 'https:']),
-    ledger_mint_source_account: read(env, 'LEDGER_MINT_SOURCE_ACCOUNT'),
+    ledger_mint_source_account: mintSourceAccount(env),
     ledger_timeout_ms: integer(env, 'LEDGER_TIMEOUT_MS', 5_000, 100, 60_000),
     receipt_validator,
     easyslip_base_url,

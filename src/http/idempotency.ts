@@ -48,15 +48,7 @@ export async function idempotent<T>(
     ]);
   }
 
-  const scope = merchantScope(request);
-  const identity = {
-    merchant_id: scope.merchant_id,
-    is_sandbox: scope.is_sandbox,
-    method: request.method,
-    path: request.url.split('?')[0] ?? request.url,
-    key,
-  };
-  const fingerprint = sha256Hex(canonicalJson(request.body ?? null));
+  const { identity, fingerprint } = requestIdentity(request, key);
   const now = deps.clock.now();
 
   const outcome = await deps.db.transaction().execute(async (trx) => {
@@ -70,15 +62,8 @@ export async function idempotent<T>(
 
     let claimed = await claim();
     if (!claimed) {
-      const existing = await trx
-        .selectFrom('idempotency_keys')
-        .selectAll()
-        .where('merchant_id', '=', identity.merchant_id)
-        .where('is_sandbox', '=', identity.is_sandbox)
-        .where('method', '=', identity.method)
-        .where('path', '=', identity.path)
-        .where('key', '=', identity.key)
-        .executeTakeFirstOrThrow();
+      const existing = await findKeyRow(trx, identity);
+      if (!existing) throw new Error('idempotency key row vanished after its insert conflicted');
       if (now.getTime() - existing.created_at.getTime() > IDEMPOTENCY_KEY_TTL_MS) {
         await trx.deleteFrom('idempotency_keys').where('id', '=', existing.id).execute();
         claimed = await claim();
@@ -101,6 +86,45 @@ export async function idempotent<T>(
   reply.status(outcome.status);
   if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
   return outcome.body;
+}
+
+type KeyIdentity = ReturnType<typeof requestIdentity>['identity'];
+
+function findKeyRow(executor: Db | Trx, identity: KeyIdentity) {
+  return executor
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('merchant_id', '=', identity.merchant_id)
+    .where('is_sandbox', '=', identity.is_sandbox)
+    .where('method', '=', identity.method)
+    .where('path', '=', identity.path)
+    .where('key', '=', identity.key)
+    .executeTakeFirst();
+}
+
+function requestIdentity(request: FastifyRequest, key: string) {
+  const scope = merchantScope(request);
+  const identity = {
+    merchant_id: scope.merchant_id,
+    is_sandbox: scope.is_sandbox,
+    method: request.method,
+    path: request.url.split('?')[0] ?? request.url,
+    key,
+  };
+  return { identity, fingerprint: sha256Hex(canonicalJson(request.body ?? null)) };
+}
+
+/**
+ * The idempotency outcome decided before any side effect outside the database (a provider call): the stored response
+ * when the key was used with this body (replay), 409 IDEMPOTENCY_KEY_CONFLICT when it was used with another body,
+ * undefined when the request is new (then `idempotent()` runs it; a concurrent first use is still settled there).
+ */
+export async function storedIdempotentResponse(deps: { db: Db; clock: Clock }, request: FastifyRequest, key: string): Promise<IdempotentResult<unknown> | undefined> {
+  const { identity, fingerprint } = requestIdentity(request, key);
+  const existing = await findKeyRow(deps.db, identity);
+  if (!existing || existing.response_status === null || deps.clock.now().getTime() - existing.created_at.getTime() > IDEMPOTENCY_KEY_TTL_MS) return undefined;
+  if (existing.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+  return { status: existing.response_status, body: existing.response_body };
 }
 
 /** Deletes keys past their 7 days; run by the worker. */

@@ -143,7 +143,8 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     } catch (error) {
       checks = { database: { ok: false, detail: (error as Error).message } };
     }
-    const ready = checks['database']?.ok === true;
+    // Every check counts: a job that cannot run (the matcher without a mint source) makes the process not ready.
+    const ready = checks['database']?.ok === true && Object.values(checks).every((check) => check.ok);
     reply.status(ready ? 200 : 503);
     return { status: ready ? ('ready' as const) : ('unavailable' as const), checks };
   });

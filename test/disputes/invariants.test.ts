@@ -118,31 +118,48 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
     context.diagnostic(
       `sells ${sells.length} (completed ${count(sells, (s) => s.status === 'completed')}, failed ${count(sells, (s) => s.status === 'failed')}), buys ${buys.length} (matched ${count(buys, (b) => b.status === 'matched')}), disputes ${disputes.length} (mint ${count(disputes, (d) => d.ledger_effect === 'mint')}, burn ${count(disputes, (d) => d.ledger_effect === 'burn')})`,
     );
-    // Reserves hold exactly the open sell orders; every sell order burns only when completed, and only once.
+    // Reserves hold exactly the open sell orders (all of a pending one; the filled part of a matched one); every sell
+    // order burns only when completed, and only once.
     for (const m of merchants) {
       const open = sells.filter((s) => s.merchant_id === m.id && ['pending', 'matched', 'cash_leg_in_flight'].includes(s.status));
       const reserve = await t.application.ledger.balance(accounts.merchantReserve(m.id, false));
-      assert.equal(reserve, open.reduce((sum, s) => sum + s.amount_micro_pay, 0), `seed ${seed}: reserve of ${m.name}`);
+      assert.equal(reserve, open.reduce((sum, s) => sum + (s.status === 'pending' ? s.amount_micro_pay : s.filled_micro_pay), 0), `seed ${seed}: reserve of ${m.name}`);
     }
     for (const s of sells) {
       assert.equal(by_key.has(s.id), s.status === 'completed', `seed ${seed}: burn of ${s.status} sell ${s.id}`);
+      if (s.status === 'completed') assert.equal(by_key.get(s.id)!.amount_micro_pay, s.filled_micro_pay);
       assert.equal(by_key.has(`sell_order:${s.id}:release`), s.status === 'failed', `seed ${seed}: release of sell ${s.id}`);
+      const closed_partial = s.status !== 'pending' && s.filled_micro_pay > 0 && s.filled_micro_pay < s.amount_micro_pay;
+      assert.equal(by_key.has(`sell_order:${s.id}:release-unfilled`), closed_partial, `seed ${seed}: unfilled release of sell ${s.id}`);
     }
-    // Matches are a bijection of equal amounts, one mint per matched buy.
+    // Fills: one mint each; they add up to each order's filled amounts; every fill honours the buy's price; a fully
+    // filled sell's fills add up to its target_fiat_amount exactly.
+    const fills = await t.db.selectFrom('order_fills').selectAll().execute();
     const sells_by_id = new Map(sells.map((s) => [s.id, s]));
-    for (const b of buys) {
-      assert.equal(by_key.has(`buy_order:${b.id}:mint`), b.status === 'matched', `seed ${seed}: mint of ${b.status} buy ${b.id}`);
-      if (b.status !== 'matched') continue;
-      const s = sells_by_id.get(b.matched_sell_order_id!)!;
-      assert.equal(s.matched_buy_order_id, b.id);
-      assert.equal(s.amount_micro_pay, b.amount_micro_pay);
+    const buys_by_id = new Map(buys.map((b) => [b.id, b]));
+    for (const f of fills) {
+      const mint = by_key.get(`buy_order:${f.buy_order_id}:fill:${f.sell_order_id}`);
+      assert.equal(mint?.amount_micro_pay, f.amount_micro_pay, `seed ${seed}: mint of fill ${f.id}`);
+      const s = sells_by_id.get(f.sell_order_id)!;
+      const b = buys_by_id.get(f.buy_order_id)!;
       assert.equal(s.target_currency, b.fiat_currency);
+      assert.ok(BigInt(s.target_fiat_amount) * BigInt(b.amount_micro_pay) <= BigInt(b.fiat_amount) * BigInt(s.amount_micro_pay), `seed ${seed}: price of fill ${f.id}`);
     }
-    assert.equal(new Set(sells.filter((s) => s.matched_buy_order_id).map((s) => s.matched_buy_order_id)).size, buys.filter((b) => b.status === 'matched').length);
-    // The mint source nets out every completed pair.
+    const sum = (items: { amount_micro_pay: number }[]) => items.reduce((total, f) => total + f.amount_micro_pay, 0);
+    for (const s of sells) {
+      const own = fills.filter((f) => f.sell_order_id === s.id);
+      assert.equal(sum(own), s.filled_micro_pay, `seed ${seed}: fills of sell ${s.id}`);
+      assert.equal(own.reduce((total, f) => total + f.fiat_amount, 0), s.filled_fiat_amount);
+      if (s.filled_micro_pay === s.amount_micro_pay) assert.equal(s.filled_fiat_amount, s.target_fiat_amount);
+    }
+    for (const b of buys) {
+      assert.equal(sum(fills.filter((f) => f.buy_order_id === b.id)), b.filled_micro_pay, `seed ${seed}: fills of buy ${b.id}`);
+      assert.equal(b.status === 'matched', b.filled_micro_pay === b.amount_micro_pay, `seed ${seed}: status of buy ${b.id}`);
+    }
+    // The mint source nets out every completed sell.
     const mint_source = await t.application.ledger.balance(accounts.mintSource(MINT_SOURCE, false));
-    const minted = buys.filter((b) => b.status === 'matched').reduce((sum, b) => sum + b.amount_micro_pay, 0);
-    const burned = sells.filter((s) => s.status === 'completed').reduce((sum, s) => sum + s.amount_micro_pay, 0);
+    const minted = sum(fills);
+    const burned = sells.filter((s) => s.status === 'completed').reduce((total, s) => total + s.filled_micro_pay, 0);
     assert.equal(mint_source, burned - minted);
     // Dispute effects: one transfer per effect, none otherwise; at most one unresolved dispute per sell order.
     for (const d of disputes) assert.equal(by_key.has(d.id), d.ledger_effect === 'mint' || d.ledger_effect === 'burn', `seed ${seed}: dispute ${d.id}`);

@@ -66,10 +66,12 @@ export async function matchAndInstruct(t: TestApp): Promise<number> {
   return pairs;
 }
 
-/** A sell order of `seller` matched with a buy of `buyer` and in flight. */
+/** A sell order of `seller` matched in full with a buy of `buyer` and in flight. */
 export async function inFlightSell(t: TestApp, seller_jwt: string, buyer_jwt: string, amount_micro_pay = 10 * PAY) {
-  const sell = await createSell(t, seller_jwt, sellBody(amount_micro_pay));
-  await createBuy(t, buyer_jwt, buyBody(amount_micro_pay));
+  // Price-time priority: the buy takes the oldest sell priced at or below it. At 1 satang for the whole amount, no
+  // sell a test left pending at the usual prices qualifies, so this buy meets this sell.
+  const sell = await createSell(t, seller_jwt, sellBody(amount_micro_pay, 'THB', 1));
+  await createBuy(t, buyer_jwt, buyBody(amount_micro_pay, 'THB', 1));
   await matchAndInstruct(t);
   const read = await merchantCall(t, seller_jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`);
   assert.equal(read.json().data.status, 'cash_leg_in_flight', read.body);

@@ -64,7 +64,13 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.ok(in_flight.cash_leg_requested_at);
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested']);
     const instruction = await t.db.selectFrom('events').select('payload').where('resource_id', '=', sell.id).executeTakeFirstOrThrow();
-    assert.deepEqual((instruction.payload as { data: { cash_leg: unknown } }).data.cash_leg, { buy_order_id: buy.id, fiat_currency: 'THB', fiat_amount: 35_000 });
+    assert.deepEqual((instruction.payload as { data: { cash_leg: unknown } }).data.cash_leg, {
+      buy_order_id: buy.id,
+      fiat_currency: 'THB',
+      fiat_amount: 35_000,
+      amount_micro_pay: 7 * PAY,
+      fills: [{ buy_order_id: buy.id, amount_micro_pay: 7 * PAY, fiat_amount: 35_000 }],
+    });
   });
 
   it('confirm with accepted evidence: completed, attempt counted, reserve burned with key = sell order id, sell_order.completed', async () => {

@@ -3,6 +3,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
+import { releasedReserveMicroPaySince } from '../sell-orders/service.ts';
 
 export interface BalanceDeps {
   db: Db;
@@ -95,7 +96,7 @@ export async function merchantBalance(deps: BalanceDeps, caller: { merchant_id: 
 
 /**
  * Worker pass (hourly): for every merchant, the trailing 30-day volume is the PAY credited to its live available
- * account in the window; the buffer threshold is that volume times BALANCE_BUFFER_THRESHOLD_BPS. The pass also
+ * account in the window, less released sell-order reserves; the buffer threshold is that volume times BALANCE_BUFFER_THRESHOLD_BPS. The pass also
  * records when a deficit began (for `countdown_days`) and clears it when the deficit is gone. Returns 0 so the
  * scheduler waits for the next interval.
  */
@@ -104,7 +105,10 @@ export async function recalcBufferThresholds(deps: BalanceDeps): Promise<number>
   const merchants = await deps.db.selectFrom('merchants').select('id').execute();
   for (const { id } of merchants) {
     const available_account = accounts.merchantAvailable(id, false);
-    const volume = await deps.ledger.creditedSince(available_account, new Date(now.getTime() - TRAILING_WINDOW_MS));
+    const since = new Date(now.getTime() - TRAILING_WINDOW_MS);
+    // Credits to available, less the merchant's own PAY coming back from released sell-order reserves (a cancel/expire
+    // cycle is no volume and must not raise the threshold).
+    const volume = (await deps.ledger.creditedSince(available_account, since)) - (await releasedReserveMicroPaySince(deps.db, id, false, since));
     const threshold = Number((BigInt(volume) * BigInt(deps.threshold_bps)) / 10_000n);
     const balances = await deps.ledger.balances([available_account, accounts.merchantBuffer(id, false)]);
     const net_obligation = await netObligationMicroPay(deps.db, id, false);

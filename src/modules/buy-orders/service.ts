@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -8,7 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import type { BuyOrderRow, BuyOrderStatus } from './tables.ts';
+import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
 
 export interface BuyOrdersDeps {
   db: Db;
@@ -36,6 +36,8 @@ export interface BuyOrderView {
   amount_micro_pay: number;
   fiat_currency: string;
   fiat_amount: number;
+  filled_micro_pay: number;
+  filled_fiat_amount: number;
   expires_at: string;
   matched_sell_order_id: string | null;
   mint_transfer_id: string | null;
@@ -54,6 +56,8 @@ export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
     amount_micro_pay: row.amount_micro_pay,
     fiat_currency: row.fiat_currency,
     fiat_amount: row.fiat_amount,
+    filled_micro_pay: row.filled_micro_pay,
+    filled_fiat_amount: row.filled_fiat_amount,
     expires_at: iso(row.expires_at),
     matched_sell_order_id: row.matched_sell_order_id,
     mint_transfer_id: row.mint_transfer_id,
@@ -117,6 +121,8 @@ export async function createBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: Merch
       amount_micro_pay: input.amount_micro_pay,
       fiat_currency: input.fiat_currency,
       fiat_amount: input.fiat_amount,
+      filled_micro_pay: 0,
+      filled_fiat_amount: 0,
       expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000),
       matched_sell_order_id: null,
       mint_transfer_id: null,
@@ -174,41 +180,58 @@ export async function expireBuyOrders(deps: BuyOrdersDeps, batch = 200): Promise
   });
 }
 
-/**
- * For the matcher: for each (fiat currency, amount) asked for, the `count` oldest pending, unexpired buy orders of that
- * pair, oldest first. One query, whatever the number of pairs.
- */
-export async function oldestPendingBuys(executor: Executor, is_sandbox: boolean, now: Date, wanted: readonly { fiat_currency: string; amount_micro_pay: number; count: number }[]) {
-  if (wanted.length === 0) return [];
-  const values = sql.join(wanted.map((w) => sql`(${w.fiat_currency}::text, ${w.amount_micro_pay}::bigint, ${w.count}::int)`));
-  // A LATERAL index scan per pair (the partial FIFO index), so the cost follows what is asked, not the size of the book.
-  const result = await sql<{ id: string; merchant_id: string; fiat_currency: string; amount_micro_pay: string | number; created_at: Date }>`
-    select b.id, b.merchant_id, b.fiat_currency, b.amount_micro_pay, b.created_at
-    from (values ${values}) as w(fiat_currency, amount_micro_pay, wanted)
-    cross join lateral (
-      select id, merchant_id, fiat_currency, amount_micro_pay, created_at from buy_orders
-      where status = 'pending' and is_sandbox = ${is_sandbox} and fiat_currency = w.fiat_currency and amount_micro_pay = w.amount_micro_pay and expires_at > ${now}
-      order by created_at, id
-      limit w.wanted
-    ) b
-    order by b.created_at, b.id`.execute(executor);
-  return result.rows.map((row) => ({ ...row, amount_micro_pay: Number(row.amount_micro_pay) }));
+/** For the matcher: a window of the buy book (pending, unexpired, oldest first), locked for the pass (SKIP LOCKED: a row a cancel holds waits for the next pass). */
+export async function pendingBuysWindow(trx: Trx, is_sandbox: boolean, now: Date, limit: number, after?: { created_at: Date; id: string }): Promise<BuyOrderRow[]> {
+  let select = trx.selectFrom('buy_orders').selectAll().where('status', '=', 'pending').where('is_sandbox', '=', is_sandbox).where('expires_at', '>', now);
+  if (after) select = select.where(sql<SqlBool>`(created_at, id) > (${after.created_at}, ${after.id})`);
+  return select.orderBy('created_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
 }
 
-/** For the matcher: pending -> matched for a batch in one statement (same rule as markSellsMatched); returns the rows. */
-export async function markBuysMatched(trx: Trx, pairs: readonly { buy_order_id: string; sell_order_id: string; mint_transfer_id: string }[], at: Date): Promise<BuyOrderRow[]> {
-  if (pairs.length === 0) return [];
-  const values = sql.join(pairs.map((pair) => sql`(${pair.buy_order_id}::uuid, ${pair.sell_order_id}::uuid, ${pair.mint_transfer_id}::uuid)`));
+export interface BuyFillUpdate {
+  buy_order_id: string;
+  filled_micro_pay: number;
+  filled_fiat_amount: number;
+  /** The sell order of the buy's first fill (kept once set). */
+  first_sell_order_id: string;
+  first_mint_transfer_id: string;
+  /** True when the buy is now filled in full: pending -> matched. */
+  complete: boolean;
+}
+
+/**
+ * For the matcher: the new fill totals of a batch of buy orders in one statement; a fully filled one becomes `matched`.
+ * Still `WHERE status = 'pending'` (the rows are locked by the caller): a count that differs fails the batch with 409.
+ */
+export async function applyBuyFills(trx: Trx, updates: readonly BuyFillUpdate[], at: Date): Promise<BuyOrderRow[]> {
+  if (updates.length === 0) return [];
+  const values = sql.join(
+    updates.map((u) => sql`(${u.buy_order_id}::uuid, ${u.filled_micro_pay}::bigint, ${u.filled_fiat_amount}::bigint, ${u.first_sell_order_id}::uuid, ${u.first_mint_transfer_id}::uuid, ${u.complete}::boolean)`),
+  );
   const result = await sql<BuyOrderRow>`
-    update buy_orders as b set status = 'matched', matched_sell_order_id = v.sell_order_id, mint_transfer_id = v.mint_transfer_id, matched_at = ${at}
-    from (values ${values}) as v(buy_order_id, sell_order_id, mint_transfer_id)
+    update buy_orders as b set
+      filled_micro_pay = v.filled, filled_fiat_amount = v.fiat,
+      matched_sell_order_id = coalesce(b.matched_sell_order_id, v.sell_order_id), mint_transfer_id = coalesce(b.mint_transfer_id, v.mint_transfer_id),
+      status = case when v.complete then 'matched' else b.status end,
+      matched_at = case when v.complete then ${at}::timestamptz else b.matched_at end
+    from (values ${values}) as v(buy_order_id, filled, fiat, sell_order_id, mint_transfer_id, complete)
     where b.id = v.buy_order_id and b.status = 'pending'
     returning b.*`.execute(trx);
-  if (result.rows.length !== pairs.length) throw new AppError('BUY_ORDER_BAD_STATE', 'A buy order of the batch changed status concurrently');
-  return result.rows.map((row) => ({ ...row, amount_micro_pay: Number(row.amount_micro_pay), fiat_amount: Number(row.fiat_amount) }));
+  if (result.rows.length !== updates.length) throw new AppError('BUY_ORDER_BAD_STATE', 'A buy order of the batch changed status concurrently');
+  return result.rows.map((row) => ({
+    ...row,
+    amount_micro_pay: Number(row.amount_micro_pay),
+    fiat_amount: Number(row.fiat_amount),
+    filled_micro_pay: Number(row.filled_micro_pay),
+    filled_fiat_amount: Number(row.filled_fiat_amount),
+  }));
 }
 
-export async function lockPendingBuys(trx: Trx, ids: readonly string[]): Promise<BuyOrderRow[]> {
-  if (ids.length === 0) return [];
-  return trx.selectFrom('buy_orders').selectAll().where('id', 'in', [...ids]).where('status', '=', 'pending').forUpdate().execute();
+export async function insertFills(trx: Trx, fills: readonly FillRow[]): Promise<void> {
+  if (fills.length > 0) await trx.insertInto('order_fills').values([...fills]).execute();
+}
+
+/** The fills of some sell orders, oldest first (for their cash-leg instructions). */
+export async function fillsOfSellOrders(executor: Executor, sell_order_ids: readonly string[]) {
+  if (sell_order_ids.length === 0) return [];
+  return executor.selectFrom('order_fills').selectAll().where('sell_order_id', 'in', [...sell_order_ids]).orderBy('created_at').orderBy('id').execute();
 }

@@ -11,6 +11,10 @@ export interface BuyOrderTables {
     amount_micro_pay: number;
     fiat_currency: string;
     fiat_amount: number;
+    /** PAY of this order filled so far (sum of its fills); the order is `matched` when it equals amount_micro_pay. */
+    filled_micro_pay: number;
+    /** Fiat owed for the filled part, at each fill's sell price (never above this order's own price). */
+    filled_fiat_amount: number;
     expires_at: Date;
     matched_sell_order_id: string | null;
     mint_transfer_id: string | null;
@@ -19,6 +23,19 @@ export interface BuyOrderTables {
     cancelled_at: Date | null;
     expired_at: Date | null;
   };
+  /** One fill of a buy order against a sell order: the PAY minted to the buyer and the fiat it costs at the sell's price. */
+  order_fills: {
+    id: string;
+    is_sandbox: boolean;
+    sell_order_id: string;
+    buy_order_id: string;
+    amount_micro_pay: number;
+    fiat_amount: number;
+    mint_transfer_id: string;
+    created_at: Date;
+  };
 }
 
 export type BuyOrderRow = Selectable<BuyOrderTables['buy_orders']>;
+
+export type FillRow = Selectable<BuyOrderTables['order_fills']>;

@@ -305,6 +305,8 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
       .where('ledger_effect', 'in', ['mint', 'burn'])
       .executeTakeFirst();
     const effect = ledgerEffectOf(input.outcome, order, earlier !== undefined);
+    // The part of the order that traded (its fills): all of it unless it closed partially filled.
+    const traded_micro_pay = order.filled_micro_pay > 0 ? order.filled_micro_pay : order.amount_micro_pay;
     let transfer_id: string | null = null;
     if (effect !== 'none') {
       const merchant = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
@@ -316,7 +318,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
             kind: effect,
             debit_account: effect === 'mint' ? issuance : merchant,
             credit_account: effect === 'mint' ? merchant : issuance,
-            amount_micro_pay: order.amount_micro_pay,
+            amount_micro_pay: traded_micro_pay,
             memo: `dispute ${dispute.id} resolved ${input.outcome}`,
           },
           { trx },
@@ -324,7 +326,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
         transfer_id = transfer.id;
       } catch (error) {
         if (error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS') {
-          throw new AppError('LEDGER_INSUFFICIENT_FUNDS', `The merchant's available PAY is below the ${order.amount_micro_pay} micro-PAY this resolution burns; the dispute stays ${dispute.status}`, error.details);
+          throw new AppError('LEDGER_INSUFFICIENT_FUNDS', `The merchant's available PAY is below the ${traded_micro_pay} micro-PAY this resolution burns; the dispute stays ${dispute.status}`, error.details);
         }
         throw error;
       }
@@ -332,7 +334,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
     const resolved = await move(trx, dispute, 'resolved', now, {
       outcome: input.outcome,
       ledger_effect: effect,
-      ledger_amount_micro_pay: effect === 'none' ? null : order.amount_micro_pay,
+      ledger_amount_micro_pay: effect === 'none' ? null : traded_micro_pay,
       ledger_transfer_id: transfer_id,
     });
     await logAction(trx, now, resolved, {
@@ -340,7 +342,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
       from_status: dispute.status,
       actor,
       notes: input.notes ?? null,
-      details: { outcome: input.outcome, ledger_effect: effect, amount_micro_pay: effect === 'none' ? null : order.amount_micro_pay, ledger_transfer_id: transfer_id },
+      details: { outcome: input.outcome, ledger_effect: effect, amount_micro_pay: effect === 'none' ? null : traded_micro_pay, ledger_transfer_id: transfer_id },
     });
     await auditAdmin(trx, now, actor, 'dispute.resolved', id, { outcome: input.outcome, ledger_effect: effect, ledger_transfer_id: transfer_id });
     return { ...presentDispute(resolved), events: await loadEvents(trx, id) };

@@ -9,6 +9,8 @@ export interface AdjustmentInput {
   direction: 'credit' | 'debit';
   reason: string;
   is_sandbox?: boolean | undefined;
+  /** Which of the merchant's accounts: `available` (default) or `buffer` (the PAY the balance view counts as buffer). */
+  account?: 'available' | 'buffer' | undefined;
 }
 
 export interface AdjustmentView {
@@ -39,7 +41,7 @@ export async function adjustMerchantLedger(
   const is_sandbox = input.is_sandbox ?? false;
   const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
   if (!merchant) throw notFound('Merchant');
-  const merchant_account = accounts.merchantAvailable(merchant_id, is_sandbox);
+  const merchant_account = input.account === 'buffer' ? accounts.merchantBuffer(merchant_id, is_sandbox) : accounts.merchantAvailable(merchant_id, is_sandbox);
   const adjustments = accounts.adjustments(is_sandbox);
   const key = `adjustment:${merchant_id}:${idempotency_key ?? randomUUID()}`;
   return deps.db.transaction().execute(async (trx) => {
@@ -60,12 +62,12 @@ export async function adjustMerchantLedger(
           action: `ledger.adjustment.${input.direction}`,
           target_type: 'merchant',
           target_id: merchant_id,
-          details: JSON.stringify({ amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, transfer_id: transfer.id, ledger_key: key }),
+          details: JSON.stringify({ amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, account: input.account ?? 'available', transfer_id: transfer.id, ledger_key: key }),
           created_at: now,
         })
         .execute();
     }
-    const available_micro_pay = await deps.ledger.balance(merchant_account, { trx });
+    const available_micro_pay = await deps.ledger.balance(accounts.merchantAvailable(merchant_id, is_sandbox), { trx });
     return {
       replayed: transfer.replayed,
       view: { merchant_id, direction: input.direction, amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, actor_user_id: actor.actor_user_id, transfer, available_micro_pay },

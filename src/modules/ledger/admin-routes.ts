@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { adjustMerchantLedger } from './adjustments.ts';
 import type { Ledger } from './port.ts';
+import { ledgerSupply, SupplyReportSchema } from './supply.ts';
 import { TransferSchema, VerificationSchema } from './routes.ts';
 
 /** Operator routes over the ledger: audited adjustments and the invariant check (`mpay ledger verify`). */
@@ -26,6 +27,7 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
             direction: Type.Union([Type.Literal('credit'), Type.Literal('debit')]),
             reason: Type.String({ minLength: 1, maxLength: 1000 }),
             is_sandbox: Type.Optional(Type.Boolean({ description: 'Adjust the sandbox account instead of the live one', default: false })),
+            account: Type.Optional(Type.Union([Type.Literal('available'), Type.Literal('buffer')], { description: "The merchant's available PAY (default) or its buffer (buffer_micro_pay of the balance view)", default: 'available' })),
           },
           { additionalProperties: false },
         ),
@@ -60,6 +62,20 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
       schema: { tags: ['admin'], summary: 'Check the ledger invariants (sum zero, no overdraft, minted - burned = circulation)', response: { 200: Envelope(VerificationSchema) } },
     },
     async () => ok(await deps.ledger.verify()),
+  );
+
+  app.get(
+    '/admin/ledger/supply',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary: 'PAY minted and burned per cause and mode (seller funding, pending funds, buy-order fills, sell-order completions, adjustments, disputes)',
+        description: 'Every unit of PAY in circulation, and why it exists. Read from the in-process ledger journal.',
+        response: { 200: Envelope(SupplyReportSchema) },
+      },
+    },
+    async () => ok(await ledgerSupply(deps.db)),
   );
 
   app.get(

@@ -1,11 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { emitBuyOrderEvent, lockPendingBuys, markBuysMatched, oldestPendingBuys } from '../buy-orders/service.ts';
+import { applyBuyFills, emitBuyOrderEvent, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
+import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import { lockPendingSells, markSellsMatched, oldestPendingSells } from '../sell-orders/service.ts';
+import { applySellFills, eligibleSellsWindow } from '../sell-orders/service.ts';
+import type { SellOrderRow } from '../sell-orders/tables.ts';
 
 export interface MatcherMetrics {
   pairs: Counter;
@@ -44,19 +47,24 @@ export function matcherReadiness(mint_source: string | undefined): { ok: boolean
   return mint_source ? { ok: true, detail: `minting from issuance account "${mint_source}"` } : { ok: false, detail: MATCHER_REFUSAL };
 }
 
-const mintKey = (buy_order_id: string) => `buy_order:${buy_order_id}:mint`;
+/** One mint per (buy, sell) pair: a pair fills at most once (a fill exhausts one of the two). */
+export const fillMintKey = (buy_order_id: string, sell_order_id: string) => `buy_order:${buy_order_id}:fill:${sell_order_id}`;
 let last_refusal_logged_ms = 0;
 
 /**
- * One matcher pass over both modes. FIFO: the oldest pending sell order takes the oldest pending buy order of the same
- * fiat currency and the same PAY amount (no partial fills in v1). Each batch is one transaction holding a
- * transaction-level advisory lock per mode, so with several workers exactly one matches at a time (the others return 0
- * at once) and the order of the book is kept; the rows are then locked and re-checked `pending`, so a cancel or an
- * expiry racing the matcher either wins before it (the pair is skipped) or waits and then loses with 409. The mint from
- * the mint-source account to the buyer (key `buy_order:<id>:mint`) is in the same transaction as the status changes.
- * Returns the number of pairs matched.
+ * One matcher pass over both modes, price-time priority (DESIGN "Buy order"): buy orders are served oldest first;
+ * each fills against the oldest pending sell orders of its fiat currency whose asking price (target_fiat_amount per
+ * PAY) is at or below its own (fiat_amount per PAY), compared exactly by cross-multiplication, partially where the
+ * amounts differ. A fill is priced at the sell's asking price; the fill that completes a sell takes the rest of its
+ * target_fiat_amount, so a sell's fills add up to it exactly. Each batch is one transaction holding a transaction-level
+ * advisory lock per mode (with several workers exactly one matches at a time, the others return 0 at once); the rows
+ * are locked as they are read (SKIP LOCKED), so a cancel or expiry racing the matcher either wins before it (the row
+ * is skipped) or waits and then finds the order filled. Every fill's mint from the mint-source account to the buyer
+ * (key `buy_order:<buy>:fill:<sell>`) is in the same transaction as the fill rows and the status changes.
+ * Returns the number of fills made.
  */
 export async function runMatcher(deps: MatcherDeps): Promise<number> {
+  deps.metrics?.mint_source_configured.set(deps.mint_source ? 1 : 0);
   if (!deps.mint_source) {
     deps.metrics?.refused.inc();
     const now_ms = Date.now();
@@ -76,71 +84,157 @@ export async function runMatcher(deps: MatcherDeps): Promise<number> {
   return total;
 }
 
+interface BookBuy {
+  row: BuyOrderRow;
+  filled_micro_pay: number;
+  filled_fiat_amount: number;
+  first_sell_order_id: string | null;
+}
+interface BookSell {
+  row: SellOrderRow;
+  filled_micro_pay: number;
+  filled_fiat_amount: number;
+  first_buy_order_id: string | null;
+}
+interface PlannedFill {
+  buy: BookBuy;
+  sell: BookSell;
+  amount_micro_pay: number;
+  fiat_amount: number;
+}
+
+/** ask <= bid, exactly: sell.target_fiat / sell.amount <= buy.fiat / buy.amount, cross-multiplied in BigInt. */
+export function priceAcceptable(sell: { target_fiat_amount: number; amount_micro_pay: number }, buy: { fiat_amount: number; amount_micro_pay: number }): boolean {
+  return BigInt(sell.target_fiat_amount) * BigInt(buy.amount_micro_pay) <= BigInt(buy.fiat_amount) * BigInt(sell.amount_micro_pay);
+}
+
+/** The higher of two bids (fiat per PAY), exactly. */
+const higherBid = (a: BuyOrderRow, b: BuyOrderRow) => (BigInt(a.fiat_amount) * BigInt(b.amount_micro_pay) >= BigInt(b.fiat_amount) * BigInt(a.amount_micro_pay) ? a : b);
+
+/**
+ * Fiat of a fill at the sell's price, rounded down to a minor unit; the fill that completes the sell takes what is
+ * left of its target_fiat_amount, so the fills of a sell sum to it exactly.
+ */
+export function fillFiatAmount(sell: { target_fiat_amount: number; amount_micro_pay: number }, already: { filled_micro_pay: number; filled_fiat_amount: number }, amount_micro_pay: number): number {
+  if (already.filled_micro_pay + amount_micro_pay === sell.amount_micro_pay) return sell.target_fiat_amount - already.filled_fiat_amount;
+  return Number((BigInt(sell.target_fiat_amount) * BigInt(amount_micro_pay)) / BigInt(sell.amount_micro_pay));
+}
+
 async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: boolean): Promise<number> {
   const batch_size = deps.batch_size ?? 200;
+  const window = Math.max(batch_size, 100);
   const now = deps.clock.now();
   const mint_account = accounts.mintSource(mint_source, is_sandbox);
   return deps.db.transaction().execute(async (trx) => {
     const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`mpay:order-matcher:${is_sandbox ? 'sandbox' : 'live'}`}, 0)) as locked`.execute(trx);
     if (!lock.rows[0]?.locked) return 0;
 
-    // Walk the sell book oldest first, window by window, until a batch of pairs is found: sells nobody can take yet
-    // (no buy of their currency and amount) must not block younger ones behind them.
-    const keyOf = (currency: string, amount: number) => `${currency}|${amount}`;
-    const wanted = new Map<string, { fiat_currency: string; amount_micro_pay: number; count: number }>();
-    const used = new Map<string, number>();
-    const candidates: { sell_id: string; buy_id: string }[] = [];
-    let after: { created_at: Date; id: string } | undefined;
-    while (candidates.length < batch_size) {
-      const sells = await oldestPendingSells(trx, is_sandbox, now, batch_size, after);
-      if (sells.length === 0) break;
-      const last = sells.at(-1)!;
-      after = { created_at: last.created_at, id: last.id };
-      for (const sell of sells) {
-        const key = keyOf(sell.target_currency, sell.amount_micro_pay);
-        const entry = wanted.get(key) ?? { fiat_currency: sell.target_currency, amount_micro_pay: sell.amount_micro_pay, count: 0 };
-        entry.count += 1;
-        wanted.set(key, entry);
+    // Plan in memory over windows of the books, then write the whole batch. Buys are walked oldest first (window by
+    // window, so buys nobody can fill yet never block younger ones); for each window and currency the eligible sells
+    // are walked oldest first, and within each sell window every buy (oldest first) takes what it may: the same fills
+    // as serving each buy completely before the next one, in far fewer queries.
+    const planned: PlannedFill[] = [];
+    const sells = new Map<string, BookSell>();
+    let buy_after: { created_at: Date; id: string } | undefined;
+    plan: while (planned.length < batch_size) {
+      const buy_rows = await pendingBuysWindow(trx, is_sandbox, now, window, buy_after);
+      if (buy_rows.length === 0) break;
+      const last_buy = buy_rows.at(-1)!;
+      buy_after = { created_at: last_buy.created_at, id: last_buy.id };
+      for (const [currency, rows] of Map.groupBy(buy_rows, (row) => row.fiat_currency)) {
+        let open: BookBuy[] = rows.map((row) => ({ row, filled_micro_pay: row.filled_micro_pay, filled_fiat_amount: row.filled_fiat_amount, first_sell_order_id: row.matched_sell_order_id }));
+        let sell_after: { created_at: Date; id: string } | undefined;
+        while (open.length > 0) {
+          const best = open.map((buy) => buy.row).reduce(higherBid);
+          const sell_rows = await eligibleSellsWindow(trx, { is_sandbox, currency, now }, best, window, sell_after);
+          if (sell_rows.length === 0) break;
+          const last_sell = sell_rows.at(-1)!;
+          sell_after = { created_at: last_sell.created_at, id: last_sell.id };
+          const window_sells = sell_rows.map((row) => {
+            const known = sells.get(row.id) ?? { row, filled_micro_pay: row.filled_micro_pay, filled_fiat_amount: row.filled_fiat_amount, first_buy_order_id: row.matched_buy_order_id };
+            sells.set(row.id, known);
+            return known;
+          });
+          for (const buy of open) {
+            for (const sell of window_sells) {
+              const buy_left = buy.row.amount_micro_pay - buy.filled_micro_pay;
+              if (buy_left === 0) break;
+              const sell_left = sell.row.amount_micro_pay - sell.filled_micro_pay;
+              if (sell_left === 0 || !priceAcceptable(sell.row, buy.row)) continue;
+              const amount_micro_pay = Math.min(buy_left, sell_left);
+              const fiat_amount = fillFiatAmount(sell.row, sell, amount_micro_pay);
+              planned.push({ buy, sell, amount_micro_pay, fiat_amount });
+              sell.filled_micro_pay += amount_micro_pay;
+              sell.filled_fiat_amount += fiat_amount;
+              sell.first_buy_order_id ??= buy.row.id;
+              buy.filled_micro_pay += amount_micro_pay;
+              buy.filled_fiat_amount += fiat_amount;
+              buy.first_sell_order_id ??= sell.row.id;
+              if (planned.length >= batch_size) break plan;
+            }
+          }
+          open = open.filter((buy) => buy.filled_micro_pay < buy.row.amount_micro_pay);
+          if (sell_rows.length < window) break;
+        }
       }
-      const buys = await oldestPendingBuys(trx, is_sandbox, now, [...wanted.values()]);
-      const queues = Map.groupBy(buys, (buy) => keyOf(buy.fiat_currency, buy.amount_micro_pay));
-      for (const sell of sells) {
-        if (candidates.length >= batch_size) break;
-        const key = keyOf(sell.target_currency, sell.amount_micro_pay);
-        const position = used.get(key) ?? 0;
-        const buy = queues.get(key)?.[position];
-        if (!buy) continue;
-        used.set(key, position + 1);
-        candidates.push({ sell_id: sell.id, buy_id: buy.id });
-      }
-      if (sells.length < batch_size) break;
+      if (buy_rows.length < window) break;
     }
-    if (candidates.length === 0) return 0;
+    if (planned.length === 0) return 0;
 
-    // Lock in one statement per table; rows a cancel or sweep took in the meantime drop out (their partner waits for the next pass).
-    const locked_sells = new Map((await lockPendingSells(trx, candidates.map((c) => c.sell_id))).map((row) => [row.id, row]));
-    const locked_buys = new Map((await lockPendingBuys(trx, candidates.map((c) => c.buy_id))).map((row) => [row.id, row]));
-    const pairs: { sell_order_id: string; buy_order_id: string; mint_transfer_id: string }[] = [];
-    for (const candidate of candidates) {
-      const sell = locked_sells.get(candidate.sell_id);
-      const buy = locked_buys.get(candidate.buy_id);
-      if (!sell || !buy) continue;
+    const fills: FillRow[] = [];
+    for (const fill of planned) {
       const mint = await deps.ledger.transfer(
         {
-          key: mintKey(buy.id),
+          key: fillMintKey(fill.buy.row.id, fill.sell.row.id),
           kind: 'mint',
           debit_account: mint_account,
-          credit_account: accounts.merchantAvailable(buy.merchant_id, is_sandbox),
-          amount_micro_pay: buy.amount_micro_pay,
-          memo: `buy order ${buy.id} matched with sell order ${sell.id}`,
+          credit_account: accounts.merchantAvailable(fill.buy.row.merchant_id, is_sandbox),
+          amount_micro_pay: fill.amount_micro_pay,
+          memo: `buy order ${fill.buy.row.id} filled by sell order ${fill.sell.row.id}`,
         },
         { trx },
       );
-      pairs.push({ sell_order_id: sell.id, buy_order_id: buy.id, mint_transfer_id: mint.id });
+      fills.push({
+        id: randomUUID(),
+        is_sandbox,
+        sell_order_id: fill.sell.row.id,
+        buy_order_id: fill.buy.row.id,
+        amount_micro_pay: fill.amount_micro_pay,
+        fiat_amount: fill.fiat_amount,
+        mint_transfer_id: mint.id,
+        created_at: now,
+      });
     }
-    await markSellsMatched(trx, pairs, mint_account, now);
-    for (const buy of await markBuysMatched(trx, pairs, now)) await emitBuyOrderEvent(trx, now, buy, 'buy_order.matched');
-    const matched = pairs.length;
-    return matched;
+    await insertFills(trx, fills);
+    const first_mint = new Map<string, string>();
+    for (const fill of fills) if (!first_mint.has(fill.buy_order_id)) first_mint.set(fill.buy_order_id, fill.mint_transfer_id);
+    const touched_sells = [...new Set(planned.map((fill) => fill.sell))];
+    const touched_buys = [...new Set(planned.map((fill) => fill.buy))];
+    await applySellFills(
+      trx,
+      touched_sells.map((sell) => ({
+        sell_order_id: sell.row.id,
+        filled_micro_pay: sell.filled_micro_pay,
+        filled_fiat_amount: sell.filled_fiat_amount,
+        first_buy_order_id: sell.first_buy_order_id!,
+        complete: sell.filled_micro_pay === sell.row.amount_micro_pay,
+      })),
+      mint_account,
+      now,
+    );
+    const updated_buys = await applyBuyFills(
+      trx,
+      touched_buys.map((buy) => ({
+        buy_order_id: buy.row.id,
+        filled_micro_pay: buy.filled_micro_pay,
+        filled_fiat_amount: buy.filled_fiat_amount,
+        first_sell_order_id: buy.first_sell_order_id!,
+        first_mint_transfer_id: buy.row.mint_transfer_id ?? first_mint.get(buy.row.id)!,
+        complete: buy.filled_micro_pay === buy.row.amount_micro_pay,
+      })),
+      now,
+    );
+    for (const buy of updated_buys) await emitBuyOrderEvent(trx, now, buy, buy.status === 'matched' ? 'buy_order.matched' : 'buy_order.partially_filled');
+    return planned.length;
   });
 }

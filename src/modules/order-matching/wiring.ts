@@ -9,7 +9,7 @@ import { buyOrderRoutes } from '../buy-orders/routes.ts';
 import { expireBuyOrders, type BuyOrdersDeps } from '../buy-orders/service.ts';
 import { disputeRoutes } from '../disputes/routes.ts';
 import { openCashLegFailureDispute, type DisputesDeps } from '../disputes/service.ts';
-import type { Ledger } from '../ledger/port.ts';
+import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderRoutes } from '../sell-orders/routes.ts';
 import { requestCashLegs, sweepSellOrders, type SellOrdersDeps } from '../sell-orders/service.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
@@ -45,7 +45,7 @@ export function createPayouts(options: { config: Config; db: Db; clock: Clock; l
   const buy_orders: BuyOrdersDeps = { db, clock, pending_ttl_hours: config.buy_order_pending_ttl_hours };
   const disputes: DisputesDeps = { db, clock, ledger };
   const mint_source = config.ledger_mint_source_account;
-  if (!mint_source) logger.warn('LEDGER_MINT_SOURCE_ACCOUNT is unset: the sell/buy order matcher will refuse to run');
+  logger.info({ mint_source_accounts: [accounts.mintSource(mint_source, false), accounts.mintSource(mint_source, true)] }, 'sell/buy order matcher mints from these issuance accounts');
   const matcher: MatcherDeps = {
     db,
     clock,
@@ -74,6 +74,7 @@ export function createPayouts(options: { config: Config; db: Db; clock: Clock; l
         { name: 'buy-order-expiry', interval_ms: poll_ms * 5, run: () => expireBuyOrders(buy_orders) },
       ];
     },
-    readiness: () => matcherReadiness(mint_source),
+    // Only a process that runs the matcher can be held back by it.
+    readiness: () => (config.roles.has('worker') ? matcherReadiness(matcher.mint_source) : { ok: true, detail: 'the matcher runs in worker processes' }),
   };
 }

@@ -133,9 +133,13 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         body: CreatePaymentBody,
         response: { 201: Envelope(PaymentRef) },
       },
+      // onSend runs for every response of the route, errors included (400 validation, 401, 409, 429...).
+      onSend: async (_request, reply, payload) => {
+        deprecate(reply);
+        return payload;
+      },
     },
     async (request, reply) => {
-      deprecate(reply);
       if (create_gone_after_sunset && deps.clock.now() >= PAYMENTS_CREATE_SUNSET) {
         throw new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
       }

@@ -1,4 +1,7 @@
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
 import { consumeLegs, releaseLegs, sellerPayees } from '../matching/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { emitPaymentEvent, loadLegs, type PaymentsDeps } from './service.ts';
@@ -8,10 +11,30 @@ import { lockPayment, transition } from './state.ts';
 export const PROOF_MAX_ATTEMPTS = 5;
 const RETRY_BASE_MS = 30_000;
 const CLAIM_MS = 120_000;
+const ERROR_RETRY_MS = 300_000;
 
 export interface VerdictDeps extends PaymentsDeps {
   validator: ReceiptValidator;
+  logger?: Logger | undefined;
+  /** `mpay_payment_completion_failures_total{reason}`: the operator's alert on completions that could not post. */
+  completion_failures?: Counter<'reason'> | undefined;
 }
+
+export function createVerdictMetrics(registry: Registry): Counter<'reason'> {
+  return new Counter({
+    name: 'mpay_payment_completion_failures_total',
+    help: 'Verified payments whose completion could not post (reason: ledger_insufficient_funds, ledger_refused) or whose verdict pass threw (verdict_error)',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+}
+
+/**
+ * Failure reason of a verified payment whose PAY could not move: the ledger refused the completion (the matched
+ * sellers hold less PAY than the legs, e.g. a quote lock priced the legs below the sellers' funding rate). The buyer
+ * has paid: the operator makes them whole by hand, alerted by the error log and the metric.
+ */
+export const COMPLETION_LEDGER_REFUSED = 'ledger_insufficient_funds';
 
 /**
  * Worker pass: claims proofs of `confirming` payments (SKIP LOCKED, so several workers share the work), asks the
@@ -45,31 +68,104 @@ export async function processProofVerdicts(deps: VerdictDeps, batch = 10): Promi
     return rows;
   });
 
+  // Each claim on its own: one row that throws is released with backoff and never holds the others to the lease.
   for (const claim of claims) {
-    const proof = await deps.db.selectFrom('payment_proofs').selectAll().where('id', '=', claim.id).executeTakeFirstOrThrow();
-    const payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', claim.payment_id).executeTakeFirstOrThrow();
-    const legs = await loadLegs(deps.db, payment.id);
-    const payees = await sellerPayees(deps.db, legs.map((leg) => leg.seller_id));
-    const first = payees.get(legs[0]?.seller_id ?? '');
-    let verdict: ValidatorVerdict;
     try {
-      verdict = await deps.validator.validate({
-        image: proof.data,
-        content_type: proof.content_type,
-        expected_amount_minor: payment.amount_minor,
-        currency: payment.currency,
-        receiver: {
-          ...(first?.payee.promptpay_id ? { promptpay_id: first.payee.promptpay_id } : {}),
-          ...(first?.payee.payid ? { payid: first.payee.payid } : {}),
-          ...(first?.payee.bank ? { account_number: first.payee.bank.account_number, account_name: first.payee.bank.account_name } : {}),
-        },
-      });
+      await processClaim(deps, claim);
     } catch (error) {
-      verdict = { outcome: 'unverified', validator_kind: deps.validator.kind, response: { error: (error as Error).message } };
+      deps.completion_failures?.inc({ reason: 'verdict_error' });
+      deps.logger?.error({ err: error, job: 'payment-verdicts', payment_id: claim.payment_id, proof_id: claim.id }, 'payment verdict could not be applied; retried with backoff');
+      await releaseClaimWithBackoff(deps, claim.id);
     }
-    await applyVerdict(deps, deps.clock, claim.id, verdict);
   }
   return claims.length;
+}
+
+async function releaseClaimWithBackoff(deps: VerdictDeps, proof_id: string): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db
+    .updateTable('payment_proofs')
+    .set((eb) => ({
+      claimed_until: null,
+      attempts: eb('attempts', '+', 1),
+      // Not at once (that would be the silent hot loop), not never: an outage that ends lets the payment complete.
+      next_attempt_at: new Date(now.getTime() + ERROR_RETRY_MS),
+    }))
+    .where('id', '=', proof_id)
+    .execute();
+}
+
+async function processClaim(deps: VerdictDeps, claim: { id: string; payment_id: string }): Promise<void> {
+  const proof = await deps.db.selectFrom('payment_proofs').selectAll().where('id', '=', claim.id).executeTakeFirstOrThrow();
+  const payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', claim.payment_id).executeTakeFirstOrThrow();
+  const legs = await loadLegs(deps.db, payment.id);
+  const payees = await sellerPayees(deps.db, legs.map((leg) => leg.seller_id));
+  const first = payees.get(legs[0]?.seller_id ?? '');
+  let verdict: ValidatorVerdict;
+  try {
+    verdict = await deps.validator.validate({
+      image: proof.data,
+      content_type: proof.content_type,
+      expected_amount_minor: payment.amount_minor,
+      currency: payment.currency,
+      receiver: {
+        ...(first?.payee.promptpay_id ? { promptpay_id: first.payee.promptpay_id } : {}),
+        ...(first?.payee.payid ? { payid: first.payee.payid } : {}),
+        ...(first?.payee.bank ? { account_number: first.payee.bank.account_number, account_name: first.payee.bank.account_name } : {}),
+      },
+    });
+  } catch (error) {
+    verdict = { outcome: 'unverified', validator_kind: deps.validator.kind, response: { error: (error as Error).message } };
+  }
+  try {
+    await applyVerdict(deps, deps.clock, claim.id, verdict);
+  } catch (error) {
+    if (verdict.outcome !== 'verified' || !isLedgerRefusal(error)) throw error;
+    await failUnpostableCompletion(deps, claim.id, verdict, error as AppError);
+  }
+}
+
+/** A refusal that no retry can fix (as opposed to LEDGER_UNAVAILABLE, which is retried). */
+function isLedgerRefusal(error: unknown): boolean {
+  return error instanceof AppError && (error.code === 'LEDGER_INSUFFICIENT_FUNDS' || error.code === 'LEDGER_IDEMPOTENCY_CONFLICT');
+}
+
+/**
+ * The completion transaction rolled back because the ledger refused it. Retrying would loop for ever, so the payment
+ * fails visibly instead (`failed`, `failure_reason` = ledger_insufficient_funds, `payment.failed`, liquidity released),
+ * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator.
+ */
+async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, verdict: ValidatorVerdict, refusal: AppError): Promise<void> {
+  const now = deps.clock.now();
+  const reason = refusal.code === 'LEDGER_INSUFFICIENT_FUNDS' ? COMPLETION_LEDGER_REFUSED : 'ledger_refused';
+  const payment_id = await deps.db.transaction().execute(async (trx) => {
+    const proof = await trx.selectFrom('payment_proofs').selectAll().where('id', '=', proof_id).forUpdate().executeTakeFirstOrThrow();
+    const payment = await lockPayment(trx, proof.payment_id);
+    if (!payment || payment.status !== 'confirming') return undefined;
+    await trx
+      .updateTable('payment_proofs')
+      .set({
+        verdict: verdict.outcome,
+        verdict_reason: reason,
+        validator_kind: verdict.validator_kind,
+        validator_response: JSON.stringify({ ...verdict.response, completion_refused: { code: refusal.code, message: refusal.message } }),
+        attempts: proof.attempts + 1,
+        claimed_until: null,
+      })
+      .where('id', '=', proof_id)
+      .execute();
+    const legs = await loadLegs(trx, payment.id);
+    const failed = await transition(trx, payment, 'failed', now, { failure_reason: reason });
+    await releaseLegs(trx, legs);
+    await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
+    return payment.id;
+  });
+  if (!payment_id) return;
+  deps.completion_failures?.inc({ reason });
+  deps.logger?.error(
+    { job: 'payment-verdicts', payment_id, proof_id, code: refusal.code, details: refusal.details },
+    'verified payment could not complete: the ledger refused the PAY move; the payment is failed and the buyer must be made whole by an operator',
+  );
 }
 
 async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, verdict: ValidatorVerdict): Promise<void> {

@@ -171,7 +171,12 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
           outcome: Type.Optional(CsvEnum(OUTCOMES, 'Outcome filter')),
           pending_funds_id: Type.Optional(Uuid()),
           validator_kind: Type.Optional(Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip')])),
-          stage: Type.Optional(Type.Union([Type.Literal('intake'), Type.Literal('receiver_confirm')])),
+          stage: Type.Optional(
+            Type.Union([Type.Literal('receiver_confirm'), Type.Literal('intake'), Type.Literal('all')], {
+              description: 'receiver_confirm (default: one row per receiver-confirm call, the contract\'s meaning), intake (the validation at creation) or all',
+              default: 'receiver_confirm',
+            }),
+          ),
           cursor: Type.Optional(Cursor),
           limit: Limit,
         }),

@@ -341,7 +341,9 @@ export async function listAudit(db: Db, query: AuditQuery) {
   if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
   if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
   if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
-  if (query.stage) builder = builder.where('stage', '=', query.stage as 'intake' | 'receiver_confirm');
+  // Receiver-confirm rows unless asked otherwise: rows per pending_funds_id then equal receiver-confirm calls.
+  const stage = query.stage ?? 'receiver_confirm';
+  if (stage !== 'all') builder = builder.where('stage', '=', stage as 'intake' | 'receiver_confirm');
   if (position) builder = builder.where(afterCursor(position));
   const rows = await builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
   return toPage(rows, query.limit, presentAudit);

@@ -43,6 +43,9 @@ function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): Se
     currency: 'PAY',
     target_currency: 'THB',
     target_fiat_amount: SAMPLE_FIAT_MINOR,
+    // Every synthetic sell order has been matched in full (its cash leg was requested).
+    filled_micro_pay: SAMPLE_MICRO_PAY,
+    filled_fiat_amount: SAMPLE_FIAT_MINOR,
     expires_at: new Date(now.getTime() + 24 * HOUR_MS),
     matched_buy_order_id: syntheticId(),
     mint_source_account: null,
@@ -68,6 +71,8 @@ function buyOrder(merchant_id: string, now: Date, type: SyntheticEventType): Buy
     amount_micro_pay: SAMPLE_MICRO_PAY,
     fiat_currency: 'THB',
     fiat_amount: SAMPLE_FIAT_MINOR,
+    filled_micro_pay: status === 'matched' ? SAMPLE_MICRO_PAY : 0,
+    filled_fiat_amount: status === 'matched' ? SAMPLE_FIAT_MINOR : 0,
     expires_at: new Date(now.getTime() + 24 * HOUR_MS),
     matched_sell_order_id: status === 'matched' ? syntheticId() : null,
     mint_transfer_id: null,

@@ -11,6 +11,8 @@ export interface SellOrderView {
   currency: 'PAY';
   target_currency: string;
   target_fiat_amount: number;
+  filled_micro_pay: number;
+  filled_fiat_amount: number;
   expires_at: string;
   matched_buy_order_id: string | null;
   cash_leg_attempts: number;
@@ -34,6 +36,8 @@ export function presentSellOrder(row: SellOrderRow): SellOrderView {
     currency: 'PAY',
     target_currency: row.target_currency,
     target_fiat_amount: row.target_fiat_amount,
+    filled_micro_pay: row.filled_micro_pay,
+    filled_fiat_amount: row.filled_fiat_amount,
     expires_at: iso(row.expires_at),
     matched_buy_order_id: row.matched_buy_order_id,
     cash_leg_attempts: row.cash_leg_attempts,

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotent } from '../../http/idempotency.ts';
+import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
 import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES } from '../../lib/money.ts';
@@ -21,6 +21,8 @@ export const SellOrderSchema = Type.Object({
   currency: Type.Literal('PAY'),
   target_currency: Type.String({ description: 'Fiat of the payout (audit and display only)' }),
   target_fiat_amount: Type.Integer({ description: 'Payout in minor units of target_currency (audit and display only)' }),
+  filled_micro_pay: Type.Integer({ description: 'PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay' }),
+  filled_fiat_amount: Type.Integer({ description: 'Fiat of the filled part at this order\'s price (target_fiat_amount per PAY): the cash leg to pay' }),
   expires_at: Timestamp,
   matched_buy_order_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   cash_leg_attempts: Type.Integer(),
@@ -134,6 +136,12 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       // A request the idempotency check will refuse (no key, not a UUID) never reaches the validator: same errors as idempotent().
       if (key === undefined) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key header (a UUID) is required', [{ field: 'headers.idempotency-key', message: 'required' }]);
       if (!new RegExp(UUID_PATTERN).test(key)) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be a UUID', [{ field: 'headers.idempotency-key', message: 'invalid' }]);
+      // The idempotency outcome first: a replay or a conflicting reuse never spends a provider call.
+      const stored = await storedIdempotentResponse(deps, request, key);
+      if (stored) {
+        reply.status(stored.status as 200).header('Idempotent-Replayed', 'true');
+        return stored.body as Static<ReturnType<typeof Envelope<typeof SellOrderSchema>>>;
+      }
       const evidence = await checkCashLegEvidence(deps, scope, request.params.id, request.body);
       return idempotent(deps, request, reply, { required: true }, async (trx) => ({
         status: 200,

@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
+import { fillsOfSellOrders } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
@@ -53,6 +54,8 @@ export interface ListSellOrdersQuery {
 export const sellOrderLedgerKeys = {
   reserve: (id: string) => `sell_order:${id}:reserve`,
   release: (id: string) => `sell_order:${id}:release`,
+  /** The unfilled rest of a partially filled order, returned when it closes (expiry or cancel). */
+  releaseUnfilled: (id: string) => `sell_order:${id}:release-unfilled`,
   burn: (id: string) => id,
 };
 
@@ -96,17 +99,29 @@ async function emit(trx: Trx, at: Date, order: SellOrderRow, type: string, extra
   return view;
 }
 
+/**
+ * PAY of the order still in its reserve: all of it while nothing is filled; once it is matched, the filled part (the
+ * unfilled rest of a partially filled order went back when it closed).
+ */
+export function reservedMicroPay(order: Pick<SellOrderRow, 'amount_micro_pay' | 'filled_micro_pay'>): number {
+  return order.filled_micro_pay > 0 ? order.filled_micro_pay : order.amount_micro_pay;
+}
+
 /** Reserve back to available: every failure path releases, keyed once per order. */
 async function releaseReserve(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow): Promise<void> {
+  await reserveToAvailable(deps, trx, order, sellOrderLedgerKeys.release(order.id), reservedMicroPay(order), `sell order ${order.id} released`);
+}
+
+async function reserveToAvailable(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, key: string, amount_micro_pay: number, memo: string): Promise<void> {
   try {
     await deps.ledger.transfer(
       {
-        key: sellOrderLedgerKeys.release(order.id),
+        key,
         kind: 'transfer',
         debit_account: accounts.merchantReserve(order.merchant_id, order.is_sandbox),
         credit_account: accounts.merchantAvailable(order.merchant_id, order.is_sandbox),
-        amount_micro_pay: order.amount_micro_pay,
-        memo: `sell order ${order.id} released`,
+        amount_micro_pay,
+        memo,
       },
       { trx },
     );
@@ -132,6 +147,8 @@ export async function createSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
       currency: 'PAY',
       target_currency: input.target_currency,
       target_fiat_amount: input.target_fiat_amount,
+      filled_micro_pay: 0,
+      filled_fiat_amount: 0,
       expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000),
       matched_buy_order_id: null,
       mint_source_account: null,
@@ -183,12 +200,27 @@ export async function listSellOrders(deps: Pick<SellOrdersDeps, 'db'>, scope: Me
   return toPage(rows, query.limit, presentSellOrder);
 }
 
-/** Merchant cancel: only a `pending` order (nothing matched it yet) becomes failed/cancelled_by_merchant; the reserve is released. */
+/**
+ * A partially filled order that closes (expiry or cancel): the unfilled rest goes back to available and the order
+ * becomes `matched` for its filled part, whose buyers were already minted their PAY: the cash leg is owed for it.
+ */
+async function closePartiallyFilled(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
+  const matched = await transition(trx, order, 'matched', now);
+  const unfilled_micro_pay = order.amount_micro_pay - order.filled_micro_pay;
+  await reserveToAvailable(deps, trx, order, sellOrderLedgerKeys.releaseUnfilled(order.id), unfilled_micro_pay, `sell order ${order.id} closed partially filled: unfilled rest released`);
+  return matched;
+}
+
+/**
+ * Merchant cancel, only from `pending`. Nothing filled: failed/cancelled_by_merchant and the reserve is released. Partly
+ * filled: the unfilled rest is released and the order becomes `matched` for the filled part (its cash leg is owed).
+ */
 export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
   const order = (await lockSellOrder(trx, id))!;
   if (order.status !== 'pending') throw new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${order.status}`);
+  if (order.filled_micro_pay > 0) return presentSellOrder(await closePartiallyFilled(deps, trx, order, now));
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
   await releaseReserve(deps, trx, failed);
   return emit(trx, now, failed, 'sell_order.failed');
@@ -217,7 +249,8 @@ export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: Merchant
   if (!image) throw new AppError('VALIDATION_ERROR', 'receipt_base64 is not valid base64', [{ field: 'body.receipt_base64', message: 'not base64' }]);
   const order = await findOwned(deps.db, scope, id);
   if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
-  const verdict = await deps.validator.validate({ image, content_type: input.content_type, expected_amount_minor: order.target_fiat_amount, currency: order.target_currency });
+  // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.
+  const verdict = await deps.validator.validate({ image, content_type: input.content_type, currency: order.target_currency });
   return { image, verdict };
 }
 
@@ -270,7 +303,7 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
         debit_account: accounts.merchantReserve(order.merchant_id, order.is_sandbox),
         // Back to the issuance account the buyer's PAY was minted from, so a completed pair nets to zero there.
         credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
-        amount_micro_pay: order.amount_micro_pay,
+        amount_micro_pay: order.filled_micro_pay,
         memo: `sell order ${order.id} cash leg confirmed`,
       },
       { trx },
@@ -314,6 +347,10 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
     const swept = await deps.db.transaction().execute(async (trx) => {
       const order = await trx.selectFrom('sell_orders').selectAll().where('id', '=', id).forUpdate().skipLocked().executeTakeFirst();
       if (!order) return false;
+      if (order.status === 'pending' && order.expires_at.getTime() <= now.getTime() && order.filled_micro_pay > 0) {
+        await closePartiallyFilled(deps, trx, order, now);
+        return true;
+      }
       if (order.status === 'pending' && order.expires_at.getTime() <= now.getTime()) {
         const failed = await transition(trx, order, 'failed', now, { failure_reason: 'expired_unmatched' });
         await releaseReserve(deps, trx, failed);
@@ -339,50 +376,90 @@ export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const matched = await trx.selectFrom('sell_orders').selectAll().where('status', '=', 'matched').orderBy('matched_at').limit(batch).forUpdate().skipLocked().execute();
+    const fills = Map.groupBy(await fillsOfSellOrders(trx, matched.map((order) => order.id)), (fill) => fill.sell_order_id);
     for (const order of matched) {
       const in_flight = await transition(trx, order, 'cash_leg_in_flight', now);
       await emit(trx, now, in_flight, 'sell_order.cash_leg_requested', {
-        cash_leg: { buy_order_id: in_flight.matched_buy_order_id, fiat_currency: in_flight.target_currency, fiat_amount: in_flight.target_fiat_amount },
+        cash_leg: {
+          buy_order_id: in_flight.matched_buy_order_id,
+          fiat_currency: in_flight.target_currency,
+          // The filled part at this order's price: target_fiat_amount when it filled in full.
+          fiat_amount: in_flight.filled_fiat_amount,
+          amount_micro_pay: in_flight.filled_micro_pay,
+          fills: (fills.get(order.id) ?? []).map((fill) => ({ buy_order_id: fill.buy_order_id, amount_micro_pay: fill.amount_micro_pay, fiat_amount: fill.fiat_amount })),
+        },
       });
     }
     return matched.length;
   });
 }
 
-/** For the matcher: the oldest pending, unexpired sell orders of one mode. */
-export async function oldestPendingSells(executor: Executor, is_sandbox: boolean, now: Date, limit: number, after?: { created_at: Date; id: string }) {
-  let select = executor.selectFrom('sell_orders');
-  if (after) select = select.where(sql<SqlBool>`(created_at, id) > (${after.created_at}, ${after.id})`);
-  return select
-    .select(['id', 'merchant_id', 'amount_micro_pay', 'target_currency', 'target_fiat_amount', 'created_at'])
+/**
+ * For the matcher: a window of the sell book of one fiat currency (pending, unexpired, oldest first), only orders whose
+ * asking price (target_fiat_amount per PAY) is at or below `bid` (fiat_amount per PAY of the best buy waiting), compared
+ * exactly by cross-multiplication in numeric. Locked for the pass (SKIP LOCKED).
+ */
+export async function eligibleSellsWindow(
+  trx: Trx,
+  scope: { is_sandbox: boolean; currency: string; now: Date },
+  bid: { fiat_amount: number; amount_micro_pay: number },
+  limit: number,
+  after?: { created_at: Date; id: string },
+): Promise<SellOrderRow[]> {
+  let select = trx
+    .selectFrom('sell_orders')
+    .selectAll()
     .where('status', '=', 'pending')
-    .where('is_sandbox', '=', is_sandbox)
-    .where('expires_at', '>', now)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('target_currency', '=', scope.currency)
+    .where('expires_at', '>', scope.now)
+    .where(sql<SqlBool>`target_fiat_amount::numeric * ${bid.amount_micro_pay}::numeric <= ${bid.fiat_amount}::numeric * amount_micro_pay::numeric`)
+    .where(sql<SqlBool>`filled_micro_pay < amount_micro_pay`);
+  if (after) select = select.where(sql<SqlBool>`(created_at, id) > (${after.created_at}, ${after.id})`);
+  return select.orderBy('created_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
 }
 
-/** For the matcher: locks the given orders and returns those still pending. */
-export async function lockPendingSells(trx: Trx, ids: readonly string[]): Promise<SellOrderRow[]> {
-  if (ids.length === 0) return [];
-  return trx.selectFrom('sell_orders').selectAll().where('id', 'in', [...ids]).where('status', '=', 'pending').forUpdate().execute();
+export interface SellFillUpdate {
+  sell_order_id: string;
+  filled_micro_pay: number;
+  filled_fiat_amount: number;
+  first_buy_order_id: string;
+  /** True when the sell is now filled in full: pending -> matched (its cash leg is then requested). */
+  complete: boolean;
 }
 
 /**
- * For the matcher: pending -> matched for a whole batch in one statement, remembering each buy order and the issuance
- * account its mint came from. Still `WHERE status = 'pending'` (the rows are locked by the caller): if any row moved,
- * the count differs and the batch fails with 409 instead of matching it.
+ * For the matcher: new fill totals of a batch of sell orders in one statement, remembering the issuance account the
+ * buyers' PAY came from (the completion burn goes back to it). `WHERE status = 'pending'` on locked rows: a count that
+ * differs fails the batch with 409 instead of applying it.
  */
-export async function markSellsMatched(trx: Trx, pairs: readonly { sell_order_id: string; buy_order_id: string }[], mint_source_account: string, at: Date): Promise<void> {
-  if (pairs.length === 0) return;
-  const values = sql.join(pairs.map((pair) => sql`(${pair.sell_order_id}::uuid, ${pair.buy_order_id}::uuid)`));
+export async function applySellFills(trx: Trx, updates: readonly SellFillUpdate[], mint_source_account: string, at: Date): Promise<void> {
+  if (updates.length === 0) return;
+  const values = sql.join(updates.map((u) => sql`(${u.sell_order_id}::uuid, ${u.filled_micro_pay}::bigint, ${u.filled_fiat_amount}::bigint, ${u.first_buy_order_id}::uuid, ${u.complete}::boolean)`));
   const result = await sql`
-    update sell_orders as s set status = 'matched', matched_buy_order_id = v.buy_order_id, mint_source_account = ${mint_source_account}, matched_at = ${at}
-    from (values ${values}) as v(sell_order_id, buy_order_id)
+    update sell_orders as s set
+      filled_micro_pay = v.filled, filled_fiat_amount = v.fiat,
+      matched_buy_order_id = coalesce(s.matched_buy_order_id, v.buy_order_id), mint_source_account = ${mint_source_account},
+      status = case when v.complete then 'matched' else s.status end,
+      matched_at = case when v.complete then ${at}::timestamptz else s.matched_at end
+    from (values ${values}) as v(sell_order_id, filled, fiat, buy_order_id, complete)
     where s.id = v.sell_order_id and s.status = 'pending'`.execute(trx);
-  if (Number(result.numAffectedRows ?? 0) !== pairs.length) throw new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
+  if (Number(result.numAffectedRows ?? 0) !== updates.length) throw new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
+}
+
+/**
+ * For the balance view: PAY credited back to the merchant's available account since `since` by sell-order reserve
+ * releases (cancel, expiry, exhausted cash legs, the unfilled rest of a partly filled order). Those credits return the
+ * merchant's own PAY, so they are no volume: the trailing 30-day volume leaves them out.
+ */
+export async function releasedReserveMicroPaySince(executor: Executor, merchant_id: string, is_sandbox: boolean, since: Date): Promise<number> {
+  const result = await sql<{ released: string }>`
+    select (
+      coalesce(sum(case when filled_micro_pay > 0 then filled_micro_pay else amount_micro_pay end) filter (where status = 'failed' and failed_at >= ${since}), 0)
+      + coalesce(sum(amount_micro_pay - filled_micro_pay) filter (where status <> 'pending' and filled_micro_pay > 0 and filled_micro_pay < amount_micro_pay and matched_at >= ${since}), 0)
+    )::text as released
+    from sell_orders where merchant_id = ${merchant_id} and is_sandbox = ${is_sandbox}`.execute(executor);
+  return Number(result.rows[0]?.released ?? 0);
 }
 
 /** For disputes: a sell order by id, whatever its owner (the caller decides what the owner may see). */

@@ -15,6 +15,10 @@ export interface SellOrderTables {
     currency: 'PAY';
     target_currency: string;
     target_fiat_amount: number;
+    /** PAY of this order filled by buy orders so far; the order is `matched` when it equals amount_micro_pay. */
+    filled_micro_pay: number;
+    /** Fiat of the filled part at this order's price (the cash leg the merchant pays). */
+    filled_fiat_amount: number;
     expires_at: Date;
     matched_buy_order_id: string | null;
     /** The issuance account the matcher minted the buyer's PAY from; the completion burn goes back to it. */
