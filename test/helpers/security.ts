@@ -15,6 +15,7 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { multipart, uniquePng } from '../checkout/helpers.ts';
+import { RECEIPT, createPendingFunds } from '../pending-funds/helpers.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
 export type Scheme = 'apiKey' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';
@@ -156,6 +157,7 @@ export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credent
 /** Bodies the schema cannot describe (multipart uploads), by `METHOD /path`. */
 export const BODIES: Record<string, () => { payload: Buffer | object; headers: Record<string, string> }> = {
   'POST /v1/payments/{id}/proof': () => multipart('proof', 'slip.png', 'image/png', uniquePng()),
+  'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: RECEIPT, headers: {} }),
 };
 
 /** Routes declared `mode: 'live_only'` in their route config (not visible in the OpenAPI document). */
@@ -178,6 +180,10 @@ export interface Fixture {
   create?: (context: FixtureContext, mode: 'live' | 'sandbox') => Promise<string>;
   /** What merchant B (or A's other mode) gets: the contract's named code, else 404 NOT_FOUND. */
   cross: [number, string];
+  /** Per-operation exceptions to `cross`, by `METHOD /path`. */
+  cross_by_operation?: Record<string, [number, string]>;
+  /** The resource exists in live mode only (no sandbox fixture to make). */
+  live_only?: boolean;
   /** Factories not written yet: the cases are listed as todo, never silently skipped. */
   pending?: string;
 }
@@ -227,7 +233,18 @@ export const FIXTURES: Fixture[] = [
   { prefix: '/v1/merchant-sell-orders/', cross: [403, 'SELL_ORDER_NOT_OWNER'], pending: 'a sell order needs a PAY balance and a payout target' },
   { prefix: '/v1/merchant-buy-orders/', cross: [404, 'NOT_FOUND'], pending: 'a buy order needs a funded merchant' },
   { prefix: '/v1/merchant-disputes/', cross: [403, 'GATEWAY_DISPUTE_CROSS_MERCHANT'], pending: 'a dispute needs a completed payment' },
-  { prefix: '/v1/pending-funds/', cross: [403, 'PENDING_FUNDS_NOT_RECEIVER'], pending: 'pending funds come from the internal route with a receiver' },
+  {
+    prefix: '/v1/pending-funds/',
+    // The contract names PENDING_FUNDS_NOT_RECEIVER for receiver-confirm only; the read (not in the contract) is 404.
+    cross: [403, 'PENDING_FUNDS_NOT_RECEIVER'],
+    cross_by_operation: { 'GET /v1/pending-funds/{id}': [404, 'NOT_FOUND'] },
+    live_only: true,
+    create: async ({ t, a }) => {
+      const response = await createPendingFunds(t, a.id);
+      assert.equal(response.statusCode, 201, `fixture pending funds: ${response.body}`);
+      return response.json().data.id;
+    },
+  },
   { prefix: '/v1/settlements/', cross: [404, 'NOT_FOUND'], pending: 'a settlement needs completed payments and a settlement run' },
   { prefix: '/v1/webhook-deliveries/', cross: [404, 'NOT_FOUND'], pending: 'a delivery needs an endpoint and an event' },
 ];
