@@ -180,6 +180,10 @@ export interface Fixture {
   create?: (context: FixtureContext, mode: 'live' | 'sandbox') => Promise<string>;
   /** What merchant B (or A's other mode) gets: the contract's named code, else 404 NOT_FOUND. */
   cross: [number, string];
+  /** The mode the resource is made in (live unless told). */
+  home_mode?: 'live' | 'sandbox';
+  /** Where A re-reads the resource when there is no `GET prefix/{id}` (a list; the row is found by id). */
+  read?: (id: string) => string;
   /** Per-operation exceptions to `cross`, by `METHOD /path`. */
   cross_by_operation?: Record<string, [number, string]>;
   /** The resource exists in live mode only (no sandbox fixture to make). */
@@ -246,7 +250,22 @@ export const FIXTURES: Fixture[] = [
     },
   },
   { prefix: '/v1/settlements/', cross: [404, 'NOT_FOUND'], pending: 'a settlement needs completed payments and a settlement run' },
-  { prefix: '/v1/webhook-deliveries/', cross: [404, 'NOT_FOUND'], pending: 'a delivery needs an endpoint and an event' },
+  {
+    // Deliveries come from sandbox events here (`POST /v1/sandbox/events`), so the resource lives in sandbox mode.
+    prefix: '/v1/webhook-deliveries/',
+    cross: [404, 'NOT_FOUND'],
+    home_mode: 'sandbox',
+    read: (id) => `/v1/webhook-deliveries?limit=100#${id}`,
+    create: async ({ t, a }) => {
+      await created(t.call('POST', '/v1/webhook-endpoints', a.sandbox, { url: `https://hooks.example/${++order_number}`, enabled_events: ['sell_order.completed'] }), 'webhook endpoint');
+      const event = await t.call('POST', '/v1/sandbox/events', a.sandbox, { type: 'sell_order.completed' });
+      assert.ok(event.statusCode < 300, `fixture sandbox event: ${event.body}`);
+      const list = await t.call('GET', '/v1/webhook-deliveries?limit=1', a.sandbox);
+      const id = list.json().data[0]?.id;
+      assert.ok(id, `fixture webhook delivery: ${list.body}`);
+      return id;
+    },
+  },
 ];
 
 export function fixtureFor(path: string): Fixture | undefined {
