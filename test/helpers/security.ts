@@ -14,7 +14,7 @@
  */
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
-import { multipart, uniquePng } from '../checkout/helpers.ts';
+import { multipart, uniquePng } from './files.ts';
 import { RECEIPT, createPendingFunds } from '../pending-funds/helpers.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
