@@ -156,7 +156,7 @@ export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credent
 
 /** Bodies the schema cannot describe (multipart uploads), by `METHOD /path`. */
 export const BODIES: Record<string, () => { payload: Buffer | object; headers: Record<string, string> }> = {
-  'POST /v1/payments/{id}/proof': () => multipart('proof', 'slip.png', 'image/png', uniquePng()),
+  'POST /v1/payments/{id}/proof': () => multipart('proof', uniquePng(), 'slip.png', 'image/png'),
   'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: RECEIPT, headers: {} }),
 };
 

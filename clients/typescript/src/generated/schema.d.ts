@@ -153,6 +153,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/ledger/supply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * PAY minted and burned per cause and mode (seller funding, pending funds, buy-order fills, sell-order completions, adjustments, disputes)
+         * @description Every unit of PAY in circulation, and why it exists. Read from the in-process ledger journal.
+         */
+        get: operations["getAdminLedgerSupply"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/ledger/verify": {
         parameters: {
             query?: never;
@@ -184,6 +204,26 @@ export interface paths {
          * @description The webhook secret belongs to the live default webhook endpoint: created now when webhook_url is given (which must resolve to a public address: 400 WEBHOOK_URL_FORBIDDEN), else on the first live PUT /v1/webhook-endpoint.
          */
         post: operations["adminCreateMerchant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/merchants/{id}/api-keys/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll a merchant API key: revoke the current key of a kind and issue a new one (shown only here)
+         * @description The old key stops working at once in the process that served this call, and within 5 s in every other api process (their key caches expire).
+         */
+        post: operations["postAdminMerchantsByIdApiKeysRoll"];
         delete?: never;
         options?: never;
         head?: never;
@@ -250,8 +290,28 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a merchant JWT (HS256) for the sell-order, buy-order, dispute and balance routes */
+        /**
+         * Issue a merchant JWT (HS256) for the sell-order, buy-order, dispute and balance routes, live or sandbox
+         * @description The JWT carries `exp` and a `mode` claim; its lifetime (`ttl_seconds`, default and maximum JWT_MAX_LIFETIME_SECONDS) above the cap is 400.
+         */
         post: operations["adminCreateMerchantToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/merchants/{id}/tokens/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke every merchant JWT issued and every dashboard session opened before now (the merchant's API keys are not affected) */
+        post: operations["postAdminMerchantsByIdTokensRevoke"];
         delete?: never;
         options?: never;
         head?: never;
@@ -462,6 +522,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/internal/ledger/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Apply several postings atomically: all or none (each posting idempotent by its key) */
+        post: operations["postInternalLedgerTransactions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/internal/ledger/transfers": {
         parameters: {
             query?: never;
@@ -473,6 +550,26 @@ export interface paths {
         put?: never;
         /** Apply a mint, burn or transfer (idempotent by key) */
         post: operations["ledgerTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/internal/ledger/transfers/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Apply many independent transfers in one database transaction, each with its own result
+         * @description Items apply in order; a refused or malformed item (LEDGER_INSUFFICIENT_FUNDS, LEDGER_IDEMPOTENCY_CONFLICT, VALIDATION_ERROR in its own result) writes nothing and does not stop the others. 200 with one result per item.
+         */
+        post: operations["postInternalLedgerTransfersBatch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1812,9 +1909,13 @@ export interface components {
             expired_at: string | null;
             /** Format: date-time */
             expires_at: string;
-            /** @description Fiat locked against the PAY, in minor units */
+            /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
             fiat_amount: number;
             fiat_currency: string;
+            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+            filled_fiat_amount: number;
+            /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
+            filled_micro_pay: number;
             /** Format: uuid */
             id: string;
             is_sandbox: boolean;
@@ -1938,6 +2039,10 @@ export interface components {
             expires_at: string;
             failed_at: string | null;
             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+            filled_fiat_amount: number;
+            /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
+            filled_micro_pay: number;
             /** Format: uuid */
             id: string;
             is_sandbox: boolean;
@@ -3262,7 +3367,8 @@ export interface operations {
                 /** @description Outcome filter; comma-separated: verified, failed, unverified, timeout */
                 outcome?: string;
                 pending_funds_id?: string;
-                stage?: "intake" | "receiver_confirm";
+                /** @description receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all */
+                stage?: "receiver_confirm" | "intake" | "all";
                 validator_kind?: "null_validator" | "easyslip";
             };
             header?: never;
@@ -3904,6 +4010,78 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getAdminLedgerSupply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            live: {
+                                burned_micro_pay: number;
+                                causes: {
+                                    burned_micro_pay: number;
+                                    burns: number;
+                                    /**
+                                     * @description seller_funding, payment_synthetic_seller, pending_funds, buy_order_fill, sell_order_completion, adjustment, dispute or other
+                                     * @enum {string}
+                                     */
+                                    cause: "seller_funding" | "payment_synthetic_seller" | "pending_funds" | "buy_order_fill" | "sell_order_completion" | "adjustment" | "dispute" | "other";
+                                    minted_micro_pay: number;
+                                    mints: number;
+                                    /** @description minted - burned: PAY in circulation because of this cause */
+                                    net_micro_pay: number;
+                                }[];
+                                /** @description minted - burned; equals the sum of every non-issuance balance of the mode (see /admin/ledger/verify) */
+                                circulation_micro_pay: number;
+                                minted_micro_pay: number;
+                            };
+                            sandbox: {
+                                burned_micro_pay: number;
+                                causes: {
+                                    burned_micro_pay: number;
+                                    burns: number;
+                                    /**
+                                     * @description seller_funding, payment_synthetic_seller, pending_funds, buy_order_fill, sell_order_completion, adjustment, dispute or other
+                                     * @enum {string}
+                                     */
+                                    cause: "seller_funding" | "payment_synthetic_seller" | "pending_funds" | "buy_order_fill" | "sell_order_completion" | "adjustment" | "dispute" | "other";
+                                    minted_micro_pay: number;
+                                    mints: number;
+                                    /** @description minted - burned: PAY in circulation because of this cause */
+                                    net_micro_pay: number;
+                                }[];
+                                /** @description minted - burned; equals the sum of every non-issuance balance of the mode (see /admin/ledger/verify) */
+                                circulation_micro_pay: number;
+                                minted_micro_pay: number;
+                            };
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminVerifyLedger: {
         parameters: {
             query?: never;
@@ -4005,6 +4183,53 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postAdminMerchantsByIdApiKeysRoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    kind: "live" | "test" | "sandbox";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            key: string;
+                            key_hint: string;
+                            kind: string;
+                            revoked: number;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminGetMerchantDeficit: {
         parameters: {
             query?: never;
@@ -4079,6 +4304,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * @description The merchant's available PAY (default) or its buffer (buffer_micro_pay of the balance view)
+                     * @default available
+                     */
+                    account?: "available" | "buffer";
                     /** @description Amount in micro-PAY */
                     amount_micro_pay: number;
                     direction: "credit" | "debit";
@@ -4153,6 +4383,8 @@ export interface operations {
             content: {
                 "application/json": {
                     expires_in_seconds?: number;
+                    /** @description Which rows the credential reaches: live (default) or sandbox */
+                    mode?: "live" | "sandbox";
                     user_id: string;
                 };
             };
@@ -4172,6 +4404,8 @@ export interface operations {
                             cookie: string;
                             /** Format: date-time */
                             expires_at: string;
+                            /** @description Which rows the credential reaches: live (default) or sandbox */
+                            mode: "live" | "sandbox";
                             session_token: string;
                         };
                         /** @enum {boolean} */
@@ -4200,7 +4434,12 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Older name of ttl_seconds */
                     expires_in_seconds?: number;
+                    /** @description Which rows the credential reaches: live (default) or sandbox */
+                    mode?: "live" | "sandbox";
+                    /** @description Lifetime in seconds; at most JWT_MAX_LIFETIME_SECONDS */
+                    ttl_seconds?: number;
                     user_id?: string;
                 };
             };
@@ -4220,6 +4459,48 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             jwt: string;
+                            /** @description Which rows the credential reaches: live (default) or sandbox */
+                            mode: "live" | "sandbox";
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAdminMerchantsByIdTokensRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            merchant_id: string;
+                            /** Format: date-time */
+                            tokens_not_before: string;
                         };
                         /** @enum {boolean} */
                         success: true;
@@ -4877,6 +5158,68 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postInternalLedgerTransactions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    postings: {
+                        /** @description Amount in micro-PAY */
+                        amount_micro_pay: number;
+                        /** @description Account name, prefixed by its mode */
+                        credit_account: string;
+                        /** @description Account name, prefixed by its mode */
+                        debit_account: string;
+                        key: string;
+                        kind: "mint" | "burn" | "transfer";
+                        memo?: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            transfers: {
+                                amount_micro_pay: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                credit_account: string;
+                                debit_account: string;
+                                id: string;
+                                key: string;
+                                kind: "mint" | "burn" | "transfer";
+                                memo: string | null;
+                                replayed: boolean;
+                            }[];
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     ledgerTransfer: {
         parameters: {
             query?: never;
@@ -4957,6 +5300,70 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postInternalLedgerTransfersBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    transfers: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            results: ({
+                                /** @enum {boolean} */
+                                ok: true;
+                                transfer: {
+                                    amount_micro_pay: number;
+                                    /** Format: date-time */
+                                    created_at: string;
+                                    credit_account: string;
+                                    debit_account: string;
+                                    id: string;
+                                    key: string;
+                                    kind: "mint" | "burn" | "transfer";
+                                    memo: string | null;
+                                    replayed: boolean;
+                                };
+                            } | {
+                                error: {
+                                    code: "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "VALIDATION_ERROR";
+                                    message: string;
+                                };
+                                /** @enum {boolean} */
+                                ok: false;
+                            })[];
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5415,9 +5822,13 @@ export interface operations {
                             expired_at: string | null;
                             /** Format: date-time */
                             expires_at: string;
-                            /** @description Fiat locked against the PAY, in minor units */
+                            /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
+                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            filled_fiat_amount: number;
+                            /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -5492,9 +5903,13 @@ export interface operations {
                             expired_at: string | null;
                             /** Format: date-time */
                             expires_at: string;
-                            /** @description Fiat locked against the PAY, in minor units */
+                            /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
+                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            filled_fiat_amount: number;
+                            /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -5551,9 +5966,13 @@ export interface operations {
                             expired_at: string | null;
                             /** Format: date-time */
                             expires_at: string;
-                            /** @description Fiat locked against the PAY, in minor units */
+                            /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
+                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            filled_fiat_amount: number;
+                            /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -5625,9 +6044,13 @@ export interface operations {
                             expired_at: string | null;
                             /** Format: date-time */
                             expires_at: string;
-                            /** @description Fiat locked against the PAY, in minor units */
+                            /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
+                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            filled_fiat_amount: number;
+                            /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -5931,6 +6354,10 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            filled_fiat_amount: number;
+                            /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -6025,6 +6452,10 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            filled_fiat_amount: number;
+                            /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -6096,6 +6527,10 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            filled_fiat_amount: number;
+                            /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -6181,6 +6616,10 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            filled_fiat_amount: number;
+                            /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -6266,6 +6705,10 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            filled_fiat_amount: number;
+                            /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
+                            filled_micro_pay: number;
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
