@@ -14,6 +14,7 @@ export const EVENT_TYPES = {
   'sell_order.completed': { resource: 'SellOrder', description: 'The cash leg was confirmed; the reserved PAY was burned' },
   'sell_order.failed': { resource: 'SellOrder', description: 'The sell order failed; its reserve went back to available' },
   'buy_order.created': { resource: 'BuyOrder', description: 'A buy order is waiting for the matcher' },
+  'buy_order.partially_filled': { resource: 'BuyOrder', description: 'Part of the buy order was filled (`filled_micro_pay`); PAY for that part was minted; the rest waits' },
   'buy_order.matched': { resource: 'BuyOrder', description: 'The buy order was filled; PAY was minted to the buyer' },
   'buy_order.cancelled': { resource: 'BuyOrder', description: 'The merchant cancelled the buy order' },
   'buy_order.expired': { resource: 'BuyOrder', description: 'The buy order expired unfilled' },

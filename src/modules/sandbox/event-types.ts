@@ -7,6 +7,7 @@ export const SYNTHETIC_EVENT_TYPES = [
   'sell_order.completed',
   'sell_order.failed',
   'buy_order.created',
+  'buy_order.partially_filled',
   'buy_order.matched',
   'buy_order.cancelled',
   'buy_order.expired',

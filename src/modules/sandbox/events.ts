@@ -62,7 +62,10 @@ function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): Se
 }
 
 function buyOrder(merchant_id: string, now: Date, type: SyntheticEventType): BuyOrderRow {
-  const status = type === 'buy_order.created' ? 'pending' : (type.slice('buy_order.'.length) as 'matched' | 'cancelled' | 'expired');
+  const partial = type === 'buy_order.partially_filled';
+  const status = type === 'buy_order.created' || partial ? 'pending' : (type.slice('buy_order.'.length) as 'matched' | 'cancelled' | 'expired');
+  // A partial fill: 40 % of the amount, at the buy's own price.
+  const filled_micro_pay = status === 'matched' ? SAMPLE_MICRO_PAY : partial ? (SAMPLE_MICRO_PAY * 2) / 5 : 0;
   return {
     id: syntheticId(),
     merchant_id,
@@ -71,13 +74,13 @@ function buyOrder(merchant_id: string, now: Date, type: SyntheticEventType): Buy
     amount_micro_pay: SAMPLE_MICRO_PAY,
     fiat_currency: 'THB',
     fiat_amount: SAMPLE_FIAT_MINOR,
-    filled_micro_pay: status === 'matched' ? SAMPLE_MICRO_PAY : 0,
-    filled_fiat_amount: status === 'matched' ? SAMPLE_FIAT_MINOR : 0,
+    filled_micro_pay,
+    filled_fiat_amount: (SAMPLE_FIAT_MINOR * filled_micro_pay) / SAMPLE_MICRO_PAY,
     expires_at: new Date(now.getTime() + 24 * HOUR_MS),
-    matched_sell_order_id: status === 'matched' ? syntheticId() : null,
+    matched_sell_order_id: filled_micro_pay > 0 ? syntheticId() : null,
     mint_transfer_id: null,
     created_at: now,
-    matched_at: status === 'matched' ? now : null,
+    matched_at: filled_micro_pay > 0 ? now : null,
     cancelled_at: status === 'cancelled' ? now : null,
     expired_at: status === 'expired' ? now : null,
   };
