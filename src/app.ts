@@ -40,6 +40,8 @@ import { createQuoteLockPort } from './modules/fx/service.ts';
 import { SettlementSchema, settlementRoutes } from './modules/settlements/routes.ts';
 import { createPayouts, type Payouts } from './modules/order-matching/wiring.ts';
 import { settlementJob, type SettlementsDeps } from './modules/settlements/service.ts';
+import { dashboardAdminRoutes } from './modules/dashboard/admin-routes.ts';
+import { dashboardRoutes } from './modules/dashboard/routes.ts';
 
 export interface ApplicationOptions {
   config: Config;
@@ -155,6 +157,24 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         deps: { ...payments, banks },
         proof_max_bytes: config.proof_max_bytes,
         create_gone_after_sunset: config.payments_create_gone_after_sunset,
+      });
+      // The merchant dashboard (issue 14): the same services as the API, behind dashboard sign-in.
+      const users = { db, clock, public_base_url: config.public_base_url };
+      await server.register(dashboardAdminRoutes, { deps: users });
+      await server.register(dashboardRoutes, {
+        deps: {
+          users,
+          payments: { ...payments, banks },
+          sandbox: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps },
+          webhooks,
+          pending_funds,
+          balance,
+          sell_orders: payouts.sell_orders,
+          buy_orders: payouts.buy_orders,
+          disputes: payouts.disputes,
+          settlements,
+          secure_cookies: config.public_base_url.startsWith('https://'),
+        },
       });
     },
   });

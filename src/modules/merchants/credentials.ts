@@ -55,7 +55,8 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         .selectFrom('api_keys')
         .select(['id', 'merchant_id', 'kind'])
         .where('key_hash', '=', sha256Hex(raw_key))
-        .where('revoked_at', 'is', null)
+        // A rolled key stays valid until its grace period ends (revoked_at in the future).
+        .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', deps.clock.now())]))
         .executeTakeFirst();
       if (!row) return null;
       return { kind: 'key', merchant_id: row.merchant_id, key_id: row.id, key_kind: row.kind, is_sandbox: row.kind !== 'live' };
@@ -80,11 +81,14 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
     async bySession(token) {
       const row = await deps.db
         .selectFrom('merchant_sessions')
-        .select(['merchant_id', 'user_id', 'expires_at'])
+        .select(['merchant_id', 'user_id', 'expires_at', 'idle_expires_at', 'revoked_at', 'mode'])
         .where('token_hash', '=', sha256Hex(token))
         .executeTakeFirst();
-      if (!row || row.expires_at.getTime() <= deps.clock.now().getTime()) return null;
-      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: false };
+      const now_ms = deps.clock.now().getTime();
+      if (!row || row.expires_at.getTime() <= now_ms) return null;
+      // Dashboard sign-ins (issue 14) also end on sign-out and after the idle timeout, and carry the view's mode.
+      if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
+      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.mode === 'sandbox' };
     },
 
     isAdminToken(token) {
