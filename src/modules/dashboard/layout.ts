@@ -46,6 +46,8 @@ export function page(context: PageContext, options: { title: string; section: Se
 <form class="inline" method="post" action="/dashboard/sign-out">${csrfField(context)}<button type="submit" id="sign-out">${t('sign_out')}</button></form></header>
 <nav class="main" aria-label="${t('brand')}">${NAV.map((item) => html`<a href="${item.href}"${raw(item.section === options.section ? ' aria-current="page"' : '')}>${t(item.key)}</a>`)}</nav>`
     : html`<header class="top"><span class="brand">${t('brand')}</span><a href="${lang_link}" hreflang="${other}" lang="${other}">${t('language')}</a></header>`;
+  // Wide tables scroll sideways inside a keyboard-focusable box on a phone, never the page.
+  const body = html`${options.body}`.value.replace(/<table\b/g, '<div class="table-wrap" tabindex="0"><table').replace(/<\/table>/g, '</table></div>');
   const banner = session?.mode === 'sandbox' ? html`<div class="banner" role="note">${t('sandbox_banner')}</div>` : '';
   return html`<!doctype html>
 <html lang="${lang}">
@@ -63,7 +65,7 @@ export function page(context: PageContext, options: { title: string; section: Se
 ${header}
 <main id="main">
 ${banner}
-${options.body}
+${raw(body)}
 ${session ? html`<p class="muted">${t('signed_in_as', { email: session.user.email, role: session.user.role })}</p>` : ''}
 </main>
 <script src="/dashboard/assets/htmx.min.js"></script>

@@ -37,21 +37,21 @@ export function homePage(context: PageContext, model: HomeModel): string {
   const currencies = [...new Set(model.stats.map((row) => row.currency))].sort();
   const today = totals(model.stats.filter((row) => row.day === model.today));
   const month = totals(model.stats);
-  const series = (value: (row: DailyPaymentStats) => number | null) =>
+  const series = (value: (row: DailyPaymentStats) => number | null, empty: number | null = 0) =>
     currencies.map((currency, index) => ({
       label: currency,
       backgroundColor: COLORS[index % COLORS.length],
       borderColor: COLORS[index % COLORS.length],
       data: model.days.map((day) => {
         const row = model.stats.find((candidate) => candidate.day === day && candidate.currency === currency);
-        return row ? value(row) : 0;
+        return row ? value(row) : empty;
       }),
     }));
   const labels = model.days.map((day) => day.slice(5));
   const charts = [
     jsonBlock('chart-volume', { type: 'bar', labels, datasets: series((row) => row.completed_amount_minor / 100) }),
     jsonBlock('chart-count', { type: 'bar', labels, datasets: series((row) => row.count) }),
-    jsonBlock('chart-rate', { type: 'line', labels, datasets: series((row) => (row.count ? Math.round((row.completed_count * 1000) / row.count) / 10 : null)) }),
+    jsonBlock('chart-rate', { type: 'line', labels, datasets: series((row) => (row.count ? Math.round((row.completed_count * 1000) / row.count) / 10 : null), null) }),
   ];
   const figures = currencies.length
     ? html`<table><caption class="muted">${t('today')} / ${t('last_30_days')}</caption><thead><tr><th>${t('currency')}</th><th class="num">${t('volume')} (${t('today')})</th><th class="num">${t('count')}</th><th class="num">${t('success_rate')}</th><th class="num">${t('volume')} (${t('last_30_days')})</th><th class="num">${t('count')}</th><th class="num">${t('success_rate')}</th></tr></thead><tbody>
