@@ -39,9 +39,9 @@ export interface CoreTables {
     user_id: string;
     expires_at: Date;
     created_at: Date;
-    /** Dashboard sign-ins (migration 0140): the user, the view's mode, the sliding idle deadline, sign-out. */
+    is_sandbox: Generated<boolean>;
+    /** Dashboard sign-ins (migration 0140): the user, the sliding idle deadline, sign-out. */
     merchant_user_id: ColumnType<string | null, string | null | undefined, string | null>;
-    mode: ColumnType<'live' | 'sandbox', 'live' | 'sandbox' | undefined, 'live' | 'sandbox'>;
     idle_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   };

@@ -117,7 +117,7 @@ describe('dashboard sign-in, lock-out, sessions and CSRF', () => {
     const token = cookieOf(response).split('=')[1]!;
     const row = await t.db.selectFrom('merchant_sessions').selectAll().where('token_hash', '=', sha256Hex(token)).executeTakeFirstOrThrow();
     assert.equal(row.merchant_id, merchant.id);
-    assert.equal(row.mode, 'live');
+    assert.equal(row.is_sandbox, false);
     const pages = await t.request({ method: 'GET', url: '/dashboard', headers: { cookie: `mpay_session=${token}` } });
     assert.equal(pages.statusCode, 200);
     assert.match(String(pages.headers['content-security-policy']), /script-src 'self'; style-src 'self'/);
@@ -200,7 +200,7 @@ describe('dashboard sign-in, lock-out, sessions and CSRF', () => {
   it('CSRF: a post without the token, with a wrong one or another session\'s is 403 and changes nothing; the header works', async () => {
     const browser = await signIn(t, 'owner@auth.example');
     const other = await signIn(t, 'owner@auth.example');
-    const mode = async () => (await t.db.selectFrom('merchant_sessions').select('mode').where('token_hash', '=', sha256Hex(browser.cookie.split('=')[1]!)).executeTakeFirstOrThrow()).mode;
+    const mode = async () => ((await t.db.selectFrom('merchant_sessions').select('is_sandbox').where('token_hash', '=', sha256Hex(browser.cookie.split('=')[1]!)).executeTakeFirstOrThrow()).is_sandbox ? 'sandbox' : 'live');
     const missing = await browser.post('/dashboard/mode', { mode: 'sandbox' }, { csrf: false });
     assert.equal(missing.statusCode, 403);
     assert.match(missing.body, /security token/);

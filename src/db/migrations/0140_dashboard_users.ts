@@ -3,7 +3,7 @@ import { runStatements } from '../migrate.ts';
 
 /**
  * Dashboard people (issue 14): merchant users with a scrypt password hash, a role and a one-time invitation, and
- * the existing `merchant_sessions` extended for them: the user behind the session, the live/sandbox view it shows,
+ * the existing `merchant_sessions` extended for them: the user behind the session, the live/sandbox view it shows (`is_sandbox`),
  * a sliding idle deadline beside the absolute `expires_at`, and sign-out. Sessions the admin route opens keep
  * `merchant_user_id` null and no idle deadline, exactly as before. API keys gain a grace period on roll: a rolled
  * key's `revoked_at` lies in the future until then.
@@ -30,7 +30,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create index merchant_users_merchant on merchant_users (merchant_id);
 
     alter table merchant_sessions add column merchant_user_id uuid references merchant_users(id);
-    alter table merchant_sessions add column mode text not null default 'live' check (mode in ('live', 'sandbox'));
+    -- The session's mode; the same column as the hardening branch's migration 0110 (hence if not exists).
+    alter table merchant_sessions add column if not exists is_sandbox boolean not null default false;
     alter table merchant_sessions add column idle_expires_at timestamptz;
     alter table merchant_sessions add column revoked_at timestamptz;
     create index merchant_sessions_user on merchant_sessions (merchant_user_id);

@@ -192,7 +192,7 @@ export async function openSession(deps: UsersDeps, user_id: string): Promise<{ t
       merchant_id: user.merchant_id,
       user_id: user.id,
       merchant_user_id: user.id,
-      mode: 'live',
+      is_sandbox: false,
       expires_at,
       idle_expires_at: new Date(now.getTime() + SESSION_IDLE_MS),
       created_at: now,
@@ -211,7 +211,7 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
     .selectFrom('merchant_sessions as s')
     .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
     .innerJoin('merchants as m', 'm.id', 's.merchant_id')
-    .select(['s.id as session_id', 's.mode', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 'u.id as user_id', 'u.email', 'u.role', 'm.id as merchant_id', 'm.name as merchant_name'])
+    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 'u.id as user_id', 'u.email', 'u.role', 'm.id as merchant_id', 'm.name as merchant_name'])
     .where('s.token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
   if (!row || row.revoked_at !== null) return null;
@@ -222,13 +222,13 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
     session_id: row.session_id,
     user: { id: row.user_id, email: row.email, role: row.role },
     merchant: { id: row.merchant_id, name: row.merchant_name },
-    mode: row.mode,
+    mode: row.is_sandbox ? 'sandbox' : 'live',
     csrf_token: csrfTokenFor(token),
   };
 }
 
 export async function setSessionMode(deps: UsersDeps, session_id: string, mode: 'live' | 'sandbox'): Promise<void> {
-  await deps.db.updateTable('merchant_sessions').set({ mode }).where('id', '=', session_id).execute();
+  await deps.db.updateTable('merchant_sessions').set({ is_sandbox: mode === 'sandbox' }).where('id', '=', session_id).execute();
 }
 
 export async function signOut(deps: UsersDeps, session_id: string): Promise<void> {

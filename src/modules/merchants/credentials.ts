@@ -81,14 +81,14 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
     async bySession(token) {
       const row = await deps.db
         .selectFrom('merchant_sessions')
-        .select(['merchant_id', 'user_id', 'expires_at', 'idle_expires_at', 'revoked_at', 'mode'])
+        .select(['merchant_id', 'user_id', 'expires_at', 'idle_expires_at', 'revoked_at', 'is_sandbox'])
         .where('token_hash', '=', sha256Hex(token))
         .executeTakeFirst();
       const now_ms = deps.clock.now().getTime();
       if (!row || row.expires_at.getTime() <= now_ms) return null;
       // Dashboard sign-ins (issue 14) also end on sign-out and after the idle timeout, and carry the view's mode.
       if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
-      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.mode === 'sandbox' };
+      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.is_sandbox };
     },
 
     isAdminToken(token) {

@@ -49,6 +49,6 @@ ${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-endpo
 ${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-deliveries/recover" class="filters">${csrfField(context)}<div><label for="recover-since">${t('recover_since')}</label><input id="recover-since" name="since" type="datetime-local" required></div><div><button type="submit" class="secondary">${t('recover')}</button></div></form>` : ''}
 ${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_webhooks, back: '/dashboard/developers' })}</section>
 <section class="card" id="events"><h2>${t('event_log')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('resource')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
-${model.events.map((event) => html`<tr><td class="mono">${event.id}</td><td>${event.type}</td><td class="mono">${event.resource_id}</td><td>${when(event.created_at)}</td><td>${event.delivery_status ? statusBadge(event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>`,
+${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${event.type}</td><td class="mono" title="${event.resource_id}">${event.resource_id.slice(0, 12)}…</td><td>${when(event.created_at)}</td><td>${event.delivery_status ? statusBadge(event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>`,
   });
 }

@@ -59,7 +59,7 @@ export function deliveriesTable(context: PageContext, deliveries: DeliveryView[]
   return html`<table class="deliveries"><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('status')}</th><th class="num">${t('attempts')}</th><th>${t('response')}</th><th>${t('duration')}</th><th>${t('actions')}</th></tr></thead><tbody>
 ${deliveries.map((delivery) => {
   const last = delivery.attempts.at(-1);
-  return html`<tr><td class="mono">${delivery.id}</td><td>${delivery.event_type}</td><td>${statusBadge(delivery.status)}</td><td class="num">${delivery.attempt_count}</td><td>${last ? `${last.status_code ?? last.error ?? '—'}` : '—'}</td><td>${last ? `${last.duration_ms} ms · ${when(last.started_at)}` : '—'}</td>
+  return html`<tr><td class="mono" title="${delivery.id}">${delivery.id.slice(0, 8)}…</td><td>${delivery.event_type}</td><td>${statusBadge(delivery.status)}</td><td class="num">${delivery.attempt_count}</td><td>${last ? `${last.status_code ?? last.error ?? '—'}` : '—'}</td><td>${last ? `${last.duration_ms} ms · ${when(last.started_at)}` : '—'}</td>
 <td id="redeliver-${delivery.id}">${options.can_redeliver ? html`<form method="post" action="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-post="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-target="#redeliver-${delivery.id}" hx-swap="innerHTML">${csrfField(context)}<input type="hidden" name="back" value="${options.back}"><button type="submit" class="secondary redeliver">${t('redeliver')}</button></form>` : ''}</td></tr>`;
 })}</tbody></table>`;
 }
@@ -92,7 +92,7 @@ ${payment.match_details.map((leg) => {
   return html`<tr><td>${leg.match_order}</td><td class="mono">${leg.seller_id}${payee && 'display_name' in payee ? html`<br>${payee.display_name}` : ''}</td><td class="num">${money(leg.allocated_fiat_amount, payment.currency)}</td><td class="num">${leg.rate}</td><td class="num">${pay(leg.amount_micro_pay)}</td><td>${qr ? html`<img class="qr" src="${qr}" alt="PromptPay QR ${leg.match_order}" width="200" height="200">` : '—'}</td></tr>`;
 })}</tbody></table></section>
 <section class="card"><h2>${t('events')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
-${model.events.map((event) => html`<tr><td class="mono">${event.id}</td><td>${event.type}</td><td>${when(event.created_at)}</td><td>${event.delivery_status ? statusBadge(event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
+${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${event.type}</td><td>${when(event.created_at)}</td><td>${event.delivery_status ? statusBadge(event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
 <section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back })}</section>`,
   });
 }
