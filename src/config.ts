@@ -115,6 +115,15 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
   return raw.replace(/\/+$/, '');
 }
 
+/** A 32-byte key written as 64 hex digits or as base64. */
+function secretsKey(env: Env, name: string): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  const bytes = /^[0-9a-fA-F]{64}$/.test(raw) ? 32 : /^[A-Za-z0-9+/]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64').length : 0;
+  if (bytes !== 32) throw new ConfigError(`${name} must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -base64 32)`);
+  return raw;
+}
+
 function secret(env: Env, name: string, min_length: number): string | undefined {
   const raw = read(env, name);
   if (raw !== undefined && raw.length < min_length) {
@@ -184,7 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     balance_buffer_threshold_bps: integer(env, 'BALANCE_BUFFER_THRESHOLD_BPS', 1000, 0, 10_000),
 
     webhook_timeout_ms: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
-    webhook_secrets_key: read(env, 'WEBHOOK_SECRETS_KEY'),
+    webhook_secrets_key: secretsKey(env, 'WEBHOOK_SECRETS_KEY'),
     webhook_allow_private_targets: boolean(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS', false),
     webhook_max_in_flight: integer(env, 'WEBHOOK_MAX_IN_FLIGHT', 64, 1, 10_000),
     webhook_max_in_flight_per_endpoint: integer(env, 'WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT', 4, 1, 1_000),

@@ -269,4 +269,48 @@ describe('webhook endpoints per mode (/v1/webhook-endpoints)', () => {
     assert.ok((await t.call('GET', '/v1/webhook-endpoints', merchant.live)).json().data.some((row: any) => row.id === created.id));
     assert.ok(!(await listEndpoints(t.application.webhooks.deps, { merchant_id: merchant.id, is_sandbox: true })).some((row) => row.id === created.id));
   });
+
+  it('POST /admin/merchants {webhook_url} creates the live default endpoint with the issued secret', async () => {
+    const response = await t.admin('POST', '/admin/merchants', { name: 'With URL', webhook_url: receiverAt('/admin') });
+    assert.equal(response.statusCode, 201, response.body);
+    const { api_keys, webhook_secret, merchant: created } = response.json().data;
+    assert.equal(created.webhook_url, receiverAt('/admin'));
+    const [endpoint] = (await t.call('GET', '/v1/webhook-endpoints', api_keys.live)).json().data;
+    assert.equal(endpoint.url, receiverAt('/admin'));
+    assert.equal(endpoint.is_default, true);
+    assert.equal(endpoint.mode, 'live');
+    assert.deepEqual((await t.call('GET', '/v1/webhook-endpoints', api_keys.sandbox)).json().data, []);
+    // The shortcut returns the same secret, and a live event is signed with it.
+    assert.equal((await t.call('PUT', '/v1/webhook-endpoint', api_keys.live, { url: receiverAt('/admin') })).json().data.secret, webhook_secret);
+    const trade = await t.call('POST', '/v1/trades', api_keys.live, { order_id: 'admin-1', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' });
+    assert.equal(trade.statusCode, 201, trade.body);
+    await drain();
+    const hook = receiver.received.find((received) => received.path === '/admin')!;
+    verifyServiceSignature(hook.raw, String(hook.headers['x-service-signature']), webhook_secret);
+  });
+
+  it('never follows a redirect: a 3xx is a failed attempt', async () => {
+    await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url: receiverAt('/moved') });
+    receiver.answer = () => 302;
+    await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });
+    await drain();
+    assert.equal(receiver.received.length, 1, 'one request, not followed');
+    const [delivery] = (await t.call('GET', '/v1/webhook-deliveries?limit=1', merchant.sandbox)).json().data;
+    assert.equal(delivery.status, 'pending');
+    assert.equal(delivery.attempts[0].status_code, 302);
+    assert.equal(delivery.attempts[0].succeeded, false);
+  });
+
+  it('a disabled endpoint keeps its queued deliveries waiting and sends them once enabled again', async () => {
+    const endpoint = (await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url: receiverAt('/paused') })).json().data;
+    await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });
+    await t.call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, merchant.sandbox, { disabled: true });
+    assert.equal(await drain(), 0, 'nothing sent while disabled');
+    await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' });
+    const queued = (await t.call('GET', `/v1/webhook-deliveries?endpoint_id=${endpoint.id}`, merchant.sandbox)).json().data;
+    assert.deepEqual(queued.map((row: any) => row.status), ['pending'], 'the event written while disabled is not queued for it');
+    await t.call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, merchant.sandbox, { disabled: false });
+    assert.equal(await drain(), 1);
+    assert.deepEqual(receiver.received.map((hook) => hook.path), ['/paused']);
+  });
 });

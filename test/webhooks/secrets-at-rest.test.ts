@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { after, before, describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.ts';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
 import { setDefaultEndpoint } from '../../src/modules/webhooks/endpoints.ts';
@@ -50,6 +51,10 @@ describe('webhook secrets encrypted at rest', () => {
     assert.deepEqual(parseSecretsKey(raw.toString('hex')), raw);
     assert.deepEqual(parseSecretsKey(raw.toString('base64')), raw);
     assert.throws(() => parseSecretsKey('too-short'), /WEBHOOK_SECRETS_KEY must be 32 bytes/);
+    assert.throws(() => loadConfig({ WEBHOOK_SECRETS_KEY: 'short' }), (error: Error) => error instanceof ConfigError && /WEBHOOK_SECRETS_KEY/.test(error.message));
+    assert.throws(() => loadConfig({ WEBHOOK_SECRETS_KEY: randomBytes(16).toString('base64') }), ConfigError);
+    assert.equal(loadConfig({ WEBHOOK_SECRETS_KEY: raw.toString('hex') }).webhook_secrets_key, raw.toString('hex'));
+    assert.throws(() => loadConfig({ WEBHOOK_ALLOW_PRIVATE_TARGETS: 'maybe' }), /WEBHOOK_ALLOW_PRIVATE_TARGETS/);
     assert.deepEqual(await resolveWebhookSecretsKey(t.db, { webhook_secrets_key: raw.toString('base64'), database_url: undefined, data_dir: 'memory://' }), raw);
 
     const dir = mkdtempSync(join(tmpdir(), 'mpay-keys-'));

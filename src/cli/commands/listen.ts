@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { hostname } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import { CliError, type CommandGroup } from '../context.ts';
@@ -6,16 +7,35 @@ import { CliError, type CommandGroup } from '../context.ts';
 /** Headers a delivery carries that the merchant's handler needs, passed on untouched. */
 const FORWARDED = ['content-type', 'x-service-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'];
 
+/**
+ * Like `stripe listen`: registers a temporary SANDBOX endpoint of its own pointing here (never touching the
+ * merchant's real endpoints), prints its signing secret, shows each delivery and forwards it byte for byte, and
+ * deletes the endpoint on exit (SIGINT/SIGTERM). Needs a test or sandbox key: live events never reach a developer's
+ * machine.
+ */
 const listen: CommandGroup = {
-  summary: 'receive webhooks locally and forward them, signature intact, to your handler (like `stripe listen`)',
-  usage: 'mpay [--api-key KEY] listen --forward-to URL [--port 4242] [--host 127.0.0.1] [--register]   (--register points the webhook endpoint here)',
+  summary: 'receive sandbox webhooks locally on a temporary endpoint and forward them, signature intact, to your handler',
+  usage:
+    'mpay --api-key SANDBOX_KEY listen [--forward-to URL] [--events TYPE,TYPE] [--print-json] [--port 4242] [--host 127.0.0.1]\n' +
+    '  registers a temporary sandbox endpoint here (removed on Ctrl-C), prints its signing secret; --events filters (default: all)',
   async run(args, context) {
     const { values } = parseArgs({
       args,
-      options: { 'forward-to': { type: 'string' }, port: { type: 'string', default: '4242' }, host: { type: 'string', default: '127.0.0.1' }, register: { type: 'boolean', default: false } },
+      options: {
+        'forward-to': { type: 'string' },
+        events: { type: 'string' },
+        'print-json': { type: 'boolean', default: false },
+        port: { type: 'string', default: '4242' },
+        host: { type: 'string', default: '127.0.0.1' },
+        // Older spelling: registering is what listen always does now.
+        register: { type: 'boolean', default: false },
+      },
     });
     const target = values['forward-to'];
-    if (!target || !/^https?:\/\//.test(target)) throw new CliError(`usage: ${listen.usage}`, 2);
+    if (target !== undefined && !/^https?:\/\//.test(target)) throw new CliError(`usage: ${listen.usage}`, 2);
+    const events = values.events?.split(',').map((type) => type.trim()).filter(Boolean);
+    if (events !== undefined && events.length === 0) throw new CliError('--events needs at least one event type (or leave it out for all)', 2);
+
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -34,6 +54,12 @@ const listen: CommandGroup = {
         } catch {
           summary = `(${body.length} bytes, not JSON)`;
         }
+        if (values['print-json']) process.stdout.write(`${body.toString('utf8')}\n`);
+        if (!target) {
+          process.stdout.write(`${new Date().toISOString()}  <-- ${summary}\n`);
+          response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+          return;
+        }
         try {
           const forwarded = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
           const text = await forwarded.text();
@@ -50,17 +76,38 @@ const listen: CommandGroup = {
       server.listen(Number(values.port), values.host, resolve);
     });
     const { port } = server.address() as AddressInfo;
-    const here = `http://${values.host}:${port}/`;
-    if (values.register) {
-      // One endpoint serves live and sandbox events: this replaces the merchant's URL until it is set back.
-      await context.request('PUT', '/v1/webhook-endpoint', { auth: 'key', body: { url: here } });
-      process.stdout.write(`webhook endpoint set to ${here}\n`);
+    const host = values.host.includes(':') ? `[${values.host}]` : values.host;
+    const here = `http://${host}:${port}/`;
+
+    let endpoint_id: string;
+    try {
+      const { body } = await context.request('POST', '/v1/webhook-endpoints', {
+        auth: 'key',
+        body: { url: here, description: `mpay listen (pid ${process.pid} on ${hostname()})`, ...(events ? { enabled_events: events } : {}) },
+      });
+      if (body.data.mode !== 'sandbox') {
+        // A live key created a live endpoint (only possible with WEBHOOK_ALLOW_PRIVATE_TARGETS): undo it at once.
+        await context.request('DELETE', `/v1/webhook-endpoints/${body.data.id}`, { auth: 'key' });
+        throw new CliError('mpay listen needs a test or sandbox key: live events are not sent to a local listener');
+      }
+      endpoint_id = body.data.id;
+      process.stdout.write(`Your webhook signing secret is ${body.data.secret} (this listener's temporary sandbox endpoint ${endpoint_id})\n`);
+    } catch (error) {
+      await new Promise((resolve) => server.close(resolve));
+      throw error;
     }
-    process.stdout.write(`Ready. Listening on ${here}, forwarding to ${target}${values.register ? '' : ` (point your webhook endpoint at ${here}, or add --register)`}. Ctrl-C stops.\n`);
+    process.stdout.write(`Ready. Listening on ${here}${target ? `, forwarding to ${target}` : ''}; events: ${events?.join(', ') ?? 'all'}. Ctrl-C stops and removes the endpoint.\n`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
+    try {
+      await context.request('DELETE', `/v1/webhook-endpoints/${endpoint_id}`, { auth: 'key' });
+      process.stdout.write(`Removed the temporary endpoint ${endpoint_id}.\n`);
+    } catch (error) {
+      process.stderr.write(`could not remove the temporary endpoint ${endpoint_id}: ${(error as Error).message} (DELETE /v1/webhook-endpoints/${endpoint_id})\n`);
+    }
+    server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     return 0;
   },

@@ -1,17 +1,40 @@
 import { parseArgs } from 'node:util';
+import { PAYMENT_EVENT_SCENARIOS, SYNTHETIC_EVENT_TYPES } from '../../modules/sandbox/event-types.ts';
 import { CliError, type CommandGroup } from '../context.ts';
 
 const SCENARIOS = ['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'];
+const EVENT_TYPES: readonly string[] = [...Object.keys(PAYMENT_EVENT_SCENARIOS), ...SYNTHETIC_EVENT_TYPES];
 
 const sandbox: CommandGroup = {
-  summary: 'play a sandbox payment scenario (test or sandbox key); signed webhooks follow',
-  usage: `mpay --api-key KEY sandbox trigger <${SCENARIOS.join('|')}> [--amount MINOR] [--currency THB|AUD|USD|SGD] [--order-id ID]`,
+  summary: 'play a sandbox payment scenario or emit a sandbox event of any type (test or sandbox key); signed webhooks follow',
+  usage: [
+    `mpay --api-key KEY sandbox trigger <${SCENARIOS.join('|')}> [--amount MINOR] [--currency THB|AUD|USD|SGD] [--order-id ID]`,
+    'mpay --api-key KEY sandbox trigger <event type>      e.g. payment.completed, sell_order.completed, buy_order.matched,',
+    '                                                     gateway.dispute.opened, pending_funds.confirmed, settlement.failed',
+    'mpay sandbox trigger --list                          every scenario and event type',
+  ].join('\n'),
   async run(args, context) {
     const [action, ...rest] = args;
-    const { values, positionals } = parseArgs({ args: rest, options: { amount: { type: 'string' }, currency: { type: 'string' }, 'order-id': { type: 'string' } }, allowPositionals: true });
-    const [scenario] = positionals;
-    if (action !== 'trigger' || !scenario) throw new CliError(`usage: ${sandbox.usage}`, 2);
-    if (!SCENARIOS.includes(scenario)) throw new CliError(`unknown scenario "${scenario}"; one of ${SCENARIOS.join(', ')}`, 2);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { amount: { type: 'string' }, currency: { type: 'string' }, 'order-id': { type: 'string' }, list: { type: 'boolean', default: false } },
+      allowPositionals: true,
+    });
+    if (action === 'trigger' && values.list) {
+      context.print({ scenarios: SCENARIOS, event_types: EVENT_TYPES }, [`scenarios:   ${SCENARIOS.join(', ')}`, `event types: ${EVENT_TYPES.join(', ')}`].join('\n'));
+      return 0;
+    }
+    const [name] = positionals;
+    if (action !== 'trigger' || !name) throw new CliError(`usage: ${sandbox.usage}`, 2);
+    if ((SYNTHETIC_EVENT_TYPES as readonly string[]).includes(name)) {
+      // Sell orders, buy orders, disputes, pending funds, settlements: a synthetic sandbox event through the outbox.
+      const { body: response } = await context.request('POST', '/v1/sandbox/events', { auth: 'key', body: { type: name } });
+      const resource = response.data.event.data as { id?: string; status?: string };
+      context.print(response.data, `${name}: event ${response.data.id} for ${resource.id ?? '?'} (${resource.status ?? '-'})\nwebhooks follow on your sandbox endpoints (mpay listen shows them)`);
+      return 0;
+    }
+    const scenario = SCENARIOS.includes(name) ? name : PAYMENT_EVENT_SCENARIOS[name];
+    if (!scenario) throw new CliError(`unknown scenario or event type "${name}"; one of ${[...SCENARIOS, ...EVENT_TYPES].join(', ')}`, 2);
     if (values.amount !== undefined && !/^\d+$/.test(values.amount)) throw new CliError('--amount is an integer in minor units (10000 = 100.00)', 2);
     const body = {
       scenario,

@@ -31,6 +31,8 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
       schema: {
         tags: ['admin'],
         summary: 'Create a merchant with live, test and sandbox keys, a webhook secret and a JWT (shown only here)',
+        description:
+          'The webhook secret belongs to the live default webhook endpoint: created now when webhook_url is given (which must resolve to a public address: 400 WEBHOOK_URL_FORBIDDEN), else on the first live PUT /v1/webhook-endpoint.',
         body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), webhook_url: Type.Optional(HttpUrl) }, { additionalProperties: false }),
         response: {
           201: Envelope(

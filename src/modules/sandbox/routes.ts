@@ -5,6 +5,8 @@ import { merchantScope } from '../../http/auth.ts';
 import { idempotent } from '../../http/idempotency.ts';
 import { Envelope, ok } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
+import { SYNTHETIC_EVENT_TYPES } from './event-types.ts';
+import { emitSyntheticEvent } from './events.ts';
 import { DEFAULT_AMOUNT_MINOR, DEFAULT_CURRENCY, SCENARIOS, simulatePayment, type SandboxDeps } from './service.ts';
 
 const SimulateBody = Type.Object(
@@ -35,6 +37,34 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
     async (request, reply) => {
       const scope = merchantScope(request);
       return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await simulatePayment(deps, trx, scope, request.body)) }));
+    },
+  );
+
+  app.post(
+    '/v1/sandbox/events',
+    {
+      config: { auth: 'key', mode: 'sandbox_only', errors: [403] },
+      schema: {
+        tags: ['sandbox'],
+        summary: 'Emit a sandbox event of a kind the payment scenarios do not produce; its signed webhook follows',
+        description:
+          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). The event describes a synthetic resource (a sbx_ id, no row behind it) shaped like the real one, and is written to the outbox and delivered to the sandbox endpoints exactly as a real event. Payment events come from POST /v1/sandbox/payments/simulate.',
+        body: Type.Object({ type: Type.Union(SYNTHETIC_EVENT_TYPES.map((type) => Type.Literal(type))) }, { additionalProperties: false }),
+        response: {
+          201: Envelope(
+            Type.Object({
+              id: Type.String({ description: 'evt_… (the webhook-id of the delivery)' }),
+              type: Type.String(),
+              event: Type.Object({}, { additionalProperties: true, description: 'The envelope as delivered' }),
+            }),
+          ),
+        },
+      },
+    },
+    async (request, reply) => {
+      const scope = merchantScope(request);
+      const envelope = await deps.db.transaction().execute((trx) => emitSyntheticEvent(deps, trx, scope, request.body.type));
+      return reply.code(201).send(ok({ id: envelope.id, type: envelope.type, event: envelope }));
     },
   );
 };

@@ -98,7 +98,12 @@ export async function resolveWebhookSecretsKey(
 export async function sealPlaintextSecrets(db: Db, box: SecretBox): Promise<number> {
   return db.transaction().execute(async (trx) => {
     let sealed = 0;
-    const endpoints = await trx.selectFrom('webhook_endpoints').select(['id', 'secret_sealed', 'previous_secret_sealed']).forUpdate().execute();
+    const endpoints = await trx
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'secret_sealed', 'previous_secret_sealed'])
+      .where((eb) => eb.or([eb('secret_sealed', 'not like', `${SEALED_PREFIX}%`), eb('previous_secret_sealed', 'not like', `${SEALED_PREFIX}%`)]))
+      .forUpdate()
+      .execute();
     for (const row of endpoints) {
       const current = isSealed(row.secret_sealed) ? null : box.seal(row.secret_sealed, row.id);
       const previous = row.previous_secret_sealed && !isSealed(row.previous_secret_sealed) ? box.seal(row.previous_secret_sealed, row.id) : null;
@@ -110,7 +115,7 @@ export async function sealPlaintextSecrets(db: Db, box: SecretBox): Promise<numb
         .execute();
       sealed += 1;
     }
-    const merchants = await trx.selectFrom('merchants').select(['id', 'webhook_secret']).where('webhook_secret', 'is not', null).forUpdate().execute();
+    const merchants = await trx.selectFrom('merchants').select(['id', 'webhook_secret']).where('webhook_secret', 'not like', `${SEALED_PREFIX}%`).forUpdate().execute();
     for (const row of merchants) {
       if (row.webhook_secret === null || isSealed(row.webhook_secret)) continue;
       await trx.updateTable('merchants').set({ webhook_secret: box.seal(row.webhook_secret, row.id) }).where('id', '=', row.id).execute();

@@ -12,6 +12,10 @@ import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 
 export type { WebhooksDeps } from './endpoints.ts';
 
+// Delivery rows are not inserted here: the trigger `events_enqueue_webhook_delivery` (migration 0100) writes one per
+// subscribed endpoint in the transaction that writes the event (see tables.ts). This module reads them, re-queues
+// them (redeliver, recover) and the dispatcher sends them.
+
 /** `GET /v1/events` looks back this far. */
 export const EVENTS_RETENTION_MS = 30 * 24 * 3600 * 1000;
 

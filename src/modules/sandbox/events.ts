@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import type { Trx } from '../../db/database.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { AppError } from '../../lib/errors.ts';
+import { presentBuyOrder } from '../buy-orders/service.ts';
+import type { BuyOrderRow } from '../buy-orders/tables.ts';
+import { presentDispute } from '../disputes/service.ts';
+import type { DisputeRow } from '../disputes/tables.ts';
+import { recordEvent, type EventEnvelope } from '../events/outbox.ts';
+import { presentPendingFunds } from '../pending-funds/present.ts';
+import type { PendingFundsRow } from '../pending-funds/tables.ts';
+import { presentSellOrder } from '../sell-orders/present.ts';
+import type { SellOrderRow } from '../sell-orders/tables.ts';
+import { presentSettlement } from '../settlements/present.ts';
+import type { SettlementRow } from '../settlements/tables.ts';
+import type { SyntheticEventType } from './event-types.ts';
+
+/**
+ * Sandbox events of the kinds the payment scenarios do not produce (sell orders, buy orders, disputes, pending funds,
+ * settlements), so that `mpay sandbox trigger <type>` can exercise a webhook handler for every event type. No sandbox
+ * flow reaches these resources, so each event describes a synthetic resource (a `sbx_` id, no row behind it) shaped
+ * by the owning module's own presenter, and is written to the outbox exactly as a real one: the same envelope, the
+ * same delivery trigger, `sandbox: true`. Sandbox credentials only.
+ */
+
+const SAMPLE_MICRO_PAY = 10_000_000;
+const SAMPLE_FIAT_MINOR = 35_000;
+const HOUR_MS = 3600_000;
+
+const syntheticId = () => `sbx_${randomUUID()}`;
+
+function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): SellOrderRow {
+  const failed = type === 'sell_order.failed';
+  const completed = type === 'sell_order.completed';
+  return {
+    id: syntheticId(),
+    merchant_id,
+    is_sandbox: true,
+    status: failed ? 'failed' : completed ? 'completed' : 'cash_leg_in_flight',
+    amount_micro_pay: SAMPLE_MICRO_PAY,
+    currency: 'PAY',
+    target_currency: 'THB',
+    target_fiat_amount: SAMPLE_FIAT_MINOR,
+    expires_at: new Date(now.getTime() + 24 * HOUR_MS),
+    matched_buy_order_id: syntheticId(),
+    mint_source_account: null,
+    cash_leg_attempts: failed ? 5 : completed ? 1 : 0,
+    last_cash_leg_attempt_at: failed || completed ? now : null,
+    last_cash_leg_outcome: failed ? 'failed' : completed ? 'verified' : null,
+    failure_reason: failed ? 'cash_leg_retry_exhausted' : null,
+    created_at: new Date(now.getTime() - HOUR_MS),
+    matched_at: now,
+    cash_leg_requested_at: now,
+    completed_at: completed ? now : null,
+    failed_at: failed ? now : null,
+  };
+}
+
+function buyOrder(merchant_id: string, now: Date, type: SyntheticEventType): BuyOrderRow {
+  const status = type === 'buy_order.created' ? 'pending' : (type.slice('buy_order.'.length) as 'matched' | 'cancelled' | 'expired');
+  return {
+    id: syntheticId(),
+    merchant_id,
+    is_sandbox: true,
+    status,
+    amount_micro_pay: SAMPLE_MICRO_PAY,
+    fiat_currency: 'THB',
+    fiat_amount: SAMPLE_FIAT_MINOR,
+    expires_at: new Date(now.getTime() + 24 * HOUR_MS),
+    matched_sell_order_id: status === 'matched' ? syntheticId() : null,
+    mint_transfer_id: null,
+    created_at: now,
+    matched_at: status === 'matched' ? now : null,
+    cancelled_at: status === 'cancelled' ? now : null,
+    expired_at: status === 'expired' ? now : null,
+  };
+}
+
+function dispute(merchant_id: string, now: Date, type: SyntheticEventType): DisputeRow {
+  const status = type.slice('gateway.dispute.'.length) as 'opened' | 'escalated' | 'resolved';
+  return {
+    id: syntheticId(),
+    merchant_id,
+    is_sandbox: true,
+    sell_order_id: syntheticId(),
+    kind: 'merchant_dispute',
+    status,
+    notes: 'sandbox dispute',
+    opened_by_user_id: 'sandbox',
+    outcome: status === 'resolved' ? 'no_action' : null,
+    ledger_effect: status === 'resolved' ? 'none' : null,
+    ledger_amount_micro_pay: null,
+    ledger_transfer_id: null,
+    created_at: now,
+    investigating_at: null,
+    escalated_at: status === 'escalated' ? now : null,
+    resolved_at: status === 'resolved' ? now : null,
+  };
+}
+
+function pendingFunds(merchant_id: string, now: Date, type: SyntheticEventType): PendingFundsRow {
+  const kind = type.slice('pending_funds.'.length);
+  const status = kind === 'validated' ? 'validated_pending_receiver_confirm' : (kind as 'confirmed' | 'failed' | 'expired');
+  return {
+    id: syntheticId(),
+    receiver_merchant_id: merchant_id,
+    is_sandbox: true,
+    status,
+    amount_minor: SAMPLE_MICRO_PAY,
+    payer_reference: 'sbx-payer',
+    fiat_amount_minor: SAMPLE_FIAT_MINOR,
+    fiat_currency: 'THB',
+    receiver_account: { promptpay_id: '0812345678' },
+    receipt_sha256: '0'.repeat(64),
+    content_type: 'image/png',
+    validator_kind: 'null_validator',
+    attempts: 1,
+    unverified_attempts: 0,
+    failure_reason: status === 'failed' ? 'sandbox_simulated_failure' : null,
+    ledger_transfer_id: null,
+    expires_at: new Date(now.getTime() + 72 * HOUR_MS),
+    first_receiver_attempt_at: status === 'confirmed' ? now : null,
+    receiver_window_expires_at: new Date(now.getTime() + 24 * HOUR_MS),
+    created_at: new Date(now.getTime() - HOUR_MS),
+    updated_at: now,
+    validated_at: now,
+    confirmed_at: status === 'confirmed' ? now : null,
+    failed_at: status === 'failed' ? now : null,
+    expired_at: status === 'expired' ? now : null,
+  };
+}
+
+function settlement(merchant_id: string, now: Date, type: SyntheticEventType): SettlementRow {
+  const failed = type === 'settlement.failed';
+  const fee_minor = Math.floor((SAMPLE_FIAT_MINOR * 150) / 10_000);
+  return {
+    id: syntheticId(),
+    merchant_id,
+    is_sandbox: true,
+    currency: 'THB',
+    status: failed ? 'failed' : 'completed',
+    fee_bps: 150,
+    payment_count: 1,
+    gross_minor: SAMPLE_FIAT_MINOR,
+    fee_minor,
+    adjustments_minor: 0,
+    net_minor: SAMPLE_FIAT_MINOR - fee_minor,
+    failure_reason: failed ? 'sandbox_simulated_failure' : null,
+    retry_count: 0,
+    created_at: now,
+    completed_at: failed ? null : now,
+    failed_at: failed ? now : null,
+  };
+}
+
+/** Writes one synthetic sandbox event of `type` to the outbox in the caller's transaction; returns its envelope. */
+export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope: MerchantScope, type: SyntheticEventType): Promise<EventEnvelope> {
+  if (!scope.is_sandbox) throw new AppError('SANDBOX_ONLY', 'The sandbox accepts test or sandbox keys only');
+  const now = deps.clock.now();
+  const base = { merchant_id: scope.merchant_id, is_sandbox: true, type };
+  const resource = type.startsWith('gateway.dispute.') ? 'dispute' : type.slice(0, type.indexOf('.'));
+  switch (resource) {
+    case 'sell_order': {
+      const row = sellOrder(scope.merchant_id, now, type);
+      return recordEvent(trx, now, { ...base, resource_type: 'sell_order', resource_id: row.id, data: { ...presentSellOrder(row) } });
+    }
+    case 'buy_order': {
+      const row = buyOrder(scope.merchant_id, now, type);
+      return recordEvent(trx, now, { ...base, resource_type: 'buy_order', resource_id: row.id, data: { ...presentBuyOrder(row) } });
+    }
+    case 'dispute': {
+      const row = dispute(scope.merchant_id, now, type);
+      return recordEvent(trx, now, { ...base, resource_type: 'dispute', resource_id: row.id, data: { ...presentDispute(row), actor_user_id: 'sandbox' } });
+    }
+    case 'pending_funds': {
+      const row = pendingFunds(scope.merchant_id, now, type);
+      return recordEvent(trx, now, { ...base, resource_type: 'pending_funds', resource_id: row.id, data: presentPendingFunds(row) as unknown as Record<string, unknown> });
+    }
+    default: {
+      const row = settlement(scope.merchant_id, now, type);
+      return recordEvent(trx, now, {
+        ...base,
+        resource_type: 'settlement',
+        resource_id: row.id,
+        data: presentSettlement(row) as unknown as Record<string, unknown>,
+        flat: { settlement_id: row.id, amount: row.net_minor, currency: row.currency, status: row.status, payment_count: row.payment_count },
+      });
+    }
+  }
+}
