@@ -46,6 +46,8 @@ import { SellOrderSchema } from './modules/sell-orders/routes.ts';
 import { BuyOrderSchema } from './modules/buy-orders/routes.ts';
 import { DisputeSchema } from './modules/disputes/routes.ts';
 import { PendingFundsSchema } from './modules/pending-funds/routes.ts';
+import { dashboardAdminRoutes } from './modules/dashboard/admin-routes.ts';
+import { dashboardRoutes } from './modules/dashboard/routes.ts';
 
 export interface ApplicationOptions {
   config: Config;
@@ -176,6 +178,24 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         deps: { ...payments, banks },
         proof_max_bytes: config.proof_max_bytes,
         create_gone_after_sunset: config.payments_create_gone_after_sunset,
+      });
+      // The merchant dashboard (issue 14): the same services as the API, behind dashboard sign-in.
+      const users = { db, clock, public_base_url: config.public_base_url };
+      await server.register(dashboardAdminRoutes, { deps: users });
+      await server.register(dashboardRoutes, {
+        deps: {
+          users,
+          payments: { ...payments, banks },
+          sandbox: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps },
+          webhooks,
+          pending_funds,
+          balance,
+          sell_orders: payouts.sell_orders,
+          buy_orders: payouts.buy_orders,
+          disputes: payouts.disputes,
+          settlements,
+          secure_cookies: config.public_base_url.startsWith('https://'),
+        },
       });
     },
   });

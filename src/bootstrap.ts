@@ -2,12 +2,16 @@ import type { Application } from './app.ts';
 import { createSellerFunding } from './modules/ledger/effects.ts';
 import { createSeller } from './modules/matching/service.ts';
 import { countMerchants, createMerchant, type CreatedMerchant } from './modules/merchants/service.ts';
+import { bootstrapDashboardDemo } from './modules/dashboard/demo.ts';
+
+/** The demo merchant plus its dashboard sign-in (issue 14). */
+export type DemoMerchant = CreatedMerchant & { dashboard?: { email: string; password: string; sign_in_url: string } };
 
 /**
  * First start on an empty store: a demo merchant with keys, a JWT and a webhook secret, plus live demo sellers,
  * so the README's quickstart works at once. Returns what to print, or null when the store already has merchants.
  */
-export async function bootstrapDemo(application: Application): Promise<CreatedMerchant | null> {
+export async function bootstrapDemo(application: Application): Promise<DemoMerchant | null> {
   const { db } = application.database;
   if ((await countMerchants(db)) > 0) return null;
   const demo = await createMerchant({ db, clock: application.clock, secrets: application.secrets.secrets, webhooks: application.webhooks.deps, jwt_max_lifetime_seconds: application.config.jwt_max_lifetime_seconds }, { name: 'Demo Merchant' });
@@ -20,10 +24,10 @@ export async function bootstrapDemo(application: Application): Promise<CreatedMe
     { currency: 'SGD', payment_method: 'bank_transfer', display_name: 'Demo Seller Singapore', liquidity_minor: 10_000_000, rate: '1.34', bank: { code: '7171', account_number: '0123456789', account_name: 'Demo Seller Pte Ltd' } },
   ] as const;
   for (const seller of sellers) await createSeller(db, application.clock, seller, createSellerFunding(application.ledger));
-  return demo;
+  return { ...demo, dashboard: await bootstrapDashboardDemo(application, demo.merchant.id) };
 }
 
-export function firstStartBanner(application: Application, demo: CreatedMerchant | null): string | null {
+export function firstStartBanner(application: Application, demo: DemoMerchant | null): string | null {
   const { generated } = application.secrets;
   if (!demo && !generated.admin_token && !generated.internal_token) return null;
   const lines = ['', '=== mpay: first start on an empty store. These secrets are shown once; keep them. ==='];
@@ -38,6 +42,9 @@ export function firstStartBanner(application: Application, demo: CreatedMerchant
       `  merchant JWT:   ${demo.jwt}`,
       `  webhook secret: ${demo.webhook_secret}`,
     );
+    if (demo.dashboard) {
+      lines.push(`Dashboard: ${demo.dashboard.sign_in_url}`, `  email:          ${demo.dashboard.email}`, `  password:       ${demo.dashboard.password}`);
+    }
   }
   const mint_source = application.config.ledger_mint_source_account;
   lines.push(`Payout mint source (LEDGER_MINT_SOURCE_ACCOUNT): live:issuance:${mint_source}, sandbox:issuance:${mint_source}`);

@@ -9,6 +9,7 @@ import type { FxTables } from '../modules/fx/tables.ts';
 import type { SellOrderTables } from '../modules/sell-orders/tables.ts';
 import type { BuyOrderTables } from '../modules/buy-orders/tables.ts';
 import type { DisputeTables } from '../modules/disputes/tables.ts';
+import type { DashboardTables } from '../modules/dashboard/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -41,6 +42,10 @@ export interface CoreTables {
     expires_at: Date;
     created_at: Date;
     is_sandbox: Generated<boolean>;
+    /** Dashboard sign-ins (migration 0140): the user, the sliding idle deadline, sign-out. */
+    merchant_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+    idle_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+    revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   };
   idempotency_keys: {
     id: Generated<number>;
@@ -78,4 +83,4 @@ export interface CoreTables {
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables {}
+export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables {}

@@ -54,6 +54,18 @@ describe('mpay CLI over the admin routes', () => {
     assert.equal((await mpay(url, 'merchants', 'token', merchant.id, '--mode', 'test')).code, 2);
   });
 
+  it('invites a dashboard user and prints the one-time link (mpay merchants add-user)', async () => {
+    const created = JSON.parse((await mpay(url, '--json', 'merchants', 'create', '--name', 'Dashboard Shop')).stdout);
+    const result = await mpay(url, 'merchants', 'add-user', created.merchant.id, '--email', 'fin@cli.example', '--role', 'finance');
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /dashboard user fin@cli\.example \(finance\) invited/);
+    assert.match(result.stdout, /\/dashboard\/invite\/[0-9A-Za-z]{43}/);
+    const duplicate = await mpay(url, 'merchants', 'add-user', created.merchant.id, '--email', 'fin@cli.example', '--role', 'viewer');
+    assert.equal(duplicate.code, 1);
+    assert.match(duplicate.stderr, /409 MERCHANT_USER_EXISTS/);
+    assert.equal((await mpay(url, 'merchants', 'add-user', created.merchant.id, '--email', 'x@cli.example')).code, 2);
+  });
+
   it('usage errors exit 2', async () => {
     assert.equal((await mpay(url, 'merchants', 'create')).code, 2);
     assert.equal((await mpay(url, 'no-such-command')).code, 2);

@@ -2,12 +2,12 @@ import { parseArgs } from 'node:util';
 import { CliError, type CommandGroup } from '../context.ts';
 
 const merchants: CommandGroup = {
-  summary: 'create merchants and issue merchant JWTs',
+  summary: 'create merchants, issue and revoke merchant JWTs, invite dashboard users',
   usage:
-    'mpay merchants create --name NAME [--webhook-url URL] | mpay merchants token MERCHANT_ID [--user USER_ID] [--mode live|sandbox] [--ttl SECONDS] | mpay merchants revoke-tokens MERCHANT_ID',
+    'mpay merchants create --name NAME [--webhook-url URL] | mpay merchants token MERCHANT_ID [--user USER_ID] [--mode live|sandbox] [--ttl SECONDS] | mpay merchants revoke-tokens MERCHANT_ID | mpay merchants add-user MERCHANT_ID --email EMAIL --role owner|developer|finance|viewer',
   async run(args, context) {
     const [action, ...rest] = args;
-    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, user: { type: 'string' }, mode: { type: 'string' }, ttl: { type: 'string' } }, allowPositionals: true });
+    const { values, positionals } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'webhook-url': { type: 'string' }, user: { type: 'string' }, mode: { type: 'string' }, ttl: { type: 'string' }, email: { type: 'string' }, role: { type: 'string' } }, allowPositionals: true });
     if (action === 'create') {
       if (!values.name) throw new CliError('merchants create needs --name', 2);
       const { body } = await context.request('POST', '/admin/merchants', { body: { name: values.name, ...(values['webhook-url'] ? { webhook_url: values['webhook-url'] } : {}) } });
@@ -41,6 +41,14 @@ const merchants: CommandGroup = {
       if (!merchant_id) throw new CliError('merchants revoke-tokens needs MERCHANT_ID', 2);
       const { body } = await context.request('POST', `/admin/merchants/${merchant_id}/tokens/revoke`, {});
       context.print(body.data, `revoked every JWT and dashboard session of ${merchant_id} issued before ${body.data.tokens_not_before}`);
+      return 0;
+    }
+    if (action === 'add-user') {
+      const [merchant_id] = positionals;
+      if (!merchant_id || !values.email || !values.role) throw new CliError('merchants add-user needs MERCHANT_ID, --email and --role', 2);
+      const { body } = await context.request('POST', `/admin/merchants/${merchant_id}/users`, { body: { email: values.email, role: values.role } });
+      const data = body.data;
+      context.print(data, [`dashboard user ${data.user.email} (${data.user.role}) invited`, `  invitation link (one use, expires ${data.invitation_expires_at}): ${data.invitation_url}`].join('\n'));
       return 0;
     }
     throw new CliError(`usage: ${merchants.usage}`, 2);

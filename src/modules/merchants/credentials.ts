@@ -111,7 +111,8 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         .selectFrom('api_keys')
         .select(['id', 'merchant_id', 'kind'])
         .where('key_hash', '=', key_hash)
-        .where('revoked_at', 'is', null)
+        // A rolled key stays valid until its grace period ends (revoked_at in the future).
+        .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', deps.clock.now())]))
         .executeTakeFirst();
       if (!row) return null;
       const principal: KeyPrincipal = { kind: 'key', merchant_id: row.merchant_id, key_id: row.id, key_kind: row.kind, is_sandbox: row.kind !== 'live' };
@@ -145,11 +146,14 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
       const row = await deps.db
         .selectFrom('merchant_sessions as s')
         .innerJoin('merchants as m', 'm.id', 's.merchant_id')
-        .select(['s.merchant_id', 's.user_id', 's.expires_at', 's.created_at', 's.is_sandbox', 'm.tokens_not_before'])
+        .select(['s.merchant_id', 's.user_id', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 's.is_sandbox', 'm.tokens_not_before'])
         .where('s.token_hash', '=', sha256Hex(token))
         .executeTakeFirst();
-      if (!row || row.expires_at.getTime() <= deps.clock.now().getTime()) return null;
+      const now_ms = deps.clock.now().getTime();
+      if (!row || row.expires_at.getTime() <= now_ms) return null;
       if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
+      // Dashboard sign-ins (issue 14) also end on sign-out and after the idle timeout, and carry the view's mode.
+      if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
       return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.is_sandbox };
     },
 

@@ -1,0 +1,76 @@
+import { html, raw, type Html, type Renderable } from './html.ts';
+import type { Lang, Translate } from './i18n.ts';
+import type { DashboardSession } from './users.ts';
+
+export interface PageContext {
+  lang: Lang;
+  t: Translate;
+  session: DashboardSession | null;
+  /** The request's path and query, for the language switch's way back. */
+  url: string;
+}
+
+export type Section = 'home' | 'payments' | 'balance' | 'settlements' | 'developers' | 'account' | null;
+
+const NAV: { section: Exclude<Section, null>; href: string; key: 'home' | 'payments' | 'balance' | 'settlements' | 'developers' | 'account' }[] = [
+  { section: 'home', href: '/dashboard', key: 'home' },
+  { section: 'payments', href: '/dashboard/payments', key: 'payments' },
+  { section: 'balance', href: '/dashboard/balance', key: 'balance' },
+  { section: 'settlements', href: '/dashboard/settlements', key: 'settlements' },
+  { section: 'developers', href: '/dashboard/developers', key: 'developers' },
+  { section: 'account', href: '/dashboard/account', key: 'account' },
+];
+
+/** Hidden CSRF field for every form a signed-in page renders. */
+export function csrfField(context: PageContext): Html {
+  return html`<input type="hidden" name="_csrf" value="${context.session?.csrf_token ?? ''}">`;
+}
+
+export function flash(message: string | undefined, kind: 'flash' | 'error' = 'flash'): Html {
+  return message ? html`<div class="${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</div>` : html``;
+}
+
+export function statusBadge(status: string): Html {
+  return html`<span class="status status-${status}">${status}</span>`;
+}
+
+export function page(context: PageContext, options: { title: string; section: Section; body: Renderable; charts?: boolean }): string {
+  const { t, session, lang } = context;
+  const other = lang === 'th' ? 'en' : 'th';
+  const lang_link = `/dashboard/lang?to=${other}&back=${encodeURIComponent(context.url)}`;
+  const header = session
+    ? html`<header class="top"><span class="brand">${t('brand')} · ${session.merchant.name}</span>
+<form class="inline" method="post" action="/dashboard/mode">${csrfField(context)}<input type="hidden" name="mode" value="${session.mode === 'live' ? 'sandbox' : 'live'}">
+<span>${t('mode')}: <strong id="current-mode">${t(session.mode)}</strong></span> <button type="submit" id="mode-switch">${t('switch_to', { mode: t(session.mode === 'live' ? 'sandbox' : 'live') })}</button></form>
+<a href="${lang_link}" hreflang="${other}" lang="${other}">${t('language')}</a>
+<form class="inline" method="post" action="/dashboard/sign-out">${csrfField(context)}<button type="submit" id="sign-out">${t('sign_out')}</button></form></header>
+<nav class="main" aria-label="${t('brand')}">${NAV.map((item) => html`<a href="${item.href}"${raw(item.section === options.section ? ' aria-current="page"' : '')}>${t(item.key)}</a>`)}</nav>`
+    : html`<header class="top"><span class="brand">${t('brand')}</span><a href="${lang_link}" hreflang="${other}" lang="${other}">${t('language')}</a></header>`;
+  // Wide tables scroll sideways inside a keyboard-focusable box on a phone, never the page.
+  const body = html`${options.body}`.value.replace(/<table\b/g, '<div class="table-wrap" tabindex="0"><table').replace(/<\/table>/g, '</table></div>');
+  const banner = session?.mode === 'sandbox' ? html`<div class="banner" role="note">${t('sandbox_banner')}</div>` : '';
+  return html`<!doctype html>
+<html lang="${lang}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true,"responseHandling":[{"code":"204","swap":false},{"code":"...","swap":true}]}'>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+<title>${options.title} · ${t('brand')}</title>
+</head>
+<body data-csrf="${session?.csrf_token ?? ''}">
+<a class="skip" href="#main">${t('skip')}</a>
+${header}
+<main id="main">
+${banner}
+${raw(body)}
+${session ? html`<p class="muted">${t('signed_in_as', { email: session.user.email, role: session.user.role })}</p>` : ''}
+</main>
+<script src="/dashboard/assets/htmx.min.js"></script>
+${options.charts ? html`<script src="/dashboard/assets/chart.umd.min.js"></script>` : ''}
+<script src="/dashboard/assets/dashboard.js"></script>
+</body>
+</html>`.value;
+}

@@ -1,0 +1,22 @@
+import type { ColumnType, Generated } from 'kysely';
+
+export type DashboardRole = 'owner' | 'developer' | 'finance' | 'viewer';
+
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+export interface DashboardTables {
+  merchant_users: {
+    id: string;
+    merchant_id: string;
+    email: string;
+    role: DashboardRole;
+    password_hash: Nullable<string>;
+    password_changed_at: Nullable<Date>;
+    invitation_token_hash: Nullable<string>;
+    invitation_expires_at: Nullable<Date>;
+    failed_attempts: Generated<number>;
+    first_failed_at: Nullable<Date>;
+    locked_until: Nullable<Date>;
+    created_at: Date;
+  };
+}

@@ -1,0 +1,262 @@
+import { randomBytes, randomUUID, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import type { Db } from '../../db/database.ts';
+import { iso } from '../../http/schemas.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
+import { AppError, notFound, validation } from '../../lib/errors.ts';
+import type { DashboardRole } from './tables.ts';
+
+/**
+ * Dashboard people and their sessions. Passwords: scrypt (node:crypto) with a per-user salt. Invitations, sessions
+ * and CSRF tokens are random values stored only as SHA-256 hashes (the CSRF token is derived from the session token,
+ * so it needs no storage and dies with the session).
+ */
+export interface UsersDeps {
+  db: Db;
+  clock: Clock;
+  public_base_url: string;
+}
+
+export const ROLES: readonly DashboardRole[] = ['owner', 'developer', 'finance', 'viewer'];
+export const INVITATION_TTL_MS = 72 * 3600 * 1000;
+/** Lock-out: this many failures within the window lock the account for LOCKOUT_MS. */
+export const LOCKOUT_MAX_FAILURES = 5;
+export const LOCKOUT_WINDOW_MS = 15 * 60 * 1000;
+export const LOCKOUT_MS = 15 * 60 * 1000;
+/** A session ends after this long without a request, and in any case this long after sign-in. */
+export const SESSION_IDLE_MS = 30 * 60 * 1000;
+export const SESSION_ABSOLUTE_MS = 12 * 3600 * 1000;
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 200;
+
+const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
+
+function scrypt(password: string, salt: Buffer, options: ScryptOptions & { keylen: number }): Promise<Buffer> {
+  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFKC'), salt, options.keylen, options, (error, key) => (error ? reject(error) : resolve(key))));
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scrypt(password, salt, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${key.toString('base64')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, hash] = stored.split('$');
+  if (scheme !== 'scrypt' || !salt || !hash) return false;
+  const expected = Buffer.from(hash, 'base64');
+  const key = await scrypt(password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p), keylen: expected.length });
+  return timingSafeEqual(key, expected);
+}
+
+/** Spends the same scrypt time on an unknown email as on a known one, so timing does not reveal which emails exist. */
+const DUMMY_HASH = hashPassword(randomBase62(24));
+
+export interface MerchantUserView {
+  id: string;
+  merchant_id: string;
+  email: string;
+  role: DashboardRole;
+  status: 'invited' | 'active';
+  created_at: string;
+}
+
+export interface InvitedUser {
+  user: MerchantUserView;
+  invitation_url: string;
+  invitation_expires_at: string;
+}
+
+function checkPassword(password: string): void {
+  if (password.length < PASSWORD_MIN_LENGTH) throw validation(`The password needs at least ${PASSWORD_MIN_LENGTH} characters`, 'password');
+  if (password.length > PASSWORD_MAX_LENGTH) throw validation(`The password may have at most ${PASSWORD_MAX_LENGTH} characters`, 'password');
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+/** The operator adds a person to a merchant; the answer carries the one-time invitation link (shown only here). */
+export async function inviteMerchantUser(deps: UsersDeps, merchant_id: string, input: { email: string; role: DashboardRole }): Promise<InvitedUser> {
+  const now = deps.clock.now();
+  const email = normalizeEmail(input.email);
+  const token = randomBase62(43);
+  const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
+  const id = randomUUID();
+  await deps.db.transaction().execute(async (trx) => {
+    const merchant = await trx.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
+    if (!merchant) throw notFound('Merchant');
+    const existing = await trx.selectFrom('merchant_users').select('id').where('email', '=', email).executeTakeFirst();
+    if (existing) throw new AppError('MERCHANT_USER_EXISTS', `A dashboard user with email ${email} already exists`);
+    const inserted = await trx
+      .insertInto('merchant_users')
+      .values({ id, merchant_id, email, role: input.role, invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at, created_at: now })
+      // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
+      .onConflict((oc) => oc.column('email').doNothing())
+      .executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw new AppError('MERCHANT_USER_EXISTS', `A dashboard user with email ${email} already exists`);
+  });
+  return {
+    user: { id, merchant_id, email, role: input.role, status: 'invited', created_at: iso(now) },
+    invitation_url: `${deps.public_base_url}/dashboard/invite/${token}`,
+    invitation_expires_at: iso(expires_at),
+  };
+}
+
+export async function findInvitation(deps: UsersDeps, token: string): Promise<{ id: string; email: string } | null> {
+  const row = await deps.db
+    .selectFrom('merchant_users')
+    .select(['id', 'email', 'invitation_expires_at'])
+    .where('invitation_token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || !row.invitation_expires_at || row.invitation_expires_at.getTime() <= deps.clock.now().getTime()) return null;
+  return { id: row.id, email: row.email };
+}
+
+/** Sets the password from an invitation; the token works once (cleared in the same UPDATE that checks it). */
+export async function acceptInvitation(deps: UsersDeps, token: string, password: string): Promise<{ user_id: string }> {
+  checkPassword(password);
+  const password_hash = await hashPassword(password);
+  const now = deps.clock.now();
+  const updated = await deps.db
+    .updateTable('merchant_users')
+    .set({ password_hash, password_changed_at: now, invitation_token_hash: null, invitation_expires_at: null })
+    .where('invitation_token_hash', '=', sha256Hex(token))
+    .where('invitation_expires_at', '>', now)
+    .returning('id')
+    .executeTakeFirst();
+  if (!updated) throw new AppError('UNAUTHORIZED', 'This invitation link is invalid, used or expired');
+  return { user_id: updated.id };
+}
+
+export type SignInResult = { ok: true; user_id: string } | { ok: false; reason: 'invalid' | 'locked'; locked_until?: string };
+
+/**
+ * Checks an email and password. Failures count per user; LOCKOUT_MAX_FAILURES within LOCKOUT_WINDOW_MS lock the
+ * account for LOCKOUT_MS (a correct password is refused meanwhile). The counter is updated under a row lock so
+ * concurrent guesses cannot slip past the limit.
+ */
+export async function checkSignIn(deps: UsersDeps, email: string, password: string): Promise<SignInResult> {
+  const normalized = normalizeEmail(email);
+  const candidate = await deps.db.selectFrom('merchant_users').select(['id', 'password_hash']).where('email', '=', normalized).executeTakeFirst();
+  const matches = await verifyPassword(password.slice(0, PASSWORD_MAX_LENGTH * 4), candidate?.password_hash ?? (await DUMMY_HASH));
+  if (!candidate || !candidate.password_hash) return { ok: false, reason: 'invalid' };
+  return deps.db.transaction().execute(async (trx): Promise<SignInResult> => {
+    const now = deps.clock.now();
+    const user = await trx.selectFrom('merchant_users').selectAll().where('id', '=', candidate.id).forUpdate().executeTakeFirstOrThrow();
+    if (user.locked_until && user.locked_until > now) return { ok: false, reason: 'locked', locked_until: iso(user.locked_until) };
+    if (matches) {
+      await trx.updateTable('merchant_users').set({ failed_attempts: 0, first_failed_at: null, locked_until: null }).where('id', '=', user.id).execute();
+      return { ok: true, user_id: user.id };
+    }
+    const in_window = user.first_failed_at !== null && now.getTime() - user.first_failed_at.getTime() < LOCKOUT_WINDOW_MS;
+    const failed_attempts = in_window ? user.failed_attempts + 1 : 1;
+    if (failed_attempts >= LOCKOUT_MAX_FAILURES) {
+      const locked_until = new Date(now.getTime() + LOCKOUT_MS);
+      await trx.updateTable('merchant_users').set({ failed_attempts: 0, first_failed_at: null, locked_until }).where('id', '=', user.id).execute();
+      return { ok: false, reason: 'locked', locked_until: iso(locked_until) };
+    }
+    await trx
+      .updateTable('merchant_users')
+      .set({ failed_attempts, first_failed_at: in_window ? user.first_failed_at : now })
+      .where('id', '=', user.id)
+      .execute();
+    return { ok: false, reason: 'invalid' };
+  });
+}
+
+export interface DashboardSession {
+  session_id: string;
+  user: { id: string; email: string; role: DashboardRole };
+  merchant: { id: string; name: string };
+  mode: 'live' | 'sandbox';
+  csrf_token: string;
+}
+
+/** The CSRF synchronizer token of a session: derived from the session's secret, so it changes with every session. */
+export function csrfTokenFor(session_token: string): string {
+  return hmacSha256Hex(session_token, 'mpay-dashboard-csrf');
+}
+
+/** Opens a session after a successful sign-in: the token is the cookie value, stored hashed. */
+export async function openSession(deps: UsersDeps, user_id: string): Promise<{ token: string; expires_at: Date }> {
+  const now = deps.clock.now();
+  const user = await deps.db.selectFrom('merchant_users').select(['id', 'merchant_id']).where('id', '=', user_id).executeTakeFirstOrThrow();
+  const token = randomBase62(48);
+  const expires_at = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
+  await deps.db
+    .insertInto('merchant_sessions')
+    .values({
+      id: randomUUID(),
+      token_hash: sha256Hex(token),
+      merchant_id: user.merchant_id,
+      user_id: user.id,
+      merchant_user_id: user.id,
+      is_sandbox: false,
+      expires_at,
+      idle_expires_at: new Date(now.getTime() + SESSION_IDLE_MS),
+      created_at: now,
+    })
+    .execute();
+  return { token, expires_at };
+}
+
+/**
+ * Resolves a dashboard cookie: a signed-in user's session that is not revoked, not past its absolute end and not
+ * idle too long. Each use pushes the idle deadline forward (never past the absolute end).
+ */
+export async function resumeSession(deps: UsersDeps, token: string): Promise<DashboardSession | null> {
+  const now = deps.clock.now();
+  const row = await deps.db
+    .selectFrom('merchant_sessions as s')
+    .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
+    .innerJoin('merchants as m', 'm.id', 's.merchant_id')
+    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 'u.id as user_id', 'u.email', 'u.role', 'm.id as merchant_id', 'm.name as merchant_name'])
+    .where('s.token_hash', '=', sha256Hex(token))
+    .executeTakeFirst();
+  if (!row || row.revoked_at !== null) return null;
+  if (row.expires_at <= now || (row.idle_expires_at !== null && row.idle_expires_at <= now)) return null;
+  const idle = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, row.expires_at.getTime()));
+  await deps.db.updateTable('merchant_sessions').set({ idle_expires_at: idle }).where('id', '=', row.session_id).execute();
+  return {
+    session_id: row.session_id,
+    user: { id: row.user_id, email: row.email, role: row.role },
+    merchant: { id: row.merchant_id, name: row.merchant_name },
+    mode: row.is_sandbox ? 'sandbox' : 'live',
+    csrf_token: csrfTokenFor(token),
+  };
+}
+
+export async function setSessionMode(deps: UsersDeps, session_id: string, mode: 'live' | 'sandbox'): Promise<void> {
+  await deps.db.updateTable('merchant_sessions').set({ is_sandbox: mode === 'sandbox' }).where('id', '=', session_id).execute();
+}
+
+export async function signOut(deps: UsersDeps, session_id: string): Promise<void> {
+  await deps.db.updateTable('merchant_sessions').set({ revoked_at: deps.clock.now() }).where('id', '=', session_id).where('revoked_at', 'is', null).execute();
+}
+
+/** Changes the password after checking the current one; every other session of the user ends. */
+export async function changePassword(deps: UsersDeps, session: DashboardSession, current: string, next: string): Promise<void> {
+  checkPassword(next);
+  const row = await deps.db.selectFrom('merchant_users').select('password_hash').where('id', '=', session.user.id).executeTakeFirstOrThrow();
+  if (!row.password_hash || !(await verifyPassword(current, row.password_hash))) throw new AppError('UNAUTHORIZED', 'The current password is not correct');
+  const password_hash = await hashPassword(next);
+  const now = deps.clock.now();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx.updateTable('merchant_users').set({ password_hash, password_changed_at: now }).where('id', '=', session.user.id).execute();
+    await trx
+      .updateTable('merchant_sessions')
+      .set({ revoked_at: now })
+      .where('merchant_user_id', '=', session.user.id)
+      .where('id', '<>', session.session_id)
+      .where('revoked_at', 'is', null)
+      .execute();
+  });
+}
+
+/** Creates an active user with a password at once (the first start's demo user; tests). */
+export async function createActiveUser(deps: UsersDeps, merchant_id: string, input: { email: string; role: DashboardRole; password: string }): Promise<{ user_id: string }> {
+  const invited = await inviteMerchantUser(deps, merchant_id, input);
+  const token = invited.invitation_url.split('/').pop()!;
+  return acceptInvitation(deps, token, input.password);
+}

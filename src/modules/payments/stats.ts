@@ -1,0 +1,55 @@
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+
+export interface DailyPaymentStats {
+  /** UTC day, YYYY-MM-DD. */
+  day: string;
+  currency: string;
+  count: number;
+  completed_count: number;
+  /** Sum of completed and settled payments, minor units. */
+  completed_amount_minor: number;
+}
+
+const SUCCEEDED = ['completed', 'settled'];
+
+/** Per UTC day and currency since `from`: how many payments were created, how many succeeded and their volume (the dashboard's charts). */
+export async function dailyPaymentStats(db: Db, scope: MerchantScope, from: Date): Promise<DailyPaymentStats[]> {
+  const day = sql<string>`to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')`;
+  const rows = await db
+    .selectFrom('payments')
+    .select([
+      day.as('day'),
+      'currency',
+      (eb) => eb.fn.countAll<string>().as('count'),
+      sql<string>`count(*) filter (where status in (${sql.join(SUCCEEDED)}))`.as('completed_count'),
+      sql<string>`coalesce(sum(amount_minor) filter (where status in (${sql.join(SUCCEEDED)})), 0)`.as('completed_amount_minor'),
+    ])
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('created_at', '>=', from)
+    .groupBy([day, 'currency'])
+    .orderBy('day')
+    .orderBy('currency')
+    .execute();
+  return rows.map((row) => ({
+    day: row.day,
+    currency: row.currency,
+    count: Number(row.count),
+    completed_count: Number(row.completed_count),
+    completed_amount_minor: Number(row.completed_amount_minor),
+  }));
+}
+
+/** The payment id behind a merchant's order id in a mode (order ids are unique per merchant and mode), or null. */
+export async function paymentIdByOrderId(db: Db, scope: MerchantScope, order_id: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('payments')
+    .select('id')
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox)
+    .where('order_id', '=', order_id)
+    .executeTakeFirst();
+  return row?.id ?? null;
+}
