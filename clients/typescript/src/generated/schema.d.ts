@@ -318,6 +318,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/merchants/{id}/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Invite a dashboard user (owner, developer, finance or viewer); the invitation link is shown only here
+         * @description The link `/dashboard/invite/<token>` sets the password once and expires after 72 hours. An email that already has a user is 409 MERCHANT_USER_EXISTS.
+         */
+        post: operations["postAdminMerchantsByIdUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/sellers": {
         parameters: {
             query?: never;
@@ -465,6 +485,535 @@ export interface paths {
         get: operations["getCheckoutStatus"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Home: volume, count and success rate per currency, PAY balance, things that need action */
+        get: operations["getDashboard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Account: change password */
+        get: operations["getDashboardAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/account/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the password (other sessions end) */
+        post: operations["postDashboardAccountPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/api-keys/{id}/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Roll an API key: the new key is shown once, the old one works for a grace period */
+        post: operations["postDashboardApiKeysByIdRoll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/assets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Dashboard scripts and styles (htmx and Chart.js from the package, no CDN) */
+        get: operations["getDashboardAssetsByName"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Balance and PAY: the seven fields, pending funds, sell and buy orders, disputes */
+        get: operations["getDashboardBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/buy-orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a buy order */
+        post: operations["postDashboardBuyOrders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/buy-orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending buy order */
+        post: operations["postDashboardBuyOrdersByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/developers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Developers: API keys, webhook endpoints, deliveries, events */
+        get: operations["getDashboardDevelopers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Open a dispute on a sell order */
+        post: operations["postDashboardDisputes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/disputes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A dispute and its event log */
+        get: operations["getDashboardDisputesById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/invite/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invitation: set a password */
+        get: operations["getDashboardInviteByToken"];
+        put?: never;
+        /** Invitation: set the password (one use) and sign in */
+        post: operations["postDashboardInviteByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/lang": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Switch the dashboard language (cookie) and go back */
+        get: operations["getDashboardLang"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Switch the session between the live and the sandbox view */
+        post: operations["postDashboardMode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payments: filters, id/order id search, cursor paging */
+        get: operations["getDashboardPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payment detail: timeline, legs, QR, checkout link, events and deliveries */
+        get: operations["getDashboardPaymentsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/payments/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payments as CSV (the list's filters, at most 10,000 rows) */
+        get: operations["getDashboardPaymentsExportCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/payments/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sandbox: simulate a payment scenario */
+        post: operations["postDashboardPaymentsSimulate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/pending-funds/{id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Receiver-confirm pending funds with a receipt (multipart `receipt`) */
+        post: operations["postDashboardPendingFundsByIdConfirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/sell-orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a sell order */
+        post: operations["postDashboardSellOrders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/sell-orders/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending sell order */
+        post: operations["postDashboardSellOrdersByIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/sell-orders/{id}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm a sell order's cash leg with evidence (multipart `receipt`) */
+        post: operations["postDashboardSellOrdersByIdConfirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/settlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Settlement batches */
+        get: operations["getDashboardSettlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/settlements/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A settlement batch: payments and fee arithmetic */
+        get: operations["getDashboardSettlementsById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/settlements/{id}/export.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A settlement batch as CSV */
+        get: operations["getDashboardSettlementsByIdExportCsv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/sign-in": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Sign-in page */
+        get: operations["getDashboardSignIn"];
+        put?: never;
+        /** Sign in with email and password (form post); locks the account after repeated failures */
+        post: operations["postDashboardSignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sign out (ends the session) */
+        post: operations["postDashboardSignOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/webhook-deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Redeliver a webhook delivery */
+        post: operations["postDashboardWebhookDeliveriesByIdRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/webhook-deliveries/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Redeliver every failed delivery since a time */
+        post: operations["postDashboardWebhookDeliveriesRecover"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a webhook endpoint (its secret is shown once) */
+        post: operations["postDashboardWebhookEndpoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/dashboard/webhook-endpoints/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rotate a webhook endpoint's secret (the new one is shown once) */
+        post: operations["postDashboardWebhookEndpointsByIdRotate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1497,6 +2046,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "buy_order.partially_filled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * buy_order.partially_filled
+         * @description Part of the buy order was filled (`filled_micro_pay`); PAY for that part was minted; the rest waits. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_buy_order_partially_filled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "gateway.dispute.escalated": {
         parameters: {
             query?: never;
@@ -2159,6 +2728,41 @@ export interface components {
                 };
             };
         };
+        /** @description Forbidden: `FORBIDDEN`, `SANDBOX_ONLY`, `ADMIN_FORBIDDEN`, `PENDING_FUNDS_NOT_RECEIVER`, `SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT` */
+        ForbiddenAnd5More_88a126: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "Forbidden",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "FORBIDDEN" | "SANDBOX_ONLY" | "ADMIN_FORBIDDEN" | "PENDING_FUNDS_NOT_RECEIVER" | "SELL_ORDER_NOT_OWNER" | "GATEWAY_DISPUTE_CROSS_MERCHANT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
         /** @description Gone: `GONE` */
         Gone: {
             headers: {
@@ -2437,6 +3041,38 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description Not found: `NOT_FOUND` */
+        NotFound_a7417b: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "NOT_FOUND",
+                 *         "message": "Not found",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "NOT_FOUND";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Payload too large: `PAYLOAD_TOO_LARGE` */
         PayloadTooLarge: {
             headers: {
@@ -2645,8 +3281,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd19More: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
+        PaymentDuplicateOrderIdAnd20More: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2670,7 +3306,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2679,8 +3315,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd19More_3b3463: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
+        PaymentDuplicateOrderIdAnd20More_52ef90: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2704,7 +3340,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2994,6 +3630,40 @@ export interface components {
                     /** @constant */
                     success: false;
                 };
+            };
+        };
+        /** @description Missing or invalid credential: `UNAUTHORIZED` */
+        Unauthorized_6e621e: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWWAuthenticate"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "UNAUTHORIZED",
+                 *         "message": "Missing or invalid credential",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "UNAUTHORIZED";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
             };
         };
         /** @description Missing or invalid credential: `UNAUTHORIZED` */
@@ -3731,7 +4401,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3813,7 +4483,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3896,7 +4566,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4363,7 +5033,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4516,6 +5186,66 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    postAdminMerchantsByIdUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: email */
+                    email: string;
+                    role: "owner" | "developer" | "finance" | "viewer";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            invitation_expires_at: string;
+                            invitation_url: string;
+                            user: {
+                                /** Format: date-time */
+                                created_at: string;
+                                email: string;
+                                /** Format: uuid */
+                                id: string;
+                                /** Format: uuid */
+                                merchant_id: string;
+                                role: "owner" | "developer" | "finance" | "viewer";
+                                status: "invited" | "active";
+                            };
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     adminCreateSeller: {
         parameters: {
             query?: never;
@@ -4656,7 +5386,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4786,7 +5516,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4858,7 +5588,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["AdminForbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5000,7 +5730,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More_3b3463"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
             413: components["responses"]["PayloadTooLarge_6c4d0d"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -5045,6 +5775,1005 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDashboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardAccountPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardApiKeysByIdRoll: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardAssetsByName: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError"];
+            404: components["responses"]["NotFound_a7417b"];
+            500: components["responses"]["Internal"];
+        };
+    };
+    getDashboardBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardBuyOrders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardBuyOrdersByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardDevelopers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardDisputes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardDisputesById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardInviteByToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardInviteByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardLang: {
+        parameters: {
+            query?: {
+                back?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardMode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardPayments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardPaymentsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardPaymentsExportCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardPaymentsSimulate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardPendingFundsByIdConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardSellOrders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardSellOrdersByIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardSellOrdersByIdConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardSettlements: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardSettlementsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardSettlementsByIdExportCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getDashboardSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardWebhookDeliveriesByIdRedeliver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardWebhookDeliveriesRecover: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    postDashboardWebhookEndpointsByIdRotate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            401: components["responses"]["Unauthorized_6e621e"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
         };
     };
     getHealth: {
@@ -5214,7 +6943,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5299,7 +7028,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5667,7 +7396,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5778,7 +7507,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5926,7 +7655,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6069,7 +7798,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6213,7 +7942,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6481,7 +8210,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -6647,7 +8376,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6736,7 +8465,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -7421,7 +9150,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7567,7 +9296,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    type: "sell_order.cash_leg_requested" | "sell_order.completed" | "sell_order.failed" | "buy_order.created" | "buy_order.matched" | "buy_order.cancelled" | "buy_order.expired" | "gateway.dispute.opened" | "gateway.dispute.escalated" | "gateway.dispute.resolved" | "pending_funds.validated" | "pending_funds.confirmed" | "pending_funds.failed" | "pending_funds.expired" | "settlement.completed" | "settlement.failed" | "settlement.adjusted";
+                    type: "sell_order.cash_leg_requested" | "sell_order.completed" | "sell_order.failed" | "buy_order.created" | "buy_order.partially_filled" | "buy_order.matched" | "buy_order.cancelled" | "buy_order.expired" | "gateway.dispute.opened" | "gateway.dispute.escalated" | "gateway.dispute.resolved" | "pending_funds.validated" | "pending_funds.confirmed" | "pending_funds.failed" | "pending_funds.expired" | "settlement.completed" | "settlement.failed" | "settlement.adjusted";
                 };
             };
         };
@@ -7665,7 +9394,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8126,7 +9855,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8173,7 +9902,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8255,7 +9984,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8299,7 +10028,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8413,7 +10142,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd19More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8829,6 +10558,54 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "buy_order.matched";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_buy_order_partially_filled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["BuyOrder"];
+                    /** @constant */
+                    event: "buy_order.partially_filled";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "buy_order.partially_filled";
                 };
             };
         };
