@@ -61,6 +61,9 @@ async function authenticate(request: FastifyRequest, authenticator: Authenticato
           })();
       const resolved = await principal;
       if (!resolved) throw new AppError('UNAUTHORIZED', 'Missing or invalid merchant token or session');
+      if (!resolved.may_move_money && request.method !== 'GET' && request.method !== 'HEAD') {
+        throw new AppError('FORBIDDEN', "This dashboard user's role may read but not move money (owner or finance only)");
+      }
       return resolved;
     }
     case 'admin': {

@@ -7,9 +7,20 @@ export type ModeRule = 'any' | 'live_only' | 'sandbox_only';
 
 export type KeyKind = 'live' | 'test' | 'sandbox';
 
+/** Dashboard roles that may move money (sell, buy, dispute): the dashboard's `money` permission and the /v1 rule for its sessions. */
+export const MONEY_ROLES: readonly string[] = ['owner', 'finance'];
+
 export type Principal =
   | { kind: 'key'; merchant_id: string; key_id: string; key_kind: KeyKind; is_sandbox: boolean }
-  | { kind: 'merchant'; merchant_id: string; user_id: string; via: 'jwt' | 'session'; is_sandbox: boolean }
+  | {
+      kind: 'merchant';
+      merchant_id: string;
+      user_id: string;
+      via: 'jwt' | 'session';
+      is_sandbox: boolean;
+      /** False for a dashboard user whose role may not move money (developer, viewer): such a session only reads /v1 routes. */
+      may_move_money: boolean;
+    }
   | { kind: 'admin'; actor_user_id: string; actor_role: string }
   | { kind: 'internal' }
   | { kind: 'public' };

@@ -27,6 +27,23 @@ describe('dashboard roles, pages and the services behind them', () => {
   const liveKeyId = async () =>
     (await t.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchant.id).where('kind', '=', 'live').where('revoked_at', 'is', null).executeTakeFirstOrThrow()).id;
 
+  it('a dashboard session on the /v1 merchant routes keeps its role: viewer and developer read, only money roles write', async () => {
+    const sell = { amount_micro_pay: 1_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 3_500 };
+    const call = (browser: Browser, method: 'GET' | 'POST', url: string) =>
+      t.request({ method, url, headers: { cookie: browser.cookie, 'idempotency-key': crypto.randomUUID() }, ...(method === 'POST' ? { payload: sell } : {}) });
+    for (const browser of [viewer, developer]) {
+      assert.equal((await call(browser, 'GET', '/v1/merchant-sell-orders')).statusCode, 200);
+      const refused = await call(browser, 'POST', '/v1/merchant-sell-orders');
+      assert.equal(refused.statusCode, 403, refused.body);
+      assert.equal(refused.json().error.code, 'FORBIDDEN');
+    }
+    assert.equal(await t.db.selectFrom('sell_orders').select('id').where('merchant_id', '=', merchant.id).execute().then((rows) => rows.length), 0, 'nothing was written');
+    // Finance passes the role check (and then meets the business rule: no PAY to sell yet).
+    const allowed = await call(finance, 'POST', '/v1/merchant-sell-orders');
+    assert.equal(allowed.statusCode, 409, allowed.body);
+    assert.equal(allowed.json().error.code, 'SELL_ORDER_INSUFFICIENT_BALANCE');
+  });
+
   it('every role reads every page; a viewer sees no forms that change anything', async () => {
     for (const browser of [owner, viewer, finance, developer]) {
       for (const url of ['/dashboard', '/dashboard/payments', '/dashboard/balance', '/dashboard/settlements', '/dashboard/developers', '/dashboard/account']) {

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_STATUS } from '../../http/errors.ts';
+import { MONEY_ROLES } from '../../http/principal.ts';
 import { constantTimeEqual, randomBase62 } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { html } from './html.ts';
@@ -17,7 +18,7 @@ export const PERMISSIONS: Record<Permission, readonly DashboardRole[]> = {
   keys: ['owner', 'developer'],
   webhooks: ['owner', 'developer'],
   simulate: ['owner', 'developer'],
-  money: ['owner', 'finance'],
+  money: MONEY_ROLES as readonly DashboardRole[],
 };
 
 export function can(session: DashboardSession, permission: Permission): boolean {

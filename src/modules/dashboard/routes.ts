@@ -87,7 +87,9 @@ interface GuardOptions {
 const NOTICES: readonly MessageKey[] = ['redelivered', 'done', 'password_changed'];
 
 const PAYMENT_ID = new RegExp(PAYMENT_ID_PATTERN);
-const PAGE_SCHEMA = (summary: string) => ({ tags: ['dashboard'], summary, produces: ['text/html'] });
+// Pages for people, not the integrators' API: kept out of /openapi.json (and so out of the SDK, the fuzz and security suites,
+// which test/dashboard covers instead).
+const PAGE_SCHEMA = (summary: string) => ({ hide: true, tags: ['dashboard'], summary, produces: ['text/html'] });
 const DAY_MS = 24 * 3600 * 1000;
 const CSV_MAX_ROWS = 10_000;
 
@@ -198,7 +200,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
       }
       const scope: MerchantScope = { merchant_id: session.merchant.id, is_sandbox: session.mode === 'sandbox' };
       // The API's shared helpers (idempotency) read the caller from the principal.
-      request.principal = { kind: 'merchant', merchant_id: scope.merchant_id, user_id: session.user.id, via: 'session', is_sandbox: scope.is_sandbox };
+      request.principal = { kind: 'merchant', merchant_id: scope.merchant_id, user_id: session.user.id, via: 'session', is_sandbox: scope.is_sandbox, may_move_money: can(session, 'money') };
       try {
         return await handler({ request, reply, session, context, scope, form, file });
       } catch (error) {
@@ -227,7 +229,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
 
   // ---- static assets, language, sign-in, invitation ----
 
-  app.get('/dashboard/assets/:name', { config: { auth: 'public', rate_limit: false, errors: [404] }, schema: { tags: ['dashboard'], summary: 'Dashboard scripts and styles (htmx and Chart.js from the package, no CDN)', params: Type.Object({ name: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
+  app.get('/dashboard/assets/:name', { config: { auth: 'public', rate_limit: false, errors: [404] }, schema: { hide: true, tags: ['dashboard'], summary: 'Dashboard scripts and styles (htmx and Chart.js from the package, no CDN)', params: Type.Object({ name: Type.String({ maxLength: 64 }) }) } }, async (request, reply) => {
     const file = asset(request.params.name);
     if (!file) return reply.status(404).type('text/plain').send('not found');
     return reply.header('Cache-Control', 'public, max-age=3600').header('X-Content-Type-Options', 'nosniff').type(file.type).send(file.body);

@@ -2,7 +2,7 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { constantTimeEqual, randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import type { Authenticator, KeyKind, Principal } from '../../http/principal.ts';
+import { MONEY_ROLES, type Authenticator, type KeyKind, type Principal } from '../../http/principal.ts';
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
 const KEY_PATTERN = /^svc_(live|test|sandbox)_[0-9A-Za-z]{32,128}$/;
@@ -136,7 +136,7 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         const merchant = await tokensNotBefore(merchant_id);
         if (!merchant) return null;
         if (merchant.not_before && payload.iat * 1000 < merchant.not_before.getTime()) return null;
-        return { kind: 'merchant', merchant_id, user_id: payload.sub, via: 'jwt', is_sandbox: mode === 'sandbox' };
+        return { kind: 'merchant', merchant_id, user_id: payload.sub, via: 'jwt', is_sandbox: mode === 'sandbox', may_move_money: true };
       } catch {
         return null;
       }
@@ -146,7 +146,8 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
       const row = await deps.db
         .selectFrom('merchant_sessions as s')
         .innerJoin('merchants as m', 'm.id', 's.merchant_id')
-        .select(['s.merchant_id', 's.user_id', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 's.is_sandbox', 'm.tokens_not_before'])
+        .leftJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
+        .select(['s.merchant_id', 's.user_id', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 's.is_sandbox', 'm.tokens_not_before', 'u.role'])
         .where('s.token_hash', '=', sha256Hex(token))
         .executeTakeFirst();
       const now_ms = deps.clock.now().getTime();
@@ -154,7 +155,9 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
       if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
       // Dashboard sign-ins (issue 14) also end on sign-out and after the idle timeout, and carry the view's mode.
       if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
-      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.is_sandbox };
+      // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
+      const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);
+      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.is_sandbox, may_move_money };
     },
 
     isAdminToken(token) {
