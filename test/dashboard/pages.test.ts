@@ -157,6 +157,16 @@ describe('dashboard roles, pages and the services behind them', () => {
     const next = /id="endpoint-secret">(whsec_[^<]+)</.exec(rotated.body)?.[1];
     assert.ok(next && next !== secret);
     assert.equal((await viewer.post(`/dashboard/webhook-endpoints/${endpoint.id}/rotate`)).statusCode, 403);
+    // Reveal shows the current (newest) secret to a developer, never to a viewer or another merchant's session.
+    const revealed = await developer.post(`/dashboard/webhook-endpoints/${endpoint.id}/reveal`);
+    assert.equal(revealed.statusCode, 200);
+    assert.equal(/id="endpoint-secret">(whsec_[^<]+)</.exec(revealed.body)?.[1], next);
+    const peek = await viewer.post(`/dashboard/webhook-endpoints/${endpoint.id}/reveal`);
+    assert.equal(peek.statusCode, 403);
+    assert.doesNotMatch(peek.body, /whsec_/);
+    await developer.post('/dashboard/mode', { mode: 'live' });
+    assert.equal((await developer.post(`/dashboard/webhook-endpoints/${endpoint.id}/reveal`)).statusCode, 404, 'a sandbox endpoint is not visible from the live view');
+    await developer.post('/dashboard/mode', { mode: 'sandbox' });
     const bad = await developer.post('/dashboard/webhook-endpoints', { url: 'not a url' });
     assert.equal(bad.statusCode, 400);
   });

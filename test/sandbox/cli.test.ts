@@ -5,18 +5,10 @@ import { after, before, describe, it } from 'node:test';
 import { verifyWebhook } from '../../src/webhook-verify.js';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { runMpay } from '../helpers/cli.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 const CLI = new URL('../../src/cli/main.ts', import.meta.url).pathname;
-
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
 
 describe('mpay sandbox trigger and mpay listen', () => {
   let t: TestApp;
@@ -36,37 +28,37 @@ describe('mpay sandbox trigger and mpay listen', () => {
   });
 
   it('sandbox trigger plays a scenario and prints the terminal payment', async () => {
-    const result = await runCli(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'matched_partial_fill', '--amount', '20000']);
+    const result = await runMpay(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'matched_partial_fill', '--amount', '20000']);
     assert.equal(result.code, 0, result.stderr);
     const data = JSON.parse(result.stdout);
     assert.equal(data.scenario, 'matched_partial_fill');
     assert.equal(data.payment.status, 'completed');
     assert.deepEqual(data.payment.match_details.map((leg: any) => leg.allocated_fiat_amount), [13000, 7000]);
-    const human = await runCli(['--url', base, '--api-key', merchant.test, 'sandbox', 'trigger', 'expired']);
+    const human = await runMpay(['--url', base, '--api-key', merchant.test, 'sandbox', 'trigger', 'expired']);
     assert.match(human.stdout, /^expired: payment sbx_\S+ is expired/);
-    const live = await runCli(['--url', base, '--api-key', merchant.live, 'sandbox', 'trigger', 'expired']);
+    const live = await runMpay(['--url', base, '--api-key', merchant.live, 'sandbox', 'trigger', 'expired']);
     assert.equal(live.code, 1);
     assert.match(live.stderr, /403 SANDBOX_ONLY/);
-    const unknown = await runCli(['--url', base, '--api-key', merchant.sandbox, 'sandbox', 'trigger', 'refund']);
+    const unknown = await runMpay(['--url', base, '--api-key', merchant.sandbox, 'sandbox', 'trigger', 'refund']);
     assert.equal(unknown.code, 2);
   });
 
   it('sandbox trigger covers every event type: payment types through their scenario, the others through POST /v1/sandbox/events', async () => {
-    const listed = await runCli(['--json', 'sandbox', 'trigger', '--list']);
+    const listed = await runMpay(['--json', 'sandbox', 'trigger', '--list']);
     assert.equal(listed.code, 0, listed.stderr);
     const { event_types } = JSON.parse(listed.stdout);
     for (const prefix of ['payment.', 'sell_order.', 'buy_order.', 'gateway.dispute.', 'pending_funds.', 'settlement.']) {
       assert.ok(event_types.some((type: string) => type.startsWith(prefix)), prefix);
     }
-    const sell = await runCli(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'sell_order.completed']);
+    const sell = await runMpay(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'sell_order.completed']);
     assert.equal(sell.code, 0, sell.stderr);
     const emitted = JSON.parse(sell.stdout);
     assert.equal(emitted.type, 'sell_order.completed');
     assert.equal(emitted.event.sandbox, true);
     assert.equal(emitted.event.data.status, 'completed');
-    const paid = await runCli(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'payment.failed']);
+    const paid = await runMpay(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'payment.failed']);
     assert.equal(JSON.parse(paid.stdout).payment.status, 'failed');
-    const live = await runCli(['--url', base, '--api-key', merchant.live, 'sandbox', 'trigger', 'buy_order.matched']);
+    const live = await runMpay(['--url', base, '--api-key', merchant.live, 'sandbox', 'trigger', 'buy_order.matched']);
     assert.equal(live.code, 1);
     assert.match(live.stderr, /403 SANDBOX_ONLY/);
   });
@@ -119,7 +111,7 @@ describe('mpay sandbox trigger and mpay listen', () => {
     } finally {
       await real.close();
     }
-    const live = await runCli(['--url', base, '--api-key', merchant.live, 'listen', '--port', '0']);
+    const live = await runMpay(['--url', base, '--api-key', merchant.live, 'listen', '--port', '0']);
     assert.equal(live.code, 1);
     assert.match(live.stderr, /WEBHOOK_URL_FORBIDDEN|test or sandbox key/);
   });

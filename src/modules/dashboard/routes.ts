@@ -22,7 +22,7 @@ import { SCENARIOS, simulatePayment, type SandboxDeps, type Scenario } from '../
 import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, listSellOrders, type SellOrdersDeps } from '../sell-orders/service.ts';
 import { csvCell } from '../settlements/present.ts';
 import { exportSettlementCsv, getSettlement, listSettlementPayments, listSettlements, type SettlementsDeps } from '../settlements/service.ts';
-import { createEndpoint, listEndpoints, rotateEndpointSecret, type WebhooksDeps } from '../webhooks/endpoints.ts';
+import { createEndpoint, listEndpoints, revealEndpointSecret, rotateEndpointSecret, type WebhooksDeps } from '../webhooks/endpoints.ts';
 import { listDeliveries, listEvents, recoverSince, redeliver } from '../webhooks/service.ts';
 import { asset } from './assets.ts';
 import {
@@ -570,6 +570,12 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   post('/dashboard/webhook-endpoints/:id/rotate', 'Rotate a webhook endpoint\'s secret (the new one is shown once)', { permission: 'webhooks' }, async (signed) => {
     const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, (signed.request.params as { id: string }).id);
     const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
+    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
+  });
+
+  post('/dashboard/webhook-endpoints/:id/reveal', 'Show a webhook endpoint\'s current signing secret', { permission: 'webhooks' }, async (signed) => {
+    const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, (signed.request.params as { id: string }).id);
+    const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
   });
 

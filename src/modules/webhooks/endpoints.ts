@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
@@ -222,6 +223,18 @@ async function rotate(deps: WebhooksDeps, trx: Trx, row: EndpointRow, grace_seco
 /** New secret shown once; the old one keeps signing beside it for `grace_seconds` (default 24 h). */
 export async function rotateEndpointSecret(deps: WebhooksDeps, scope: MerchantScope, id: string, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<EndpointWithSecret> {
   return deps.db.transaction().execute(async (trx) => rotate(deps, trx, await findEndpoint(trx, scope, id, true), grace_seconds));
+}
+
+/**
+ * The current signing secret, for a signed-in developer who lost it (the dashboard's "reveal"). Secrets are sealed at
+ * rest, not hashed, precisely so the service can sign with them; showing one to its own merchant reveals nothing new.
+ */
+export async function revealEndpointSecret(deps: WebhooksDeps, scope: MerchantScope, id: string): Promise<EndpointWithSecret> {
+  const row = await findEndpoint(deps.db, scope, id, false);
+  const now = deps.clock.now();
+  const [secret] = signingSecrets(deps.box, row, now);
+  assert(secret !== undefined, 'an endpoint always has a current secret');
+  return { ...presentEndpoint(row, now), secret };
 }
 
 /** The secrets a delivery is signed with now: the newest first, then the previous one while its overlap lasts. */

@@ -30,7 +30,7 @@ export function developersPage(context: PageContext, model: DevelopersModel): st
     );
   const endpoints = model.endpoints.map(
     (endpoint) => html`<tr><td class="mono">${endpoint.url}</td><td>${endpoint.enabled_events.join(', ')}</td><td>${endpoint.description ?? ''}</td><td>${endpoint.disabled ? 'disabled' : 'enabled'}${endpoint.previous_secret_expires_at ? html`<br><span class="muted">${when(endpoint.previous_secret_expires_at)}</span>` : ''}</td>
-<td>${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-endpoints/${endpoint.id}/rotate">${csrfField(context)}<button type="submit" class="secondary rotate-secret">${t('rotate_secret')}</button></form>` : ''}</td></tr>`,
+<td>${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-endpoints/${endpoint.id}/rotate">${csrfField(context)}<button type="submit" class="secondary rotate-secret">${t('rotate_secret')}</button></form><form method="post" action="/dashboard/webhook-endpoints/${endpoint.id}/reveal">${csrfField(context)}<button type="submit" class="secondary reveal-secret">${t('reveal_secret')}</button></form>` : ''}</td></tr>`,
   );
   return page(context, {
     title: t('developers'),
