@@ -185,6 +185,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       await server.register(dashboardRoutes, {
         deps: {
           users,
+          key_cache,
           payments: { ...payments, banks },
           sandbox: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps },
           webhooks,

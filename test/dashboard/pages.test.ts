@@ -87,6 +87,11 @@ describe('dashboard roles, pages and the services behind them', () => {
     developer = await signIn(t, 'developer@roles.example');
     const again = await developer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1' });
     assert.equal(again.statusCode, 403, 'a rolled key does not roll twice');
+    // A roll with no grace ends the old key at once, although this process had just cached it.
+    const new_key_id = await liveKeyId();
+    assert.equal((await t.call('GET', '/v1/payments', new_key)).statusCode, 200);
+    assert.equal((await developer.post(`/dashboard/api-keys/${new_key_id}/roll`, { grace_hours: '0' })).statusCode, 200);
+    assert.equal((await t.call('GET', '/v1/payments', new_key)).statusCode, 401);
     const foreign = (await t.db.selectFrom('api_keys').select('id').where('merchant_id', '=', other.id).executeTakeFirstOrThrow()).id;
     assert.equal((await owner.post(`/dashboard/api-keys/${foreign}/roll`, { grace_hours: '1' })).statusCode, 404, 'another merchant\'s key is not found');
   });

@@ -11,6 +11,7 @@ import { CURRENCIES, isCurrency, type Currency } from '../../lib/money.ts';
 import { merchantBalance, type BalanceDeps } from '../balance/service.ts';
 import { cancelBuyOrder, createBuyOrder, listBuyOrders, type BuyOrdersDeps } from '../buy-orders/service.ts';
 import { getMerchantDispute, listMerchantDisputes, openMerchantDispute, type DisputesDeps } from '../disputes/service.ts';
+import type { ApiKeyCache } from '../merchants/credentials.ts';
 import { listApiKeys, rollApiKey } from '../merchants/keys.ts';
 import { getCheckoutForMerchant } from '../payments/checkout.ts';
 import { getPayment, listPayments, type PaymentsDeps } from '../payments/service.ts';
@@ -53,6 +54,8 @@ import { acceptInvitation, changePassword, checkSignIn, findInvitation, openSess
 
 export interface DashboardDeps {
   users: UsersDeps;
+  /** API key rolls forget the process's key cache. */
+  key_cache: ApiKeyCache;
   payments: PaymentsDeps & { banks: BankDirectory };
   sandbox: SandboxDeps & { db: Db };
   webhooks: WebhooksDeps;
@@ -546,7 +549,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   post('/dashboard/api-keys/:id/roll', 'Roll an API key: the new key is shown once, the old one works for a grace period', { permission: 'keys' }, async (signed) => {
     const hours = Number(signed.form['grace_hours'] ?? '24');
     if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw new AppError('VALIDATION_ERROR', 'grace_hours must be a whole number from 0 to 168', [{ field: 'grace_hours', message: 'out of range' }]);
-    const rolled = await rollApiKey(deps.users, signed.scope.merchant_id, (signed.request.params as { id: string }).id, hours * 3600);
+    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, (signed.request.params as { id: string }).id, hours * 3600);
     const { t } = signed.context;
     const revealed = html`${t('rolled', { kind: rolled.key.kind })}<span class="secret" id="new-key">${rolled.raw_key}</span><br>${t('rolled_grace', { until: rolled.previous.expires_at ?? '' })}`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));

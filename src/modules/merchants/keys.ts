@@ -4,7 +4,7 @@ import type { KeyKind } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { generateApiKey } from './credentials.ts';
+import { generateApiKey, type ApiKeyCache } from './credentials.ts';
 
 export const DEFAULT_KEY_ROLL_GRACE_SECONDS = 24 * 3600;
 export const MAX_KEY_ROLL_GRACE_SECONDS = 7 * 24 * 3600;
@@ -43,7 +43,7 @@ export async function listApiKeys(deps: { db: Db; clock: Clock }, merchant_id: s
  * for `grace_seconds` (0 revokes it at once). Only an active key rolls; rolling it twice at once, one loses with 409.
  */
 export async function rollApiKey(
-  deps: { db: Db; clock: Clock },
+  deps: { db: Db; clock: Clock; key_cache?: ApiKeyCache | undefined },
   merchant_id: string,
   key_id: string,
   grace_seconds = DEFAULT_KEY_ROLL_GRACE_SECONDS,
@@ -52,7 +52,7 @@ export async function rollApiKey(
     throw new AppError('VALIDATION_ERROR', `grace_seconds must be 0 to ${MAX_KEY_ROLL_GRACE_SECONDS}`, [{ field: 'grace_seconds', message: 'out of range' }]);
   }
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  const rolled = await deps.db.transaction().execute(async (trx) => {
     const old = await trx.selectFrom('api_keys').selectAll().where('id', '=', key_id).where('merchant_id', '=', merchant_id).forUpdate().executeTakeFirst();
     if (!old) throw notFound('API key');
     if (old.revoked_at !== null) throw new AppError('FORBIDDEN', 'This key was already rolled or revoked; roll its successor');
@@ -67,4 +67,7 @@ export async function rollApiKey(
       previous: present({ ...old, revoked_at }, now),
     };
   });
+  // This process re-reads the merchant's keys at once (the old key's grace end included); others within the cache's TTL.
+  deps.key_cache?.forgetMerchant(merchant_id);
+  return rolled;
 }
