@@ -3,24 +3,15 @@ import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { nullValidator } from '../../src/modules/validators/null-validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { decodeQr, uniquePng } from '../helpers/files.ts';
-import { CHROMIUM_PATH, chromiumMissing } from '../helpers/chromium.ts';
+import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
 
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** MPAY_CHECKOUT_SCREENSHOT=path saves the page as the buyer first sees it (docs/checkout.png is made this way). */
 const SCREENSHOT = process.env['MPAY_CHECKOUT_SCREENSHOT'];
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, () => {
   let t: TestApp;
@@ -41,7 +32,7 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     shop = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Thanks for your order</h1>'));
     await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
     shop_url = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/return`;
-    browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

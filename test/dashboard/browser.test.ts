@@ -1,29 +1,20 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
 import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { addUser, PASSWORD } from './helpers.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 /** Screenshots of every page at both widths (gitignored; docs/dashboard-*.png are copies of two of them). */
 const ARTIFACTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname;
 const WIDTHS = [390, 1280] as const;
 const PNG_RECEIPT = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 7, 7, 7]);
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-describe('merchant dashboard in headless Chromium', () => {
+describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() }, () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let browser: Browser;
@@ -34,7 +25,6 @@ describe('merchant dashboard in headless Chromium', () => {
   const visited = new Map<string, string>();
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
     mkdirSync(ARTIFACTS, { recursive: true });
     const port = await freePort();
     base_url = `http://127.0.0.1:${port}`;
@@ -63,7 +53,7 @@ describe('merchant dashboard in headless Chromium', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     receiver_url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

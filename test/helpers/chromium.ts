@@ -1,4 +1,7 @@
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
 
 /** Debian's `chromium` package, or CHROMIUM_PATH. */
 export const CHROMIUM_PATH = process.env['CHROMIUM_PATH'] || '/usr/bin/chromium';
@@ -14,4 +17,20 @@ export function chromiumMissing(): string | undefined {
     `\n*** BROWSER TESTS SKIPPED: ${reason}. Enable them: sudo apt-get install chromium (./scripts/setup.sh does it when run as root), or set CHROMIUM_PATH. ***\n\n`,
   );
   return reason;
+}
+
+/** Headless, and nothing that reaches for the network on its own (this machine's network is closed). */
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
+}
+
+/** A free loopback port, so the app can listen where its PUBLIC_BASE_URL says before it starts. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
