@@ -75,6 +75,8 @@ export interface Application {
   ledger: Ledger;
   /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
   payouts: Payouts;
+  /** The balance module's dependencies (tests run its hourly recalculation directly). */
+  balance: BalanceDeps;
   /** Webhook endpoints' deps (secret box, SSRF switch), the dispatcher's, and the worker's dispatcher. */
   webhooks: { deps: WebhooksDeps; dispatch: DispatcherDeps; dispatcher: WebhookDispatcher };
   close(): Promise<void>;
@@ -238,6 +240,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     validator,
     ledger,
     payouts,
+    balance,
     webhooks: { deps: webhooks, dispatch, dispatcher },
     async close() {
       await stopListening?.();

@@ -21,16 +21,7 @@ describe('merchant balance and the admin deficit view', () => {
     t = await startTestApp();
     merchant = await t.createMerchant('Balance');
     other = await t.createMerchant('Other');
-    const config = t.application.config;
-    deps = {
-      db: t.db,
-      clock: t.clock,
-      ledger: t.application.ledger,
-      apr_bps: config.balance_apr_bps,
-      entry_fee_usd: config.balance_entry_fee_usd,
-      grace_days: config.balance_deficit_grace_days,
-      threshold_bps: config.balance_buffer_threshold_bps,
-    };
+    deps = t.application.balance;
   });
   after(() => t.close());
 

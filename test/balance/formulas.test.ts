@@ -41,7 +41,7 @@ describe('balance: each field from its formula', () => {
     assert.equal((await createPendingFunds(t, merchant.id, 60 * PAY)).statusCode, 201);
     assert.equal((await createPendingFunds(t, merchant.id, 38 * PAY)).statusCode, 201);
 
-    await recalcBufferThresholds(await balanceDeps(t));
+    await recalcBufferThresholds(t.application.balance);
     const admin = (await t.admin('GET', `/admin/merchants/${merchant.id}/deficit`)).json().data;
     // available 100, buffer 5, net obligation 98; volume 100 -> threshold 10;
     // deficit = max(0, 10 - (100 + 5 - 98)) = 3 PAY; countdown = 7 days (the deficit began now).
@@ -70,21 +70,9 @@ describe('balance: each field from its formula', () => {
 
     // 4 more PAY in the buffer: 10 - (100 + 9 - 98) = -1 -> no deficit, countdown cleared.
     await adjust({ amount_micro_pay: 4 * PAY, account: 'buffer' });
-    await recalcBufferThresholds(await balanceDeps(t));
+    await recalcBufferThresholds(t.application.balance);
     const after_topup = (await t.admin('GET', `/admin/merchants/${merchant.id}/deficit`)).json().data;
     assert.deepEqual([after_topup.buffer_micro_pay, after_topup.deficit_micro_pay, after_topup.countdown_days], [9 * PAY, 0, null]);
   });
 });
 
-async function balanceDeps(t: TestApp) {
-  const config = t.application.config;
-  return {
-    db: t.db,
-    clock: t.clock,
-    ledger: t.application.ledger,
-    apr_bps: config.balance_apr_bps,
-    entry_fee_usd: config.balance_entry_fee_usd,
-    grace_days: config.balance_deficit_grace_days,
-    threshold_bps: config.balance_buffer_threshold_bps,
-  };
-}
