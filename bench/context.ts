@@ -69,7 +69,7 @@ export async function openBenchContext(options: { pglite: boolean; connections: 
   await sql`create table bench_rows (id uuid primary key, order_id text not null, amount_minor bigint not null, created_at timestamptz not null)`.execute(db);
   registerBaselines(application);
   const base_url = await application.app.listen({ port: 0, host: '127.0.0.1' });
-  const merchant = await createMerchant({ db, clock: application.clock, secrets: application.secrets.secrets }, { name: 'Bench' });
+  const merchant = await createMerchant(application.merchants, { name: 'Bench' });
 
   const loader: ChildProcess = fork(new URL('./load.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   let pending: { resolve: (result: LoadResult) => void; reject: (error: Error) => void } | undefined;

@@ -145,7 +145,7 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
 
 /** POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up). */
 async function confirmRows(context: BenchContext): Promise<Row[]> {
-  const receiver = await createMerchant({ db: context.database.db, clock: context.application.clock, secrets: context.application.secrets.secrets }, { name: 'Bench receiver' });
+  const receiver = await createMerchant(context.application.merchants, { name: 'Bench receiver' });
   const receipt = { receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'), content_type: 'image/png' };
   const count = context.kind === 'pglite' ? 200 : 500;
   const ids: string[] = [];
@@ -185,7 +185,7 @@ async function matcherRows(context: BenchContext): Promise<Row[]> {
   const { db } = context.database;
   const orders = context.kind === 'pglite' ? 500 : 2000;
   const batch_size = 200;
-  const deps = { db, clock: context.application.clock, secrets: context.application.secrets.secrets };
+  const deps = context.application.merchants;
   const seller_id = (await createMerchant(deps, { name: 'Bench sell side' })).merchant.id;
   const buyer_id = (await createMerchant(deps, { name: 'Bench buy side' })).merchant.id;
   const started_at = Date.now() - orders * 10;
@@ -265,7 +265,7 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const port = (receiver.address() as AddressInfo).port;
-  const deps = { db: context.database.db, clock: context.application.clock, secrets: context.application.secrets.secrets };
+  const deps = context.application.merchants;
   const fast = await createMerchant(deps, { name: 'Bench fast receiver', webhook_url: `http://127.0.0.1:${port}/fast` });
   const slow = await createMerchant(deps, { name: 'Bench slow receiver', webhook_url: `http://127.0.0.1:${port}/slow` });
   const simulate = (key: string) =>

@@ -9,6 +9,7 @@ import { createServer, type App } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { matchingRoutes } from './modules/matching/routes.ts';
 import { ApiKeyCache, createAuthenticator } from './modules/merchants/credentials.ts';
+import type { MerchantsDeps } from './modules/merchants/service.ts';
 import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
 import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
 import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
@@ -77,6 +78,8 @@ export interface Application {
   payouts: Payouts;
   /** The balance module's dependencies (tests run its hourly recalculation directly). */
   balance: BalanceDeps;
+  /** The merchants module's dependencies (first-start bootstrap and the benchmark create merchants with them). */
+  merchants: MerchantsDeps;
   /** Webhook endpoints' deps (secret box, SSRF switch), the dispatcher's, and the worker's dispatcher. */
   webhooks: { deps: WebhooksDeps; dispatch: DispatcherDeps; dispatcher: WebhookDispatcher };
   close(): Promise<void>;
@@ -142,7 +145,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
   const key_cache = new ApiKeyCache();
-  const merchants = { db, clock, secrets: secrets.secrets, webhooks, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
+  const merchants: MerchantsDeps = { db, clock, secrets: secrets.secrets, webhooks, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
@@ -241,6 +244,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     ledger,
     payouts,
     balance,
+    merchants,
     webhooks: { deps: webhooks, dispatch, dispatcher },
     async close() {
       await stopListening?.();

@@ -14,7 +14,7 @@ export type DemoMerchant = CreatedMerchant & { dashboard?: { email: string; pass
 export async function bootstrapDemo(application: Application): Promise<DemoMerchant | null> {
   const { db } = application.database;
   if ((await countMerchants(db)) > 0) return null;
-  const demo = await createMerchant({ db, clock: application.clock, secrets: application.secrets.secrets, webhooks: application.webhooks.deps, jwt_max_lifetime_seconds: application.config.jwt_max_lifetime_seconds }, { name: 'Demo Merchant' });
+  const demo = await createMerchant(application.merchants, { name: 'Demo Merchant' });
   const sellers = [
     { currency: 'THB', payment_method: 'promptpay', display_name: 'Demo Seller Bangkok', liquidity_minor: 100_000_000, rate: '35.00', promptpay_id: '0812345678' },
     { currency: 'THB', payment_method: 'bank_transfer', display_name: 'Demo Seller KBank', liquidity_minor: 100_000_000, rate: '35.05', bank: { code: '004', account_number: '1234567890', account_name: 'Demo Seller Co., Ltd.' } },
