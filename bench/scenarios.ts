@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { accounts, type TransferCommand } from '../src/modules/ledger/port.ts';
-import { createSeller } from '../src/modules/matching/service.ts';
+import { createSeller } from '../src/modules/liquidity/service.ts';
 import { createMerchant } from '../src/modules/merchants/service.ts';
-import { runMatcher } from '../src/modules/order-matching/matcher.ts';
+import { runMatcher } from '../src/modules/payouts/matcher.ts';
 import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
 
 export interface Row {

@@ -7,7 +7,7 @@ import { createMetrics } from './http/metrics.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { createServer, type App } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { matchingRoutes } from './modules/matching/routes.ts';
+import { matchingRoutes } from './modules/liquidity/routes.ts';
 import { ApiKeyCache, createAuthenticator } from './modules/merchants/credentials.ts';
 import type { MerchantsDeps } from './modules/merchants/service.ts';
 import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
@@ -40,7 +40,7 @@ import { recalcBufferThresholds, type BalanceDeps } from './modules/balance/serv
 import { fxRoutes } from './modules/fx/routes.ts';
 import { createQuoteLockPort } from './modules/fx/service.ts';
 import { SettlementSchema, settlementRoutes } from './modules/settlements/routes.ts';
-import { createPayouts, type Payouts } from './modules/order-matching/wiring.ts';
+import { createPayouts, type Payouts } from './modules/payouts/wiring.ts';
 import { settlementJob, type SettlementsDeps } from './modules/settlements/service.ts';
 import { webhooksSection } from './modules/events/catalog.ts';
 import { SellOrderSchema } from './modules/sell-orders/routes.ts';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { expireBuyOrders } from '../../src/modules/buy-orders/service.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
-import { runMatcher } from '../../src/modules/order-matching/matcher.ts';
+import { runMatcher } from '../../src/modules/payouts/matcher.ts';
 import { requestCashLegs, sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';

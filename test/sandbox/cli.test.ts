@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
-import { verifyWebhook } from '../../src/webhook-verify.js';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.js';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { runMpay } from '../helpers/cli.ts';

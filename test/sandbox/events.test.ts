@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SYNTHETIC_EVENT_TYPES } from '../../src/modules/sandbox/event-types.ts';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
-import { verifyWebhook } from '../../src/webhook-verify.js';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.js';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 

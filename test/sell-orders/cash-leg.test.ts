@@ -50,7 +50,7 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     const sell = await createSell(t, seller.jwt, sellBody(7 * PAY));
     const buy = await createBuy(t, buyer.jwt, buyBody(7 * PAY));
     const buyer_before = await balancesOf(t, buyer.id);
-    const { runMatcher } = await import('../../src/modules/order-matching/matcher.ts');
+    const { runMatcher } = await import('../../src/modules/payouts/matcher.ts');
     assert.equal(await runMatcher(t.application.payouts.matcher), 1);
     const matched = (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data;
     assert.equal(matched.status, 'matched');

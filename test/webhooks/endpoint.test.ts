@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
-import { computeServiceSignature, verifyWebhook, WebhookVerificationError } from '../../src/webhook-verify.js';
+import { computeServiceSignature, verifyWebhook, WebhookVerificationError } from '../../clients/typescript/src/webhooks.js';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 

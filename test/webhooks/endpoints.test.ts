@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
 import { createEndpoint, listEndpoints, MAX_ENDPOINTS_PER_MODE } from '../../src/modules/webhooks/endpoints.ts';
-import { verifyServiceSignature, verifyStandardSignature } from '../../src/webhook-verify.js';
+import { verifyServiceSignature, verifyStandardSignature } from '../../clients/typescript/src/webhooks.js';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 

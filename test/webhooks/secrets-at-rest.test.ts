@@ -10,7 +10,7 @@ import { migrateTo, migrateToLatest } from '../../src/db/migrate.ts';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
 import { setDefaultEndpoint } from '../../src/modules/webhooks/endpoints.ts';
 import { KEY_FILE_NAME, parseSecretsKey, resolveWebhookSecretsKey, SecretBox } from '../../src/modules/webhooks/secret-box.ts';
-import { verifyWebhook } from '../../src/webhook-verify.js';
+import { verifyWebhook } from '../../clients/typescript/src/webhooks.js';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
 import { startReceiver, type Receiver } from './receiver.ts';

@@ -1,4 +1,4 @@
-import type { CheckoutLeg, CheckoutView } from '../payments/checkout.ts';
+import type { CheckoutLeg, CheckoutView } from './view.ts';
 import { fill, STRINGS, type Lang, type Strings } from './i18n.ts';
 
 /** What the page renders: the shared checkout view-model plus the inline QR images and the language. */

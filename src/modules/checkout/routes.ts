@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { PAYMENT_ID_PATTERN, Envelope, ok } from '../../http/schemas.ts';
 import { randomBase62 } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
-import { readProofFile } from '../payments/routes.ts';
+import { readProofFile } from '../../http/multipart.ts';
 import { pickLang, type Lang } from './i18n.ts';
 import { renderCheckoutPage, renderNotFoundPage } from './page.ts';
 import { checkoutStatus, openCheckout, uploadFromCheckout, type CheckoutDeps } from './service.ts';

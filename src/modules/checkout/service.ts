@@ -1,4 +1,4 @@
-import { buildCheckoutView, type CheckoutView } from '../payments/checkout.ts';
+import { buildCheckoutView, type CheckoutView } from './view.ts';
 import { findPaymentById, markCheckoutOpened, uploadProof, type PaymentsDeps, type ProofUploadResult } from '../payments/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { qrPng } from '../reference/promptpay.ts';

@@ -13,7 +13,7 @@ import { cancelBuyOrder, createBuyOrder, listBuyOrders, type BuyOrdersDeps } fro
 import { getMerchantDispute, listMerchantDisputes, openMerchantDispute, type DisputesDeps } from '../disputes/service.ts';
 import type { ApiKeyCache } from '../merchants/credentials.ts';
 import { listApiKeys, rollApiKey } from '../merchants/keys.ts';
-import { getCheckoutForMerchant } from '../payments/checkout.ts';
+import { getCheckoutForMerchant } from '../checkout/view.ts';
 import { getPayment, listPayments, type PaymentsDeps } from '../payments/service.ts';
 import { dailyPaymentStats, paymentIdByOrderId } from '../payments/stats.ts';
 import { listPendingFunds, receiverConfirm, type PendingFundsDeps } from '../pending-funds/service.ts';

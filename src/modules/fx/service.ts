@@ -5,7 +5,7 @@ import { UUID_PATTERN } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { parseDecimal, type Currency } from '../../lib/money.ts';
-import { normalizeRate } from '../matching/service.ts';
+import { normalizeRate } from '../liquidity/service.ts';
 import type { QuoteLockPort } from '../payments/ports.ts';
 import { recordAdminAction, type AdminActor } from '../settlements/audit.ts';
 import type { QuoteLockRow, ReferencePriceRow } from './tables.ts';

@@ -1,6 +1,6 @@
 import type { Trx } from '../../db/database.ts';
 import { fiatMinorToMicroPay } from '../../lib/money.ts';
-import type { SellerFundingPort } from '../matching/service.ts';
+import type { SellerFundingPort } from '../liquidity/service.ts';
 import type { PaymentCompletionPort } from '../payments/ports.ts';
 import type { LegRow, PaymentRow } from '../payments/tables.ts';
 import { accounts, type Ledger, type TransferCommand } from './port.ts';

@@ -1,6 +1,6 @@
 import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
-import { normalizeRate } from '../matching/service.ts';
+import { normalizeRate } from '../liquidity/service.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export interface MatchDetail {

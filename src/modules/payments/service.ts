@@ -8,7 +8,7 @@ import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../matching/service.ts';
+import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { sniffImageType } from './proof.ts';

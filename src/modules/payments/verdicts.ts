@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { consumeLegs, releaseLegs, sellerPayees } from '../matching/service.ts';
+import { consumeLegs, releaseLegs, sellerPayees } from '../liquidity/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { emitPaymentEvent, loadLegs, type PaymentsDeps } from './service.ts';
 import { lockPayment, transition } from './state.ts';

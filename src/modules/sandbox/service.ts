@@ -4,7 +4,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Currency, PaymentMethod } from '../../lib/money.ts';
-import { allocateSynthetic } from '../matching/service.ts';
+import { allocateSynthetic } from '../liquidity/service.ts';
 import { presentPayment, type PaymentView } from '../payments/present.ts';
 import { emitPaymentEvent, insertPayment, loadLegs, resolvePaymentMethod } from '../payments/service.ts';
 import { transition } from '../payments/state.ts';

@@ -1,4 +1,4 @@
-import type { CheckoutView } from '../../payments/checkout.ts';
+import type { CheckoutView } from '../../checkout/view.ts';
 import type { PaymentView } from '../../payments/present.ts';
 import { SCENARIOS } from '../../sandbox/service.ts';
 import type { DeliveryView, EventView } from '../../webhooks/service.ts';

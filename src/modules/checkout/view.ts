@@ -1,10 +1,10 @@
 import type { MerchantScope } from '../../http/principal.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
-import { sellerPayees } from '../matching/service.ts';
+import { sellerPayees } from '../liquidity/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
-import { findPaymentById, getPayment, type LegRow, type PaymentRow, type PaymentsDeps } from './service.ts';
+import { findPaymentById, getPayment, type LegRow, type PaymentRow, type PaymentsDeps } from '../payments/service.ts';
 
 export type CheckoutPayee =
   | { type: 'promptpay'; promptpay_id: string; display_name: string; qr_payload: string; qr_image_url: string }

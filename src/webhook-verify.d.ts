@@ -1,1 +1,0 @@
-export * from '../clients/typescript/src/webhooks.js';
