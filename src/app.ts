@@ -22,13 +22,15 @@ import { createValidatorFromConfig } from './modules/validators/factory.ts';
 import type { ReceiptValidator } from './modules/validators/port.ts';
 import { Scheduler } from './workers/scheduler.ts';
 import { checkoutRoutes } from './modules/checkout/routes.ts';
+import { checkoutApiRoutes } from './modules/checkout/api-routes.ts';
 import { EVENTS_CHANNEL } from './modules/events/outbox.ts';
 import { sandboxRoutes } from './modules/sandbox/routes.ts';
 import { WebhookDispatcher, type DispatcherDeps } from './modules/webhooks/dispatcher.ts';
-import type { WebhooksDeps } from './modules/webhooks/endpoints.ts';
+import { webhookSetupPort, type WebhooksDeps } from './modules/webhooks/endpoints.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './modules/webhooks/secret-box.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
-import { createPaymentCompletion, createSellerFunding } from './modules/ledger/effects.ts';
+import { createPaymentCompletion } from './modules/payments/completion.ts';
+import { createSellerFunding } from './modules/liquidity/funding.ts';
 import { createLedgerFromConfig } from './modules/ledger/factory.ts';
 import { accounts, type Ledger } from './modules/ledger/port.ts';
 import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
@@ -145,7 +147,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
   const key_cache = new ApiKeyCache();
-  const merchants: MerchantsDeps = { db, clock, secrets: secrets.secrets, webhooks, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
+  const merchants: MerchantsDeps = { db, clock, secrets: secrets.secrets, webhooks: webhookSetupPort(webhooks), key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
 
   const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
@@ -184,6 +186,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         proof_max_bytes: config.proof_max_bytes,
         create_gone_after_sunset: config.payments_create_gone_after_sunset,
       });
+      await server.register(checkoutApiRoutes, { deps: { ...payments, banks } });
       // The merchant dashboard (issue 14): the same services as the API, behind dashboard sign-in.
       const users = { db, clock, public_base_url: config.public_base_url };
       await server.register(dashboardAdminRoutes, { deps: users });

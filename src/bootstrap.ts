@@ -1,5 +1,5 @@
 import type { Application } from './app.ts';
-import { createSellerFunding } from './modules/ledger/effects.ts';
+import { createSellerFunding } from './modules/liquidity/funding.ts';
 import { createSeller } from './modules/liquidity/service.ts';
 import { countMerchants, createMerchant, type CreatedMerchant } from './modules/merchants/service.ts';
 import { bootstrapDashboardDemo } from './modules/dashboard/demo.ts';

@@ -4,7 +4,7 @@ import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import { fiatMinorToMicroPay, METHODS_BY_CURRENCY, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import type { SellerPayee } from '../payments/tables.ts';
+import type { SellerPayee } from './tables.ts';
 
 /** What a sandbox offer reports as available: synthetic sellers are not bounded. */
 export const SANDBOX_LIQUIDITY_MINOR = 100_000_000_000;

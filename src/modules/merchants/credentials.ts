@@ -12,10 +12,6 @@ export function generateApiKey(kind: KeyKind): { raw: string; hash: string; hint
   return { raw, hash: sha256Hex(raw), hint: `${raw.slice(0, KEY_PREFIX[kind].length + 4)}…${raw.slice(-4)}` };
 }
 
-export function generateWebhookSecret(): string {
-  return `whsec_${Buffer.from(randomBase62(32)).toString('base64')}`;
-}
-
 export interface ServiceSecrets {
   jwt_secret: string;
   admin_token_sha256: string;

@@ -1,5 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
+import { keepSetting, readSettings } from '../../db/settings.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import type { ServiceSecrets } from './credentials.ts';
 
@@ -15,14 +16,11 @@ export interface ResolvedSecrets {
  */
 export async function resolveServiceSecrets(db: Db, config: Pick<Config, 'admin_service_token' | 'internal_service_token' | 'jwt_secret'>): Promise<ResolvedSecrets> {
   return db.transaction().execute(async (trx) => {
-    const rows = await trx.selectFrom('settings').selectAll().forUpdate().execute();
-    const stored = new Map(rows.map((row) => [row.key, row.value]));
+    const stored = await readSettings(trx, { lock: true });
     const generated: ResolvedSecrets['generated'] = {};
 
     async function keep(key: string, value: string): Promise<void> {
-      await trx.insertInto('settings').values({ key, value }).onConflict((c) => c.column('key').doNothing()).execute();
-      const winner = await trx.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
-      stored.set(key, winner.value);
+      stored.set(key, await keepSetting(trx, key, value));
     }
 
     if (!config.jwt_secret && !stored.has('jwt_secret')) await keep('jwt_secret', randomBase62(48));

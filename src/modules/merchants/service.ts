@@ -1,18 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { createLiveDefaultEndpoint, assertTargetAllowed, type WebhooksDeps } from '../webhooks/endpoints.ts';
-import { generateApiKey, generateWebhookSecret, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
+import { generateApiKey, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
+
+/**
+ * What creating a merchant needs from the webhooks module, which sits above this one: the issued secret, the SSRF
+ * guard, the secret box and the live default endpoint (webhooks/endpoints.ts `webhookSetupPort` implements it).
+ */
+export interface WebhookSetupPort {
+  generateSecret(): string;
+  /** Refuses a live target the SSRF guard forbids: 400 WEBHOOK_URL_FORBIDDEN. */
+  assertLiveTargetAllowed(url: string): Promise<void>;
+  seal(secret: string, merchant_id: string): string;
+  createLiveDefaultEndpoint(trx: Trx, merchant_id: string, url: string, secret: string): Promise<void>;
+}
 
 export interface MerchantsDeps {
   db: Db;
   clock: Clock;
   secrets: ServiceSecrets;
   /** Seals the issued webhook secret and creates the live default endpoint (createMerchant only). */
-  webhooks?: WebhooksDeps;
+  webhooks?: WebhookSetupPort;
   /** The process's API key cache, told when keys are rolled (other processes' entries expire on their own). */
   key_cache?: ApiKeyCache;
   /** JWT_MAX_LIFETIME_SECONDS: the longest a merchant JWT may live; also the default lifetime. */
@@ -38,16 +49,16 @@ export interface CreatedMerchant {
  */
 export async function createMerchant(deps: MerchantsDeps, input: { name: string; webhook_url?: string | undefined }): Promise<CreatedMerchant> {
   const webhooks = deps.webhooks;
-  if (!webhooks) throw new Error('createMerchant needs the webhooks deps (secret box)');
-  if (input.webhook_url) await assertTargetAllowed(webhooks, false, input.webhook_url);
+  if (!webhooks) throw new Error('createMerchant needs the webhooks port (secret box)');
+  if (input.webhook_url) await webhooks.assertLiveTargetAllowed(input.webhook_url);
   const now = deps.clock.now();
   const id = randomUUID();
-  const webhook_secret = generateWebhookSecret();
+  const webhook_secret = webhooks.generateSecret();
   const keys = { live: generateApiKey('live'), test: generateApiKey('test'), sandbox: generateApiKey('sandbox') };
   await deps.db.transaction().execute(async (trx) => {
-    const waiting_secret = input.webhook_url ? null : webhooks.box.seal(webhook_secret, id);
+    const waiting_secret = input.webhook_url ? null : webhooks.seal(webhook_secret, id);
     await trx.insertInto('merchants').values({ id, name: input.name, webhook_url: null, webhook_secret: waiting_secret, created_at: now }).execute();
-    if (input.webhook_url) await createLiveDefaultEndpoint(webhooks, trx, id, input.webhook_url, webhook_secret);
+    if (input.webhook_url) await webhooks.createLiveDefaultEndpoint(trx, id, input.webhook_url, webhook_secret);
     for (const [kind, key] of Object.entries(keys) as [keyof typeof keys, (typeof keys)['live']][]) {
       await trx.insertInto('api_keys').values({ id: randomUUID(), merchant_id: id, kind, key_hash: key.hash, key_hint: key.hint, created_at: now }).execute();
     }

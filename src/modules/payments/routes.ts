@@ -7,7 +7,6 @@ import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv
 import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
-import { getCheckoutForMerchant, promptpayQrForPayment } from '../checkout/view.ts';
 import { readProofFile } from '../../http/multipart.ts';
 import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type PaymentsDeps } from './service.ts';
 import type { PaymentStatus } from './tables.ts';
@@ -78,33 +77,6 @@ const ProofResult = Type.Object({
   payment_id: Type.String(),
   status: Type.String(),
   proof: Type.Object({ id: Type.String(), sha256: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), received_at: Timestamp }),
-});
-
-const CheckoutSchema = Type.Object({
-  payment_id: Type.String(),
-  order_id: Type.String(),
-  status: Type.String(),
-  amount: Type.Integer(),
-  amount_decimal: Type.String(),
-  currency: Type.String(),
-  payment_method: Type.String(),
-  is_sandbox: Type.Boolean(),
-  expires_at: Timestamp,
-  seconds_remaining: Type.Integer(),
-  checkout_url: Type.String(),
-  proof_upload_url: Type.String(),
-  return_url: Type.String(),
-  return_redirect_url: Type.String(),
-  failure_reason: Type.Union([Type.String(), Type.Null()]),
-  legs: Type.Array(
-    Type.Object({
-      match_order: Type.Integer(),
-      amount: Type.Integer(),
-      amount_decimal: Type.String(),
-      payment_method: Type.String(),
-      payee: Type.Object({ type: Type.String() }, { additionalProperties: true }),
-    }),
-  ),
 });
 
 function deprecate(reply: FastifyReply): void {
@@ -215,15 +187,6 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
   );
 
-  app.get(
-    '/v1/payments/:id/checkout',
-    {
-      config: { auth: 'key', errors: [404] },
-      schema: { tags: ['payments'], summary: 'Checkout view-model (what the hosted page shows)', params: PaymentIdParams, response: { 200: Envelope(CheckoutSchema) }, },
-    },
-    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), (request.params as { id: string }).id)),
-  );
-
   app.post(
     '/v1/payments/:id/cancel',
     {
@@ -248,25 +211,6 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       const scope = merchantScope(request);
       const file = await readProofFile(request, proof_max_bytes);
       return ok(await uploadProof(deps, scope, (request.params as { id: string }).id, file));
-    },
-  );
-
-  app.get(
-    '/v1/payments/:id/promptpay-qr',
-    {
-      config: { auth: 'public', errors: ['NOT_TH'] },
-      schema: {
-        tags: ['promptpay'],
-        summary: 'PNG QR of a THB leg\'s PromptPay payload (public: the payment id is the credential)',
-        params: PaymentIdParams,
-        querystring: Type.Object({ leg: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'match_order of the leg; default the first' })) }),
-        produces: ['image/png'],
-        response: { 200: { description: 'PNG image', content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } } },
-      },
-    },
-    async (request, reply) => {
-      const png = await promptpayQrForPayment(deps, (request.params as { id: string }).id, (request.query as { leg?: number }).leg);
-      return reply.header('Cache-Control', 'public, max-age=300').type('image/png').send(png);
     },
   );
 };

@@ -100,6 +100,15 @@ export interface NewPayment {
  * merchant and mode) is 409 PAYMENT_DUPLICATE_ORDER_ID: the unique index decides, also against a concurrent insert
  * (which this one waits for), and only then is the existing id read for the message.
  */
+/**
+ * A sandbox simulation's match: its synthetic legs and the contract's `synthetic_match` block (the sandbox module
+ * plays the scenario; the payments module alone writes payment rows).
+ */
+export async function recordSyntheticMatch(trx: Trx, payment_id: string, legs: readonly LegRow[], synthetic_match: Record<string, unknown>): Promise<void> {
+  await trx.insertInto('payment_legs').values([...legs]).execute();
+  await trx.updateTable('payments').set({ synthetic_match: JSON.stringify(synthetic_match) }).where('id', '=', payment_id).execute();
+}
+
 export async function insertPayment(trx: Trx, input: NewPayment): Promise<PaymentRow> {
   const row: PaymentRow = {
     id: input.id,

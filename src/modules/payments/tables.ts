@@ -13,27 +13,7 @@ export type PaymentStatus =
   | 'cancelled'
   | 'settled';
 
-export interface SellerPayee {
-  promptpay_id?: string;
-  payid?: string;
-  bank?: { code: string; account_number: string; account_name: string };
-}
-
 export interface PaymentTables {
-  sellers: {
-    id: string;
-    is_sandbox: boolean;
-    synthetic: boolean;
-    display_name: string;
-    currency: string;
-    payment_method: string;
-    rate: string;
-    liquidity_minor: number;
-    reserved_minor: number;
-    payee: Json<SellerPayee>;
-    active: boolean;
-    created_at: Date;
-  };
   payments: {
     id: string;
     merchant_id: string;
@@ -87,17 +67,8 @@ export interface PaymentTables {
     claimed_until: Date | null;
     created_at: Date;
   };
-  thai_banks: {
-    code: string;
-    short_code: string;
-    swift_bic: string;
-    name_en: string;
-    name_th: string;
-    promptpay_member: boolean;
-  };
 }
 
-export type SellerRow = Selectable<PaymentTables['sellers']>;
 export type PaymentRow = Selectable<PaymentTables['payments']>;
 export type LegRow = Selectable<PaymentTables['payment_legs']>;
 export type ProofRow = Selectable<PaymentTables['payment_proofs']>;

@@ -6,7 +6,7 @@ import { AppError } from '../../lib/errors.ts';
 import type { Currency, PaymentMethod } from '../../lib/money.ts';
 import { allocateSynthetic } from '../liquidity/service.ts';
 import { presentPayment, type PaymentView } from '../payments/present.ts';
-import { emitPaymentEvent, insertPayment, loadLegs, resolvePaymentMethod } from '../payments/service.ts';
+import { emitPaymentEvent, insertPayment, loadLegs, recordSyntheticMatch, resolvePaymentMethod } from '../payments/service.ts';
 import { transition } from '../payments/state.ts';
 import type { LegRow, PaymentRow } from '../payments/tables.ts';
 import { settleSandboxPayment } from '../settlements/service.ts';
@@ -92,9 +92,7 @@ export async function simulatePayment(deps: SandboxDeps, trx: Trx, scope: Mercha
   const matching = await transition(trx, created, 'matching', now);
   const legs = await allocateSynthetic(trx, { is_sandbox: true, currency, payment_method }, parts);
   const leg_rows: LegRow[] = legs.map((leg) => ({ payment_id: id, ...leg }));
-  await trx.insertInto('payment_legs').values(leg_rows).execute();
-  const synthetic_match = syntheticMatch(leg_rows);
-  await trx.updateTable('payments').set({ synthetic_match: JSON.stringify(synthetic_match) }).where('id', '=', id).execute();
+  await recordSyntheticMatch(trx, id, leg_rows, syntheticMatch(leg_rows));
   const matched = await transition(trx, matching, 'matched', now);
   await emitPaymentEvent(trx, now, deps, matched, leg_rows, 'payment.matched');
 

@@ -6,7 +6,9 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { generateWebhookSecret } from '../merchants/credentials.ts';
+import { lockMerchant, readIssuedWebhookSecret, setIssuedWebhookSecret } from '../merchants/issued-secret.ts';
+import type { WebhookSetupPort } from '../merchants/service.ts';
+import { generateWebhookSecret } from './signing.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
@@ -82,11 +84,6 @@ function normalizeEvents(events: readonly string[] | undefined): string[] {
 export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets'>, is_sandbox: boolean, url: string): Promise<void> {
   const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets });
   if (reason) throw new AppError('WEBHOOK_URL_FORBIDDEN', `This URL cannot be a ${is_sandbox ? 'sandbox' : 'live'} webhook target: ${reason}`, [{ field: 'body.url', message: reason }]);
-}
-
-/** Serialises endpoint changes of one merchant (the per-mode limit and the one default per mode). */
-async function lockMerchant(trx: Trx, merchant_id: string): Promise<void> {
-  await trx.selectFrom('merchants').select('id').where('id', '=', merchant_id).forUpdate().executeTakeFirstOrThrow();
 }
 
 async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, lock: boolean): Promise<EndpointRow> {
@@ -264,10 +261,10 @@ async function findDefault(trx: Trx | Db, scope: MerchantScope, lock: boolean): 
  */
 async function takeIssuedSecret(deps: WebhooksDeps, trx: Trx, scope: MerchantScope): Promise<string | null> {
   if (scope.is_sandbox) return null;
-  const merchant = await trx.selectFrom('merchants').select('webhook_secret').where('id', '=', scope.merchant_id).executeTakeFirstOrThrow();
-  if (!merchant.webhook_secret) return null;
-  await trx.updateTable('merchants').set({ webhook_secret: null }).where('id', '=', scope.merchant_id).execute();
-  return deps.box.open(merchant.webhook_secret, scope.merchant_id);
+  const issued = await readIssuedWebhookSecret(trx, scope.merchant_id);
+  if (!issued) return null;
+  await setIssuedWebhookSecret(trx, scope.merchant_id, null);
+  return deps.box.open(issued, scope.merchant_id);
 }
 
 /**
@@ -295,12 +292,21 @@ export async function createLiveDefaultEndpoint(deps: WebhooksDeps, trx: Trx, me
   await insertEndpoint(deps, trx, { merchant_id, is_sandbox: false }, { url, is_default: true, secret });
 }
 
+/** What merchant creation needs from this module (the merchants module sits below webhooks and calls up through it). */
+export function webhookSetupPort(deps: WebhooksDeps): WebhookSetupPort {
+  return {
+    generateSecret: generateWebhookSecret,
+    assertLiveTargetAllowed: (url) => assertTargetAllowed(deps, false, url),
+    seal: (secret, merchant_id) => deps.box.seal(secret, merchant_id),
+    createLiveDefaultEndpoint: (trx, merchant_id, url, secret) => createLiveDefaultEndpoint(deps, trx, merchant_id, url, secret),
+  };
+}
+
 export async function getDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScope): Promise<{ url: string | null; secret_set: boolean }> {
   const row = await findDefault(deps.db, scope, false);
   if (row) return { url: row.url, secret_set: true };
   if (scope.is_sandbox) return { url: null, secret_set: false };
-  const merchant = await deps.db.selectFrom('merchants').select('webhook_secret').where('id', '=', scope.merchant_id).executeTakeFirstOrThrow();
-  return { url: null, secret_set: merchant.webhook_secret !== null };
+  return { url: null, secret_set: (await readIssuedWebhookSecret(deps.db, scope.merchant_id)) !== null };
 }
 
 /**
@@ -317,7 +323,7 @@ export async function rotateDefaultSecret(deps: WebhooksDeps, scope: MerchantSco
     }
     if (scope.is_sandbox) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'Set a sandbox webhook endpoint first (PUT /v1/webhook-endpoint with a sandbox key)');
     const secret = generateWebhookSecret();
-    await trx.updateTable('merchants').set({ webhook_secret: deps.box.seal(secret, scope.merchant_id) }).where('id', '=', scope.merchant_id).execute();
+    await setIssuedWebhookSecret(trx, scope.merchant_id, deps.box.seal(secret, scope.merchant_id));
     return { url: null, secret };
   });
 }

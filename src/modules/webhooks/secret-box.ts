@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/database.ts';
+import { keepSetting } from '../../db/settings.ts';
+import { sealIssuedWebhookSecrets } from '../merchants/issued-secret.ts';
 
 /**
  * Webhook signing secrets at rest: the service must sign with the raw secret, so it cannot hash it; it seals it with
@@ -86,9 +88,7 @@ export async function resolveWebhookSecretsKey(
   if (config.database_url) {
     logger?.warn('WEBHOOK_SECRETS_KEY is not set: webhook secrets are sealed with a key kept in the database, so a database dump can forge deliveries; set WEBHOOK_SECRETS_KEY in production');
   }
-  await db.insertInto('settings').values({ key: SETTINGS_KEY, value: randomBytes(KEY_BYTES).toString('base64') }).onConflict((c) => c.column('key').doNothing()).execute();
-  const row = await db.selectFrom('settings').select('value').where('key', '=', SETTINGS_KEY).executeTakeFirstOrThrow();
-  return parseSecretsKey(row.value);
+  return parseSecretsKey(await keepSetting(db, SETTINGS_KEY, randomBytes(KEY_BYTES).toString('base64')));
 }
 
 /**
@@ -115,12 +115,6 @@ export async function sealPlaintextSecrets(db: Db, box: SecretBox): Promise<numb
         .execute();
       sealed += 1;
     }
-    const merchants = await trx.selectFrom('merchants').select(['id', 'webhook_secret']).where('webhook_secret', 'not like', `${SEALED_PREFIX}%`).forUpdate().execute();
-    for (const row of merchants) {
-      if (row.webhook_secret === null || isSealed(row.webhook_secret)) continue;
-      await trx.updateTable('merchants').set({ webhook_secret: box.seal(row.webhook_secret, row.id) }).where('id', '=', row.id).execute();
-      sealed += 1;
-    }
-    return sealed;
+    return sealed + (await sealIssuedWebhookSecrets(trx, SEALED_PREFIX, (secret, merchant_id) => box.seal(secret, merchant_id)));
   });
 }

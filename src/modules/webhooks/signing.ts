@@ -1,5 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { hmacSha256Hex } from '../../lib/crypto.ts';
+import { hmacSha256Hex, randomBase62 } from '../../lib/crypto.ts';
+
+/** A new endpoint secret: `whsec_` + base64 of 32 random base62 characters (Standard Webhooks' form). */
+export function generateWebhookSecret(): string {
+  return `whsec_${Buffer.from(randomBase62(32)).toString('base64')}`;
+}
 
 /**
  * The two signature schemes every delivery carries, both over the exact bytes sent:

@@ -83,9 +83,9 @@ export const OPERATIONS = {
   createTrade: { method: 'POST', path: '/v1/trades', idempotency: 'optional', list: false },
   getTrade: { method: 'GET', path: '/v1/trades/{id}', idempotency: 'none', list: false },
   getPayment: { method: 'GET', path: '/v1/payments/{id}', idempotency: 'none', list: false },
-  getPaymentCheckout: { method: 'GET', path: '/v1/payments/{id}/checkout', idempotency: 'none', list: false },
   cancelPayment: { method: 'POST', path: '/v1/payments/{id}/cancel', idempotency: 'none', list: false },
   uploadPaymentProof: { method: 'POST', path: '/v1/payments/{id}/proof', idempotency: 'none', list: false },
+  getPaymentCheckout: { method: 'GET', path: '/v1/payments/{id}/checkout', idempotency: 'none', list: false },
   getPaymentPromptPayQr: { method: 'GET', path: '/v1/payments/{id}/promptpay-qr', idempotency: 'none', list: false },
   postAdminMerchantsByIdUsers: { method: 'POST', path: '/admin/merchants/{id}/users', idempotency: 'none', list: false },
 } as const;

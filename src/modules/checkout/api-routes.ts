@@ -1,0 +1,69 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { merchantScope } from '../../http/auth.ts';
+import { Envelope, ok, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
+import type { CheckoutDeps } from './service.ts';
+import { getCheckoutForMerchant, promptpayQrForPayment } from './view.ts';
+
+const PaymentIdParams = Type.Object({ id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }) });
+
+const CheckoutSchema = Type.Object({
+  payment_id: Type.String(),
+  order_id: Type.String(),
+  status: Type.String(),
+  amount: Type.Integer(),
+  amount_decimal: Type.String(),
+  currency: Type.String(),
+  payment_method: Type.String(),
+  is_sandbox: Type.Boolean(),
+  expires_at: Timestamp,
+  seconds_remaining: Type.Integer(),
+  checkout_url: Type.String(),
+  proof_upload_url: Type.String(),
+  return_url: Type.String(),
+  return_redirect_url: Type.String(),
+  failure_reason: Type.Union([Type.String(), Type.Null()]),
+  legs: Type.Array(
+    Type.Object({
+      match_order: Type.Integer(),
+      amount: Type.Integer(),
+      amount_decimal: Type.String(),
+      payment_method: Type.String(),
+      payee: Type.Object({ type: Type.String() }, { additionalProperties: true }),
+    }),
+  ),
+});
+
+/**
+ * The checkout's API beside the hosted page: the page's view-model for the merchant's key, and the PNG QR of a THB
+ * leg (public: the payment id is the credential). Paths stay under /v1/payments; the checkout module serves them.
+ */
+export const checkoutApiRoutes: FastifyPluginAsyncTypebox<{ deps: CheckoutDeps }> = async (app, { deps }) => {
+  app.get(
+    '/v1/payments/:id/checkout',
+    {
+      config: { auth: 'key', errors: [404] },
+      schema: { tags: ['payments'], summary: 'Checkout view-model (what the hosted page shows)', params: PaymentIdParams, response: { 200: Envelope(CheckoutSchema) }, },
+    },
+    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), (request.params as { id: string }).id)),
+  );
+
+  app.get(
+    '/v1/payments/:id/promptpay-qr',
+    {
+      config: { auth: 'public', errors: ['NOT_TH'] },
+      schema: {
+        tags: ['promptpay'],
+        summary: 'PNG QR of a THB leg\'s PromptPay payload (public: the payment id is the credential)',
+        params: PaymentIdParams,
+        querystring: Type.Object({ leg: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'match_order of the leg; default the first' })) }),
+        produces: ['image/png'],
+        response: { 200: { description: 'PNG image', content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } } },
+      },
+    },
+    async (request, reply) => {
+      const png = await promptpayQrForPayment(deps, (request.params as { id: string }).id, (request.query as { leg?: number }).leg);
+      return reply.header('Cache-Control', 'public, max-age=300').type('image/png').send(png);
+    },
+  );
+};
