@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor, Trx } from '../../db/database.ts';
+import { canMove, defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
@@ -34,7 +35,13 @@ export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]
   resolved: [],
 };
 
-const TIMESTAMP_OF: Partial<Record<DisputeStatus, keyof DisputeRow>> = { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' };
+const DISPUTE_STATES = defineStateMachine({
+  table: 'disputes',
+  noun: 'dispute',
+  moves: DISPUTE_TRANSITIONS,
+  entered_at: { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' },
+  conflict: 'DISPUTE_BAD_STATE',
+});
 const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.dispute.opened', escalated: 'gateway.dispute.escalated', resolved: 'gateway.dispute.resolved' };
 
 /** PAY a resolution mints or burns moves against this issuance account, so dispute effects are visible on their own. */
@@ -234,20 +241,9 @@ export async function getDisputeForAdmin(deps: Pick<DisputesDeps, 'db'>, id: str
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
-/** `UPDATE ... WHERE status = <from>` under the row lock: two operators acting at once, one wins, the other gets 409. */
-async function move(trx: Trx, dispute: DisputeRow, to: DisputeStatus, at: Date, patch: Partial<Pick<DisputeRow, 'outcome' | 'ledger_effect' | 'ledger_amount_micro_pay' | 'ledger_transfer_id'>> = {}) {
-  if (!DISPUTE_TRANSITIONS[dispute.status].includes(to)) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot become ${to}`);
-  const stamp = TIMESTAMP_OF[to];
-  const updated = await trx
-    .updateTable('disputes')
-    .set({ status: to, ...patch, ...(stamp ? { [stamp]: at } : {}) })
-    .where('id', '=', dispute.id)
-    .where('status', '=', dispute.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('DISPUTE_BAD_STATE', `Dispute ${dispute.id} changed status concurrently`);
-  return updated;
-}
+/** One move under the row lock: two operators acting at once, one wins, the other gets 409 DISPUTE_BAD_STATE. */
+const move = (trx: Trx, dispute: DisputeRow, to: DisputeStatus, at: Date, patch: Partial<Pick<DisputeRow, 'outcome' | 'ledger_effect' | 'ledger_amount_micro_pay' | 'ledger_transfer_id'>> = {}) =>
+  moveStatus(trx, DISPUTE_STATES, dispute, to, at, patch);
 
 async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
   const dispute = await trx.selectFrom('disputes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -295,7 +291,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
-    if (!DISPUTE_TRANSITIONS[dispute.status].includes('resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
+    if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
     const order = (await sellOrderForDispute(trx, dispute.sell_order_id))!;
     const earlier = await trx
       .selectFrom('disputes')
