@@ -6,6 +6,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
@@ -251,12 +252,8 @@ async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
   return dispute;
 }
 
-async function auditAdmin(trx: Trx, at: Date, actor: Actor, action: string, dispute_id: string, details: Record<string, unknown>): Promise<void> {
-  await trx
-    .insertInto('admin_audit_log')
-    .values({ id: randomUUID(), ...actor, action, target_type: 'dispute', target_id: dispute_id, details: JSON.stringify(details), created_at: at })
-    .execute();
-}
+const auditAdmin = (trx: Trx, at: Date, actor: Actor, action: string, dispute_id: string, details: Record<string, unknown>) =>
+  recordAdminAction(trx, { at, actor, action, target_type: 'dispute', target_id: dispute_id, details });
 
 async function adminMove(deps: DisputesDeps, actor: Actor, id: string, to: 'investigating' | 'escalated', notes: string | undefined) {
   const now = deps.clock.now();
