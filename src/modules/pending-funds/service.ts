@@ -9,7 +9,7 @@ import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsView } from './present.ts';
-import { decodeReceipt } from './receipt.ts';
+import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
 import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
 
@@ -99,7 +99,7 @@ async function emit(trx: Trx, at: Date, row: PendingFundsRow, type: string): Pro
  * stays `pending_validation` (the TTL sweep expires it if nobody validates it).
  */
 export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendingFunds): Promise<PendingFundsView> {
-  const image = decodeReceipt(input.receipt_base64, input.content_type);
+  const image = decodeReceipt(input, RECEIVER_CONFIRM_CODES);
   const now = deps.clock.now();
   const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', input.receiver_merchant_id).executeTakeFirst();
   if (!merchant) throw notFound('Receiver merchant');
@@ -207,7 +207,7 @@ export interface ReceiverConfirmResult {
  * validator ran is still audited (`applied: false`) and answered 409.
  */
 export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantScope, id: string, body: { receipt_base64: string; content_type: string }): Promise<ReceiverConfirmResult> {
-  const image = decodeReceipt(body.receipt_base64, body.content_type);
+  const image = decodeReceipt(body, RECEIVER_CONFIRM_CODES);
   const content_type = body.content_type.toLowerCase();
   const row = await loadForReceiver(deps, scope, id);
   if (row.receiver_merchant_id !== scope.merchant_id) throw new AppError('PENDING_FUNDS_NOT_RECEIVER', 'Only the receiver of these pending funds may confirm them');

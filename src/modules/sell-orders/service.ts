@@ -11,6 +11,7 @@ import { fillsOfSellOrders } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
+import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
@@ -226,14 +227,6 @@ export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
   return emit(trx, now, failed, 'sell_order.failed');
 }
 
-/** Strict base64 (optional padding, whitespace tolerated): returns the bytes, or null when it is not base64. */
-export function decodeBase64(value: string): Uint8Array | null {
-  const compact = value.replace(/\s+/g, '');
-  if (compact.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact) || compact.length % 4 === 1) return null;
-  const bytes = Buffer.from(compact, 'base64');
-  return bytes.byteLength === 0 ? null : bytes;
-}
-
 export interface CashLegEvidence {
   image: Uint8Array;
   verdict: ValidatorVerdict | null;
@@ -245,8 +238,7 @@ export interface CashLegEvidence {
  * connection). The validator is only asked while the order is in flight and not already out of retries.
  */
 export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: MerchantScope, id: string, input: ConfirmCashLegInput): Promise<CashLegEvidence> {
-  const image = decodeBase64(input.receipt_base64);
-  if (!image) throw new AppError('VALIDATION_ERROR', 'receipt_base64 is not valid base64', [{ field: 'body.receipt_base64', message: 'not base64' }]);
+  const image = decodeReceipt(input, CASH_LEG_CODES);
   const order = await findOwned(deps.db, scope, id);
   if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
   // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.
