@@ -3,10 +3,11 @@ import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
@@ -91,10 +92,7 @@ export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, 
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<BuyOrderRow> {
-  const order = await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Buy order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('FORBIDDEN', 'This buy order belongs to another merchant');
-  return order;
+  return owned(await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.buy_order);
 }
 
 export interface CreateBuyOrderInput {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { canMove, defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -183,9 +184,7 @@ async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: Disp
 
 /** POST /v1/merchant-disputes: kind `merchant_dispute`, status `opened`, `gateway.dispute.opened`; no ledger operation. */
 export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: MerchantScope, user_id: string, input: { sell_order_id: string; notes: string }): Promise<DisputeView> {
-  const order = await sellOrderForDispute(trx, input.sell_order_id);
-  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'The sell order belongs to another merchant');
+  const order = owned(await sellOrderForDispute(trx, input.sell_order_id), scope, OWNERSHIP.disputed_sell_order);
   const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, { actor_user_id: user_id, actor_role: 'merchant' });
   if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
   return presentDispute(dispute);
@@ -205,9 +204,7 @@ async function loadEvents(executor: Executor, dispute_id: string): Promise<Dispu
 }
 
 export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
-  const dispute = await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!dispute || dispute.is_sandbox !== scope.is_sandbox) throw notFound('Dispute');
-  if (dispute.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'This dispute is on another merchant\'s sell order');
+  const dispute = owned(await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.dispute);
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { AppError, notFound, type ErrorCode } from '../../lib/errors.ts';
+import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { fillsOfSellOrders } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
@@ -80,11 +81,7 @@ function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): st
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SellOrderRow> {
-  const order = await findSellOrder(executor, id);
-  // The other mode's rows do not exist for this caller; another merchant's row is a 403 (contract 4.4).
-  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('SELL_ORDER_NOT_OWNER', 'This sell order belongs to another merchant');
-  return order;
+  return owned(await findSellOrder(executor, id), scope, OWNERSHIP.sell_order);
 }
 
 async function emit(trx: Trx, at: Date, order: SellOrderRow, type: string, extra: Record<string, unknown> = {}): Promise<SellOrderView> {
