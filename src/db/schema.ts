@@ -12,6 +12,7 @@ import type { DisputeTables } from '../modules/disputes/tables.ts';
 import type { DashboardTables } from '../modules/dashboard/tables.ts';
 import type { LiquidityTables } from '../modules/liquidity/tables.ts';
 import type { ReferenceTables } from '../modules/reference/tables.ts';
+import type { AuditTables } from '../modules/audit/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -72,17 +73,7 @@ export interface CoreTables {
     payload: Json<Record<string, unknown>>;
     created_at: Date;
   };
-  admin_audit_log: {
-    id: string;
-    actor_user_id: string;
-    actor_role: string;
-    action: string;
-    target_type: string;
-    target_id: string;
-    details: Json<Record<string, unknown>>;
-    created_at: Date;
-  };
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables {}
+export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables, AuditTables {}

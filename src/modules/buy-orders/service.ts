@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
+import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
@@ -26,7 +28,13 @@ export const BUY_ORDER_TRANSITIONS: Record<BuyOrderStatus, readonly BuyOrderStat
   expired: [],
 };
 
-const TIMESTAMP_OF: Partial<Record<BuyOrderStatus, keyof BuyOrderRow>> = { matched: 'matched_at', cancelled: 'cancelled_at', expired: 'expired_at' };
+export const BUY_ORDER_STATES = defineStateMachine({
+  table: 'buy_orders',
+  noun: 'buy order',
+  moves: BUY_ORDER_TRANSITIONS,
+  entered_at: { matched: 'matched_at', cancelled: 'cancelled_at', expired: 'expired_at' },
+  conflict: 'BUY_ORDER_BAD_STATE',
+});
 
 export interface BuyOrderView {
   id: string;
@@ -68,26 +76,14 @@ export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
   };
 }
 
-/** `UPDATE ... WHERE status = <from>`: a cancel racing the matcher loses cleanly with 409 BUY_ORDER_BAD_STATE. */
-export async function transitionBuyOrder(
+/** One move of a buy order through the shared state machine: a cancel racing the matcher loses with 409 BUY_ORDER_BAD_STATE. */
+export const transitionBuyOrder = (
   trx: Trx,
   order: Pick<BuyOrderRow, 'id' | 'status'>,
   to: BuyOrderStatus,
   at: Date,
   patch: Partial<Pick<BuyOrderRow, 'matched_sell_order_id' | 'mint_transfer_id'>> = {},
-): Promise<BuyOrderRow> {
-  if (!BUY_ORDER_TRANSITIONS[order.status].includes(to)) throw new AppError('BUY_ORDER_BAD_STATE', `A ${order.status} buy order cannot become ${to}`);
-  const stamp = TIMESTAMP_OF[to];
-  const updated = await trx
-    .updateTable('buy_orders')
-    .set({ status: to, ...patch, ...(stamp ? { [stamp]: at } : {}) })
-    .where('id', '=', order.id)
-    .where('status', '=', order.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('BUY_ORDER_BAD_STATE', `Buy order ${order.id} changed status concurrently`);
-  return updated;
-}
+): Promise<BuyOrderRow> => moveStatus(trx, BUY_ORDER_STATES, order, to, at, patch);
 
 export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, type: string): Promise<BuyOrderView> {
   const view = presentBuyOrder(order);
@@ -96,10 +92,7 @@ export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, 
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<BuyOrderRow> {
-  const order = await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Buy order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('FORBIDDEN', 'This buy order belongs to another merchant');
-  return order;
+  return owned(await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.buy_order);
 }
 
 export interface CreateBuyOrderInput {

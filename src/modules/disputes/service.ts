@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor, Trx } from '../../db/database.ts';
+import { canMove, defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
@@ -34,7 +37,13 @@ export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]
   resolved: [],
 };
 
-const TIMESTAMP_OF: Partial<Record<DisputeStatus, keyof DisputeRow>> = { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' };
+const DISPUTE_STATES = defineStateMachine({
+  table: 'disputes',
+  noun: 'dispute',
+  moves: DISPUTE_TRANSITIONS,
+  entered_at: { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' },
+  conflict: 'DISPUTE_BAD_STATE',
+});
 const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.dispute.opened', escalated: 'gateway.dispute.escalated', resolved: 'gateway.dispute.resolved' };
 
 /** PAY a resolution mints or burns moves against this issuance account, so dispute effects are visible on their own. */
@@ -175,9 +184,7 @@ async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: Disp
 
 /** POST /v1/merchant-disputes: kind `merchant_dispute`, status `opened`, `gateway.dispute.opened`; no ledger operation. */
 export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: MerchantScope, user_id: string, input: { sell_order_id: string; notes: string }): Promise<DisputeView> {
-  const order = await sellOrderForDispute(trx, input.sell_order_id);
-  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'The sell order belongs to another merchant');
+  const order = owned(await sellOrderForDispute(trx, input.sell_order_id), scope, OWNERSHIP.disputed_sell_order);
   const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, { actor_user_id: user_id, actor_role: 'merchant' });
   if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
   return presentDispute(dispute);
@@ -197,9 +204,7 @@ async function loadEvents(executor: Executor, dispute_id: string): Promise<Dispu
 }
 
 export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
-  const dispute = await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!dispute || dispute.is_sandbox !== scope.is_sandbox) throw notFound('Dispute');
-  if (dispute.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'This dispute is on another merchant\'s sell order');
+  const dispute = owned(await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.dispute);
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
@@ -234,20 +239,9 @@ export async function getDisputeForAdmin(deps: Pick<DisputesDeps, 'db'>, id: str
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
-/** `UPDATE ... WHERE status = <from>` under the row lock: two operators acting at once, one wins, the other gets 409. */
-async function move(trx: Trx, dispute: DisputeRow, to: DisputeStatus, at: Date, patch: Partial<Pick<DisputeRow, 'outcome' | 'ledger_effect' | 'ledger_amount_micro_pay' | 'ledger_transfer_id'>> = {}) {
-  if (!DISPUTE_TRANSITIONS[dispute.status].includes(to)) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot become ${to}`);
-  const stamp = TIMESTAMP_OF[to];
-  const updated = await trx
-    .updateTable('disputes')
-    .set({ status: to, ...patch, ...(stamp ? { [stamp]: at } : {}) })
-    .where('id', '=', dispute.id)
-    .where('status', '=', dispute.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('DISPUTE_BAD_STATE', `Dispute ${dispute.id} changed status concurrently`);
-  return updated;
-}
+/** One move under the row lock: two operators acting at once, one wins, the other gets 409 DISPUTE_BAD_STATE. */
+const move = (trx: Trx, dispute: DisputeRow, to: DisputeStatus, at: Date, patch: Partial<Pick<DisputeRow, 'outcome' | 'ledger_effect' | 'ledger_amount_micro_pay' | 'ledger_transfer_id'>> = {}) =>
+  moveStatus(trx, DISPUTE_STATES, dispute, to, at, patch);
 
 async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
   const dispute = await trx.selectFrom('disputes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
@@ -255,12 +249,8 @@ async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
   return dispute;
 }
 
-async function auditAdmin(trx: Trx, at: Date, actor: Actor, action: string, dispute_id: string, details: Record<string, unknown>): Promise<void> {
-  await trx
-    .insertInto('admin_audit_log')
-    .values({ id: randomUUID(), ...actor, action, target_type: 'dispute', target_id: dispute_id, details: JSON.stringify(details), created_at: at })
-    .execute();
-}
+const auditAdmin = (trx: Trx, at: Date, actor: Actor, action: string, dispute_id: string, details: Record<string, unknown>) =>
+  recordAdminAction(trx, { at, actor, action, target_type: 'dispute', target_id: dispute_id, details });
 
 async function adminMove(deps: DisputesDeps, actor: Actor, id: string, to: 'investigating' | 'escalated', notes: string | undefined) {
   const now = deps.clock.now();
@@ -295,7 +285,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
-    if (!DISPUTE_TRANSITIONS[dispute.status].includes('resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
+    if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
     const order = (await sellOrderForDispute(trx, dispute.sell_order_id))!;
     const earlier = await trx
       .selectFrom('disputes')

@@ -7,7 +7,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { parseDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { QuoteLockPort } from '../payments/ports.ts';
-import { recordAdminAction, type AdminActor } from '../settlements/audit.ts';
+import { recordAdminAction, type AdminActor } from '../audit/service.ts';
 import type { QuoteLockRow, ReferencePriceRow } from './tables.ts';
 
 /** PAY is the only base: every price is "quote-currency major units per 1 PAY", the unit seller rates use. */
@@ -98,7 +98,7 @@ export async function setReferencePrice(deps: Pick<FxDeps, 'db' | 'clock'>, acto
       .onConflict((conflict) => conflict.columns(['base', 'quote']).doUpdateSet({ price: input.price, updated_at: now, updated_by: actor.actor_user_id }))
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAdminAction(trx, now, actor, {
+    await recordAdminAction(trx, { at: now, actor, 
       action: 'fx.reference_price.set',
       target_type: 'fx_reference_price',
       target_id: `${FX_BASE}/${input.quote}`,

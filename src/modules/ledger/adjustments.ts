@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
+import { recordAdminAction, type AdminActor } from '../audit/service.ts';
 import { accounts, type Ledger, type TransferResult } from './port.ts';
 
 export interface AdjustmentInput {
@@ -33,7 +34,7 @@ export interface AdjustmentView {
  */
 export async function adjustMerchantLedger(
   deps: { db: Db; clock: Clock; ledger: Ledger },
-  actor: { actor_user_id: string; actor_role: string },
+  actor: AdminActor,
   merchant_id: string,
   input: AdjustmentInput,
   idempotency_key: string | undefined,
@@ -53,19 +54,14 @@ export async function adjustMerchantLedger(
       { trx },
     );
     if (!transfer.replayed) {
-      await trx
-        .insertInto('admin_audit_log')
-        .values({
-          id: randomUUID(),
-          actor_user_id: actor.actor_user_id,
-          actor_role: actor.actor_role,
-          action: `ledger.adjustment.${input.direction}`,
-          target_type: 'merchant',
-          target_id: merchant_id,
-          details: JSON.stringify({ amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, account: input.account ?? 'available', transfer_id: transfer.id, ledger_key: key }),
-          created_at: now,
-        })
-        .execute();
+      await recordAdminAction(trx, {
+        at: now,
+        actor,
+        action: `ledger.adjustment.${input.direction}`,
+        target_type: 'merchant',
+        target_id: merchant_id,
+        details: { amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, account: input.account ?? 'available', transfer_id: transfer.id, ledger_key: key },
+      });
     }
     const available_micro_pay = await deps.ledger.balance(accounts.merchantAvailable(merchant_id, is_sandbox), { trx });
     return {

@@ -6,12 +6,12 @@ import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
+import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
-import { sniffImageType } from './proof.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 
@@ -325,12 +325,8 @@ export interface ProofUploadResult {
  * then asks the receipt validator. `scope` null is the hosted checkout (public, scoped to the payment id).
  * The type is read from the bytes; the same file already used on another payment is 409 PROOF_DUPLICATE.
  */
-export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, file: Uint8Array | undefined): Promise<ProofUploadResult> {
-  if (!file || file.byteLength === 0) {
-    throw new AppError('VALIDATION_ERROR', 'multipart field `proof` (an image file) is required', [{ field: 'body.proof', message: 'required' }]);
-  }
-  const content_type = sniffImageType(file);
-  if (!content_type) throw new AppError('PROOF_UNSUPPORTED_TYPE', 'proof must be a JPEG, PNG, WebP or HEIC image');
+export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, upload: Uint8Array | undefined): Promise<ProofUploadResult> {
+  const { bytes: file, content_type } = checkProof(upload);
   const sha256 = sha256Hex(file);
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {

@@ -1,6 +1,6 @@
 
 import type { Trx } from '../../db/database.ts';
-import { AppError } from '../../lib/errors.ts';
+import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import type { PaymentRow, PaymentStatus } from './tables.ts';
 
 /** Every allowed move of a payment, in one place. */
@@ -20,41 +20,30 @@ export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]
 export const OPEN_FOR_PROOF: readonly PaymentStatus[] = ['matched', 'payment_pending'];
 export const CANCELLABLE: readonly PaymentStatus[] = ['created', 'matching'];
 
-const TIMESTAMP_OF: Partial<Record<PaymentStatus, keyof PaymentRow>> = {
-  matched: 'matched_at',
-  confirming: 'confirming_at',
-  completed: 'completed_at',
-  failed: 'failed_at',
-  expired: 'expired_at',
-  cancelled: 'cancelled_at',
-  settled: 'settled_at',
-};
+export const PAYMENT_STATES = defineStateMachine({
+  table: 'payments',
+  noun: 'payment',
+  moves: PAYMENT_TRANSITIONS,
+  entered_at: {
+    matched: 'matched_at',
+    confirming: 'confirming_at',
+    completed: 'completed_at',
+    failed: 'failed_at',
+    expired: 'expired_at',
+    cancelled: 'cancelled_at',
+    settled: 'settled_at',
+  },
+  conflict: 'PAYMENT_BAD_STATE',
+});
 
-/**
- * Applies one move with `UPDATE ... WHERE status = <from>`, so a concurrent move loses cleanly with 409
- * PAYMENT_BAD_STATE instead of overwriting state.
- */
-export async function transition(
+/** One move of a payment through the shared state machine: a concurrent move loses with 409 PAYMENT_BAD_STATE. */
+export const transition = (
   trx: Trx,
   payment: Pick<PaymentRow, 'id' | 'status'>,
   to: PaymentStatus,
   at: Date,
   patch: Partial<Pick<PaymentRow, 'failure_reason' | 'checkout_opened_at' | 'settlement_id'>> = {},
-): Promise<PaymentRow> {
-  if (!PAYMENT_TRANSITIONS[payment.status].includes(to)) {
-    throw new AppError('PAYMENT_BAD_STATE', `A ${payment.status} payment cannot become ${to}`);
-  }
-  const stamp = TIMESTAMP_OF[to];
-  const updated = await trx
-    .updateTable('payments')
-    .set({ status: to, ...patch, ...(stamp ? { [stamp]: at } : {}) })
-    .where('id', '=', payment.id)
-    .where('status', '=', payment.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('PAYMENT_BAD_STATE', `Payment ${payment.id} changed status concurrently`);
-  return updated;
-}
+): Promise<PaymentRow> => moveStatus(trx, PAYMENT_STATES, payment, to, at, patch);
 
 /** Locks a payment row for the rest of the transaction. */
 export async function lockPayment(trx: Trx, id: string): Promise<PaymentRow | undefined> {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../../db/database.ts';
+import { OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -9,7 +10,7 @@ import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsView } from './present.ts';
-import { decodeReceipt } from './receipt.ts';
+import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
 import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
 
@@ -99,7 +100,7 @@ async function emit(trx: Trx, at: Date, row: PendingFundsRow, type: string): Pro
  * stays `pending_validation` (the TTL sweep expires it if nobody validates it).
  */
 export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendingFunds): Promise<PendingFundsView> {
-  const image = decodeReceipt(input.receipt_base64, input.content_type);
+  const image = decodeReceipt(input, RECEIVER_CONFIRM_CODES);
   const now = deps.clock.now();
   const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', input.receiver_merchant_id).executeTakeFirst();
   if (!merchant) throw notFound('Receiver merchant');
@@ -162,16 +163,14 @@ export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendi
   });
 }
 
-async function loadForReceiver(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string): Promise<PendingFundsRow> {
-  const row = await deps.db.selectFrom('pending_funds').selectAll().where('id', '=', id).where('is_sandbox', '=', scope.is_sandbox).executeTakeFirst();
-  if (!row) throw notFound('Pending funds');
-  return row;
+/** The caller's own row by the one ownership rule: a read of another merchant's row is 404, a confirm 403 (contract 4.3). */
+async function loadForReceiver(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string, rule: OwnershipRule): Promise<PendingFundsRow> {
+  const row = await deps.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirst();
+  return ownedBy(row, (found) => found.receiver_merchant_id, scope, rule);
 }
 
 export async function getPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string): Promise<PendingFundsView> {
-  const row = await loadForReceiver(deps, scope, id);
-  // Reads do not reveal another merchant's rows: 404 like any row the caller does not own.
-  if (row.receiver_merchant_id !== scope.merchant_id) throw notFound('Pending funds');
+  const row = await loadForReceiver(deps, scope, id, OWNERSHIP.pending_funds);
   return presentPendingFunds(row);
 }
 
@@ -207,10 +206,9 @@ export interface ReceiverConfirmResult {
  * validator ran is still audited (`applied: false`) and answered 409.
  */
 export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantScope, id: string, body: { receipt_base64: string; content_type: string }): Promise<ReceiverConfirmResult> {
-  const image = decodeReceipt(body.receipt_base64, body.content_type);
+  const image = decodeReceipt(body, RECEIVER_CONFIRM_CODES);
   const content_type = body.content_type.toLowerCase();
-  const row = await loadForReceiver(deps, scope, id);
-  if (row.receiver_merchant_id !== scope.merchant_id) throw new AppError('PENDING_FUNDS_NOT_RECEIVER', 'Only the receiver of these pending funds may confirm them');
+  const row = await loadForReceiver(deps, scope, id, OWNERSHIP.pending_funds_confirm);
   if (dueMove(row, deps.clock.now())) {
     await sweepOne(deps, row.id);
     throw new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${row.id} passed its deadline`);

@@ -1,4 +1,5 @@
 import type { Trx } from '../../db/database.ts';
+import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { PendingFundsRow, PendingFundsStatus } from './tables.ts';
 
@@ -14,36 +15,26 @@ export const PENDING_FUNDS_TRANSITIONS: Record<PendingFundsStatus, readonly Pend
 export const TERMINAL: readonly PendingFundsStatus[] = ['confirmed', 'failed', 'expired'];
 export const AWAITING_RECEIVER: PendingFundsStatus = 'validated_pending_receiver_confirm';
 
-const TIMESTAMP_OF: Partial<Record<PendingFundsStatus, 'validated_at' | 'confirmed_at' | 'failed_at' | 'expired_at'>> = {
-  validated_pending_receiver_confirm: 'validated_at',
-  confirmed: 'confirmed_at',
-  failed: 'failed_at',
-  expired: 'expired_at',
-};
+export const PENDING_FUNDS_STATES = defineStateMachine({
+  table: 'pending_funds',
+  noun: 'pending-funds row',
+  moves: PENDING_FUNDS_TRANSITIONS,
+  entered_at: { validated_pending_receiver_confirm: 'validated_at', confirmed: 'confirmed_at', failed: 'failed_at', expired: 'expired_at' },
+  touched_at: 'updated_at',
+  conflict: 'PENDING_FUNDS_TERMINAL',
+  refused: (from) => (TERMINAL.includes(from) ? 'PENDING_FUNDS_TERMINAL' : 'PENDING_FUNDS_VALIDATION_UNVERIFIED'),
+});
 
 export type PendingFundsPatch = Partial<
   Pick<PendingFundsRow, 'failure_reason' | 'attempts' | 'unverified_attempts' | 'ledger_transfer_id' | 'first_receiver_attempt_at' | 'receiver_window_expires_at' | 'validator_kind'>
 >;
 
 /**
- * Applies one move with `UPDATE ... WHERE status = <from>` (staying in `validated_pending_receiver_confirm` is a
- * move too: it records an attempt). A concurrent move makes it lose cleanly with a 409.
+ * One move through the shared state machine (staying in `validated_pending_receiver_confirm` is a move too: it records
+ * an attempt). A concurrent move makes it lose cleanly with a 409.
  */
-export async function transition(trx: Trx, row: Pick<PendingFundsRow, 'id' | 'status'>, to: PendingFundsStatus, at: Date, patch: PendingFundsPatch = {}): Promise<PendingFundsRow> {
-  if (!PENDING_FUNDS_TRANSITIONS[row.status].includes(to)) {
-    throw new AppError(TERMINAL.includes(row.status) ? 'PENDING_FUNDS_TERMINAL' : 'PENDING_FUNDS_VALIDATION_UNVERIFIED', `A ${row.status} pending-funds row cannot become ${to}`);
-  }
-  const stamp = to === row.status ? undefined : TIMESTAMP_OF[to];
-  const updated = await trx
-    .updateTable('pending_funds')
-    .set({ status: to, updated_at: at, ...patch, ...(stamp ? { [stamp]: at } : {}) })
-    .where('id', '=', row.id)
-    .where('status', '=', row.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${row.id} changed status concurrently`);
-  return updated;
-}
+export const transition = (trx: Trx, row: Pick<PendingFundsRow, 'id' | 'status'>, to: PendingFundsStatus, at: Date, patch: PendingFundsPatch = {}): Promise<PendingFundsRow> =>
+  moveStatus(trx, PENDING_FUNDS_STATES, row, to, at, patch);
 
 /** Why a row cannot take a receiver confirmation, or null when it can (rule 2 of the contract's section 4.3). */
 export function refusal(row: Pick<PendingFundsRow, 'status' | 'id'>): AppError | null {

@@ -6,6 +6,7 @@ import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts'
 import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
 import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES } from '../../lib/money.ts';
+import { RECEIPT_CONTENT_TYPES } from '../validators/receipt.ts';
 import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, getSellOrder, listSellOrders, type SellOrdersDeps } from './service.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
 import type { SellOrderStatus } from './tables.ts';
@@ -49,7 +50,7 @@ const CreateBody = Type.Object(
 const ConfirmBody = Type.Object(
   {
     receipt_base64: Type.String({ minLength: 1, description: 'The payout receipt (slip, PDF), base64' }),
-    content_type: Type.Union([Type.Literal('image/jpeg'), Type.Literal('image/png'), Type.Literal('image/webp'), Type.Literal('application/pdf')]),
+    content_type: Type.Union(RECEIPT_CONTENT_TYPES.map((type) => Type.Literal(type))),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your rail\'s transfer reference' })),
   },
   { additionalProperties: false },

@@ -2,15 +2,17 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { AppError, notFound, type ErrorCode } from '../../lib/errors.ts';
+import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { fillsOfSellOrders } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
+import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
@@ -79,11 +81,7 @@ function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): st
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SellOrderRow> {
-  const order = await findSellOrder(executor, id);
-  // The other mode's rows do not exist for this caller; another merchant's row is a 403 (contract 4.4).
-  if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('SELL_ORDER_NOT_OWNER', 'This sell order belongs to another merchant');
-  return order;
+  return owned(await findSellOrder(executor, id), scope, OWNERSHIP.sell_order);
 }
 
 async function emit(trx: Trx, at: Date, order: SellOrderRow, type: string, extra: Record<string, unknown> = {}): Promise<SellOrderView> {
@@ -226,14 +224,6 @@ export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
   return emit(trx, now, failed, 'sell_order.failed');
 }
 
-/** Strict base64 (optional padding, whitespace tolerated): returns the bytes, or null when it is not base64. */
-export function decodeBase64(value: string): Uint8Array | null {
-  const compact = value.replace(/\s+/g, '');
-  if (compact.length === 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact) || compact.length % 4 === 1) return null;
-  const bytes = Buffer.from(compact, 'base64');
-  return bytes.byteLength === 0 ? null : bytes;
-}
-
 export interface CashLegEvidence {
   image: Uint8Array;
   verdict: ValidatorVerdict | null;
@@ -245,8 +235,7 @@ export interface CashLegEvidence {
  * connection). The validator is only asked while the order is in flight and not already out of retries.
  */
 export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: MerchantScope, id: string, input: ConfirmCashLegInput): Promise<CashLegEvidence> {
-  const image = decodeBase64(input.receipt_base64);
-  if (!image) throw new AppError('VALIDATION_ERROR', 'receipt_base64 is not valid base64', [{ field: 'body.receipt_base64', message: 'not base64' }]);
+  const image = decodeReceipt(input, CASH_LEG_CODES);
   const order = await findOwned(deps.db, scope, id);
   if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
   // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.

@@ -1,5 +1,5 @@
 import type { Executor, Trx } from '../../db/database.ts';
-import { AppError } from '../../lib/errors.ts';
+import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
 
 /** Every allowed move of a sell order, in one place (contract 3.2; a `disputed` status does not exist). */
@@ -13,34 +13,19 @@ export const SELL_ORDER_TRANSITIONS: Record<SellOrderStatus, readonly SellOrderS
 
 export const SELL_ORDER_STATUSES: readonly SellOrderStatus[] = ['pending', 'matched', 'cash_leg_in_flight', 'completed', 'failed'];
 
-const TIMESTAMP_OF: Partial<Record<SellOrderStatus, keyof SellOrderRow>> = {
-  matched: 'matched_at',
-  cash_leg_in_flight: 'cash_leg_requested_at',
-  completed: 'completed_at',
-  failed: 'failed_at',
-};
+export const SELL_ORDER_STATES = defineStateMachine({
+  table: 'sell_orders',
+  noun: 'sell order',
+  moves: SELL_ORDER_TRANSITIONS,
+  entered_at: { matched: 'matched_at', cash_leg_in_flight: 'cash_leg_requested_at', completed: 'completed_at', failed: 'failed_at' },
+  conflict: 'SELL_ORDER_BAD_STATE',
+});
 
 type Patch = Partial<Pick<SellOrderRow, 'failure_reason' | 'matched_buy_order_id' | 'mint_source_account' | 'cash_leg_attempts' | 'last_cash_leg_attempt_at' | 'last_cash_leg_outcome'>>;
 
-/**
- * Applies one move with `UPDATE ... WHERE status = <from>`, so a concurrent move (a sweep racing a confirm, a cancel
- * racing the matcher) loses cleanly with 409 SELL_ORDER_BAD_STATE instead of overwriting state.
- */
-export async function transition(trx: Trx, order: Pick<SellOrderRow, 'id' | 'status'>, to: SellOrderStatus, at: Date, patch: Patch = {}): Promise<SellOrderRow> {
-  if (!SELL_ORDER_TRANSITIONS[order.status].includes(to)) {
-    throw new AppError('SELL_ORDER_BAD_STATE', `A ${order.status} sell order cannot become ${to}`);
-  }
-  const stamp = TIMESTAMP_OF[to];
-  const updated = await trx
-    .updateTable('sell_orders')
-    .set({ status: to, ...patch, ...(stamp ? { [stamp]: at } : {}) })
-    .where('id', '=', order.id)
-    .where('status', '=', order.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('SELL_ORDER_BAD_STATE', `Sell order ${order.id} changed status concurrently`);
-  return updated;
-}
+/** One move of a sell order (a sweep racing a confirm, a cancel racing the matcher: the loser gets 409 SELL_ORDER_BAD_STATE). */
+export const transition = (trx: Trx, order: Pick<SellOrderRow, 'id' | 'status'>, to: SellOrderStatus, at: Date, patch: Patch = {}): Promise<SellOrderRow> =>
+  moveStatus(trx, SELL_ORDER_STATES, order, to, at, patch);
 
 export async function lockSellOrder(trx: Trx, id: string): Promise<SellOrderRow | undefined> {
   return trx.selectFrom('sell_orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();

@@ -11,7 +11,7 @@ import { toSafeNumber } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { claimUnsettledPayments, markPaymentSettled, unsettledGroups, type SettlementGroup } from '../payments/settlement-port.ts';
 import type { PaymentRow } from '../payments/tables.ts';
-import { recordAdminAction, type AdminActor } from './audit.ts';
+import { listAdminActions, recordAdminAction, type AdminActor } from '../audit/service.ts';
 import { csvLine, CSV_COLUMNS, presentAdjustment, presentItem, presentSettlement, type AdjustmentView, type SettlementView } from './present.ts';
 import { transitionSettlement } from './state.ts';
 import type { SettlementRow, SettlementStatus } from './tables.ts';
@@ -240,7 +240,7 @@ export async function runSettlementsByOperator(deps: SettlementsDeps, actor: Adm
   const batches = await runSettlements(deps);
   const payment_count = batches.reduce((sum, batch) => sum + batch.payment_count, 0);
   await deps.db.transaction().execute((trx) =>
-    recordAdminAction(trx, deps.clock.now(), actor, {
+    recordAdminAction(trx, { at: deps.clock.now(), actor, 
       action: 'settlement.run',
       target_type: 'settlement_run',
       target_id: randomUUID(),
@@ -257,7 +257,7 @@ export async function failSettlement(deps: SettlementsDeps, actor: AdminActor, i
     const batch = await lockBatch(trx, id);
     if (batch.status !== 'completed') throw new AppError('SETTLEMENT_BAD_STATE', `Only a completed settlement can be marked failed; this one is ${batch.status}`);
     const failed = await transitionSettlement(trx, batch, 'failed', now, { failure_reason: reason });
-    await recordAdminAction(trx, now, actor, { action: 'settlement.fail', target_type: 'settlement', target_id: id, details: { reason, from: batch.status } });
+    await recordAdminAction(trx, { at: now, actor,  action: 'settlement.fail', target_type: 'settlement', target_id: id, details: { reason, from: batch.status } });
     await recordSettlementEvent(trx, now, failed, 'settlement.failed');
     return detail(trx, failed);
   });
@@ -270,7 +270,7 @@ export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, 
     const batch = await lockBatch(trx, id);
     if (batch.status !== 'failed') throw new AppError('SETTLEMENT_BAD_STATE', `Only a failed settlement can be retried; this one is ${batch.status}`);
     const completed = await transitionSettlement(trx, batch, 'completed', now, { failure_reason: null, retry_count: batch.retry_count + 1 });
-    await recordAdminAction(trx, now, actor, {
+    await recordAdminAction(trx, { at: now, actor, 
       action: 'settlement.retry',
       target_type: 'settlement',
       target_id: id,
@@ -306,7 +306,7 @@ export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor,
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAdminAction(trx, now, actor, {
+    await recordAdminAction(trx, { at: now, actor, 
       action: 'settlement.adjust',
       target_type: 'settlement',
       target_id: id,
@@ -317,29 +317,9 @@ export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor,
   });
 }
 
-export interface AuditEntryView {
-  id: string;
-  action: string;
-  actor_user_id: string;
-  actor_role: string;
-  details: Record<string, unknown>;
-  created_at: string;
-}
-
 /** Operator actions on one batch, newest first. */
 export async function settlementAuditLog(db: Db, id: string, query: ListQuery) {
   const batch = await db.selectFrom('settlements').select('id').where('id', '=', id).executeTakeFirst();
   if (!batch) throw notFound('Settlement');
-  const position = checkedCursor(query.cursor);
-  let select = db.selectFrom('admin_audit_log').selectAll().where('target_type', '=', 'settlement').where('target_id', '=', id);
-  if (position) select = select.where(sql<boolean>`(created_at, id) < (${position.created_at}, ${position.id}::uuid)`);
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const has_more = rows.length > query.limit;
-  const page = has_more ? rows.slice(0, query.limit) : rows;
-  const last = page.at(-1);
-  return {
-    data: page.map((row): AuditEntryView => ({ id: row.id, action: row.action, actor_user_id: row.actor_user_id, actor_role: row.actor_role, details: row.details, created_at: row.created_at.toISOString() })),
-    has_more,
-    next_cursor: has_more && last ? encodeCursor({ created_at: last.created_at, id: last.id }) : null,
-  };
+  return listAdminActions(db, { target_type: 'settlement', target_id: id }, query);
 }

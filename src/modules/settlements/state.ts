@@ -1,5 +1,5 @@
 import type { Trx } from '../../db/database.ts';
-import { AppError } from '../../lib/errors.ts';
+import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
 import type { SettlementRow, SettlementStatus } from './tables.ts';
 
 /**
@@ -13,25 +13,19 @@ export const SETTLEMENT_TRANSITIONS: Record<SettlementStatus, readonly Settlemen
   failed: ['completed'],
 };
 
-/** Applies one move with `UPDATE ... WHERE status = <from>`: a concurrent move loses with 409 SETTLEMENT_BAD_STATE. */
-export async function transitionSettlement(
+export const SETTLEMENT_STATES = defineStateMachine({
+  table: 'settlements',
+  noun: 'settlement',
+  moves: SETTLEMENT_TRANSITIONS,
+  entered_at: { completed: 'completed_at', failed: 'failed_at' },
+  conflict: 'SETTLEMENT_BAD_STATE',
+});
+
+/** One move of a batch through the shared state machine: a concurrent move loses with 409 SETTLEMENT_BAD_STATE. */
+export const transitionSettlement = (
   trx: Trx,
   batch: Pick<SettlementRow, 'id' | 'status'>,
   to: SettlementStatus,
   at: Date,
   patch: Partial<Pick<SettlementRow, 'failure_reason' | 'retry_count'>> = {},
-): Promise<SettlementRow> {
-  if (!SETTLEMENT_TRANSITIONS[batch.status].includes(to)) {
-    throw new AppError('SETTLEMENT_BAD_STATE', `A ${batch.status} settlement cannot become ${to}`);
-  }
-  const stamp = to === 'completed' ? { completed_at: at } : to === 'failed' ? { failed_at: at } : {};
-  const updated = await trx
-    .updateTable('settlements')
-    .set({ status: to, ...stamp, ...patch })
-    .where('id', '=', batch.id)
-    .where('status', '=', batch.status)
-    .returningAll()
-    .executeTakeFirst();
-  if (!updated) throw new AppError('SETTLEMENT_BAD_STATE', `Settlement ${batch.id} changed status concurrently`);
-  return updated;
-}
+): Promise<SettlementRow> => moveStatus(trx, SETTLEMENT_STATES, batch, to, at, patch);

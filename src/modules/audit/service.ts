@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import type { Executor, Trx } from '../../db/database.ts';
+import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import type { AdminAuditRow } from './tables.ts';
+
+/** The operator behind an admin request (`X-Actor-User-Id`, `X-Actor-Role`). */
+export interface AdminActor {
+  actor_user_id: string;
+  actor_role: string;
+}
+
+export interface AdminAction {
+  at: Date;
+  actor: AdminActor;
+  /** Dotted name of what was done: `settlement.fail`, `dispute.resolved`, `ledger.adjustment.credit`. */
+  action: string;
+  target_type: string;
+  target_id: string;
+  details: Record<string, unknown>;
+}
+
+/** The one writer of `admin_audit_log`: one row per operator action, in the action's own transaction. */
+export async function recordAdminAction(trx: Trx, entry: AdminAction): Promise<void> {
+  await trx
+    .insertInto('admin_audit_log')
+    .values({
+      id: randomUUID(),
+      actor_user_id: entry.actor.actor_user_id,
+      actor_role: entry.actor.actor_role,
+      action: entry.action,
+      target_type: entry.target_type,
+      target_id: entry.target_id,
+      details: JSON.stringify(entry.details),
+      created_at: entry.at,
+    })
+    .execute();
+}
+
+export interface AdminActionView {
+  id: string;
+  action: string;
+  actor_user_id: string;
+  actor_role: string;
+  details: Record<string, unknown>;
+  created_at: string;
+}
+
+const present = (row: AdminAuditRow): AdminActionView => ({
+  id: row.id,
+  action: row.action,
+  actor_user_id: row.actor_user_id,
+  actor_role: row.actor_role,
+  details: row.details,
+  created_at: row.created_at.toISOString(),
+});
+
+/** The one reader: operator actions on one target, newest first, a keyset page. */
+export async function listAdminActions(executor: Executor, target: { target_type: string; target_id: string }, query: { cursor?: string | undefined; limit: number }) {
+  const position = decodeCursor(query.cursor);
+  let select = executor.selectFrom('admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
+  if (position) select = select.where(afterCursor(position));
+  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return toPage(rows, query.limit, present);
+}
