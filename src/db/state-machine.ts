@@ -65,3 +65,9 @@ export async function moveStatus<T extends StatusTable>(
 }
 
 const capitalise = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** `moveStatus` bound to one machine: what a module exports as its own `transition`. */
+export const mover =
+  <T extends StatusTable>(machine: StateMachine<T>) =>
+  (trx: Trx, row: { id: string; status: StatusOf<T> }, to: StatusOf<T>, at: Date, patch?: Updateable<Database[T]>): Promise<Selectable<Database[T]>> =>
+    moveStatus(trx, machine, row, to, at, patch);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
-import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
+import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -29,8 +29,7 @@ export const BUY_ORDER_TRANSITIONS: Record<BuyOrderStatus, readonly BuyOrderStat
 };
 
 export const BUY_ORDER_STATES = defineStateMachine({
-  table: 'buy_orders',
-  noun: 'buy order',
+  table: 'buy_orders', noun: 'buy order',
   moves: BUY_ORDER_TRANSITIONS,
   entered_at: { matched: 'matched_at', cancelled: 'cancelled_at', expired: 'expired_at' },
   conflict: 'BUY_ORDER_BAD_STATE',
@@ -77,13 +76,7 @@ export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
 }
 
 /** One move of a buy order through the shared state machine: a cancel racing the matcher loses with 409 BUY_ORDER_BAD_STATE. */
-export const transitionBuyOrder = (
-  trx: Trx,
-  order: Pick<BuyOrderRow, 'id' | 'status'>,
-  to: BuyOrderStatus,
-  at: Date,
-  patch: Partial<Pick<BuyOrderRow, 'matched_sell_order_id' | 'mint_transfer_id'>> = {},
-): Promise<BuyOrderRow> => moveStatus(trx, BUY_ORDER_STATES, order, to, at, patch);
+export const transitionBuyOrder = mover(BUY_ORDER_STATES);
 
 export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, type: string): Promise<BuyOrderView> {
   const view = presentBuyOrder(order);

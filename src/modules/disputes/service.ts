@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor, Trx } from '../../db/database.ts';
-import { canMove, defineStateMachine, moveStatus } from '../../db/state-machine.ts';
+import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
 import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -38,8 +38,7 @@ export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]
 };
 
 const DISPUTE_STATES = defineStateMachine({
-  table: 'disputes',
-  noun: 'dispute',
+  table: 'disputes', noun: 'dispute',
   moves: DISPUTE_TRANSITIONS,
   entered_at: { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' },
   conflict: 'DISPUTE_BAD_STATE',
@@ -240,8 +239,7 @@ export async function getDisputeForAdmin(deps: Pick<DisputesDeps, 'db'>, id: str
 }
 
 /** One move under the row lock: two operators acting at once, one wins, the other gets 409 DISPUTE_BAD_STATE. */
-const move = (trx: Trx, dispute: DisputeRow, to: DisputeStatus, at: Date, patch: Partial<Pick<DisputeRow, 'outcome' | 'ledger_effect' | 'ledger_amount_micro_pay' | 'ledger_transfer_id'>> = {}) =>
-  moveStatus(trx, DISPUTE_STATES, dispute, to, at, patch);
+const move = mover(DISPUTE_STATES);
 
 async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
   const dispute = await trx.selectFrom('disputes').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();

@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import type { KeyKind } from '../../http/principal.ts';
@@ -38,36 +39,63 @@ export async function listApiKeys(deps: { db: Db; clock: Clock }, merchant_id: s
   return rows.map((row) => present(row, now));
 }
 
+/** Which keys a roll replaces: one key by id (the dashboard), or every active key of a kind (the operator). */
+export type KeyRollTarget = { key_id: string } | { kind: KeyKind };
+
 /**
- * Rolls a key: a new key of the same kind (its raw value exists only in the result) and the old one keeps working
- * for `grace_seconds` (0 revokes it at once). Only an active key rolls; rolling it twice at once, one loses with 409.
+ * The one key roll: a new key of the target's kind (its raw value exists only in the result) and the replaced keys keep
+ * working for `grace_seconds` (0 ends them at once), in one transaction. A key id must name an active key of the
+ * merchant (404 unknown, 403 already rolled); rolling one key twice at once, one loses. This process forgets the
+ * merchant's cached keys at once; other processes within the cache's TTL.
  */
+export async function rollKeys(
+  deps: { db: Db; clock: Clock; key_cache?: ApiKeyCache | undefined },
+  merchant_id: string,
+  target: KeyRollTarget,
+  grace_seconds: number,
+): Promise<{ kind: KeyKind; key: ApiKeyView; raw_key: string; previous: ApiKeyView[] }> {
+  if (!Number.isInteger(grace_seconds) || grace_seconds < 0 || grace_seconds > MAX_KEY_ROLL_GRACE_SECONDS) {
+    throw new AppError('VALIDATION_ERROR', `grace_seconds must be 0 to ${MAX_KEY_ROLL_GRACE_SECONDS}`, [{ field: 'grace_seconds', message: 'out of range' }]);
+  }
+  const now = deps.clock.now();
+  const revoked_at = new Date(now.getTime() + grace_seconds * 1000);
+  const rolled = await deps.db.transaction().execute(async (trx) => {
+    let select = trx.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchant_id);
+    select = 'key_id' in target ? select.where('id', '=', target.key_id) : select.where('kind', '=', target.kind).where('revoked_at', 'is', null);
+    const old = await select.forUpdate().execute();
+    let kind: KeyKind;
+    if ('key_id' in target) {
+      const [key] = old;
+      if (!key) throw notFound('API key');
+      if (key.revoked_at !== null) throw new AppError('FORBIDDEN', 'This key was already rolled or revoked; roll its successor');
+      kind = key.kind;
+    } else {
+      kind = target.kind;
+    }
+    if (old.length > 0) await trx.updateTable('api_keys').set({ revoked_at }).where('id', 'in', old.map((row) => row.id)).execute();
+    const fresh = generateApiKey(kind);
+    const id = randomUUID();
+    await trx.insertInto('api_keys').values({ id, merchant_id, kind, key_hash: fresh.hash, key_hint: fresh.hint, created_at: now }).execute();
+    return {
+      kind,
+      key: present({ id, kind, key_hint: fresh.hint, created_at: now, revoked_at: null }, now),
+      raw_key: fresh.raw,
+      previous: old.map((row) => present({ ...row, revoked_at }, now)),
+    };
+  });
+  deps.key_cache?.forgetMerchant(merchant_id);
+  return rolled;
+}
+
+/** The dashboard's roll: one key by id, the old one valid for `grace_seconds` (a day by default). */
 export async function rollApiKey(
   deps: { db: Db; clock: Clock; key_cache?: ApiKeyCache | undefined },
   merchant_id: string,
   key_id: string,
   grace_seconds = DEFAULT_KEY_ROLL_GRACE_SECONDS,
 ): Promise<{ key: ApiKeyView; raw_key: string; previous: ApiKeyView }> {
-  if (!Number.isInteger(grace_seconds) || grace_seconds < 0 || grace_seconds > MAX_KEY_ROLL_GRACE_SECONDS) {
-    throw new AppError('VALIDATION_ERROR', `grace_seconds must be 0 to ${MAX_KEY_ROLL_GRACE_SECONDS}`, [{ field: 'grace_seconds', message: 'out of range' }]);
-  }
-  const now = deps.clock.now();
-  const rolled = await deps.db.transaction().execute(async (trx) => {
-    const old = await trx.selectFrom('api_keys').selectAll().where('id', '=', key_id).where('merchant_id', '=', merchant_id).forUpdate().executeTakeFirst();
-    if (!old) throw notFound('API key');
-    if (old.revoked_at !== null) throw new AppError('FORBIDDEN', 'This key was already rolled or revoked; roll its successor');
-    const revoked_at = new Date(now.getTime() + grace_seconds * 1000);
-    await trx.updateTable('api_keys').set({ revoked_at }).where('id', '=', old.id).execute();
-    const fresh = generateApiKey(old.kind);
-    const id = randomUUID();
-    await trx.insertInto('api_keys').values({ id, merchant_id, kind: old.kind, key_hash: fresh.hash, key_hint: fresh.hint, created_at: now }).execute();
-    return {
-      key: present({ id, kind: old.kind, key_hint: fresh.hint, created_at: now, revoked_at: null }, now),
-      raw_key: fresh.raw,
-      previous: present({ ...old, revoked_at }, now),
-    };
-  });
-  // This process re-reads the merchant's keys at once (the old key's grace end included); others within the cache's TTL.
-  deps.key_cache?.forgetMerchant(merchant_id);
-  return rolled;
+  const { key, raw_key, previous } = await rollKeys(deps, merchant_id, { key_id }, grace_seconds);
+  const [rolled] = previous;
+  assert(rolled && previous.length === 1, 'a roll by key id replaces exactly that key');
+  return { key, raw_key, previous: rolled };
 }

@@ -5,6 +5,7 @@ import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { generateApiKey, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
+import { rollKeys } from './keys.ts';
 
 /**
  * What creating a merchant needs from the webhooks module, which sits above this one: the issued secret, the SSRF
@@ -115,21 +116,11 @@ export async function revokeTokens(deps: MerchantsDeps, merchant_id: string): Pr
   return { merchant_id, tokens_not_before: now.toISOString() };
 }
 
-/**
- * Rolls a merchant's API key of one kind: every current key of that kind is revoked and a new one issued, in one
- * transaction; the raw key exists only in the result. This process forgets the old keys at once.
- */
+/** The operator's roll: every active key of one kind ends at once and a new one is issued (the raw key only in the result). */
 export async function rollApiKey(deps: MerchantsDeps, merchant_id: string, kind: KeyKind): Promise<{ kind: KeyKind; key: string; key_hint: string; revoked: number }> {
   await requireMerchant(deps, merchant_id);
-  const now = deps.clock.now();
-  const key = generateApiKey(kind);
-  const revoked = await deps.db.transaction().execute(async (trx) => {
-    const result = await trx.updateTable('api_keys').set({ revoked_at: now }).where('merchant_id', '=', merchant_id).where('kind', '=', kind).where('revoked_at', 'is', null).executeTakeFirst();
-    await trx.insertInto('api_keys').values({ id: randomUUID(), merchant_id, kind, key_hash: key.hash, key_hint: key.hint, created_at: now }).execute();
-    return Number(result.numUpdatedRows);
-  });
-  deps.key_cache?.forgetMerchant(merchant_id);
-  return { kind, key: key.raw, key_hint: key.hint, revoked };
+  const rolled = await rollKeys(deps, merchant_id, { kind }, 0);
+  return { kind, key: rolled.raw_key, key_hint: rolled.key.hint, revoked: rolled.previous.length };
 }
 
 /** A dashboard browser session: an opaque cookie value, stored hashed. */

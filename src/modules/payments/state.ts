@@ -1,6 +1,6 @@
 
 import type { Trx } from '../../db/database.ts';
-import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
+import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import type { PaymentRow, PaymentStatus } from './tables.ts';
 
 /** Every allowed move of a payment, in one place. */
@@ -21,8 +21,7 @@ export const OPEN_FOR_PROOF: readonly PaymentStatus[] = ['matched', 'payment_pen
 export const CANCELLABLE: readonly PaymentStatus[] = ['created', 'matching'];
 
 export const PAYMENT_STATES = defineStateMachine({
-  table: 'payments',
-  noun: 'payment',
+  table: 'payments', noun: 'payment',
   moves: PAYMENT_TRANSITIONS,
   entered_at: {
     matched: 'matched_at',
@@ -37,13 +36,7 @@ export const PAYMENT_STATES = defineStateMachine({
 });
 
 /** One move of a payment through the shared state machine: a concurrent move loses with 409 PAYMENT_BAD_STATE. */
-export const transition = (
-  trx: Trx,
-  payment: Pick<PaymentRow, 'id' | 'status'>,
-  to: PaymentStatus,
-  at: Date,
-  patch: Partial<Pick<PaymentRow, 'failure_reason' | 'checkout_opened_at' | 'settlement_id'>> = {},
-): Promise<PaymentRow> => moveStatus(trx, PAYMENT_STATES, payment, to, at, patch);
+export const transition = mover(PAYMENT_STATES);
 
 /** Locks a payment row for the rest of the transaction. */
 export async function lockPayment(trx: Trx, id: string): Promise<PaymentRow | undefined> {

@@ -1,5 +1,4 @@
-import type { Trx } from '../../db/database.ts';
-import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
+import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { PendingFundsRow, PendingFundsStatus } from './tables.ts';
 
@@ -16,8 +15,7 @@ export const TERMINAL: readonly PendingFundsStatus[] = ['confirmed', 'failed', '
 export const AWAITING_RECEIVER: PendingFundsStatus = 'validated_pending_receiver_confirm';
 
 export const PENDING_FUNDS_STATES = defineStateMachine({
-  table: 'pending_funds',
-  noun: 'pending-funds row',
+  table: 'pending_funds', noun: 'pending-funds row',
   moves: PENDING_FUNDS_TRANSITIONS,
   entered_at: { validated_pending_receiver_confirm: 'validated_at', confirmed: 'confirmed_at', failed: 'failed_at', expired: 'expired_at' },
   touched_at: 'updated_at',
@@ -25,16 +23,8 @@ export const PENDING_FUNDS_STATES = defineStateMachine({
   refused: (from) => (TERMINAL.includes(from) ? 'PENDING_FUNDS_TERMINAL' : 'PENDING_FUNDS_VALIDATION_UNVERIFIED'),
 });
 
-export type PendingFundsPatch = Partial<
-  Pick<PendingFundsRow, 'failure_reason' | 'attempts' | 'unverified_attempts' | 'ledger_transfer_id' | 'first_receiver_attempt_at' | 'receiver_window_expires_at' | 'validator_kind'>
->;
-
-/**
- * One move through the shared state machine (staying in `validated_pending_receiver_confirm` is a move too: it records
- * an attempt). A concurrent move makes it lose cleanly with a 409.
- */
-export const transition = (trx: Trx, row: Pick<PendingFundsRow, 'id' | 'status'>, to: PendingFundsStatus, at: Date, patch: PendingFundsPatch = {}): Promise<PendingFundsRow> =>
-  moveStatus(trx, PENDING_FUNDS_STATES, row, to, at, patch);
+/** One move (staying in `validated_pending_receiver_confirm` is a move too: it records an attempt); a concurrent move loses with 409. */
+export const transition = mover(PENDING_FUNDS_STATES);
 
 /** Why a row cannot take a receiver confirmation, or null when it can (rule 2 of the contract's section 4.3). */
 export function refusal(row: Pick<PendingFundsRow, 'status' | 'id'>): AppError | null {

@@ -1,5 +1,5 @@
 import type { Executor, Trx } from '../../db/database.ts';
-import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
+import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
 
 /** Every allowed move of a sell order, in one place (contract 3.2; a `disputed` status does not exist). */
@@ -14,18 +14,14 @@ export const SELL_ORDER_TRANSITIONS: Record<SellOrderStatus, readonly SellOrderS
 export const SELL_ORDER_STATUSES: readonly SellOrderStatus[] = ['pending', 'matched', 'cash_leg_in_flight', 'completed', 'failed'];
 
 export const SELL_ORDER_STATES = defineStateMachine({
-  table: 'sell_orders',
-  noun: 'sell order',
+  table: 'sell_orders', noun: 'sell order',
   moves: SELL_ORDER_TRANSITIONS,
   entered_at: { matched: 'matched_at', cash_leg_in_flight: 'cash_leg_requested_at', completed: 'completed_at', failed: 'failed_at' },
   conflict: 'SELL_ORDER_BAD_STATE',
 });
 
-type Patch = Partial<Pick<SellOrderRow, 'failure_reason' | 'matched_buy_order_id' | 'mint_source_account' | 'cash_leg_attempts' | 'last_cash_leg_attempt_at' | 'last_cash_leg_outcome'>>;
-
 /** One move of a sell order (a sweep racing a confirm, a cancel racing the matcher: the loser gets 409 SELL_ORDER_BAD_STATE). */
-export const transition = (trx: Trx, order: Pick<SellOrderRow, 'id' | 'status'>, to: SellOrderStatus, at: Date, patch: Patch = {}): Promise<SellOrderRow> =>
-  moveStatus(trx, SELL_ORDER_STATES, order, to, at, patch);
+export const transition = mover(SELL_ORDER_STATES);
 
 export async function lockSellOrder(trx: Trx, id: string): Promise<SellOrderRow | undefined> {
   return trx.selectFrom('sell_orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();

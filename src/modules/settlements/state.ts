@@ -1,6 +1,5 @@
-import type { Trx } from '../../db/database.ts';
-import { defineStateMachine, moveStatus } from '../../db/state-machine.ts';
-import type { SettlementRow, SettlementStatus } from './tables.ts';
+import { defineStateMachine, mover } from '../../db/state-machine.ts';
+import type { SettlementStatus } from './tables.ts';
 
 /**
  * Every allowed move of a settlement batch. A run makes a batch `pending` and completes it in the same transaction;
@@ -14,18 +13,11 @@ export const SETTLEMENT_TRANSITIONS: Record<SettlementStatus, readonly Settlemen
 };
 
 export const SETTLEMENT_STATES = defineStateMachine({
-  table: 'settlements',
-  noun: 'settlement',
+  table: 'settlements', noun: 'settlement',
   moves: SETTLEMENT_TRANSITIONS,
   entered_at: { completed: 'completed_at', failed: 'failed_at' },
   conflict: 'SETTLEMENT_BAD_STATE',
 });
 
 /** One move of a batch through the shared state machine: a concurrent move loses with 409 SETTLEMENT_BAD_STATE. */
-export const transitionSettlement = (
-  trx: Trx,
-  batch: Pick<SettlementRow, 'id' | 'status'>,
-  to: SettlementStatus,
-  at: Date,
-  patch: Partial<Pick<SettlementRow, 'failure_reason' | 'retry_count'>> = {},
-): Promise<SettlementRow> => moveStatus(trx, SETTLEMENT_STATES, batch, to, at, patch);
+export const transitionSettlement = mover(SETTLEMENT_STATES);
