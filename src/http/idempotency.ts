@@ -5,6 +5,7 @@ import type { Clock } from '../lib/clock.ts';
 import { AppError } from '../lib/errors.ts';
 import { merchantScope } from './auth.ts';
 import { UUID_PATTERN } from './schemas.ts';
+import { present } from '../lib/assert.ts';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 7 * 24 * 3600 * 1000;
 const UUID = new RegExp(UUID_PATTERN);
@@ -78,7 +79,7 @@ export async function idempotent<T>(
     await trx
       .updateTable('idempotency_keys')
       .set({ response_status: result.status, response_body: JSON.stringify(result.body) })
-      .where('id', '=', claimed!.id)
+      .where('id', '=', present(claimed, 'the key was claimed or found above').id)
       .execute();
     return { replayed: false, ...result };
   });

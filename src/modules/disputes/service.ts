@@ -10,6 +10,7 @@ import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface DisputesDeps {
   db: Db;
@@ -296,7 +297,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
     if (!DISPUTE_TRANSITIONS[dispute.status].includes('resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
-    const order = (await sellOrderForDispute(trx, dispute.sell_order_id))!;
+    const order = present(await sellOrderForDispute(trx, dispute.sell_order_id), `dispute ${dispute.id} references an existing sell order (foreign key)`);
     const earlier = await trx
       .selectFrom('disputes')
       .select('id')

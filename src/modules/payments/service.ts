@@ -14,6 +14,7 @@ import { paymentEventFields, presentPayment, type PaymentView } from './present.
 import { sniffImageType } from './proof.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
+import { present } from '../../lib/assert.ts';
 
 export type { LegRow, PaymentRow };
 
@@ -72,7 +73,7 @@ export async function emitPaymentEvent(trx: Trx, at: Date, deps: Pick<PaymentsDe
 /** The currency's default rail, or the requested one when the currency supports it (else 400). */
 export function resolvePaymentMethod(currency: Currency, requested: PaymentMethod | undefined): PaymentMethod {
   const methods = METHODS_BY_CURRENCY[currency];
-  const payment_method = requested ?? methods[0]!;
+  const payment_method = requested ?? present(methods[0], `${currency} has a default payment method`);
   if (!methods.includes(payment_method)) {
     throw new AppError('VALIDATION_ERROR', `${currency} payments support ${methods.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
   }
@@ -256,7 +257,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
-      const current = await expireIfDue(deps, trx, locked!, now);
+      const current = await expireIfDue(deps, trx, present(locked, `payment ${id} exists after its read (rows are never deleted)`), now);
       return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
     });
   }
@@ -294,7 +295,7 @@ export async function cancelPayment(deps: PaymentsDeps, scope: MerchantScope, id
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     await findOwned(trx, scope, id);
-    const payment = await expireIfDue(deps, trx, (await lockPayment(trx, id))!, now);
+    const payment = await expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after findOwned (rows are never deleted)`), now);
     if (!CANCELLABLE.includes(payment.status)) {
       throw new AppError('PAYMENT_BAD_STATE', `Only created or matching payments can be cancelled; this one is ${payment.status}`);
     }
@@ -378,7 +379,7 @@ export async function findPaymentById(deps: PaymentsDeps, id: string): Promise<{
   let payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
   if (!payment) throw notFound('Payment');
   if (isDue(payment, now)) {
-    payment = await deps.db.transaction().execute(async (trx) => expireIfDue(deps, trx, (await lockPayment(trx, id))!, now));
+    payment = await deps.db.transaction().execute(async (trx) => expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after its read (rows are never deleted)`), now));
   }
   return { payment, legs: await loadLegs(deps.db, id) };
 }

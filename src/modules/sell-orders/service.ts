@@ -14,6 +14,7 @@ import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface SellOrdersDeps {
   db: Db;
@@ -218,7 +219,7 @@ async function closePartiallyFilled(deps: SellOrdersDeps, trx: Trx, order: SellO
 export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
-  const order = (await lockSellOrder(trx, id))!;
+  const order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
   if (order.status !== 'pending') throw new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${order.status}`);
   if (order.filled_micro_pay > 0) return presentSellOrder(await closePartiallyFilled(deps, trx, order, now));
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
@@ -265,7 +266,7 @@ const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, 
 export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string, input: ConfirmCashLegInput, evidence: CashLegEvidence): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
-  let order = (await lockSellOrder(trx, id))!;
+  let order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
   if (cashLegExhausted(order, now, limits(deps))) order = await failExhausted(deps, trx, order, now);
   if (order.status === 'failed' && order.failure_reason === 'cash_leg_retry_exhausted') return presentSellOrder(order);
   if (order.status !== 'cash_leg_in_flight') throw new AppError('SELL_ORDER_BAD_STATE', `Cash legs are confirmed while the sell order is cash_leg_in_flight; this one is ${order.status}`);
