@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor, Trx } from '../../db/database.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -214,16 +214,13 @@ export interface ListDisputesQuery {
 }
 
 async function list(db: Db, scope: MerchantScope | null, query: ListDisputesQuery) {
-  const position = decodeCursor(query.cursor);
   let select = db.selectFrom('disputes').selectAll();
   if (scope) select = select.where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
   if (query.merchant_id) select = select.where('merchant_id', '=', query.merchant_id);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.kind?.length) select = select.where('kind', 'in', query.kind);
   if (query.sell_order_id) select = select.where('sell_order_id', '=', query.sell_order_id);
-  if (position) select = select.where(afterCursor(position));
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentDispute);
+  return listPage(select, query, presentDispute);
 }
 
 export const listMerchantDisputes = (deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, query: ListDisputesQuery) => list(deps.db, scope, query);

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -274,7 +274,6 @@ export interface ListPaymentsQuery {
 }
 
 export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
-  const position = decodeCursor(query.cursor, 'payment_id');
   let select = deps.db
     .selectFrom('payments')
     .selectAll()
@@ -284,10 +283,9 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
   if (query.to) select = select.where('created_at', '<', new Date(query.to));
-  if (position) select = select.where(afterCursor(position));
-  else if (query.offset) select = select.offset(query.offset);
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url));
+  // The deprecated offset pages only without a cursor.
+  if (query.cursor === undefined && query.offset) select = select.offset(query.offset);
+  return listPage(select, query, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url), { id_format: 'payment_id' });
 }
 
 /** Cancels a payment that is still `created` or `matching`; any other status is 409 PAYMENT_BAD_STATE. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
@@ -189,16 +189,13 @@ export async function getSellOrder(deps: Pick<SellOrdersDeps, 'db'>, scope: Merc
 }
 
 export async function listSellOrders(deps: Pick<SellOrdersDeps, 'db'>, scope: MerchantScope, query: ListSellOrdersQuery) {
-  const position = decodeCursor(query.cursor);
   let select = deps.db.selectFrom('sell_orders').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.currency) select = select.where('currency', '=', query.currency as 'PAY');
   if (query.target_currency) select = select.where('target_currency', '=', query.target_currency);
   if (query.created_after) select = select.where('created_at', '>=', new Date(query.created_after));
   if (query.created_before) select = select.where('created_at', '<', new Date(query.created_before));
-  if (position) select = select.where(afterCursor(position));
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentSellOrder);
+  return listPage(select, query, presentSellOrder);
 }
 
 /**
