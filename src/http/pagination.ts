@@ -1,4 +1,5 @@
 import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { invalidCursor } from './http-errors.ts';
 
 /** Keyset position: newest first, on (created_at, id). Opaque to clients. */
 export interface CursorPosition {
@@ -35,7 +36,7 @@ export function decodeCursor(cursor: string | undefined, id_format: CursorIdForm
     if (!(ms >= CURSOR_MIN_MS && ms < CURSOR_MAX_MS)) throw new Error('bad cursor');
     return { created_at: date, id };
   } catch {
-    throw new AppError('VALIDATION_ERROR', 'cursor is not a cursor this API returned', [{ field: 'querystring.cursor', message: 'invalid cursor' }]);
+    throw invalidCursor();
   }
 }
 
