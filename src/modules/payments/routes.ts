@@ -4,12 +4,12 @@ import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
-import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { getCheckoutForMerchant, promptpayQrForPayment } from './checkout.ts';
 import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type PaymentsDeps } from './service.ts';
 import type { PaymentStatus } from './tables.ts';
+import { createPaymentsGone, proofMultipartMalformed, proofNotMultipart } from './errors.ts';
 
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
 
@@ -141,7 +141,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     },
     async (request, reply) => {
       if (create_gone_after_sunset && deps.clock.now() >= PAYMENTS_CREATE_SUNSET) {
-        throw new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
+        throw createPaymentsGone();
       }
       const scope = merchantScope(request);
       return withAllocationRetry((attempt) =>
@@ -273,7 +273,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
 /** Reads the one `proof` file of a multipart body; too large is 413, anything else wrong is 400. */
 export async function readProofFile(request: import('fastify').FastifyRequest, max_bytes: number): Promise<Buffer | undefined> {
   if (!request.isMultipart()) {
-    throw new AppError('VALIDATION_ERROR', 'Send multipart/form-data with a file field `proof`', [{ field: 'body.proof', message: 'required' }]);
+    throw proofNotMultipart();
   }
   let file: Buffer | undefined;
   try {
@@ -287,7 +287,7 @@ export async function readProofFile(request: import('fastify').FastifyRequest, m
     // Too large stays 413; a body without a boundary, truncated or with broken part headers is the client's 400.
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE' || (error as { statusCode?: number }).statusCode === 413) throw error;
-    throw new AppError('VALIDATION_ERROR', `Malformed multipart/form-data body: ${(error as Error).message}`, [{ field: 'body', message: 'malformed multipart body' }]);
+    throw proofMultipartMalformed((error as Error).message);
   }
   return file;
 }

@@ -5,7 +5,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../matching/service.ts';
@@ -15,6 +15,7 @@ import { sniffImageType } from './proof.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
+import { duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofDuplicate, proofNotAccepted, proofRequired, proofUnsupportedType, quoteLocksUnavailable } from './errors.ts';
 
 export type { LegRow, PaymentRow };
 
@@ -44,9 +45,7 @@ export const DEFAULT_EXPIRES_IN_SECONDS = 900;
 function toMinor(amount: number | string, currency: Currency): number {
   const minor = typeof amount === 'number' ? amount : decimalToMinor(amount, currency);
   if (minor === null || !Number.isSafeInteger(minor) || minor <= 0) {
-    throw new AppError('VALIDATION_ERROR', `amount must be a positive integer in minor units or a decimal string with at most 2 decimals for ${currency}`, [
-      { field: 'body.amount', message: 'invalid amount' },
-    ]);
+    throw invalidAmount(currency);
   }
   return minor;
 }
@@ -75,7 +74,7 @@ export function resolvePaymentMethod(currency: Currency, requested: PaymentMetho
   const methods = METHODS_BY_CURRENCY[currency];
   const payment_method = requested ?? present(methods[0], `${currency} has a default payment method`);
   if (!methods.includes(payment_method)) {
-    throw new AppError('VALIDATION_ERROR', `${currency} payments support ${methods.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
+    throw paymentMethodUnsupported(currency, methods, payment_method);
   }
   return payment_method;
 }
@@ -142,7 +141,7 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
       .where('is_sandbox', '=', input.scope.is_sandbox)
       .where('order_id', '=', input.order_id)
       .executeTakeFirst();
-    throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has ${existing ? `payment ${existing.id}` : 'a payment'}`);
+    throw duplicateOrderId(input.order_id, existing?.id);
   }
   return row;
 }
@@ -162,7 +161,7 @@ export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: Merchan
   const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
   let rate_override: string | undefined;
   if (input.quote_lock_id !== undefined) {
-    if (!deps.quote_locks) throw new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
+    if (!deps.quote_locks) throw quoteLocksUnavailable();
     rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
   }
   const matched = await insertPayment(trx, {
@@ -295,7 +294,7 @@ export async function cancelPayment(deps: PaymentsDeps, scope: MerchantScope, id
     await findOwned(trx, scope, id);
     const payment = await expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after findOwned (rows are never deleted)`), now);
     if (!CANCELLABLE.includes(payment.status)) {
-      throw new AppError('PAYMENT_BAD_STATE', `Only created or matching payments can be cancelled; this one is ${payment.status}`);
+      throw paymentNotCancellable(payment.status);
     }
     const legs = await loadLegs(trx, id);
     const cancelled = await transition(trx, payment, 'cancelled', now);
@@ -317,10 +316,10 @@ export interface ProofUploadResult {
  */
 export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, file: Uint8Array | undefined): Promise<ProofUploadResult> {
   if (!file || file.byteLength === 0) {
-    throw new AppError('VALIDATION_ERROR', 'multipart field `proof` (an image file) is required', [{ field: 'body.proof', message: 'required' }]);
+    throw proofRequired();
   }
   const content_type = sniffImageType(file);
-  if (!content_type) throw new AppError('PROOF_UNSUPPORTED_TYPE', 'proof must be a JPEG, PNG, WebP or HEIC image');
+  if (!content_type) throw proofUnsupportedType();
   const sha256 = sha256Hex(file);
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
@@ -330,7 +329,7 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
     const payment = await expireIfDue(deps, trx, locked, now);
     if (payment.status === 'expired' && locked.status !== 'expired') return { expired: true as const };
     if (!OPEN_FOR_PROOF.includes(payment.status)) {
-      throw new AppError('PAYMENT_BAD_STATE', `A proof can be uploaded only while the payment is matched or payment_pending; it is ${payment.status}`);
+      throw proofNotAccepted(payment.status);
     }
     const reused = await trx
       .selectFrom('payment_proofs')
@@ -339,7 +338,7 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
       .where('is_sandbox', '=', payment.is_sandbox)
       .where('payment_id', '!=', id)
       .executeTakeFirst();
-    if (reused) throw new AppError('PROOF_DUPLICATE', 'This file was already uploaded as proof for another payment');
+    if (reused) throw proofDuplicate();
     const proof_id = randomUUID();
     await trx
       .insertInto('payment_proofs')
@@ -353,7 +352,7 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
     };
   });
   // The expiry committed; only then is the late upload refused.
-  if (result.expired) throw new AppError('PAYMENT_BAD_STATE', 'The payment expired before the proof arrived');
+  if (result.expired) throw expiredBeforeProof();
   deps.onProofReceived?.();
   return result.value;
 }
