@@ -2,6 +2,7 @@
 import { readdir } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { CliError, type CliContext, type CommandGroup } from './context.ts';
+import { present } from '../lib/assert.ts';
 
 const COMMANDS_DIR = new URL('./commands/', import.meta.url);
 
@@ -100,7 +101,7 @@ const GLOBAL_FLAGS = new Set(['--json', '--help', '-h', '--version', '-V']);
 function globalOptionsEnd(argv: string[]): number {
   let index = 0;
   while (index < argv.length) {
-    const token = argv[index]!;
+    const token = present(argv[index], 'index is within argv');
     if (GLOBAL_WITH_VALUE.has(token)) index += 2;
     else if (GLOBAL_FLAGS.has(token) || [...GLOBAL_WITH_VALUE].some((name) => token.startsWith(`${name}=`))) index += 1;
     else break;

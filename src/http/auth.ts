@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import type { Authenticator, MerchantScope, Principal } from './principal.ts';
 import { MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { adminActorRequired, adminRoleRequired, liveKeysOnly, missingAdminToken, missingApiKey, missingInternalToken, missingMerchantCredential, rateLimited, roleMayNotMoveMoney, sandboxKeysOnly, tooManyFailedAuthentications } from './http-errors.ts';
 
 const SESSION_COOKIE = 'mpay_session';
 
@@ -41,13 +42,13 @@ async function authenticate(request: FastifyRequest, authenticator: Authenticato
     case 'key': {
       const raw = headerValue(request, 'x-api-key') ?? bearer(request);
       const principal = raw ? await authenticator.byApiKey(raw) : null;
-      if (!principal) throw new AppError('UNAUTHORIZED', 'Missing or invalid API key (send X-API-Key or Authorization: Bearer)');
+      if (!principal) throw missingApiKey();
       const mode = request.routeOptions.config.mode ?? 'any';
       if (mode === 'sandbox_only' && !principal.is_sandbox) {
-        throw new AppError('SANDBOX_ONLY', 'This endpoint accepts test or sandbox keys only');
+        throw sandboxKeysOnly();
       }
       if (mode === 'live_only' && principal.is_sandbox) {
-        throw new AppError('SANDBOX_ONLY', 'This endpoint moves live value and accepts live keys only');
+        throw liveKeysOnly();
       }
       return principal;
     }
@@ -60,24 +61,24 @@ async function authenticate(request: FastifyRequest, authenticator: Authenticato
             return session ? authenticator.bySession(session) : null;
           })();
       const resolved = await principal;
-      if (!resolved) throw new AppError('UNAUTHORIZED', 'Missing or invalid merchant token or session');
+      if (!resolved) throw missingMerchantCredential();
       if (!resolved.may_move_money && request.method !== 'GET' && request.method !== 'HEAD') {
-        throw new AppError('FORBIDDEN', "This dashboard user's role may read but not move money (owner or finance only)");
+        throw roleMayNotMoveMoney();
       }
       return resolved;
     }
     case 'admin': {
       const token = bearer(request);
-      if (!token || !authenticator.isAdminToken(token)) throw new AppError('UNAUTHORIZED', 'Missing or invalid admin service token');
+      if (!token || !authenticator.isAdminToken(token)) throw missingAdminToken();
       const actor_role = headerValue(request, 'x-actor-role') ?? '';
       const actor_user_id = headerValue(request, 'x-actor-user-id') ?? '';
-      if (actor_role !== 'super_admin') throw new AppError('ADMIN_FORBIDDEN', 'Admin routes require X-Actor-Role: super_admin');
-      if (!actor_user_id) throw new AppError('ADMIN_FORBIDDEN', 'Admin routes require X-Actor-User-Id');
+      if (actor_role !== 'super_admin') throw adminRoleRequired();
+      if (!actor_user_id) throw adminActorRequired();
       return { kind: 'admin', actor_user_id, actor_role };
     }
     case 'internal': {
       const token = bearer(request);
-      if (!token || !authenticator.isInternalToken(token)) throw new AppError('UNAUTHORIZED', 'Missing or invalid internal service token');
+      if (!token || !authenticator.isInternalToken(token)) throw missingInternalToken();
       return { kind: 'internal' };
     }
   }
@@ -90,7 +91,7 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
   const failed_auth = new MemoryRateLimiter(limiter.limits);
   const refuseFailedAuth = (reply: import('fastify').FastifyReply, retry_after_seconds: number) => {
     reply.header('Retry-After', String(retry_after_seconds));
-    return new AppError('RATE_LIMITED', `Too many failed authentications from this address; retry after ${retry_after_seconds}s`);
+    return tooManyFailedAuthentications(retry_after_seconds);
   };
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request, reply) => {
@@ -116,7 +117,7 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
     reply.header('RateLimit', `"${bucket.policy}";r=${outcome.remaining};t=${outcome.reset_seconds}`);
     if (!outcome.allowed) {
       reply.header('Retry-After', String(outcome.retry_after_seconds));
-      throw new AppError('RATE_LIMITED', `Rate limit of ${bucket.per_second} requests per second exceeded; retry after ${outcome.retry_after_seconds}s`);
+      throw rateLimited(bucket.per_second, outcome.retry_after_seconds);
     }
   });
 

@@ -2,9 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Db, Trx } from '../db/database.ts';
 import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
-import { AppError } from '../lib/errors.ts';
 import { merchantScope } from './auth.ts';
 import { UUID_PATTERN } from './schemas.ts';
+import { present } from '../lib/assert.ts';
+import { idempotencyKeyConflict, idempotencyKeyMalformed, idempotencyKeyRequired } from './http-errors.ts';
 
 export const IDEMPOTENCY_KEY_TTL_MS = 7 * 24 * 3600 * 1000;
 const UUID = new RegExp(UUID_PATTERN);
@@ -37,15 +38,13 @@ export async function idempotent<T>(
   const raw_key = request.headers['idempotency-key'];
   const key = Array.isArray(raw_key) ? raw_key[0] : raw_key;
   if (key === undefined) {
-    if (options.required) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key header (a UUID) is required', [{ field: 'headers.idempotency-key', message: 'required' }]);
+    if (options.required) throw idempotencyKeyRequired();
     const result = await deps.db.transaction().execute(run);
     reply.status(result.status);
     return result.body;
   }
   if (!(options.required ? UUID : ANY_KEY).test(key)) {
-    throw new AppError('VALIDATION_ERROR', options.required ? 'Idempotency-Key must be a UUID' : 'Idempotency-Key must be 1 to 255 visible ASCII characters', [
-      { field: 'headers.idempotency-key', message: 'invalid' },
-    ]);
+    throw idempotencyKeyMalformed(options.required === true);
   }
 
   const { identity, fingerprint } = requestIdentity(request, key);
@@ -69,7 +68,7 @@ export async function idempotent<T>(
         claimed = await claim();
       } else {
         if (existing.fingerprint !== fingerprint) {
-          throw new AppError('IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+          throw idempotencyKeyConflict();
         }
         return { replayed: true, status: existing.response_status ?? 200, body: existing.response_body as T };
       }
@@ -78,7 +77,7 @@ export async function idempotent<T>(
     await trx
       .updateTable('idempotency_keys')
       .set({ response_status: result.status, response_body: JSON.stringify(result.body) })
-      .where('id', '=', claimed!.id)
+      .where('id', '=', present(claimed, 'the key was claimed or found above').id)
       .execute();
     return { replayed: false, ...result };
   });
@@ -123,7 +122,7 @@ export async function storedIdempotentResponse(deps: { db: Db; clock: Clock }, r
   const { identity, fingerprint } = requestIdentity(request, key);
   const existing = await findKeyRow(deps.db, identity);
   if (!existing || existing.response_status === null || deps.clock.now().getTime() - existing.created_at.getTime() > IDEMPOTENCY_KEY_TTL_MS) return undefined;
-  if (existing.fingerprint !== fingerprint) throw new AppError('IDEMPOTENCY_KEY_CONFLICT', 'This Idempotency-Key was already used with a different request body');
+  if (existing.fingerprint !== fingerprint) throw idempotencyKeyConflict();
   return { status: existing.response_status, body: existing.response_body };
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../lib/errors.ts';
+import { hostileInput } from './http-errors.ts';
 
 /**
  * One sanitiser for every route's parsed input. PostgreSQL text cannot hold NUL (U+0000), and a lone UTF-16
@@ -40,7 +40,7 @@ export function installInputGuard(app: FastifyInstance): void {
     ];
     for (const [part, value] of parts) {
       const found = findBadString(value, part);
-      if (found) throw new AppError('VALIDATION_ERROR', `Invalid request ${part}: ${found.field} ${found.message}`, [found]);
+      if (found) throw hostileInput(part, found);
     }
   });
 }

@@ -1,10 +1,10 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../lib/errors.ts';
+import { proofMultipartMalformed, proofNotMultipart } from './http-errors.ts';
 
 /** Reads the one `proof` file of a multipart body; too large is 413, anything else wrong is 400. */
 export async function readProofFile(request: FastifyRequest, max_bytes: number): Promise<Buffer | undefined> {
   if (!request.isMultipart()) {
-    throw new AppError('VALIDATION_ERROR', 'Send multipart/form-data with a file field `proof`', [{ field: 'body.proof', message: 'required' }]);
+    throw proofNotMultipart();
   }
   let file: Buffer | undefined;
   try {
@@ -18,7 +18,7 @@ export async function readProofFile(request: FastifyRequest, max_bytes: number):
     // Too large stays 413; a body without a boundary, truncated or with broken part headers is the client's 400.
     const code = (error as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE' || (error as { statusCode?: number }).statusCode === 413) throw error;
-    throw new AppError('VALIDATION_ERROR', `Malformed multipart/form-data body: ${(error as Error).message}`, [{ field: 'body', message: 'malformed multipart body' }]);
+    throw proofMultipartMalformed((error as Error).message);
   }
   return file;
 }

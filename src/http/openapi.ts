@@ -5,6 +5,7 @@ import { ERROR_CODES, type ErrorCode } from '../lib/errors.ts';
 import { ERROR_STATUS } from './errors.ts';
 import { hasEntityTag } from './conventions.ts';
 import type { AuthKind } from './principal.ts';
+import { present } from '../lib/assert.ts';
 
 /**
  * The OpenAPI document as a product, decorated in one place: every route's operationId, its error responses built
@@ -230,7 +231,7 @@ function derivedOperationId(method: string, path: string): string {
     .join('-')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);
-  return [method.toLowerCase(), ...words.map((word) => word[0]!.toUpperCase() + word.slice(1))].join('');
+  return [method.toLowerCase(), ...words.map((word) => word.charAt(0).toUpperCase() + word.slice(1))].join('');
 }
 
 const HEADERS: Record<string, Json> = {
@@ -323,7 +324,7 @@ class SharedResponses {
     let name = this.names.get(key);
     if (!name) {
       const pascal = (code: string) => code.toLowerCase().replace(/(^|_)(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase());
-      const base = codes.length <= 2 ? codes.map(pascal).join('Or') : `${pascal(codes[0]!)}And${codes.length - 1}More`;
+      const base = codes.length <= 2 ? codes.map(pascal).join('Or') : `${pascal(present(codes[0], 'the route declares codes'))}And${codes.length - 1}More`;
       name = base in this.store ? `${base}_${createHash('sha256').update(key).digest('hex').slice(0, 6)}` : base;
       this.store[name] = response;
       this.names.set(key, name);

@@ -1,5 +1,5 @@
-import { sql, type Expression, type SqlBool } from 'kysely';
-import { AppError } from '../lib/errors.ts';
+import { sql, type SelectQueryBuilder, type SqlBool } from 'kysely';
+import { invalidCursor } from './http-errors.ts';
 
 /** Keyset position: newest first, on (created_at, id). Opaque to clients. */
 export interface CursorPosition {
@@ -11,8 +11,10 @@ export function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.created_at.toISOString(), position.id])).toString('base64url');
 }
 
+export type CursorIdFormat = 'uuid' | 'payment_id' | 'sequence';
+
 /** What a cursor's id must look like for the table it pages: anything else would reach SQL as a bad uuid or bigint. */
-const CURSOR_ID: Record<'uuid' | 'payment_id' | 'sequence', RegExp> = {
+const CURSOR_ID: Record<CursorIdFormat, RegExp> = {
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   payment_id: /^(sbx_)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   sequence: /^\d{1,15}$/,
@@ -22,7 +24,7 @@ const CURSOR_MIN_MS = Date.UTC(2000, 0, 1);
 const CURSOR_MAX_MS = Date.UTC(10_000, 0, 1);
 
 /** The one cursor decoder: anything but a cursor this API returned for this list is 400, never a database error. */
-export function decodeCursor(cursor: string | undefined, id_format: keyof typeof CURSOR_ID = 'uuid'): CursorPosition | undefined {
+export function decodeCursor(cursor: string | undefined, id_format: CursorIdFormat = 'uuid'): CursorPosition | undefined {
   if (cursor === undefined) return undefined;
   try {
     const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
@@ -34,25 +36,66 @@ export function decodeCursor(cursor: string | undefined, id_format: keyof typeof
     if (!(ms >= CURSOR_MIN_MS && ms < CURSOR_MAX_MS)) throw new Error('bad cursor');
     return { created_at: date, id };
   } catch {
-    throw new AppError('VALIDATION_ERROR', 'cursor is not a cursor this API returned', [{ field: 'querystring.cursor', message: 'invalid cursor' }]);
+    throw invalidCursor();
   }
 }
 
-/** `WHERE (created_at, id) < (cursor)`; pass the table alias when the query joins. */
-export function afterCursor(position: CursorPosition, table?: string): Expression<SqlBool> {
-  const created = table ? sql.ref(`${table}.created_at`) : sql.ref('created_at');
-  const id = table ? sql.ref(`${table}.id`) : sql.ref('id');
-  return sql<SqlBool>`(${created}, ${id}) < (${position.created_at}, ${position.id})`;
-}
-
 /** Rows were fetched with `limit + 1`: the extra row only says there is more. */
-export function toPage<Row extends { created_at: Date; id: string }, Out>(rows: Row[], limit: number, present: (row: Row) => Out) {
+export function toPage<Row, Out>(rows: Row[], limit: number, present: (row: Row) => Out, positionOf: (row: Row) => CursorPosition = defaultPosition as (row: Row) => CursorPosition) {
   const has_more = rows.length > limit;
   const page = has_more ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
   return {
     data: page.map(present),
     has_more,
-    next_cursor: has_more && last ? encodeCursor({ created_at: last.created_at, id: last.id }) : null,
+    next_cursor: has_more && last ? encodeCursor(positionOf(last)) : null,
   };
+}
+
+const defaultPosition = (row: { created_at: Date; id: string }): CursorPosition => ({ created_at: row.created_at, id: row.id });
+
+/** What every list takes besides its filters: a cursor from `next_cursor` and a page size (schemas.ts `Cursor`, `Limit`). */
+export interface PageQuery {
+  cursor?: string | undefined;
+  limit: number;
+}
+
+/** The keyset a list pages on, when it is not `(created_at, id)` of its rows. */
+export interface Keyset<Row> {
+  /** Columns (with their table alias when the query joins) compared with the cursor, newest first. */
+  created_at: string;
+  id: string;
+  id_format: CursorIdFormat;
+  /** The cursor position of a row (what `next_cursor` encodes). */
+  positionOf: (row: Row) => CursorPosition;
+}
+
+/**
+ * The one list runner every list route calls: the caller's filtered select, read newest first on its keyset
+ * (default `(created_at, id)`, prefixed by `table` when the query joins) after the cursor, `limit + 1` rows, as one
+ * page `{data, has_more, next_cursor}`. A cursor this list did not return is 400, never a database error.
+ */
+export async function listPage<DB, TB extends keyof DB, Row, Out>(
+  select: SelectQueryBuilder<DB, TB, Row>,
+  query: PageQuery,
+  present: (row: Row) => Out,
+  keyset: { table?: string; id_format?: CursorIdFormat } | Keyset<Row> = {},
+) {
+  const columns: Keyset<Row> =
+    'positionOf' in keyset
+      ? keyset
+      : {
+          created_at: keyset.table ? `${keyset.table}.created_at` : 'created_at',
+          id: keyset.table ? `${keyset.table}.id` : 'id',
+          id_format: keyset.id_format ?? 'uuid',
+          positionOf: defaultPosition as (row: Row) => CursorPosition,
+        };
+  const position = decodeCursor(query.cursor, columns.id_format);
+  const created = sql.ref(columns.created_at);
+  const id = sql.ref(columns.id);
+  const after = position
+    ? select.where(sql<SqlBool>`(${created}, ${id}) < (${position.created_at}, ${columns.id_format === 'sequence' ? Number(position.id) : position.id})`)
+    : select;
+  const rows = await after.orderBy(created, 'desc').orderBy(id, 'desc').limit(query.limit + 1).execute();
+  return toPage(rows as Row[], query.limit, present, columns.positionOf);
 }

@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { present } from '../lib/assert.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
@@ -90,7 +91,7 @@ export function formatValidationIssues(issues: readonly ValidationIssue[], conte
     const name = field.replace(/^\w+\.?/, '') || field;
     if (distinct.length > 0) problems.push({ field, message: `${name} must be one of ${distinct.map((value) => JSON.stringify(value)).join(', ')}`, allowed: distinct });
     else if (specific.length > 0) problems.push({ field, message: `${name} ${specific.join('; ')}` });
-    else problems.push({ field, message: `${name} ${messages[0]!.slice(1)}` });
+    else problems.push({ field, message: `${name} ${present(messages[0], 'a failed rule has a message').slice(1)}` });
   }
   return problems;
 }

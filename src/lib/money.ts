@@ -1,3 +1,5 @@
+import { present } from './assert.ts';
+
 /** Fiat currencies the gateway settles, with their minor-unit exponent. */
 export const CURRENCIES = ['THB', 'AUD', 'USD', 'SGD'] as const;
 export type Currency = (typeof CURRENCIES)[number];
@@ -31,7 +33,7 @@ export function decimalToMinor(decimal: string, currency: Currency): number | nu
   if (!match) return null;
   const fraction = match[2] ?? '';
   if (fraction.length > exponent) return null;
-  const minor = BigInt(match[1]!) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
+  const minor = BigInt(present(match[1], 'the pattern has a whole part')) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
   return toSafeNumber(minor);
 }
 

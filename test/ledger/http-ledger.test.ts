@@ -3,7 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { createApplication, type Application } from '../../src/app.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
-import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { INTERNAL_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
+import { multipart, uniquePng } from '../helpers/files.ts';
+import { ScriptedValidator } from '../helpers/validator.ts';
 import { createPendingFunds, RECEIPT } from '../pending-funds/helpers.ts';
 
 /**
@@ -104,6 +107,41 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     const confirm = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, RECEIPT);
     assert.equal(confirm.statusCode, 201);
     assert.equal(await gateway.application.ledger.balance(accounts.merchantAvailable(receiver.id, false)), before_balance);
+    assert.equal((await gateway.application.ledger.verify()).ok, true);
+  });
+  it('an N-leg completion is one multi-posting command over HTTP: every leg posts, or none does and the payment fails', async () => {
+    await gateway.db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
+    const merchant_account = accounts.merchantAvailable(receiver.id, false);
+    const legKeys = async (payment_id: string) => (await ledger_side.db.selectFrom('ledger_transfers').select(['key', 'amount_micro_pay']).where('key', 'like', `payment:${payment_id}:leg:%`).orderBy('key').execute()).map((row) => [row.key, row.amount_micro_pay]);
+    const payThreeLegs = async (order_id: string, sellers: string[]) => {
+      for (const promptpay_id of sellers) await gateway.createSeller(thbSeller(3_500, '35.00', promptpay_id));
+      const created = await gateway.call('POST', '/v1/trades', receiver.live, { order_id, amount: 10_500, currency: 'THB', return_url: 'https://shop.example/r' });
+      assert.equal(created.statusCode, 201, created.body);
+      const payment = created.json().data;
+      assert.equal(payment.match_details.length, 3);
+      const { payload, headers } = multipart('proof', uniquePng());
+      const upload = await gateway.request({ method: 'POST', url: `/v1/payments/${payment.id}/proof`, headers: { 'x-api-key': receiver.live, ...headers }, payload });
+      assert.equal(upload.statusCode, 200, upload.body);
+      return payment as { id: string; match_details: { seller_id: string }[] };
+    };
+
+    // three legs of 1 PAY each: one command, all three posted
+    const before = await gateway.application.ledger.balance(merchant_account);
+    const paid = await payThreeLegs('n-leg-1', ['0891000001', '0891000002', '0891000003']);
+    assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 1);
+    assert.equal((await gateway.call('GET', `/v1/payments/${paid.id}`, receiver.live)).json().data.status, 'completed');
+    assert.deepEqual(await legKeys(paid.id), [1, 2, 3].map((n) => [`payment:${paid.id}:leg:${n}`, 1_000_000]));
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 3_000_000);
+
+    // the third seller's PAY is gone: its posting is refused, the two before it are undone, the payment fails
+    const refused = await payThreeLegs('n-leg-2', ['0891000004', '0891000005', '0891000006']);
+    const third = accounts.seller(refused.match_details[2]!.seller_id, false);
+    await gateway.application.ledger.transfer({ key: `drain-${third}`, kind: 'burn', debit_account: third, credit_account: accounts.world(false), amount_micro_pay: 1 });
+    assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 1);
+    const failed = (await gateway.call('GET', `/v1/payments/${refused.id}`, receiver.live)).json().data;
+    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'ledger_insufficient_funds']);
+    assert.deepEqual(await legKeys(refused.id), [], 'no leg of the refused command was posted');
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 3_000_000);
     assert.equal((await gateway.application.ledger.verify()).ok, true);
   });
 });

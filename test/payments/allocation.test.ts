@@ -107,6 +107,23 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 0 }, 'the release gives back what the leg held, not only its fiat');
   });
 
+  it('no leg is worth 0 PAY: a tail too small to buy 1 micro-PAY at the next offer\'s rate is not covered by it', async () => {
+    // 0.99 THB at 35 THB/PAY, then an offer at 20,000 THB/PAY where 0.01 THB buys 0.5 micro-PAY (rounded down: 0)
+    const cheap = await t.createSeller(thbSeller(99, '35.00', '0888888881'));
+    const dear = await t.createSeller(thbSeller(10_000, '20000.00', '0888888882'));
+    const tail_worthless = await create({ amount: 100 });
+    assert.equal(tail_worthless.statusCode, 409, tail_worthless.body);
+    assert.equal(tail_worthless.json().error.code, 'PAYMENT_INSUFFICIENT_LIQUIDITY');
+    assert.deepEqual(await sellerRow(cheap.id), { liquidity_minor: 99, reserved_minor: 0 });
+    assert.deepEqual(await sellerRow(dear.id), { liquidity_minor: 10_000, reserved_minor: 0 });
+    // 0.02 THB at 20,000 THB/PAY buys 1 micro-PAY: both legs are worth PAY
+    const covered = await create({ amount: 101 });
+    assert.equal(covered.statusCode, 201, covered.body);
+    assert.deepEqual(covered.json().data.match_details.map((leg: any) => [leg.seller_id, leg.allocated_fiat_amount, leg.amount_micro_pay]), [[cheap.id, 99, 28_285], [dear.id, 2, 1]]);
+    const worthless = await t.db.selectFrom('payment_legs').select('payment_id').where('amount_micro_pay', '<=', 0).execute();
+    assert.deepEqual(worthless, []);
+  });
+
   it('GET and list read the payment with its legs in one query, rates to the last stored digit', async () => {
     const first = await t.createSeller(thbSeller(1_000, '35.12345678', '0866666666'));
     const second = await t.createSeller(thbSeller(5_000, '35.5', '0877777777'));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor, Trx } from '../../db/database.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage, type PageQuery } from '../../http/pagination.ts';
 import type { AdminAuditRow } from './tables.ts';
 
 /** The operator behind an admin request (`X-Actor-User-Id`, `X-Actor-Role`). */
@@ -55,10 +55,7 @@ const present = (row: AdminAuditRow): AdminActionView => ({
 });
 
 /** The one reader: operator actions on one target, newest first, a keyset page. */
-export async function listAdminActions(executor: Executor, target: { target_type: string; target_id: string }, query: { cursor?: string | undefined; limit: number }) {
-  const position = decodeCursor(query.cursor);
-  let select = executor.selectFrom('admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
-  if (position) select = select.where(afterCursor(position));
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, present);
+export async function listAdminActions(executor: Executor, target: { target_type: string; target_id: string }, query: PageQuery) {
+  const select = executor.selectFrom('admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
+  return listPage(select, query, present);
 }

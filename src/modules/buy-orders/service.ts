@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { defineStateMachine, mover } from '../../db/state-machine.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -136,15 +136,12 @@ export interface ListBuyOrdersQuery {
 }
 
 export async function listBuyOrders(deps: Pick<BuyOrdersDeps, 'db'>, scope: MerchantScope, query: ListBuyOrdersQuery) {
-  const position = decodeCursor(query.cursor);
   let select = deps.db.selectFrom('buy_orders').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.fiat_currency) select = select.where('fiat_currency', '=', query.fiat_currency);
   if (query.created_after) select = select.where('created_at', '>=', new Date(query.created_after));
   if (query.created_before) select = select.where('created_at', '<', new Date(query.created_before));
-  if (position) select = select.where(afterCursor(position));
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentBuyOrder);
+  return listPage(select, query, presentBuyOrder);
 }
 
 /** Only a pending buy order can be cancelled; a matched one already received its PAY (409 BUY_ORDER_BAD_STATE). */

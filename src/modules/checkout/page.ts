@@ -16,7 +16,7 @@ export interface PageModel {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export function escapeHtml(value: string | number): string {
-  return String(value).replace(/[&<>"']/g, (char) => ESCAPES[char]!);
+  return String(value).replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
 }
 
 /** JSON inside a <script>: `<` escaped so no value can close the tag. */

@@ -1,10 +1,11 @@
 import type { MerchantScope } from '../../http/principal.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { sellerPayees } from '../liquidity/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
 import { findPaymentById, getPayment, type LegRow, type PaymentRow, type PaymentsDeps } from '../payments/service.ts';
+import { legNotPromptPay, promptPayQrThbOnly } from './errors.ts';
 
 export type CheckoutPayee =
   | { type: 'promptpay'; promptpay_id: string; display_name: string; qr_payload: string; qr_image_url: string }
@@ -119,11 +120,11 @@ export async function getCheckoutForMerchant(deps: PaymentsDeps & { banks: BankD
  */
 export async function promptpayQrForPayment(deps: PaymentsDeps, id: string, leg_number: number | undefined): Promise<Buffer> {
   const { payment, legs } = await findPaymentById(deps, id);
-  if (payment.currency !== 'THB') throw new AppError('NOT_TH', `PromptPay QR codes exist only for THB payments; this one is ${payment.currency}`);
+  if (payment.currency !== 'THB') throw promptPayQrThbOnly(payment.currency);
   const leg = leg_number === undefined ? legs[0] : legs.find((candidate) => candidate.match_order === leg_number);
   if (!leg) throw notFound('Payment leg');
   const payees = await sellerPayees(deps.db, [leg.seller_id]);
   const promptpay_id = payees.get(leg.seller_id)?.payee.promptpay_id;
-  if (!promptpay_id) throw new AppError('PAYMENT_BAD_STATE', 'This leg is paid by bank transfer, not PromptPay');
+  if (!promptpay_id) throw legNotPromptPay();
   return qrPng(promptpayPayload(promptpay_id, leg.allocated_fiat_amount));
 }

@@ -1,10 +1,11 @@
 import { isCurrency, minorToDecimal } from '../../lib/money.ts';
+import { present } from '../../lib/assert.ts';
 
 /** Minor units as a decimal with the currency code ("1,250.50 THB"). */
 export function money(minor: number, currency: string): string {
   const decimal = isCurrency(currency) ? minorToDecimal(minor, currency) : String(minor);
   const [whole, fraction] = decimal.split('.');
-  const grouped = whole!.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+  const grouped = present(whole, 'split gives at least one part').replace(/\B(?=(\d{3})+(?!\d))/g, ',');
   return `${grouped}${fraction ? `.${fraction}` : ''} ${currency}`;
 }
 

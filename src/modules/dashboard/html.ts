@@ -18,7 +18,7 @@ export type Renderable = Html | string | number | boolean | null | undefined | r
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
 export function escape(value: string | number): string {
-  return String(value).replace(/[&<>"'`]/g, (char) => ESCAPES[char]!);
+  return String(value).replace(/[&<>"'`]/g, (char) => ESCAPES[char] ?? char);
 }
 
 function render(value: Renderable): string {
@@ -29,8 +29,8 @@ function render(value: Renderable): string {
 }
 
 export function html(strings: TemplateStringsArray, ...values: Renderable[]): Html {
-  let out = strings[0]!;
-  for (let index = 0; index < values.length; index++) out += render(values[index]!) + strings[index + 1]!;
+  let out = strings[0] ?? '';
+  for (let index = 0; index < values.length; index++) out += render(values[index]) + (strings[index + 1] ?? '');
   return new Html(out);
 }
 

@@ -51,6 +51,7 @@ import { homePage } from './pages/home.ts';
 import { paymentDetailPage, paymentsPage, PAYMENT_STATUSES } from './pages/payments.ts';
 import { settlementDetailPage, settlementsPage } from './pages/settlements.ts';
 import { acceptInvitation, changePassword, checkSignIn, findInvitation, openSession, SESSION_ABSOLUTE_MS, setSessionMode, signOut, type DashboardSession, type UsersDeps } from './users.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface DashboardDeps {
   users: UsersDeps;
@@ -268,8 +269,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
       const outcome = await checkSignIn(deps.users, email, form['password'] ?? '');
       if (!outcome.ok) {
         if (outcome.reason === 'locked') {
-          reply.header('Retry-After', String(Math.max(1, Math.ceil((new Date(outcome.locked_until!).getTime() - deps.users.clock.now().getTime()) / 1000))));
-          return sendPage(reply, signInPage(context, { email, error: context.t('locked', { until: outcome.locked_until!.replace('T', ' ').slice(0, 16) + ' UTC' }) }), 429);
+          reply.header('Retry-After', String(Math.max(1, Math.ceil((new Date(present(outcome.locked_until, 'a locked sign-in says until when')).getTime() - deps.users.clock.now().getTime()) / 1000))));
+          return sendPage(reply, signInPage(context, { email, error: context.t('locked', { until: present(outcome.locked_until, 'a locked sign-in says until when').replace('T', ' ').slice(0, 16) + ' UTC' }) }), 429);
         }
         return sendPage(reply, signInPage(context, { email, error: context.t('invalid_credentials') }), 401);
       }

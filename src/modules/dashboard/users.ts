@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound, validation } from '../../lib/errors.ts';
 import type { DashboardRole } from './tables.ts';
+import { present } from '../../lib/assert.ts';
 
 /**
  * Dashboard people and their sessions. Passwords: scrypt (node:crypto) with a per-user salt. Invitations, sessions
@@ -257,6 +258,6 @@ export async function changePassword(deps: UsersDeps, session: DashboardSession,
 /** Creates an active user with a password at once (the first start's demo user; tests). */
 export async function createActiveUser(deps: UsersDeps, merchant_id: string, input: { email: string; role: DashboardRole; password: string }): Promise<{ user_id: string }> {
   const invited = await inviteMerchantUser(deps, merchant_id, input);
-  const token = invited.invitation_url.split('/').pop()!;
+  const token = present(invited.invitation_url.split('/').pop(), 'an invitation URL ends with its token');
   return acceptInvitation(deps, token, input.password);
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -13,6 +13,7 @@ import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface DisputesDeps {
   db: Db;
@@ -217,16 +218,13 @@ export interface ListDisputesQuery {
 }
 
 async function list(db: Db, scope: MerchantScope | null, query: ListDisputesQuery) {
-  const position = decodeCursor(query.cursor);
   let select = db.selectFrom('disputes').selectAll();
   if (scope) select = select.where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
   if (query.merchant_id) select = select.where('merchant_id', '=', query.merchant_id);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.kind?.length) select = select.where('kind', 'in', query.kind);
   if (query.sell_order_id) select = select.where('sell_order_id', '=', query.sell_order_id);
-  if (position) select = select.where(afterCursor(position));
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentDispute);
+  return listPage(select, query, presentDispute);
 }
 
 export const listMerchantDisputes = (deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, query: ListDisputesQuery) => list(deps.db, scope, query);
@@ -284,7 +282,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
     if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
-    const order = (await sellOrderForDispute(trx, dispute.sell_order_id))!;
+    const order = present(await sellOrderForDispute(trx, dispute.sell_order_id), `dispute ${dispute.id} references an existing sell order (foreign key)`);
     const earlier = await trx
       .selectFrom('disputes')
       .select('id')

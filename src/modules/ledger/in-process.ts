@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { assert, present as presentValue } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
 import { checkCommand, replayOrConflict } from './rules.ts';
@@ -20,12 +21,13 @@ interface AppliedItem {
 }
 
 function present(item: AppliedItem): TransferResult {
+  const why = `ledger_apply returns the transfer of ${item.status} item ${item.key}`;
   return {
-    id: item.id!,
+    id: presentValue(item.id, why),
     key: item.key,
-    kind: item.kind!,
-    debit_account: item.debit_account!,
-    credit_account: item.credit_account!,
+    kind: presentValue(item.kind, why),
+    debit_account: presentValue(item.debit_account, why),
+    credit_account: presentValue(item.credit_account, why),
     amount_micro_pay: Number(item.amount_micro_pay),
     memo: item.memo ?? null,
     created_at: new Date(Number(item.created_at_ms)).toISOString(),
@@ -69,8 +71,10 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
     credit_issuance: isIssuanceAccount(command.credit_account),
   }));
   const result = await sql<{ results: AppliedItem[] }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${clock.now()}) as results`.execute(trx);
-  const applied = result.rows[0]!.results;
-  return typeof applied === 'string' ? (JSON.parse(applied) as AppliedItem[]) : applied;
+  const applied = presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results;
+  const answered = typeof applied === 'string' ? (JSON.parse(applied) as AppliedItem[]) : applied;
+  assert(answered.length === commands.length, `ledger_apply answered ${answered.length} items for ${commands.length} commands`);
+  return answered;
 }
 
 function checkBatchSize(commands: readonly unknown[]): void {
@@ -88,7 +92,18 @@ export async function applyTransfers(executor: Executor, clock: Clock, commands:
     const error = refusal(command, applied[index]);
     if (error && applied[index]?.status !== 'not_applied') throw error;
   });
-  return applied.map(present);
+  // Postcondition, paired with ledger_transfers' checks (amount > 0, debit differs from credit) and the
+  // non-negative balance check: every posting applied or replayed as the very move it asked for, so the command
+  // debits exactly what it credits.
+  const transfers = applied.map(present);
+  transfers.forEach((transfer, index) => {
+    const command = commands[index];
+    assert(
+      command !== undefined && transfer.key === command.key && transfer.amount_micro_pay === command.amount_micro_pay && transfer.debit_account === command.debit_account && transfer.credit_account === command.credit_account,
+      `ledger posting ${index} (${transfer.key}) is the move its command asked for`,
+    );
+  });
+  return transfers;
 }
 
 /** Independent transfers, each with its own result (see Ledger.transferBatch). */
@@ -108,14 +123,14 @@ export async function applyBatch(executor: Executor, clock: Clock, commands: rea
   checked.forEach(({ index, command }, position) => {
     const item = applied[position];
     const error = refusal(command, item);
-    results[index] = error ? { ok: false, error: { code: error.code as 'LEDGER_INSUFFICIENT_FUNDS', message: error.message } } : { ok: true, transfer: present(item!) };
+    results[index] = error ? { ok: false, error: { code: error.code as 'LEDGER_INSUFFICIENT_FUNDS', message: error.message } } : { ok: true, transfer: present(presentValue(item, 'an applied batch item has its result')) };
   });
   return results;
 }
 
 /** Applies one transfer inside `executor`'s transaction (or its own): one round trip, refusals thrown, nothing written for them. */
 export async function applyTransfer(executor: Executor, clock: Clock, command: TransferCommand): Promise<TransferResult> {
-  return (await applyTransfers(executor, clock, [command]))[0]!;
+  return presentValue((await applyTransfers(executor, clock, [command]))[0], 'one command gives one transfer');
 }
 
 export async function readBalances(executor: Executor, names: readonly string[]): Promise<Map<string, number | null>> {
@@ -151,7 +166,7 @@ export async function verifyLedger(db: Db): Promise<LedgerVerification> {
         coalesce(sum(amount_micro_pay) filter (where kind = 'mint'), 0)::text as minted,
         coalesce(sum(amount_micro_pay) filter (where kind = 'burn'), 0)::text as burned
       from ledger_transfers`.execute(executor);
-    return { accounts, journal: journal.rows, totals: totals.rows[0]! };
+    return { accounts, journal: journal.rows, totals: presentValue(totals.rows[0], 'an aggregate without group by returns one row') };
   };
   const snapshot = db.isTransaction ? await run(db) : await db.transaction().setIsolationLevel('repeatable read').execute(run);
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { Db, Executor } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { present } from '../../lib/assert.ts';
 
 /**
  * Why every unit of PAY exists: the journal's mints and burns grouped by the path that made them. A cause is read off
@@ -54,7 +55,7 @@ export async function ledgerSupply(executor: Executor): Promise<SupplyReport> {
   const report: SupplyReport = { live: emptyMode(), sandbox: emptyMode() };
   for (const row of rows.rows) {
     const mode = report[row.mode === 'sandbox' ? 'sandbox' : 'live'];
-    const cause = mode.causes.find((entry) => entry.cause === row.cause)!;
+    const cause = present(mode.causes.find((entry) => entry.cause === row.cause), `supply cause ${row.cause} is one of CAUSE_SQL's`);
     const total = Number(BigInt(row.total));
     if (row.kind === 'mint') {
       cause.minted_micro_pay += total;

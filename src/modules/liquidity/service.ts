@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
+import { assert, present } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
 import { fiatMinorToMicroPay, METHODS_BY_CURRENCY, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import type { SellerPayee } from './tables.ts';
@@ -98,15 +99,11 @@ export async function planAllocation(
     const take = Math.min(remaining, lock_rate ? coveredAtRate(available, seller_rate, lock_rate) : available);
     if (take <= 0) continue;
     const rate = lock_rate ?? seller_rate;
+    const amount_micro_pay = fiatMinorToMicroPay(take, offer.currency, rate);
+    // A take too small to buy 1 micro-PAY at this rate would be fiat paid for nothing: this offer cannot cover it.
+    if (amount_micro_pay <= 0) continue;
     const held = lock_rate ? heldAtSellerRate(take, seller_rate, lock_rate) : take;
-    legs.push({
-      seller_id: seller.id,
-      match_order: legs.length + 1,
-      allocated_fiat_amount: take,
-      rate,
-      amount_micro_pay: fiatMinorToMicroPay(take, offer.currency, rate),
-      reserved_minor: held === take ? null : held,
-    });
+    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: held === take ? null : held });
     remaining -= take;
   }
   if (remaining > 0) {
@@ -115,6 +112,24 @@ export async function planAllocation(
       `Not enough ${offer.currency} ${offer.payment_method} liquidity: ${minorToDecimal(amount_minor - remaining, offer.currency)} of ${minorToDecimal(amount_minor, offer.currency)} available`,
     );
   }
+  return checkedLegs(legs, amount_minor);
+}
+
+/**
+ * The legs invariant, asserted on every plan before a leg row is written: numbered 1..n in order, each a positive
+ * fiat amount worth at least 1 micro-PAY (the completion posts every leg; a 0-PAY leg would be fiat paid for
+ * nothing), together exactly the payment's amount. `payment_legs` checks allocated_fiat_amount > 0 and
+ * amount_micro_pay > 0 (migration 0145) as the second half.
+ */
+export function checkedLegs<L extends Pick<Leg, 'match_order' | 'allocated_fiat_amount' | 'amount_micro_pay'>>(legs: L[], amount_minor: number): L[] {
+  let total_minor = 0;
+  legs.forEach((leg, index) => {
+    assert(leg.match_order === index + 1, `leg ${index + 1} is numbered ${leg.match_order}`);
+    assert(Number.isSafeInteger(leg.allocated_fiat_amount) && leg.allocated_fiat_amount > 0, `leg ${leg.match_order} allocates ${leg.allocated_fiat_amount} minor units`);
+    assert(Number.isSafeInteger(leg.amount_micro_pay) && leg.amount_micro_pay > 0, `leg ${leg.match_order} is worth ${leg.amount_micro_pay} micro-PAY`);
+    total_minor += leg.allocated_fiat_amount;
+  });
+  assert(total_minor === amount_minor, `legs add up to ${total_minor} minor units, not the payment's ${amount_minor}`);
   return legs;
 }
 
@@ -167,11 +182,15 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
     .orderBy('id', 'asc')
     .execute();
   if (sellers.length === 0) throw new AppError('MATCHING_UNAVAILABLE', `No sandbox seller for ${offer.currency} ${offer.payment_method}`);
-  return parts.map((part, index) => {
-    const seller = sellers[Math.min(index, sellers.length - 1)]!;
+  const legs = parts.map((part, index) => {
+    const seller = present(sellers[Math.min(index, sellers.length - 1)], 'there is at least one synthetic seller');
     const rate = options.rate_override ?? seller.rate;
     return { seller_id: seller.id, match_order: index + 1, allocated_fiat_amount: part, rate, amount_micro_pay: fiatMinorToMicroPay(part, offer.currency, rate), reserved_minor: null };
   });
+  // A quote lock's rate may make a small part worth nothing: no leg is worth 0 PAY, so the sandbox has no offer for it.
+  const worthless = legs.find((leg) => leg.amount_micro_pay <= 0);
+  if (worthless) throw new AppError('PAYMENT_INSUFFICIENT_LIQUIDITY', `${minorToDecimal(worthless.allocated_fiat_amount, offer.currency)} ${offer.currency} buys less than 1 micro-PAY at ${worthless.rate}`);
+  return checkedLegs(legs, parts.reduce((sum, part) => sum + part, 0));
 }
 
 /** A leg as release and consume need it: what it holds of the seller's liquidity. */

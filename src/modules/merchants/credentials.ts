@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { constantTimeEqual, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { MONEY_ROLES, type Authenticator, type KeyKind, type Principal } from '../../http/principal.ts';
+import { present } from '../../lib/assert.ts';
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
 const KEY_PATTERN = /^svc_(live|test|sandbox)_[0-9A-Za-z]{32,128}$/;
@@ -72,7 +73,7 @@ export class ApiKeyCache {
   set(key_hash: string, principal: KeyPrincipal, now_ms: number): void {
     if (this.#options.ttl_ms <= 0) return;
     this.#entries.delete(key_hash);
-    if (this.#entries.size >= this.#options.max_entries) this.#entries.delete(this.#entries.keys().next().value!);
+    if (this.#entries.size >= this.#options.max_entries) this.#entries.delete(present(this.#entries.keys().next().value, 'a full cache has a first entry'));
     this.#entries.set(key_hash, { principal, expires_at_ms: now_ms + this.#options.ttl_ms });
   }
 

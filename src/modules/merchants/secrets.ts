@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.ts';
 import { keepSetting, readSettings } from '../../db/settings.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import type { ServiceSecrets } from './credentials.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface ResolvedSecrets {
   secrets: ServiceSecrets;
@@ -37,9 +38,9 @@ export async function resolveServiceSecrets(db: Db, config: Pick<Config, 'admin_
 
     return {
       secrets: {
-        jwt_secret: config.jwt_secret ?? stored.get('jwt_secret')!,
-        admin_token_sha256: config.admin_service_token ? sha256Hex(config.admin_service_token) : stored.get('admin_token_sha256')!,
-        internal_token_sha256: config.internal_service_token ? sha256Hex(config.internal_service_token) : stored.get('internal_token_sha256')!,
+        jwt_secret: config.jwt_secret ?? present(stored.get('jwt_secret'), 'the first start stored jwt_secret'),
+        admin_token_sha256: config.admin_service_token ? sha256Hex(config.admin_service_token) : present(stored.get('admin_token_sha256'), 'the first start stored admin_token_sha256'),
+        internal_token_sha256: config.internal_service_token ? sha256Hex(config.internal_service_token) : present(stored.get('internal_token_sha256'), 'the first start stored internal_token_sha256'),
       },
       generated,
     };

@@ -2,6 +2,7 @@ import type { Trx } from '../../db/database.ts';
 import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
 import type { PaymentCompletionPort } from './ports.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
+import { assert } from '../../lib/assert.ts';
 
 /**
  * Payment completion moves each leg's PAY from its seller to the merchant's available account, key
@@ -13,9 +14,11 @@ import type { LegRow, PaymentRow } from './tables.ts';
 export function createPaymentCompletion(ledger: Ledger): PaymentCompletionPort {
   return {
     async onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]) {
+      assert(legs.length > 0, `completed payment ${payment.id} has legs`);
       const postings: TransferCommand[] = [];
       for (const leg of legs) {
-        if (leg.amount_micro_pay <= 0) continue;
+        // The allocator never writes a 0-PAY leg (checkedLegs, and payment_legs_worth_pay in the database).
+        assert(leg.amount_micro_pay > 0, `leg ${leg.match_order} of payment ${payment.id} is worth ${leg.amount_micro_pay} micro-PAY`);
         const seller = accounts.seller(leg.seller_id, payment.is_sandbox);
         const key = `payment:${payment.id}:leg:${leg.match_order}`;
         if (payment.is_sandbox) {
@@ -30,7 +33,11 @@ export function createPaymentCompletion(ledger: Ledger): PaymentCompletionPort {
           memo: `payment ${payment.id} leg ${leg.match_order}`,
         });
       }
-      if (postings.length > 0) await ledger.transferAll(postings, { trx });
+      // One command: every leg posts or none does. Postcondition: the merchant is credited exactly the legs' PAY.
+      const transfers = await ledger.transferAll(postings, { trx });
+      const legs_micro_pay = legs.reduce((sum, leg) => sum + leg.amount_micro_pay, 0);
+      const credited_micro_pay = transfers.filter((transfer) => transfer.kind === 'transfer').reduce((sum, transfer) => sum + transfer.amount_micro_pay, 0);
+      assert(transfers.length === postings.length && credited_micro_pay === legs_micro_pay, `payment ${payment.id} posted ${credited_micro_pay} of its legs' ${legs_micro_pay} micro-PAY`);
     },
   };
 }

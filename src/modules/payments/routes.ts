@@ -4,12 +4,12 @@ import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
-import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { readProofFile } from '../../http/multipart.ts';
 import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type PaymentsDeps } from './service.ts';
 import type { PaymentStatus } from './tables.ts';
+import { createPaymentsGone } from './errors.ts';
 
 export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
 
@@ -114,7 +114,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     },
     async (request, reply) => {
       if (create_gone_after_sunset && deps.clock.now() >= PAYMENTS_CREATE_SUNSET) {
-        throw new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
+        throw createPaymentsGone();
       }
       const scope = merchantScope(request);
       return withAllocationRetry((attempt) =>

@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
@@ -14,6 +14,8 @@ import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
+import { present } from '../../lib/assert.ts';
+import { duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofDuplicate, proofNotAccepted, quoteLocksUnavailable } from './errors.ts';
 
 export type { LegRow, PaymentRow };
 
@@ -43,9 +45,7 @@ export const DEFAULT_EXPIRES_IN_SECONDS = 900;
 function toMinor(amount: number | string, currency: Currency): number {
   const minor = typeof amount === 'number' ? amount : decimalToMinor(amount, currency);
   if (minor === null || !Number.isSafeInteger(minor) || minor <= 0) {
-    throw new AppError('VALIDATION_ERROR', `amount must be a positive integer in minor units or a decimal string with at most 2 decimals for ${currency}`, [
-      { field: 'body.amount', message: 'invalid amount' },
-    ]);
+    throw invalidAmount(currency);
   }
   return minor;
 }
@@ -72,9 +72,9 @@ export async function emitPaymentEvent(trx: Trx, at: Date, deps: Pick<PaymentsDe
 /** The currency's default rail, or the requested one when the currency supports it (else 400). */
 export function resolvePaymentMethod(currency: Currency, requested: PaymentMethod | undefined): PaymentMethod {
   const methods = METHODS_BY_CURRENCY[currency];
-  const payment_method = requested ?? methods[0]!;
+  const payment_method = requested ?? present(methods[0], `${currency} has a default payment method`);
   if (!methods.includes(payment_method)) {
-    throw new AppError('VALIDATION_ERROR', `${currency} payments support ${methods.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
+    throw paymentMethodUnsupported(currency, methods, payment_method);
   }
   return payment_method;
 }
@@ -150,7 +150,7 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
       .where('is_sandbox', '=', input.scope.is_sandbox)
       .where('order_id', '=', input.order_id)
       .executeTakeFirst();
-    throw new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${input.order_id} already has ${existing ? `payment ${existing.id}` : 'a payment'}`);
+    throw duplicateOrderId(input.order_id, existing?.id);
   }
   return row;
 }
@@ -170,7 +170,7 @@ export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: Merchan
   const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
   let rate_override: string | undefined;
   if (input.quote_lock_id !== undefined) {
-    if (!deps.quote_locks) throw new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
+    if (!deps.quote_locks) throw quoteLocksUnavailable();
     rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
   }
   const matched = await insertPayment(trx, {
@@ -265,7 +265,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
-      const current = await expireIfDue(deps, trx, locked!, now);
+      const current = await expireIfDue(deps, trx, present(locked, `payment ${id} exists after its read (rows are never deleted)`), now);
       return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
     });
   }
@@ -282,7 +282,6 @@ export interface ListPaymentsQuery {
 }
 
 export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
-  const position = decodeCursor(query.cursor, 'payment_id');
   let select = deps.db
     .selectFrom('payments')
     .selectAll()
@@ -292,10 +291,9 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
   if (query.to) select = select.where('created_at', '<', new Date(query.to));
-  if (position) select = select.where(afterCursor(position));
-  else if (query.offset) select = select.offset(query.offset);
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url));
+  // The deprecated offset pages only without a cursor.
+  if (query.cursor === undefined && query.offset) select = select.offset(query.offset);
+  return listPage(select, query, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url), { id_format: 'payment_id' });
 }
 
 /** Cancels a payment that is still `created` or `matching`; any other status is 409 PAYMENT_BAD_STATE. */
@@ -303,9 +301,9 @@ export async function cancelPayment(deps: PaymentsDeps, scope: MerchantScope, id
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     await findOwned(trx, scope, id);
-    const payment = await expireIfDue(deps, trx, (await lockPayment(trx, id))!, now);
+    const payment = await expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after findOwned (rows are never deleted)`), now);
     if (!CANCELLABLE.includes(payment.status)) {
-      throw new AppError('PAYMENT_BAD_STATE', `Only created or matching payments can be cancelled; this one is ${payment.status}`);
+      throw paymentNotCancellable(payment.status);
     }
     const legs = await loadLegs(trx, id);
     const cancelled = await transition(trx, payment, 'cancelled', now);
@@ -336,7 +334,7 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
     const payment = await expireIfDue(deps, trx, locked, now);
     if (payment.status === 'expired' && locked.status !== 'expired') return { expired: true as const };
     if (!OPEN_FOR_PROOF.includes(payment.status)) {
-      throw new AppError('PAYMENT_BAD_STATE', `A proof can be uploaded only while the payment is matched or payment_pending; it is ${payment.status}`);
+      throw proofNotAccepted(payment.status);
     }
     const reused = await trx
       .selectFrom('payment_proofs')
@@ -345,7 +343,7 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
       .where('is_sandbox', '=', payment.is_sandbox)
       .where('payment_id', '!=', id)
       .executeTakeFirst();
-    if (reused) throw new AppError('PROOF_DUPLICATE', 'This file was already uploaded as proof for another payment');
+    if (reused) throw proofDuplicate();
     const proof_id = randomUUID();
     await trx
       .insertInto('payment_proofs')
@@ -359,7 +357,7 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
     };
   });
   // The expiry committed; only then is the late upload refused.
-  if (result.expired) throw new AppError('PAYMENT_BAD_STATE', 'The payment expired before the proof arrived');
+  if (result.expired) throw expiredBeforeProof();
   deps.onProofReceived?.();
   return result.value;
 }
@@ -383,7 +381,7 @@ export async function findPaymentById(deps: PaymentsDeps, id: string): Promise<{
   let payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
   if (!payment) throw notFound('Payment');
   if (isDue(payment, now)) {
-    payment = await deps.db.transaction().execute(async (trx) => expireIfDue(deps, trx, (await lockPayment(trx, id))!, now));
+    payment = await deps.db.transaction().execute(async (trx) => expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after its read (rows are never deleted)`), now));
   }
   return { payment, legs: await loadLegs(deps.db, id) };
 }

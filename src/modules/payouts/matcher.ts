@@ -9,6 +9,7 @@ import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { applySellFills, eligibleSellsWindow } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface MatcherMetrics {
   pairs: Counter;
@@ -139,7 +140,7 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
     plan: while (planned.length < batch_size) {
       const buy_rows = await pendingBuysWindow(trx, is_sandbox, now, window, buy_after);
       if (buy_rows.length === 0) break;
-      const last_buy = buy_rows.at(-1)!;
+      const last_buy = present(buy_rows.at(-1), 'a non-empty window has a last buy');
       buy_after = { created_at: last_buy.created_at, id: last_buy.id };
       for (const [currency, rows] of Map.groupBy(buy_rows, (row) => row.fiat_currency)) {
         let open: BookBuy[] = rows.map((row) => ({ row, filled_micro_pay: row.filled_micro_pay, filled_fiat_amount: row.filled_fiat_amount, first_sell_order_id: row.matched_sell_order_id }));
@@ -148,7 +149,7 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
           const best = open.map((buy) => buy.row).reduce(higherBid);
           const sell_rows = await eligibleSellsWindow(trx, { is_sandbox, currency, now }, best, window, sell_after);
           if (sell_rows.length === 0) break;
-          const last_sell = sell_rows.at(-1)!;
+          const last_sell = present(sell_rows.at(-1), 'a non-empty window has a last sell');
           sell_after = { created_at: last_sell.created_at, id: last_sell.id };
           const window_sells = sell_rows.map((row) => {
             const known = sells.get(row.id) ?? { row, filled_micro_pay: row.filled_micro_pay, filled_fiat_amount: row.filled_fiat_amount, first_buy_order_id: row.matched_buy_order_id };
@@ -216,7 +217,7 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
         sell_order_id: sell.row.id,
         filled_micro_pay: sell.filled_micro_pay,
         filled_fiat_amount: sell.filled_fiat_amount,
-        first_buy_order_id: sell.first_buy_order_id!,
+        first_buy_order_id: present(sell.first_buy_order_id, `touched sell order ${sell.row.id} has a first fill`),
         complete: sell.filled_micro_pay === sell.row.amount_micro_pay,
       })),
       mint_account,
@@ -228,8 +229,8 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
         buy_order_id: buy.row.id,
         filled_micro_pay: buy.filled_micro_pay,
         filled_fiat_amount: buy.filled_fiat_amount,
-        first_sell_order_id: buy.first_sell_order_id!,
-        first_mint_transfer_id: buy.row.mint_transfer_id ?? first_mint.get(buy.row.id)!,
+        first_sell_order_id: present(buy.first_sell_order_id, `touched buy order ${buy.row.id} has a first fill`),
+        first_mint_transfer_id: buy.row.mint_transfer_id ?? present(first_mint.get(buy.row.id), `touched buy order ${buy.row.id} has a fill with a mint`),
         complete: buy.filled_micro_pay === buy.row.amount_micro_pay,
       })),
       now,

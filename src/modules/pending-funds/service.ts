@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../../db/database.ts';
 import { OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -175,16 +175,13 @@ export async function getPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope:
 }
 
 export async function listPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, query: { status?: PendingFundsStatus[] | undefined; cursor?: string | undefined; limit: number }) {
-  const position = decodeCursor(query.cursor);
   let builder = deps.db
     .selectFrom('pending_funds')
     .selectAll()
     .where('receiver_merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) builder = builder.where('status', 'in', query.status);
-  if (position) builder = builder.where(afterCursor(position));
-  const rows = await builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentPendingFunds);
+  return listPage(builder, query, presentPendingFunds);
 }
 
 export interface ReceiverConfirmResult {
@@ -334,7 +331,6 @@ export interface AuditQuery {
 }
 
 export async function listAudit(db: Db, query: AuditQuery) {
-  const position = decodeCursor(query.cursor);
   let builder = db.selectFrom('receiver_confirm_audit').selectAll();
   if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
   if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
@@ -342,9 +338,7 @@ export async function listAudit(db: Db, query: AuditQuery) {
   // Receiver-confirm rows unless asked otherwise: rows per pending_funds_id then equal receiver-confirm calls.
   const stage = query.stage ?? 'receiver_confirm';
   if (stage !== 'all') builder = builder.where('stage', '=', stage as 'intake' | 'receiver_confirm');
-  if (position) builder = builder.where(afterCursor(position));
-  const rows = await builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentAudit);
+  return listPage(builder, query, presentAudit);
 }
 
 export async function getAudit(db: Db, id: string) {

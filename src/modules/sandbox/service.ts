@@ -11,6 +11,7 @@ import { transition } from '../payments/state.ts';
 import type { LegRow, PaymentRow } from '../payments/tables.ts';
 import { settleSandboxPayment } from '../settlements/service.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
+import { present } from '../../lib/assert.ts';
 
 /** The contract's five scenarios (section 4.4), exactly. */
 export const SCENARIOS = ['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'] as const;
@@ -121,8 +122,8 @@ function syntheticMatch(legs: readonly LegRow[]): Record<string, unknown> {
   return {
     tokens: {
       chosen_amount: micro_pay / 1_000_000,
-      rate: Number(legs[0]!.rate),
-      match_order: legs.at(-1)!.match_order,
+      rate: Number(present(legs[0], 'a matched sandbox payment has legs').rate),
+      match_order: present(legs.at(-1), 'a matched sandbox payment has legs').match_order,
       status: 'matched',
     },
   };

@@ -4,12 +4,12 @@ import { Type, type Static } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
-import { AppError } from '../../lib/errors.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { RECEIPT_CONTENT_TYPES } from '../validators/receipt.ts';
 import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, getSellOrder, listSellOrders, type SellOrdersDeps } from './service.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
 import type { SellOrderStatus } from './tables.ts';
+import { idempotencyKeyMalformed, idempotencyKeyRequired } from '../../http/http-errors.ts';
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 
@@ -135,8 +135,8 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       const scope = merchantScope(request);
       const key = idempotencyKey(request);
       // A request the idempotency check will refuse (no key, not a UUID) never reaches the validator: same errors as idempotent().
-      if (key === undefined) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key header (a UUID) is required', [{ field: 'headers.idempotency-key', message: 'required' }]);
-      if (!new RegExp(UUID_PATTERN).test(key)) throw new AppError('VALIDATION_ERROR', 'Idempotency-Key must be a UUID', [{ field: 'headers.idempotency-key', message: 'invalid' }]);
+      if (key === undefined) throw idempotencyKeyRequired();
+      if (!new RegExp(UUID_PATTERN).test(key)) throw idempotencyKeyMalformed(true);
       // The idempotency outcome first: a replay or a conflicting reuse never spends a provider call.
       const stored = await storedIdempotentResponse(deps, request, key);
       if (stored) {

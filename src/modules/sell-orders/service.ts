@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
@@ -16,6 +16,7 @@ import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
+import { present } from '../../lib/assert.ts';
 
 export interface SellOrdersDeps {
   db: Db;
@@ -186,16 +187,13 @@ export async function getSellOrder(deps: Pick<SellOrdersDeps, 'db'>, scope: Merc
 }
 
 export async function listSellOrders(deps: Pick<SellOrdersDeps, 'db'>, scope: MerchantScope, query: ListSellOrdersQuery) {
-  const position = decodeCursor(query.cursor);
   let select = deps.db.selectFrom('sell_orders').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.currency) select = select.where('currency', '=', query.currency as 'PAY');
   if (query.target_currency) select = select.where('target_currency', '=', query.target_currency);
   if (query.created_after) select = select.where('created_at', '>=', new Date(query.created_after));
   if (query.created_before) select = select.where('created_at', '<', new Date(query.created_before));
-  if (position) select = select.where(afterCursor(position));
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  return toPage(rows, query.limit, presentSellOrder);
+  return listPage(select, query, presentSellOrder);
 }
 
 /**
@@ -216,7 +214,7 @@ async function closePartiallyFilled(deps: SellOrdersDeps, trx: Trx, order: SellO
 export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
-  const order = (await lockSellOrder(trx, id))!;
+  const order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
   if (order.status !== 'pending') throw new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${order.status}`);
   if (order.filled_micro_pay > 0) return presentSellOrder(await closePartiallyFilled(deps, trx, order, now));
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
@@ -254,7 +252,7 @@ const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, 
 export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string, input: ConfirmCashLegInput, evidence: CashLegEvidence): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
-  let order = (await lockSellOrder(trx, id))!;
+  let order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
   if (cashLegExhausted(order, now, limits(deps))) order = await failExhausted(deps, trx, order, now);
   if (order.status === 'failed' && order.failure_reason === 'cash_leg_retry_exhausted') return presentSellOrder(order);
   if (order.status !== 'cash_leg_in_flight') throw new AppError('SELL_ORDER_BAD_STATE', `Cash legs are confirmed while the sell order is cash_leg_in_flight; this one is ${order.status}`);

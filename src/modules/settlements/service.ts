@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { decodeCursor, encodeCursor, type CursorPosition } from '../../http/pagination.ts';
-import { UUID_PATTERN } from '../../http/schemas.ts';
+import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { loadConfig } from '../../config.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -28,7 +26,6 @@ export interface SettlementsDeps {
 }
 
 export const DEFAULT_BATCH_MAX_PAYMENTS = 500;
-const UUID = new RegExp(UUID_PATTERN);
 
 /**
  * The fee of one payment: `floor(amount_minor * fee_bps / 10000)`. Rounding down leaves any fraction of a minor unit
@@ -154,14 +151,6 @@ export async function settleSandboxPayment(trx: Trx, at: Date, payment: PaymentR
 
 // ---- merchant reads --------------------------------------------------------------------------------------------
 
-function checkedCursor(cursor: string | undefined): CursorPosition | undefined {
-  const position = decodeCursor(cursor);
-  if (position && !UUID.test(position.id)) {
-    throw new AppError('VALIDATION_ERROR', 'cursor is not a cursor this API returned', [{ field: 'querystring.cursor', message: 'invalid cursor' }]);
-  }
-  return position;
-}
-
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SettlementRow> {
   const batch = await executor
     .selectFrom('settlements')
@@ -180,15 +169,9 @@ export interface ListQuery {
 }
 
 export async function listSettlements(db: Db, scope: MerchantScope, query: ListQuery & { status?: SettlementStatus[] | undefined }) {
-  const position = checkedCursor(query.cursor);
   let select = db.selectFrom('settlements').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
-  if (position) select = select.where(sql<boolean>`(created_at, id) < (${position.created_at}, ${position.id}::uuid)`);
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
-  const has_more = rows.length > query.limit;
-  const page = has_more ? rows.slice(0, query.limit) : rows;
-  const last = page.at(-1);
-  return { data: page.map(presentSettlement), has_more, next_cursor: has_more && last ? encodeCursor({ created_at: last.created_at, id: last.id }) : null };
+  return listPage(select, query, presentSettlement);
 }
 
 export type SettlementDetail = SettlementView & { adjustments: AdjustmentView[] };
@@ -205,18 +188,13 @@ export async function getSettlement(db: Db, scope: MerchantScope, id: string): P
 /** The batch's payments, newest payment first, keyset on (payment created_at, payment id). */
 export async function listSettlementPayments(db: Db, scope: MerchantScope, id: string, query: ListQuery) {
   const batch = await findOwned(db, scope, id);
-  const position = decodeCursor(query.cursor, 'payment_id');
-  let select = db.selectFrom('settlement_items').selectAll().where('settlement_id', '=', batch.id);
-  if (position) select = select.where(sql<boolean>`(payment_created_at, payment_id) < (${position.created_at}, ${position.id})`);
-  const rows = await select.orderBy('payment_created_at', 'desc').orderBy('payment_id', 'desc').limit(query.limit + 1).execute();
-  const has_more = rows.length > query.limit;
-  const page = has_more ? rows.slice(0, query.limit) : rows;
-  const last = page.at(-1);
-  return {
-    data: page.map((row) => presentItem(row, batch.currency)),
-    has_more,
-    next_cursor: has_more && last ? encodeCursor({ created_at: last.payment_created_at, id: last.payment_id }) : null,
-  };
+  const select = db.selectFrom('settlement_items').selectAll().where('settlement_id', '=', batch.id);
+  return listPage(select, query, (row) => presentItem(row, batch.currency), {
+    created_at: 'payment_created_at',
+    id: 'payment_id',
+    id_format: 'payment_id',
+    positionOf: (row) => ({ created_at: row.payment_created_at, id: row.payment_id }),
+  });
 }
 
 /** One CSV line per payment after a header row, amounts in minor units and as decimals, oldest payment first. */

@@ -12,6 +12,7 @@ import { generateWebhookSecret } from './signing.ts';
 import type { SecretBox } from './secret-box.ts';
 import type { EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
+import { present } from '../../lib/assert.ts';
 
 /**
  * Webhook endpoints as a resource, per merchant and mode (issue 9 section 1). A credential sees and changes only the
@@ -69,8 +70,8 @@ export function presentEndpoint(row: EndpointRow, now: Date): EndpointView {
     is_default: row.is_default,
     mode: row.is_sandbox ? 'sandbox' : 'live',
     previous_secret_expires_at: overlapping ? iso(row.previous_secret_expires_at) : null,
-    created_at: iso(row.created_at)!,
-    updated_at: iso(row.updated_at)!,
+    created_at: present(iso(row.created_at), 'created_at is not null'),
+    updated_at: present(iso(row.updated_at), 'updated_at is not null'),
   };
 }
 

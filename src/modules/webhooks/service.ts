@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { afterCursor, decodeCursor, toPage } from '../../http/pagination.ts';
+import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
@@ -51,7 +51,6 @@ export interface ListEventsQuery {
 
 export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query: ListEventsQuery) {
   // Keyset on (created_at, seq): events written in one transaction share a timestamp, and seq keeps their order.
-  const position = decodeCursor(query.cursor, 'sequence');
   let select = deps.db
     .selectFrom('events as e')
     .select(['e.id', 'e.seq', 'e.type', 'e.resource_type', 'e.resource_id', 'e.created_at', 'e.payload', EVENT_DELIVERY_STATUS.as('delivery_status')])
@@ -62,18 +61,16 @@ export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query
   if (query.resource_id) select = select.where('e.resource_id', '=', query.resource_id);
   if (query.delivered === true) select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} = 'succeeded'`);
   if (query.delivered === false) select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} is distinct from 'succeeded'`);
-  if (position) select = select.where(sql<boolean>`(e.created_at, e.seq) < (${position.created_at}, ${Number(position.id)})`);
-  const rows = await select.orderBy('e.created_at', 'desc').orderBy('e.seq', 'desc').limit(query.limit + 1).execute();
-  const keyed = rows.map((row) => ({ ...row, event_id: row.id, id: String(row.seq) }));
-  return toPage(keyed, query.limit, (row): EventView => ({
-    id: row.event_id,
+  const keyset = { created_at: 'e.created_at', id: 'e.seq', id_format: 'sequence' as const, positionOf: (row: { created_at: Date; seq: number | string }) => ({ created_at: row.created_at, id: String(row.seq) }) };
+  return listPage(select, query, (row): EventView => ({
+    id: row.id,
     type: row.type,
     resource_type: row.resource_type,
     resource_id: row.resource_id,
     created_at: iso(row.created_at),
     delivery_status: row.delivery_status,
     payload: row.payload,
-  }));
+  }), keyset);
 }
 
 export interface AttemptView {
@@ -149,7 +146,6 @@ export interface ListDeliveriesQuery {
 
 /** Delivery history: each delivery with every attempt's status, duration and response excerpt. */
 export async function listDeliveries(deps: WebhooksDeps, scope: MerchantScope, query: ListDeliveriesQuery) {
-  const position = decodeCursor(query.cursor);
   let select = deps.db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('events as e', 'e.id', 'd.event_id')
@@ -160,10 +156,9 @@ export async function listDeliveries(deps: WebhooksDeps, scope: MerchantScope, q
   if (query.status?.length) select = select.where('d.status', 'in', query.status);
   if (query.event_id) select = select.where('d.event_id', '=', query.event_id);
   if (query.endpoint_id) select = select.where('d.endpoint_id', '=', query.endpoint_id);
-  if (position) select = select.where(afterCursor(position, 'd'));
-  const rows = await select.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(query.limit + 1).execute();
-  const attempts = await attemptsOf(deps.db, rows.map((row) => row.id));
-  return toPage(rows, query.limit, (row) => presentDelivery(row, attempts.get(row.id) ?? []));
+  const page = await listPage(select, query, (row) => row, { table: 'd' });
+  const attempts = await attemptsOf(deps.db, page.data.map((row) => row.id));
+  return { ...page, data: page.data.map((row) => presentDelivery(row, attempts.get(row.id) ?? [])) };
 }
 
 const REQUEUE = { status: 'pending' as const, retry_count: 0, claim_token: null, claimed_until: null };

@@ -3,6 +3,7 @@ import type { DailyPaymentStats } from '../../payments/stats.ts';
 import { html, jsonBlock } from '../html.ts';
 import { page, type PageContext } from '../layout.ts';
 import { money, pay } from '../format.ts';
+import { present } from '../../../lib/assert.ts';
 
 export interface HomeModel {
   today: string;
@@ -57,7 +58,7 @@ export function homePage(context: PageContext, model: HomeModel): string {
     ? html`<table><caption class="muted">${t('today')} / ${t('last_30_days')}</caption><thead><tr><th>${t('currency')}</th><th class="num">${t('volume')} (${t('today')})</th><th class="num">${t('count')}</th><th class="num">${t('success_rate')}</th><th class="num">${t('volume')} (${t('last_30_days')})</th><th class="num">${t('count')}</th><th class="num">${t('success_rate')}</th></tr></thead><tbody>
 ${currencies.map((currency) => {
   const day = today.get(currency) ?? { count: 0, completed: 0, volume: 0 };
-  const all = month.get(currency)!;
+  const all = present(month.get(currency), `the month has a row for ${currency}`);
   return html`<tr><td>${currency}</td><td class="num">${money(day.volume, currency)}</td><td class="num">${day.count}</td><td class="num">${rate(day.completed, day.count)}</td><td class="num">${money(all.volume, currency)}</td><td class="num">${all.count}</td><td class="num">${rate(all.completed, all.count)}</td></tr>`;
 })}</tbody></table>`
     : html`<p>${t('none')}</p>`;

@@ -1,0 +1,21 @@
+import { AppError } from '../../lib/errors.ts';
+
+/** Every refusal of the payments module, one named factory each (the code list and statuses: lib/errors.ts, http/errors.ts). */
+
+export const invalidAmount = (currency: string) =>
+  new AppError('VALIDATION_ERROR', `amount must be a positive integer in minor units or a decimal string with at most 2 decimals for ${currency}`, [
+    { field: 'body.amount', message: 'invalid amount' },
+  ]);
+export const paymentMethodUnsupported = (currency: string, supported: readonly string[], payment_method: string) =>
+  new AppError('VALIDATION_ERROR', `${currency} payments support ${supported.join(', ')}, not ${payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
+export const duplicateOrderId = (order_id: string, existing_payment_id: string | undefined) =>
+  new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${order_id} already has ${existing_payment_id ? `payment ${existing_payment_id}` : 'a payment'}`);
+export const quoteLocksUnavailable = () => new AppError('VALIDATION_ERROR', 'quote locks are not available on this server', [{ field: 'body.quote_lock_id', message: 'unsupported' }]);
+export const paymentNotCancellable = (status: string) => new AppError('PAYMENT_BAD_STATE', `Only created or matching payments can be cancelled; this one is ${status}`);
+export const createPaymentsGone = () => new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
+
+// proofs
+export const proofNotAccepted = (status: string) => new AppError('PAYMENT_BAD_STATE', `A proof can be uploaded only while the payment is matched or payment_pending; it is ${status}`);
+export const proofDuplicate = () => new AppError('PROOF_DUPLICATE', 'This file was already uploaded as proof for another payment');
+export const expiredBeforeProof = () => new AppError('PAYMENT_BAD_STATE', 'The payment expired before the proof arrived');
+
