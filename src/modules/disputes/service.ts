@@ -8,6 +8,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
+import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
 
@@ -141,6 +142,9 @@ async function logAction(
       resource_id: dispute.id,
       data: { ...presentDispute(dispute), actor_user_id: entry.actor.actor_user_id },
     });
+    // A dispute's webhooks wait in line behind its sell order's: the sell_order.failed that opened a cash-leg-failure
+    // dispute reaches each endpoint before gateway.dispute.opened, even when its first delivery fails and is retried.
+    await orderDeliveriesAfter(trx, dispute.id, dispute.sell_order_id);
   }
 }
 
