@@ -23,6 +23,8 @@ export interface PendingFundsView {
   confirmed_at: string | null;
   failed_at: string | null;
   expired_at: string | null;
+  intake_attempts: number;
+  next_intake_attempt_at: string | null;
 }
 
 export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
@@ -48,6 +50,8 @@ export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
     confirmed_at: iso(row.confirmed_at),
     failed_at: iso(row.failed_at),
     expired_at: iso(row.expired_at),
+    intake_attempts: row.intake_attempts,
+    next_intake_attempt_at: iso(row.intake_next_attempt_at),
   };
 }
 

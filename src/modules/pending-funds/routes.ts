@@ -40,6 +40,8 @@ export const PendingFundsSchema = Type.Object({
   confirmed_at: NullableTimestamp,
   failed_at: NullableTimestamp,
   expired_at: NullableTimestamp,
+  intake_attempts: Type.Integer({ description: 'Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict' }),
+  next_intake_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next background revalidation is due (pending_validation only); null when none is' }),
 });
 
 const AuditSummary = {

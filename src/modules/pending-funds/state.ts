@@ -22,7 +22,7 @@ const TIMESTAMP_OF: Partial<Record<PendingFundsStatus, 'validated_at' | 'confirm
 };
 
 export type PendingFundsPatch = Partial<
-  Pick<PendingFundsRow, 'failure_reason' | 'attempts' | 'unverified_attempts' | 'ledger_transfer_id' | 'first_receiver_attempt_at' | 'receiver_window_expires_at' | 'validator_kind'>
+  Pick<PendingFundsRow, 'failure_reason' | 'attempts' | 'unverified_attempts' | 'ledger_transfer_id' | 'first_receiver_attempt_at' | 'receiver_window_expires_at' | 'validator_kind' | 'intake_attempts' | 'intake_next_attempt_at' | 'intake_claimed_until'>
 >;
 
 /**

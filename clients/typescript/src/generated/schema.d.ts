@@ -2055,8 +2055,12 @@ export interface components {
             fiat_currency: string | null;
             /** Format: uuid */
             id: string;
+            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+            intake_attempts: number;
             is_sandbox: boolean;
             ledger_transfer_id: string | null;
+            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+            next_intake_attempt_at: string | null;
             payer_reference: string;
             receiver_confirm_window_expires_at: string | null;
             /** Format: uuid */
@@ -5703,8 +5707,12 @@ export interface operations {
                             fiat_currency: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                            intake_attempts: number;
                             is_sandbox: boolean;
                             ledger_transfer_id: string | null;
+                            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                            next_intake_attempt_at: string | null;
                             payer_reference: string;
                             receiver_confirm_window_expires_at: string | null;
                             /** Format: uuid */
@@ -7470,8 +7478,12 @@ export interface operations {
                             fiat_currency: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                            intake_attempts: number;
                             is_sandbox: boolean;
                             ledger_transfer_id: string | null;
+                            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                            next_intake_attempt_at: string | null;
                             payer_reference: string;
                             receiver_confirm_window_expires_at: string | null;
                             /** Format: uuid */
@@ -7539,8 +7551,12 @@ export interface operations {
                             fiat_currency: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                            intake_attempts: number;
                             is_sandbox: boolean;
                             ledger_transfer_id: string | null;
+                            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                            next_intake_attempt_at: string | null;
                             payer_reference: string;
                             receiver_confirm_window_expires_at: string | null;
                             /** Format: uuid */
@@ -7628,8 +7644,12 @@ export interface operations {
                                 fiat_currency: string | null;
                                 /** Format: uuid */
                                 id: string;
+                                /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                                intake_attempts: number;
                                 is_sandbox: boolean;
                                 ledger_transfer_id: string | null;
+                                /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                                next_intake_attempt_at: string | null;
                                 payer_reference: string;
                                 receiver_confirm_window_expires_at: string | null;
                                 /** Format: uuid */
