@@ -36,6 +36,7 @@ import { ledgerAdminRoutes } from './modules/ledger/admin-routes.ts';
 import { pendingFundsRoutes } from './modules/pending-funds/routes.ts';
 import { sweepPendingFunds, type PendingFundsDeps } from './modules/pending-funds/service.ts';
 import { createRevalidationMetrics, revalidatePendingFunds } from './modules/pending-funds/revalidation.ts';
+import { archiveOldAuditRows } from './modules/archival/service.ts';
 import { balanceRoutes } from './modules/balance/routes.ts';
 import { recalcBufferThresholds, type BalanceDeps } from './modules/balance/service.ts';
 import { fxRoutes } from './modules/fx/routes.ts';
@@ -232,6 +233,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   scheduler.add({ name: 'pending-funds-revalidation', interval_ms: poll * 5, run: () => revalidatePendingFunds(pending_funds) });
   scheduler.add({ name: 'balance-recalc', interval_ms: 3600_000, run: () => recalcBufferThresholds(balance) });
   for (const job of payouts.jobs(poll, (name) => scheduler.wake(name))) scheduler.add(job);
+  scheduler.add({ name: 'audit-archival', interval_ms: 3600_000, run: () => archiveOldAuditRows({ db, clock, logger }) });
   scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => (await purgeExpiredIdempotencyKeys(db, clock), 0) });
 
   return {

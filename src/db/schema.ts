@@ -10,6 +10,7 @@ import type { SellOrderTables } from '../modules/sell-orders/tables.ts';
 import type { BuyOrderTables } from '../modules/buy-orders/tables.ts';
 import type { DisputeTables } from '../modules/disputes/tables.ts';
 import type { DashboardTables } from '../modules/dashboard/tables.ts';
+import type { ArchiveTables } from '../modules/archival/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -83,4 +84,4 @@ export interface CoreTables {
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables {}
+export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, ArchiveTables {}

@@ -55,7 +55,8 @@ export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
   };
 }
 
-export function presentAudit(row: AuditRow) {
+/** An audit row, live or archived (the archive adds `archived_at`). */
+export function presentAudit(row: AuditRow & { archived_at?: Date | null }) {
   return {
     id: row.id,
     pending_funds_id: row.pending_funds_id,
@@ -72,10 +73,11 @@ export function presentAudit(row: AuditRow) {
     applied: row.applied,
     actor_merchant_id: row.actor_merchant_id,
     created_at: iso(row.created_at),
+    archived_at: iso(row.archived_at ?? null),
   };
 }
 
 /** The full row, with the validator's whole answer. */
-export function presentAuditFull(row: AuditRow) {
+export function presentAuditFull(row: AuditRow & { archived_at?: Date | null }) {
   return { ...presentAudit(row), validator_response: row.validator_response };
 }

@@ -13,7 +13,8 @@ import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsView } from './present.ts';
 import { decodeReceipt } from './receipt.ts';
 import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
-import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
+import type { AuditRow, PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
+import { mergeNewestFirst } from '../archival/service.ts';
 
 export interface PendingFundsDeps {
   db: Db;
@@ -399,9 +400,12 @@ export interface AuditQuery {
   limit: number;
 }
 
-export async function listAudit(db: Db, query: AuditQuery) {
+type AuditTable = 'receiver_confirm_audit' | 'receiver_confirm_audit_archive';
+
+async function auditRows(db: Db, table: AuditTable, query: AuditQuery): Promise<AuditRow[]> {
   const position = decodeCursor(query.cursor);
-  let builder = db.selectFrom('receiver_confirm_audit').selectAll();
+  // The archive has the same columns plus archived_at, which selectAll() returns too (presentAudit shows it).
+  let builder = db.selectFrom(table as 'receiver_confirm_audit').selectAll();
   if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
   if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
   if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
@@ -409,12 +413,20 @@ export async function listAudit(db: Db, query: AuditQuery) {
   const stage = query.stage ?? 'receiver_confirm';
   if (stage !== 'all') builder = builder.where('stage', '=', stage as 'intake' | 'receiver_confirm');
   if (position) builder = builder.where(afterCursor(position));
-  const rows = await builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  return builder.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+}
+
+/** Newest first; with `include_archived`, rows the audit-archival job moved to the archive too. */
+export async function listAudit(db: Db, query: AuditQuery & { include_archived?: boolean | undefined }) {
+  const live = await auditRows(db, 'receiver_confirm_audit', query);
+  const rows = query.include_archived ? mergeNewestFirst(live, await auditRows(db, 'receiver_confirm_audit_archive', query), query.limit) : live;
   return toPage(rows, query.limit, presentAudit);
 }
 
-export async function getAudit(db: Db, id: string) {
-  const row = await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound('Audit row');
+export async function getAudit(db: Db, id: string, include_archived = false) {
+  const row =
+    (await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst()) ??
+    (include_archived ? await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst() : undefined);
+  if (!row) throw notFound(include_archived ? 'Audit row' : 'Audit row (older rows: include_archived=true)');
   return presentAuditFull(row);
 }

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
+import type { Database } from '../../db/schema.ts';
+import { mergeNewestFirst } from '../archival/service.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { decodeCursor, encodeCursor, type CursorPosition } from '../../http/pagination.ts';
 import { UUID_PATTERN } from '../../http/schemas.ts';
@@ -324,21 +326,37 @@ export interface AuditEntryView {
   actor_role: string;
   details: Record<string, unknown>;
   created_at: string;
+  archived_at: string | null;
 }
 
-/** Operator actions on one batch, newest first. */
-export async function settlementAuditLog(db: Db, id: string, query: ListQuery) {
+/** Operator actions on one batch, newest first; with `include_archived`, those moved to the archive after 90 days too. */
+export async function settlementAuditLog(db: Db, id: string, query: ListQuery & { include_archived?: boolean | undefined }) {
   const batch = await db.selectFrom('settlements').select('id').where('id', '=', id).executeTakeFirst();
   if (!batch) throw notFound('Settlement');
   const position = checkedCursor(query.cursor);
-  let select = db.selectFrom('admin_audit_log').selectAll().where('target_type', '=', 'settlement').where('target_id', '=', id);
-  if (position) select = select.where(sql<boolean>`(created_at, id) < (${position.created_at}, ${position.id}::uuid)`);
-  const rows = await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute();
+  const from = async (table: 'admin_audit_log' | 'admin_audit_log_archive') => {
+    // The archive has the same columns plus archived_at, which selectAll() returns too.
+    let select = db.selectFrom(table as 'admin_audit_log').selectAll().where('target_type', '=', 'settlement').where('target_id', '=', id);
+    if (position) select = select.where(sql<boolean>`(created_at, id) < (${position.created_at}, ${position.id}::uuid)`);
+    return (await select.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit + 1).execute()) as (Selectable<Database['admin_audit_log']> & { archived_at?: Date })[];
+  };
+  const live = await from('admin_audit_log');
+  const rows = query.include_archived ? mergeNewestFirst(live, await from('admin_audit_log_archive'), query.limit) : live;
   const has_more = rows.length > query.limit;
   const page = has_more ? rows.slice(0, query.limit) : rows;
   const last = page.at(-1);
   return {
-    data: page.map((row): AuditEntryView => ({ id: row.id, action: row.action, actor_user_id: row.actor_user_id, actor_role: row.actor_role, details: row.details, created_at: row.created_at.toISOString() })),
+    data: page.map(
+      (row): AuditEntryView => ({
+        id: row.id,
+        action: row.action,
+        actor_user_id: row.actor_user_id,
+        actor_role: row.actor_role,
+        details: row.details,
+        created_at: row.created_at.toISOString(),
+        archived_at: row.archived_at?.toISOString() ?? null,
+      }),
+    ),
     has_more,
     next_cursor: has_more && last ? encodeCursor({ created_at: last.created_at, id: last.id }) : null,
   };

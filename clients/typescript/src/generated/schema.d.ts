@@ -3444,6 +3444,8 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from `next_cursor` */
                 cursor?: string;
+                /** @description Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set) */
+                include_archived?: boolean;
                 /** @description Page size, 1 to 100 */
                 limit?: number;
                 /** @description Outcome filter; comma-separated: verified, failed, unverified, timeout */
@@ -3473,6 +3475,8 @@ export interface operations {
                             actor_merchant_id: string | null;
                             /** @description False when the row had already changed status when this result arrived */
                             applied: boolean;
+                            /** @description When the audit-archival job moved the row to the archive (rows older than 90 days); null for a live row */
+                            archived_at: string | null;
                             content_type: string;
                             /** Format: date-time */
                             created_at: string;
@@ -3506,7 +3510,10 @@ export interface operations {
     };
     adminGetReceiverConfirmAudit: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set) */
+                include_archived?: boolean;
+            };
             header?: {
                 /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -3533,6 +3540,8 @@ export interface operations {
                             actor_merchant_id: string | null;
                             /** @description False when the row had already changed status when this result arrived */
                             applied: boolean;
+                            /** @description When the audit-archival job moved the row to the archive (rows older than 90 days); null for a live row */
+                            archived_at: string | null;
                             content_type: string;
                             /** Format: date-time */
                             created_at: string;
@@ -4901,6 +4910,8 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from `next_cursor` */
                 cursor?: string;
+                /** @description Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set) */
+                include_archived?: boolean;
                 /** @description Page size, 1 to 100 */
                 limit?: number;
             };
@@ -4926,6 +4937,8 @@ export interface operations {
                             action: string;
                             actor_role: string;
                             actor_user_id: string;
+                            /** @description When the audit-archival job moved the entry to the archive (older than 90 days); null for a live entry */
+                            archived_at: string | null;
                             /** Format: date-time */
                             created_at: string;
                             details: {
