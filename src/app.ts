@@ -37,6 +37,8 @@ import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
 import { ledgerAdminRoutes } from './modules/ledger/admin-routes.ts';
 import { pendingFundsRoutes } from './modules/pending-funds/routes.ts';
 import { sweepPendingFunds, type PendingFundsDeps } from './modules/pending-funds/service.ts';
+import { createRevalidationMetrics, revalidatePendingFunds } from './modules/pending-funds/revalidation.ts';
+import { archiveOldAuditRows } from './modules/archival/service.ts';
 import { balanceRoutes } from './modules/balance/routes.ts';
 import { recalcBufferThresholds, type BalanceDeps } from './modules/balance/service.ts';
 import { fxRoutes } from './modules/fx/routes.ts';
@@ -127,6 +129,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     max_attempts: config.receiver_confirm_max_attempts,
     ttl_hours: config.pending_funds_ttl_hours,
     window_hours: config.receiver_confirm_window_hours,
+    revalidations: createRevalidationMetrics(metrics.registry),
+    logger,
   };
   const balance: BalanceDeps = {
     db,
@@ -229,8 +233,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   scheduler.add({ name: 'payment-expiry', interval_ms: poll * 5, run: () => expireDuePayments(payments) });
   scheduler.add({ name: 'settlement-run', interval_ms: config.settlement_interval_seconds * 1000, run: () => settlementJob(settlements) });
   scheduler.add({ name: 'pending-funds-sweep', interval_ms: poll * 5, run: () => sweepPendingFunds(pending_funds) });
+  scheduler.add({ name: 'pending-funds-revalidation', interval_ms: poll * 5, run: () => revalidatePendingFunds(pending_funds) });
   scheduler.add({ name: 'balance-recalc', interval_ms: 3600_000, run: () => recalcBufferThresholds(balance) });
   for (const job of payouts.jobs(poll, (name) => scheduler.wake(name))) scheduler.add(job);
+  scheduler.add({ name: 'audit-archival', interval_ms: 3600_000, run: () => archiveOldAuditRows({ db, clock, logger }) });
   scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => (await purgeExpiredIdempotencyKeys(db, clock), 0) });
 
   return {

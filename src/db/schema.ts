@@ -13,6 +13,7 @@ import type { DashboardTables } from '../modules/dashboard/tables.ts';
 import type { LiquidityTables } from '../modules/liquidity/tables.ts';
 import type { ReferenceTables } from '../modules/reference/tables.ts';
 import type { AuditTables } from '../modules/audit/tables.ts';
+import type { ArchiveTables } from '../modules/archival/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -76,4 +77,4 @@ export interface CoreTables {
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables, AuditTables {}
+export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables, AuditTables, ArchiveTables {}

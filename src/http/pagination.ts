@@ -70,13 +70,19 @@ export interface Keyset<Row> {
   positionOf: (row: Row) => CursorPosition;
 }
 
+/** Newest first on (created_at, id): the order every keyset here reads in, across several sources too. */
+function newestFirst(a: CursorPosition, b: CursorPosition): number {
+  return b.created_at.getTime() - a.created_at.getTime() || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0);
+}
+
 /**
  * The one list runner every list route calls: the caller's filtered select, read newest first on its keyset
  * (default `(created_at, id)`, prefixed by `table` when the query joins) after the cursor, `limit + 1` rows, as one
  * page `{data, has_more, next_cursor}`. A cursor this list did not return is 400, never a database error.
+ * Several selects (a table and its archive, same keyset) are read alike and merged newest first into one page.
  */
 export async function listPage<DB, TB extends keyof DB, Row, Out>(
-  select: SelectQueryBuilder<DB, TB, Row>,
+  select: SelectQueryBuilder<DB, TB, Row> | readonly SelectQueryBuilder<DB, TB, Row>[],
   query: PageQuery,
   present: (row: Row) => Out,
   keyset: { table?: string; id_format?: CursorIdFormat } | Keyset<Row> = {},
@@ -93,9 +99,15 @@ export async function listPage<DB, TB extends keyof DB, Row, Out>(
   const position = decodeCursor(query.cursor, columns.id_format);
   const created = sql.ref(columns.created_at);
   const id = sql.ref(columns.id);
-  const after = position
-    ? select.where(sql<SqlBool>`(${created}, ${id}) < (${position.created_at}, ${columns.id_format === 'sequence' ? Number(position.id) : position.id})`)
-    : select;
-  const rows = await after.orderBy(created, 'desc').orderBy(id, 'desc').limit(query.limit + 1).execute();
-  return toPage(rows as Row[], query.limit, present, columns.positionOf);
+  const read = async (source: SelectQueryBuilder<DB, TB, Row>) => {
+    const after = position
+      ? source.where(sql<SqlBool>`(${created}, ${id}) < (${position.created_at}, ${columns.id_format === 'sequence' ? Number(position.id) : position.id})`)
+      : source;
+    return (await after.orderBy(created, 'desc').orderBy(id, 'desc').limit(query.limit + 1).execute()) as Row[];
+  };
+  const sources = Array.isArray(select) ? select : [select as SelectQueryBuilder<DB, TB, Row>];
+  const pages: Row[][] = [];
+  for (const source of sources) pages.push(await read(source));
+  const rows = pages.length === 1 ? (pages[0] ?? []) : pages.flat().sort((a, b) => newestFirst(columns.positionOf(a), columns.positionOf(b))).slice(0, query.limit + 1);
+  return toPage(rows, query.limit, present, columns.positionOf);
 }

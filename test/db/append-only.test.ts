@@ -10,6 +10,8 @@ import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import { grantServiceRole } from '../../src/db/roles.ts';
 import { ADMIN_HEADERS, ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
+import { archiveOldAuditRows } from '../../src/modules/archival/service.ts';
+import { PNG_BASE64 } from '../pending-funds/helpers.ts';
 
 const ON_POSTGRES = Boolean(process.env['DATABASE_URL']);
 const POSTGRES_ONLY = ON_POSTGRES ? false : 'PostgreSQL only (set DATABASE_URL): PGlite has a single user and no roles to restrict';
@@ -113,6 +115,40 @@ describe('append-only history', () => {
       assert.equal(read.json().data.status, 'payment_pending');
       const adjustment = await admin('POST', `/admin/merchants/${merchant.json().data.merchant.id}/ledger-adjustments`, { amount_micro_pay: 1_000_000, direction: 'credit', reason: 'test' });
       assert.equal(adjustment.statusCode, 201, adjustment.body);
+    });
+
+    it('archives audit rows older than 90 days through the privileged function, never by its own DELETE', async () => {
+      const merchant = await application.app.inject({ method: 'POST', url: '/admin/merchants', headers: ADMIN_HEADERS, payload: { name: 'Archive LP' } });
+      const created = await application.app.inject({
+        method: 'POST',
+        url: '/internal/pending-funds',
+        headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+        payload: { receiver_merchant_id: merchant.json().data.merchant.id, amount_minor: 1_000, payer_reference: 'lp', receipt_base64: PNG_BASE64, content_type: 'image/png' },
+      });
+      assert.equal(created.statusCode, 201, created.body);
+      const id = created.json().data.id as string;
+      const audit = (table: string) => sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where pending_funds_id = ${id}`.execute(as_service).then((r) => r.rows[0]!.n);
+      assert.equal(await audit('receiver_confirm_audit'), 1);
+      await assert.rejects(sql`delete from receiver_confirm_audit where pending_funds_id = ${id}`.execute(as_service), /permission denied/);
+      // The trigger's setting opens nothing without the privilege.
+      await assert.rejects(
+        as_service.transaction().execute(async (trx) => {
+          await sql`select set_config('mpay.archive_move', 'receiver_confirm_audit', true)`.execute(trx);
+          await sql`delete from receiver_confirm_audit where pending_funds_id = ${id}`.execute(trx);
+        }),
+        /permission denied/,
+      );
+      const admin_rows = (await sql<{ n: number }>`select count(*)::int as n from admin_audit_log`.execute(as_service)).rows[0]!.n;
+      assert.ok(admin_rows >= 1, 'the ledger adjustment above is audited');
+      // The worker's job, as the service role, 91 days on.
+      const moved = await archiveOldAuditRows({ db: service.db, clock: { now: () => new Date(Date.now() + 91 * 24 * 3600_000) } });
+      assert.ok(moved >= 1 + admin_rows, `moved ${moved}`);
+      assert.equal(await audit('receiver_confirm_audit'), 0);
+      assert.equal(await audit('receiver_confirm_audit_archive'), 1);
+      assert.equal((await sql<{ n: number }>`select count(*)::int as n from admin_audit_log`.execute(as_service)).rows[0]!.n, 0);
+      await assert.rejects(sql`delete from receiver_confirm_audit_archive`.execute(as_service), /permission denied/);
+      const read = await application.app.inject({ method: 'GET', url: `/admin/audit/receiver-confirm?pending_funds_id=${id}&stage=all&include_archived=true`, headers: ADMIN_HEADERS });
+      assert.equal(read.json().data.length, 1);
     });
   });
 });

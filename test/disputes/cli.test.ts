@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { runMpay } from '../helpers/cli.ts';
-import { createSell, fund, merchantCall, MINT_SOURCE, PAY, sellBody } from '../helpers/orders.ts';
+import { createSell, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, sellBody } from '../helpers/orders.ts';
 
 /** Runs `mpay` as a separate process against the test server. */
 const mpay = (url: string, ...args: string[]) => runMpay(['--url', url, ...args]);
@@ -37,5 +37,28 @@ describe('mpay orders: disputes from the command line', () => {
     assert.equal(again.code, 1);
     assert.match(again.stderr, /409 DISPUTE_BAD_STATE/);
     assert.equal((await mpay(url, 'orders', 'resolve', id)).code, 2);
+  });
+
+  it('opens a chargeback on a completed sell order (mpay orders chargeback); a pending one is 409', async () => {
+    const seller = await t.createMerchant('CLI chargeback seller');
+    const buyer = await t.createMerchant('CLI chargeback buyer');
+    await fund(t, seller.id, 10 * PAY);
+    const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 2 * PAY);
+    const done = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'application/pdf' });
+    assert.equal(done.json().data.status, 'completed', done.body);
+    const opened = await mpay(url, '--json', 'orders', 'chargeback', sell.id, '--notes', 'bank recall', '--reference', 'CB-7');
+    assert.equal(opened.code, 0, opened.stderr);
+    const data = JSON.parse(opened.stdout);
+    assert.equal(data.kind, 'chargeback');
+    assert.equal(data.status, 'opened');
+    assert.equal(data.events[0].actor_user_id, 'cli');
+    assert.equal(data.events[0].details.reference, 'CB-7');
+    const audit = await t.db.selectFrom('admin_audit_log').select(['action', 'actor_user_id']).where('target_id', '=', data.id).execute();
+    assert.deepEqual(audit, [{ action: 'dispute.chargeback_opened', actor_user_id: 'cli' }]);
+    const pending = await createSell(t, seller.jwt, sellBody(PAY));
+    const refused = await mpay(url, 'orders', 'chargeback', pending.id, '--notes', 'too early');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /409 DISPUTE_BAD_STATE/);
+    assert.equal((await mpay(url, 'orders', 'chargeback', pending.id)).code, 2);
   });
 });

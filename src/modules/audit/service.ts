@@ -43,19 +43,28 @@ export interface AdminActionView {
   actor_role: string;
   details: Record<string, unknown>;
   created_at: string;
+  /** When the audit-archival job moved the entry to the archive (older than 90 days); null for a live entry. */
+  archived_at: string | null;
 }
 
-const present = (row: AdminAuditRow): AdminActionView => ({
+const present = (row: AdminAuditRow & { archived_at?: Date | null }): AdminActionView => ({
   id: row.id,
   action: row.action,
   actor_user_id: row.actor_user_id,
   actor_role: row.actor_role,
   details: row.details,
   created_at: row.created_at.toISOString(),
+  archived_at: row.archived_at?.toISOString() ?? null,
 });
 
-/** The one reader: operator actions on one target, newest first, a keyset page. */
-export async function listAdminActions(executor: Executor, target: { target_type: string; target_id: string }, query: PageQuery) {
-  const select = executor.selectFrom('admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
-  return listPage(select, query, present);
+/** The one reader: operator actions on one target, newest first, a keyset page; with `include_archived`, the archive's too. */
+export async function listAdminActions(
+  executor: Executor,
+  target: { target_type: string; target_id: string },
+  query: PageQuery & { include_archived?: boolean | undefined },
+) {
+  // The archive has the same columns plus archived_at, which selectAll() returns too.
+  const from = (table: 'admin_audit_log' | 'admin_audit_log_archive') =>
+    executor.selectFrom(table as 'admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
+  return listPage(query.include_archived ? [from('admin_audit_log'), from('admin_audit_log_archive')] : from('admin_audit_log'), query, present);
 }

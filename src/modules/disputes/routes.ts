@@ -13,6 +13,7 @@ import {
   investigateDispute,
   listAllDisputes,
   listMerchantDisputes,
+  openChargeback,
   openMerchantDispute,
   resolveDispute,
   type DisputesDeps,
@@ -138,6 +139,33 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
       },
     },
     async (request) => listAllDisputes(deps, { ...request.query, status: parseCsv<DisputeStatus>(request.query.status), kind: parseCsv<DisputeKind>(request.query.kind) }),
+  );
+
+  app.post(
+    '/admin/disputes',
+    {
+      config: { auth: 'admin', errors: [403, 404, 409] },
+      schema: {
+        tags: ['admin'],
+        summary: 'Open a chargeback on a sell order (kind chargeback, status opened, gateway.dispute.opened)',
+        description:
+          'The payout rail reversed the sell order\'s cash leg. Only a sell order whose cash leg ran (completed, or failed after a match) can take one: otherwise 409 DISPUTE_BAD_STATE, as when it already has an unresolved dispute. No PAY moves until the resolution. Written to admin_audit_log.',
+        body: Type.Object(
+          {
+            kind: Type.Literal('chargeback', { description: 'Operators open chargebacks; merchants open merchant_dispute over /v1/merchant-disputes' }),
+            sell_order_id: Uuid('The sell order whose cash leg was charged back'),
+            notes: Notes,
+            reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The bank's or card network's case number" })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 201: Envelope(DisputeDetailSchema) },
+      },
+    },
+    async (request, reply) => {
+      reply.status(201);
+      return ok(await openChargeback(deps, adminActor(request), request.body));
+    },
   );
 
   app.get(

@@ -11,6 +11,7 @@ import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
+import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
 import { present } from '../../lib/assert.ts';
@@ -150,10 +151,13 @@ async function logAction(
       resource_id: dispute.id,
       data: { ...presentDispute(dispute), actor_user_id: entry.actor.actor_user_id },
     });
+    // A dispute's webhooks wait in line behind its sell order's: the sell_order.failed that opened a cash-leg-failure
+    // dispute reaches each endpoint before gateway.dispute.opened, even when its first delivery fails and is retried.
+    await orderDeliveriesAfter(trx, dispute.id, dispute.sell_order_id);
   }
 }
 
-async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: DisputeKind, notes: string, actor: Actor): Promise<DisputeRow | undefined> {
+async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: DisputeKind, notes: string, actor: Actor, details: Record<string, unknown> = {}): Promise<DisputeRow | undefined> {
   const dispute = await trx
     .insertInto('disputes')
     .values({
@@ -178,7 +182,7 @@ async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: Disp
     .onConflict((conflict) => conflict.column('sell_order_id').where('status', '<>', 'resolved').doNothing())
     .returningAll()
     .executeTakeFirst();
-  if (dispute) await logAction(trx, at, dispute, { action: 'opened', from_status: null, actor, notes, details: { kind, sell_order_status: order.status } });
+  if (dispute) await logAction(trx, at, dispute, { action: 'opened', from_status: null, actor, notes, details: { kind, sell_order_status: order.status, ...details } });
   return dispute;
 }
 
@@ -195,6 +199,43 @@ export async function openCashLegFailureDispute(trx: Trx, order: SellOrderRow, a
   await insertDispute(trx, at, order, 'cash_leg_failure', `Cash leg failed (${order.failure_reason}) after ${order.cash_leg_attempts} attempt(s)`, {
     actor_user_id: 'system',
     actor_role: 'system',
+  });
+}
+
+/**
+ * A chargeback is a reversal of the sell order's cash leg on the payout rail: only an order whose cash leg ran can
+ * have one, i.e. `completed`, or `failed` after a match.
+ */
+function chargebackRefusal(order: SellOrderRow): string | null {
+  if (order.status === 'completed') return null;
+  if (order.status === 'failed' && order.matched_buy_order_id !== null) return null;
+  return `A chargeback needs a sell order whose cash leg ran (completed, or failed after a match); this one is ${order.status}${order.failure_reason ? ` (${order.failure_reason})` : ''}`;
+}
+
+export interface NewChargeback {
+  sell_order_id: string;
+  notes: string;
+  /** The bank's or card network's case number, kept in the dispute's event log and the admin audit row. */
+  reference?: string | undefined;
+}
+
+/**
+ * `POST /admin/disputes` (kind `chargeback`): an operator records that the payout rail reversed a sell order's cash
+ * leg. Status `opened`, `gateway.dispute.opened` to the merchant, an event-log row and an `admin_audit_log` row, in
+ * one transaction; no ledger operation (the resolution decides, as for every kind).
+ */
+export async function openChargeback(deps: DisputesDeps, actor: Actor, input: NewChargeback) {
+  const now = deps.clock.now();
+  return deps.db.transaction().execute(async (trx) => {
+    const order = await sellOrderForDispute(trx, input.sell_order_id);
+    if (!order) throw notFound('Sell order');
+    const refused = chargebackRefusal(order);
+    if (refused) throw new AppError('DISPUTE_BAD_STATE', refused, [{ field: 'body.sell_order_id', message: `sell order is ${order.status}` }]);
+    const reference = input.reference ?? null;
+    const dispute = await insertDispute(trx, now, order, 'chargeback', input.notes, actor, { reference });
+    if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
+    await auditAdmin(trx, now, actor, 'dispute.chargeback_opened', dispute.id, { sell_order_id: order.id, merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, reference, notes: input.notes });
+    return { ...presentDispute(dispute), events: await loadEvents(trx, dispute.id) };
   });
 }
 

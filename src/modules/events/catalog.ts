@@ -18,7 +18,11 @@ export const EVENT_TYPES = {
   'buy_order.matched': { resource: 'BuyOrder', description: 'The buy order was filled; PAY was minted to the buyer' },
   'buy_order.cancelled': { resource: 'BuyOrder', description: 'The merchant cancelled the buy order' },
   'buy_order.expired': { resource: 'BuyOrder', description: 'The buy order expired unfilled' },
-  'gateway.dispute.opened': { resource: 'Dispute', description: 'A dispute was opened on a sell order' },
+  'gateway.dispute.opened': {
+    resource: 'Dispute',
+    description:
+      'A dispute was opened on a sell order (`kind`: merchant_dispute by the merchant, cash_leg_failure by the auto-open switch right after `sell_order.failed`, chargeback by an operator when the payout rail reversed the cash leg)',
+  },
   'gateway.dispute.escalated': { resource: 'Dispute', description: 'An operator escalated the dispute' },
   'gateway.dispute.resolved': { resource: 'Dispute', description: 'The dispute was resolved (`outcome`)' },
   'pending_funds.validated': { resource: 'PendingFunds', description: 'The receipt was validated; the receiver can confirm' },

@@ -23,6 +23,8 @@ export interface PendingFundsView {
   confirmed_at: string | null;
   failed_at: string | null;
   expired_at: string | null;
+  intake_attempts: number;
+  next_intake_attempt_at: string | null;
 }
 
 export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
@@ -48,10 +50,13 @@ export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
     confirmed_at: iso(row.confirmed_at),
     failed_at: iso(row.failed_at),
     expired_at: iso(row.expired_at),
+    intake_attempts: row.intake_attempts,
+    next_intake_attempt_at: iso(row.intake_next_attempt_at),
   };
 }
 
-export function presentAudit(row: AuditRow) {
+/** An audit row, live or archived (the archive adds `archived_at`). */
+export function presentAudit(row: AuditRow & { archived_at?: Date | null }) {
   return {
     id: row.id,
     pending_funds_id: row.pending_funds_id,
@@ -68,10 +73,11 @@ export function presentAudit(row: AuditRow) {
     applied: row.applied,
     actor_merchant_id: row.actor_merchant_id,
     created_at: iso(row.created_at),
+    archived_at: iso(row.archived_at ?? null),
   };
 }
 
 /** The full row, with the validator's whole answer. */
-export function presentAuditFull(row: AuditRow) {
+export function presentAuditFull(row: AuditRow & { archived_at?: Date | null }) {
   return { ...presentAudit(row), validator_response: row.validator_response };
 }

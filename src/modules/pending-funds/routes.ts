@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { Cursor, CsvEnum, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, Uuid, UuidParams } from '../../http/schemas.ts';
 import { RECEIPT_BODY_LIMIT_BYTES } from '../validators/receipt.ts';
+import { IncludeArchived } from '../archival/schemas.ts';
 import { createPendingFunds, getAudit, getPendingFunds, listAudit, listPendingFunds, receiverConfirm, type PendingFundsDeps } from './service.ts';
 import type { PendingFundsStatus } from './tables.ts';
 
@@ -40,6 +41,8 @@ export const PendingFundsSchema = Type.Object({
   confirmed_at: NullableTimestamp,
   failed_at: NullableTimestamp,
   expired_at: NullableTimestamp,
+  intake_attempts: Type.Integer({ description: 'Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict' }),
+  next_intake_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next background revalidation is due (pending_validation only); null when none is' }),
 });
 
 const AuditSummary = {
@@ -58,6 +61,7 @@ const AuditSummary = {
   applied: Type.Boolean({ description: 'False when the row had already changed status when this result arrived' }),
   actor_merchant_id: Nullable(Type.String()),
   created_at: Timestamp,
+  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job moved the row to the archive (rows older than 90 days); null for a live row' }),
 };
 const AuditRowSchema = Type.Object(AuditSummary);
 const AuditFullSchema = Type.Object({ ...AuditSummary, validator_response: Type.Object({}, { additionalProperties: true }) });
@@ -177,6 +181,7 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
               default: 'receiver_confirm',
             }),
           ),
+          include_archived: IncludeArchived,
           cursor: Type.Optional(Cursor),
           limit: Limit,
         }),
@@ -190,8 +195,14 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
     '/admin/audit/receiver-confirm/:id',
     {
       config: { auth: 'admin', errors: [404] },
-      schema: { tags: ['admin'], summary: 'One audit row with the full validator response', params: UuidParams, response: { 200: Envelope(AuditFullSchema) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'One audit row with the full validator response',
+        params: UuidParams,
+        querystring: Type.Object({ include_archived: IncludeArchived }),
+        response: { 200: Envelope(AuditFullSchema) },
+      },
     },
-    async (request) => ok(await getAudit(deps.db, request.params.id)),
+    async (request) => ok(await getAudit(deps.db, request.params.id, request.query.include_archived)),
   );
 };

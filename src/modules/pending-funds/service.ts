@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Counter } from 'prom-client';
 import type { Db, Trx } from '../../db/database.ts';
 import { OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -22,6 +24,12 @@ export interface PendingFundsDeps {
   max_attempts: number;
   ttl_hours: number;
   window_hours: number;
+  /** Intake validator calls in all (default INTAKE_MAX_ATTEMPTS) and the backoff base (default INTAKE_RETRY_BASE_MS). */
+  intake_max_attempts?: number | undefined;
+  intake_retry_base_ms?: number | undefined;
+  /** `mpay_pending_funds_revalidations_total{outcome}` (revalidation.ts). */
+  revalidations?: Counter<'outcome'> | undefined;
+  logger?: Logger | undefined;
 }
 
 const HOUR_MS = 3600_000;
@@ -37,7 +45,7 @@ export interface NewPendingFunds {
   receiver_account?: ReceiverAccount | undefined;
 }
 
-async function askValidator(validator: ReceiptValidator, image: Uint8Array, content_type: string, row: PendingFundsRow): Promise<ValidatorVerdict> {
+export async function askValidator(validator: ReceiptValidator, image: Uint8Array, content_type: string, row: PendingFundsRow): Promise<ValidatorVerdict> {
   try {
     return await validator.validate({
       image,
@@ -93,11 +101,72 @@ async function emit(trx: Trx, at: Date, row: PendingFundsRow, type: string): Pro
   });
 }
 
+/** Intake validator calls in all (the first at intake, then background revalidations) before the row is left to its TTL. */
+export const INTAKE_MAX_ATTEMPTS = 6;
+/** Wait before the n-th revalidation: INTAKE_RETRY_BASE_MS * 2^(n-1) (5, 10, 20, 40, 80 min: about 2.6 h in all). */
+export const INTAKE_RETRY_BASE_MS = 5 * 60_000;
+/** Why a row that never passed intake validation expired (its audit rows hold each attempt). */
+export const INTAKE_UNVERIFIED_REASON = 'intake_validation_unverified';
+
+/** When the next intake validation is due after `attempts` calls that were unverified or timed out; null when none is. */
+export function nextIntakeAttemptAt(attempts: number, at: Date, max_attempts = INTAKE_MAX_ATTEMPTS, base_ms = INTAKE_RETRY_BASE_MS): Date | null {
+  if (attempts >= max_attempts) return null;
+  return new Date(at.getTime() + base_ms * 2 ** (attempts - 1));
+}
+
+export interface IntakeAttempt {
+  verdict: ValidatorVerdict;
+  receipt_sha256: string;
+  content_type: string;
+  /** When the row should be validated again if this verdict leaves it `pending_validation` (null: never). */
+  next_attempt_at: Date | null;
+}
+
 /**
- * `POST /internal/pending-funds`: records the row as `pending_validation`, runs the validator outside any
- * transaction, then applies its verdict with the intake audit row in one transaction: verified ->
- * `validated_pending_receiver_confirm`, failed -> `failed` (reason = the validator's code), unverified or timeout ->
- * stays `pending_validation` (the TTL sweep expires it if nobody validates it).
+ * Applies one intake validator verdict under the row lock, with its intake-stage audit row (receiver-confirm rows are
+ * another stage): verified -> `validated_pending_receiver_confirm` (`pending_funds.validated`), failed -> `failed`
+ * (reason = the validator's code, `pending_funds.failed`), unverified or timeout -> stays `pending_validation` with
+ * the next attempt scheduled (or none). A row that left `pending_validation` meanwhile is audited with `applied: false`.
+ */
+export async function applyIntakeVerdict(trx: Trx, id: string, at: Date, attempt: IntakeAttempt): Promise<{ before: PendingFundsRow; after: PendingFundsRow }> {
+  const { verdict } = attempt;
+  const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  const applies = current.status === 'pending_validation';
+  let next = current;
+  if (applies) {
+    const intake = { intake_attempts: current.intake_attempts + 1, intake_claimed_until: null, validator_kind: verdict.validator_kind };
+    if (verdict.outcome === 'verified') {
+      next = await transition(trx, current, AWAITING_RECEIVER, at, { ...intake, intake_next_attempt_at: null });
+    } else if (verdict.outcome === 'failed') {
+      next = await transition(trx, current, 'failed', at, { ...intake, intake_next_attempt_at: null, failure_reason: verdict.reason ?? 'validator_failed' });
+    } else {
+      next = await trx
+        .updateTable('pending_funds')
+        .set({ ...intake, intake_next_attempt_at: attempt.next_attempt_at, updated_at: at })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    }
+  }
+  await writeAudit(trx, at, {
+    row: current,
+    stage: 'intake',
+    verdict,
+    receipt_sha256: attempt.receipt_sha256,
+    content_type: attempt.content_type,
+    status_after: next.status,
+    applied: applies,
+    actor_merchant_id: null,
+  });
+  if (next.status !== current.status) await emit(trx, at, next, next.status === 'failed' ? 'pending_funds.failed' : 'pending_funds.validated');
+  return { before: current, after: next };
+}
+
+/**
+ * `POST /internal/pending-funds`: records the row as `pending_validation` with its receipt bytes, runs the validator
+ * outside any transaction, then applies its verdict (applyIntakeVerdict). Unverified or timeout leaves the row
+ * `pending_validation` and the `pending-funds-revalidation` job asks the validator again with backoff
+ * (revalidation.ts); a row still unvalidated at its TTL expires (`intake_validation_unverified`).
  */
 export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendingFunds): Promise<PendingFundsView> {
   const image = decodeReceipt(input, RECEIVER_CONFIRM_CODES);
@@ -130,36 +199,29 @@ export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendi
     confirmed_at: null,
     failed_at: null,
     expired_at: null,
+    intake_attempts: 0,
+    intake_next_attempt_at: null,
+    intake_claimed_until: null,
   };
-  await deps.db
-    .insertInto('pending_funds')
-    .values({ ...row, receiver_account: row.receiver_account === null ? null : JSON.stringify(row.receiver_account) })
-    .execute();
+  await deps.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto('pending_funds')
+      .values({ ...row, receiver_account: row.receiver_account === null ? null : JSON.stringify(row.receiver_account) })
+      .execute();
+    // The bytes stay, so a validator that could not answer now can be asked again later.
+    await trx.insertInto('pending_funds_receipts').values({ pending_funds_id: row.id, data: image, content_type: row.content_type, sha256: row.receipt_sha256, created_at: now }).execute();
+  });
 
   const verdict = await askValidator(deps.validator, image, row.content_type, row);
   const applied_at = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', row.id).forUpdate().executeTakeFirstOrThrow();
-    let next = current;
-    if (current.status === 'pending_validation') {
-      if (verdict.outcome === 'verified') {
-        next = await transition(trx, current, AWAITING_RECEIVER, applied_at, { validator_kind: verdict.validator_kind });
-      } else if (verdict.outcome === 'failed') {
-        next = await transition(trx, current, 'failed', applied_at, { validator_kind: verdict.validator_kind, failure_reason: verdict.reason ?? 'validator_failed' });
-      }
-    }
-    await writeAudit(trx, applied_at, {
-      row: current,
-      stage: 'intake',
+    const { after } = await applyIntakeVerdict(trx, row.id, applied_at, {
       verdict,
       receipt_sha256: row.receipt_sha256,
       content_type: row.content_type,
-      status_after: next.status,
-      applied: current.status === 'pending_validation',
-      actor_merchant_id: null,
+      next_attempt_at: nextIntakeAttemptAt(1, applied_at, deps.intake_max_attempts, deps.intake_retry_base_ms),
     });
-    if (next.status !== current.status) await emit(trx, applied_at, next, next.status === 'failed' ? 'pending_funds.failed' : 'pending_funds.validated');
-    return presentPendingFunds(next);
+    return presentPendingFunds(after);
   });
 }
 
@@ -280,7 +342,9 @@ async function sweepOne(deps: Pick<PendingFundsDeps, 'db' | 'clock'>, id: string
     if (!row) return false;
     const move = dueMove(row, now);
     if (!move) return false;
-    const next = await transition(trx, row, move, now, move === 'failed' ? { failure_reason: WINDOW_EXPIRED_REASON } : {});
+    // A row that never passed intake validation says so; its intake audit rows hold every attempt.
+    const reason = move === 'failed' ? WINDOW_EXPIRED_REASON : row.status === 'pending_validation' ? INTAKE_UNVERIFIED_REASON : null;
+    const next = await transition(trx, row, move, now, reason ? { failure_reason: reason, ...(row.status === 'pending_validation' ? { intake_next_attempt_at: null } : {}) } : {});
     await emit(trx, now, next, move === 'failed' ? 'pending_funds.failed' : 'pending_funds.expired');
     return true;
   });
@@ -330,19 +394,28 @@ export interface AuditQuery {
   limit: number;
 }
 
-export async function listAudit(db: Db, query: AuditQuery) {
-  let builder = db.selectFrom('receiver_confirm_audit').selectAll();
-  if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
-  if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
-  if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
-  // Receiver-confirm rows unless asked otherwise: rows per pending_funds_id then equal receiver-confirm calls.
-  const stage = query.stage ?? 'receiver_confirm';
-  if (stage !== 'all') builder = builder.where('stage', '=', stage as 'intake' | 'receiver_confirm');
-  return listPage(builder, query, presentAudit);
+type AuditTable = 'receiver_confirm_audit' | 'receiver_confirm_audit_archive';
+
+/** Newest first; with `include_archived`, rows the audit-archival job moved to the archive too. */
+export async function listAudit(db: Db, query: AuditQuery & { include_archived?: boolean | undefined }) {
+  const from = (table: AuditTable) => {
+    // The archive has the same columns plus archived_at, which selectAll() returns too (presentAudit shows it).
+    let builder = db.selectFrom(table as 'receiver_confirm_audit').selectAll();
+    if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
+    if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
+    if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
+    // Receiver-confirm rows unless asked otherwise: rows per pending_funds_id then equal receiver-confirm calls.
+    const stage = query.stage ?? 'receiver_confirm';
+    if (stage !== 'all') builder = builder.where('stage', '=', stage as 'intake' | 'receiver_confirm');
+    return builder;
+  };
+  return listPage(query.include_archived ? [from('receiver_confirm_audit'), from('receiver_confirm_audit_archive')] : from('receiver_confirm_audit'), query, presentAudit);
 }
 
-export async function getAudit(db: Db, id: string) {
-  const row = await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!row) throw notFound('Audit row');
+export async function getAudit(db: Db, id: string, include_archived = false) {
+  const row =
+    (await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst()) ??
+    (include_archived ? await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst() : undefined);
+  if (!row) throw notFound(include_archived ? 'Audit row' : 'Audit row (older rows: include_archived=true)');
   return presentAuditFull(row);
 }

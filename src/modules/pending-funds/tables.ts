@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { Generated, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 import type { ValidatorKind, ValidatorOutcome } from '../validators/port.ts';
 
@@ -37,6 +37,19 @@ export interface PendingFundsTables {
     confirmed_at: Date | null;
     failed_at: Date | null;
     expired_at: Date | null;
+    /** Validator calls at intake: the first one, then the background revalidations (migration 0150). */
+    intake_attempts: Generated<number>;
+    /** When the next background revalidation is due; null when none is (validated, terminal, or out of attempts). */
+    intake_next_attempt_at: Generated<Date | null>;
+    intake_claimed_until: Generated<Date | null>;
+  };
+  /** The receipt bytes kept at intake, so the validator can be asked again (migration 0150). */
+  pending_funds_receipts: {
+    pending_funds_id: string;
+    data: Uint8Array;
+    content_type: string;
+    sha256: string;
+    created_at: Date;
   };
   receiver_confirm_audit: {
     id: string;

@@ -137,6 +137,9 @@ function pendingFunds(merchant_id: string, now: Date, type: SyntheticEventType):
     confirmed_at: status === 'confirmed' ? now : null,
     failed_at: status === 'failed' ? now : null,
     expired_at: status === 'expired' ? now : null,
+    intake_attempts: 1,
+    intake_next_attempt_at: null,
+    intake_claimed_until: null,
   };
 }
 

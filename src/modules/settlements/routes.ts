@@ -15,6 +15,7 @@ import {
   type SettlementsDeps,
 } from './service.ts';
 import type { SettlementStatus } from './tables.ts';
+import { IncludeArchived } from '../archival/schemas.ts';
 
 export const SETTLEMENT_STATUSES: readonly SettlementStatus[] = ['pending', 'completed', 'failed'];
 
@@ -70,6 +71,7 @@ const AuditEntrySchema = Type.Object({
   actor_role: Type.String(),
   details: Type.Object({}, { additionalProperties: true }),
   created_at: Timestamp,
+  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job moved the entry to the archive (older than 90 days); null for a live entry' }),
 });
 
 const PageQuery = Type.Object({ cursor: Type.Optional(Cursor), limit: Limit });
@@ -203,7 +205,7 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
     '/admin/settlements/:id/audit-log',
     {
       config: { auth: 'admin', errors: [404] },
-      schema: { tags: ['admin'], summary: 'Operator actions on a batch, newest first', params: UuidParams, querystring: PageQuery, response: { 200: Page(AuditEntrySchema) } },
+      schema: { tags: ['admin'], summary: 'Operator actions on a batch, newest first', params: UuidParams, querystring: Type.Object({ ...PageQuery.properties, include_archived: IncludeArchived }), response: { 200: Page(AuditEntrySchema) } },
     },
     async (request) => settlementAuditLog(deps.db, request.params.id, request.query),
   );

@@ -295,8 +295,8 @@ export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor,
   });
 }
 
-/** Operator actions on one batch, newest first. */
-export async function settlementAuditLog(db: Db, id: string, query: ListQuery) {
+/** Operator actions on one batch, newest first; with `include_archived`, those moved to the archive after 90 days too. */
+export async function settlementAuditLog(db: Db, id: string, query: ListQuery & { include_archived?: boolean | undefined }) {
   const batch = await db.selectFrom('settlements').select('id').where('id', '=', id).executeTakeFirst();
   if (!batch) throw notFound('Settlement');
   return listAdminActions(db, { target_type: 'settlement', target_id: id }, query);

@@ -74,6 +74,7 @@ export const OPERATIONS = {
   createDispute: { method: 'POST', path: '/v1/merchant-disputes', idempotency: 'required', list: false },
   getDispute: { method: 'GET', path: '/v1/merchant-disputes/{id}', idempotency: 'none', list: false },
   adminListDisputes: { method: 'GET', path: '/admin/disputes', idempotency: 'none', list: true },
+  postAdminDisputes: { method: 'POST', path: '/admin/disputes', idempotency: 'none', list: false },
   adminGetDispute: { method: 'GET', path: '/admin/disputes/{id}', idempotency: 'none', list: false },
   adminInvestigateDispute: { method: 'POST', path: '/admin/disputes/{id}/investigate', idempotency: 'none', list: false },
   adminEscalateDispute: { method: 'POST', path: '/admin/disputes/{id}/escalate', idempotency: 'none', list: false },

@@ -44,7 +44,11 @@ export interface paths {
         /** All disputes, newest first */
         get: operations["adminListDisputes"];
         put?: never;
-        post?: never;
+        /**
+         * Open a chargeback on a sell order (kind chargeback, status opened, gateway.dispute.opened)
+         * @description The payout rail reversed the sell order's cash leg. Only a sell order whose cash leg ran (completed, or failed after a match) can take one: otherwise 409 DISPUTE_BAD_STATE, as when it already has an unresolved dispute. No PAY moves until the resolution. Written to admin_audit_log.
+         */
+        post: operations["postAdminDisputes"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1568,7 +1572,7 @@ export interface webhooks {
         put?: never;
         /**
          * gateway.dispute.opened
-         * @description A dispute was opened on a sell order. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         * @description A dispute was opened on a sell order (`kind`: merchant_dispute by the merchant, cash_leg_failure by the auto-open switch right after `sell_order.failed`, chargeback by an operator when the payout rail reversed the cash leg). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_gateway_dispute_opened"];
         delete?: never;
@@ -2051,8 +2055,12 @@ export interface components {
             fiat_currency: string | null;
             /** Format: uuid */
             id: string;
+            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+            intake_attempts: number;
             is_sandbox: boolean;
             ledger_transfer_id: string | null;
+            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+            next_intake_attempt_at: string | null;
             payer_reference: string;
             receiver_confirm_window_expires_at: string | null;
             /** Format: uuid */
@@ -3436,6 +3444,8 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from `next_cursor` */
                 cursor?: string;
+                /** @description Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set) */
+                include_archived?: boolean;
                 /** @description Page size, 1 to 100 */
                 limit?: number;
                 /** @description Outcome filter; comma-separated: verified, failed, unverified, timeout */
@@ -3465,6 +3475,8 @@ export interface operations {
                             actor_merchant_id: string | null;
                             /** @description False when the row had already changed status when this result arrived */
                             applied: boolean;
+                            /** @description When the audit-archival job moved the row to the archive (rows older than 90 days); null for a live row */
+                            archived_at: string | null;
                             content_type: string;
                             /** Format: date-time */
                             created_at: string;
@@ -3498,7 +3510,10 @@ export interface operations {
     };
     adminGetReceiverConfirmAudit: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set) */
+                include_archived?: boolean;
+            };
             header?: {
                 /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
@@ -3525,6 +3540,8 @@ export interface operations {
                             actor_merchant_id: string | null;
                             /** @description False when the row had already changed status when this result arrived */
                             applied: boolean;
+                            /** @description When the audit-archival job moved the row to the archive (rows older than 90 days); null for a live row */
+                            archived_at: string | null;
                             content_type: string;
                             /** Format: date-time */
                             created_at: string;
@@ -3635,6 +3652,98 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAdminDisputes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Operators open chargebacks; merchants open merchant_dispute over /v1/merchant-disputes
+                     * @enum {string}
+                     */
+                    kind: "chargeback";
+                    /** @description 1 to 4000 characters */
+                    notes: string;
+                    /** @description The bank's or card network's case number */
+                    reference?: string;
+                    /**
+                     * Format: uuid
+                     * @description The sell order whose cash leg was charged back
+                     */
+                    sell_order_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            escalated_at: string | null;
+                            events: {
+                                action: "opened" | "investigating" | "escalated" | "resolved";
+                                actor_role: string;
+                                actor_user_id: string;
+                                /** Format: date-time */
+                                created_at: string;
+                                details: {
+                                    [key: string]: unknown;
+                                };
+                                from_status: ("opened" | "investigating" | "resolved" | "escalated") | null;
+                                id: string;
+                                notes: string | null;
+                                seq: number;
+                                to_status: "opened" | "investigating" | "resolved" | "escalated";
+                            }[];
+                            /** Format: uuid */
+                            id: string;
+                            investigating_at: string | null;
+                            is_sandbox: boolean;
+                            kind: "cash_leg_failure" | "merchant_dispute" | "chargeback";
+                            merchant_id: string;
+                            notes: string;
+                            opened_by_user_id: string;
+                            outcome: ("favor_merchant" | "favor_counterparty" | "no_action") | null;
+                            resolution: {
+                                amount_micro_pay: number | null;
+                                ledger_effect: "mint" | "burn" | "none";
+                                ledger_transfer_id: string | null;
+                                outcome: "favor_merchant" | "favor_counterparty" | "no_action";
+                            } | null;
+                            resolved_at: string | null;
+                            /** Format: uuid */
+                            sell_order_id: string;
+                            status: "opened" | "investigating" | "resolved" | "escalated";
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenAnd5More"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4801,6 +4910,8 @@ export interface operations {
             query?: {
                 /** @description Opaque cursor from `next_cursor` */
                 cursor?: string;
+                /** @description Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set) */
+                include_archived?: boolean;
                 /** @description Page size, 1 to 100 */
                 limit?: number;
             };
@@ -4826,6 +4937,8 @@ export interface operations {
                             action: string;
                             actor_role: string;
                             actor_user_id: string;
+                            /** @description When the audit-archival job moved the entry to the archive (older than 90 days); null for a live entry */
+                            archived_at: string | null;
                             /** Format: date-time */
                             created_at: string;
                             details: {
@@ -5607,8 +5720,12 @@ export interface operations {
                             fiat_currency: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                            intake_attempts: number;
                             is_sandbox: boolean;
                             ledger_transfer_id: string | null;
+                            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                            next_intake_attempt_at: string | null;
                             payer_reference: string;
                             receiver_confirm_window_expires_at: string | null;
                             /** Format: uuid */
@@ -7374,8 +7491,12 @@ export interface operations {
                             fiat_currency: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                            intake_attempts: number;
                             is_sandbox: boolean;
                             ledger_transfer_id: string | null;
+                            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                            next_intake_attempt_at: string | null;
                             payer_reference: string;
                             receiver_confirm_window_expires_at: string | null;
                             /** Format: uuid */
@@ -7443,8 +7564,12 @@ export interface operations {
                             fiat_currency: string | null;
                             /** Format: uuid */
                             id: string;
+                            /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                            intake_attempts: number;
                             is_sandbox: boolean;
                             ledger_transfer_id: string | null;
+                            /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                            next_intake_attempt_at: string | null;
                             payer_reference: string;
                             receiver_confirm_window_expires_at: string | null;
                             /** Format: uuid */
@@ -7532,8 +7657,12 @@ export interface operations {
                                 fiat_currency: string | null;
                                 /** Format: uuid */
                                 id: string;
+                                /** @description Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict */
+                                intake_attempts: number;
                                 is_sandbox: boolean;
                                 ledger_transfer_id: string | null;
+                                /** @description When the next background revalidation is due (pending_validation only); null when none is */
+                                next_intake_attempt_at: string | null;
                                 payer_reference: string;
                                 receiver_confirm_window_expires_at: string | null;
                                 /** Format: uuid */
