@@ -19,7 +19,10 @@ import { settlementsModule } from './settlements/module.ts';
 import { validatorsModule } from './validators/module.ts';
 import { webhooksModule } from './webhooks/module.ts';
 
-/** Every module's declaration, lowest first: what it owns and whom it may call (test/architecture checks both). */
+/**
+ * Every module's declaration, lowest first: each calls only modules listed before it. What it owns and whom it may
+ * call are checked by test/architecture against the database, the imports and the README's table.
+ */
 export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; calls: readonly ModuleName[] }[] = [
   eventsModule,
   validatorsModule,
@@ -28,14 +31,14 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   merchantsModule,
   webhooksModule,
   liquidityModule,
-  fxModule,
   paymentsModule,
   checkoutModule,
   settlementsModule,
+  fxModule,
   pendingFundsModule,
-  balanceModule,
   buyOrdersModule,
   sellOrdersModule,
+  balanceModule,
   disputesModule,
   payoutsModule,
   sandboxModule,

@@ -130,6 +130,8 @@ describe('module layout', () => {
     assert.deepEqual(undeclared, [], 'imports a module that its module.ts does not list in calls');
     const unused = MODULES.flatMap((module) => module.calls.filter((to) => !graph.get(module.name)?.has(to)).map((to) => `${module.name} -> ${to}`));
     assert.deepEqual(unused, [], 'lists a module in calls that it does not import');
+    const upward = MODULES.flatMap((module, index) => module.calls.filter((to) => !MODULES.slice(0, index).some((lower) => lower.name === to)).map((to) => `${module.name} -> ${to}`));
+    assert.deepEqual(upward, [], 'MODULES lists the lowest first: a module calls only modules listed before it');
 
     // Depth-first search over the declared calls: a back edge is a cycle.
     const state = new Map<string, 'visiting' | 'done'>();
