@@ -1,5 +1,6 @@
 import multipart from '@fastify/multipart';
 import pino, { type Logger } from 'pino';
+import type { TSchema } from 'typebox';
 import type { Config } from './config.ts';
 import { ping, type DatabaseHandle } from './db/database.ts';
 import { purgeExpiredIdempotencyKeys } from './http/idempotency.ts';
@@ -7,52 +8,50 @@ import { createMetrics } from './http/metrics.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { createServer, type App } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
-import { matchingRoutes } from './modules/liquidity/routes.ts';
-import { ApiKeyCache, createAuthenticator } from './modules/merchants/credentials.ts';
+import { archivalModule } from './modules/archival/module.ts';
+import { auditModule } from './modules/audit/module.ts';
+import { balanceModule } from './modules/balance/module.ts';
+import type { BalanceDeps } from './modules/balance/service.ts';
+import { buyOrdersModule } from './modules/buy-orders/module.ts';
+import { checkoutModule } from './modules/checkout/module.ts';
+import { dashboardModule } from './modules/dashboard/module.ts';
+import { disputesModule } from './modules/disputes/module.ts';
+import { eventsModule } from './modules/events/module.ts';
+import { fxModule } from './modules/fx/module.ts';
+import { ledgerModule } from './modules/ledger/module.ts';
+import type { Ledger } from './modules/ledger/port.ts';
+import { liquidityModule } from './modules/liquidity/module.ts';
+import { merchantsModule } from './modules/merchants/module.ts';
+import type { ResolvedSecrets } from './modules/merchants/secrets.ts';
 import type { MerchantsDeps } from './modules/merchants/service.ts';
-import { merchantsAdminRoutes } from './modules/merchants/routes.ts';
-import { resolveServiceSecrets, type ResolvedSecrets } from './modules/merchants/secrets.ts';
-import { PaymentSchema, paymentRoutes } from './modules/payments/routes.ts';
-import { expireDuePayments, type PaymentsDeps } from './modules/payments/service.ts';
-import { openIssuanceAccounts } from './modules/ledger/supply.ts';
-import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './modules/payments/verdicts.ts';
-import { createBankDirectory } from './modules/reference/banks.ts';
-import { referenceRoutes } from './modules/reference/routes.ts';
-import { createValidatorFromConfig } from './modules/validators/factory.ts';
+import type { ModuleContext, ModuleParts } from './modules/module.ts';
+import { paymentsModule } from './modules/payments/module.ts';
+import type { PaymentsDeps } from './modules/payments/service.ts';
+import type { VerdictDeps } from './modules/payments/verdicts.ts';
+import type { BuyOrdersDeps } from './modules/buy-orders/service.ts';
+import type { DisputesDeps } from './modules/disputes/service.ts';
+import type { MatcherDeps } from './modules/payouts/matcher.ts';
+import { payoutsModule } from './modules/payouts/module.ts';
+import type { SellOrdersDeps } from './modules/sell-orders/service.ts';
+import { pendingFundsModule } from './modules/pending-funds/module.ts';
+import { referenceModule } from './modules/reference/module.ts';
+import { sandboxModule } from './modules/sandbox/module.ts';
+import { sellOrdersModule } from './modules/sell-orders/module.ts';
+import { settlementsModule } from './modules/settlements/module.ts';
+import { validatorsModule } from './modules/validators/module.ts';
 import type { ReceiptValidator } from './modules/validators/port.ts';
+import type { DispatcherDeps, WebhookDispatcher } from './modules/webhooks/dispatcher.ts';
+import type { WebhooksDeps } from './modules/webhooks/endpoints.ts';
+import { webhooksModule } from './modules/webhooks/module.ts';
 import { Scheduler } from './workers/scheduler.ts';
-import { checkoutRoutes } from './modules/checkout/routes.ts';
-import { checkoutApiRoutes } from './modules/checkout/api-routes.ts';
-import { EVENTS_CHANNEL } from './modules/events/outbox.ts';
-import { sandboxRoutes } from './modules/sandbox/routes.ts';
-import { WebhookDispatcher, type DispatcherDeps } from './modules/webhooks/dispatcher.ts';
-import { webhookSetupPort, type WebhooksDeps } from './modules/webhooks/endpoints.ts';
-import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './modules/webhooks/secret-box.ts';
-import { webhookRoutes } from './modules/webhooks/routes.ts';
-import { createPaymentCompletion } from './modules/payments/completion.ts';
-import { createSellerFunding } from './modules/liquidity/funding.ts';
-import { createLedgerFromConfig } from './modules/ledger/factory.ts';
-import { accounts, type Ledger } from './modules/ledger/port.ts';
-import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
-import { ledgerAdminRoutes } from './modules/ledger/admin-routes.ts';
-import { pendingFundsRoutes } from './modules/pending-funds/routes.ts';
-import { sweepPendingFunds, type PendingFundsDeps } from './modules/pending-funds/service.ts';
-import { createRevalidationMetrics, revalidatePendingFunds } from './modules/pending-funds/revalidation.ts';
-import { archiveOldAuditRows } from './modules/archival/service.ts';
-import { balanceRoutes } from './modules/balance/routes.ts';
-import { recalcBufferThresholds, type BalanceDeps } from './modules/balance/service.ts';
-import { fxRoutes } from './modules/fx/routes.ts';
-import { createQuoteLockPort } from './modules/fx/service.ts';
-import { SettlementSchema, settlementRoutes } from './modules/settlements/routes.ts';
-import { createPayouts, type Payouts } from './modules/payouts/wiring.ts';
-import { settlementJob, type SettlementsDeps } from './modules/settlements/service.ts';
-import { webhooksSection } from './modules/events/catalog.ts';
-import { SellOrderSchema } from './modules/sell-orders/routes.ts';
-import { BuyOrderSchema } from './modules/buy-orders/routes.ts';
-import { DisputeSchema } from './modules/disputes/routes.ts';
-import { PendingFundsSchema } from './modules/pending-funds/routes.ts';
-import { dashboardAdminRoutes } from './modules/dashboard/admin-routes.ts';
-import { dashboardRoutes } from './modules/dashboard/routes.ts';
+
+/** The outbound side as tests and the benchmark reach it: each order module's deps and the matcher's. */
+export interface Payouts {
+  sell_orders: SellOrdersDeps;
+  buy_orders: BuyOrdersDeps;
+  disputes: DisputesDeps;
+  matcher: MatcherDeps;
+}
 
 export interface ApplicationOptions {
   config: Config;
@@ -90,26 +89,15 @@ export interface Application {
 }
 
 /**
- * `null_validator` approves any image: the contract's choice where slips are checked elsewhere, but an operator must
- * see it when live payments run on it. Ready either way; the detail says so.
+ * The composition root: config -> database -> modules -> http -> workers. Each module's `start` takes the ports it
+ * needs and returns the ones it offers, so the modules start lowest first; then their routes (in the order of the
+ * OpenAPI document), jobs, schemas and readiness checks are collected by one loop each.
  */
-function validatorReadiness(config: Config): Record<string, { ok: boolean; detail?: string }> {
-  if (config.receipt_validator !== 'null_validator') return { receipt_validator: { ok: true, detail: config.receipt_validator } };
-  return { receipt_validator: { ok: true, detail: 'warning: null_validator approves every live proof without checking it (RECEIPT_VALIDATOR=easyslip verifies slips)' } };
-}
-
-/** The composition root: config -> database -> modules -> http -> workers. */
 export async function createApplication(options: ApplicationOptions): Promise<Application> {
   const { config, database } = options;
   const db = database.db;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.log_level });
-  const secrets = await resolveServiceSecrets(db, config);
-  const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
-  // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
-  await sealPlaintextSecrets(db, box);
-  const webhooks: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets };
-
   const limiter: RateLimiter = config.redis_url
     ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
         logger.warn({ err: error }, 'rate-limit store unavailable; the in-process limiter takes over until Redis answers again'),
@@ -117,126 +105,65 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
   const metrics = createMetrics();
   const scheduler = new Scheduler(logger);
+  const context: ModuleContext = { config, db, clock, logger, registry: metrics.registry, listen: (channel, on_message) => database.listen(channel, on_message), wake: (job) => scheduler.wake(job) };
 
-  const validator = options.overrides?.validator ?? createValidatorFromConfig(config);
-  const ledger = options.overrides?.ledger ?? createLedgerFromConfig(config, { db, clock });
-  const seller_funding = createSellerFunding(ledger);
-  const pending_funds: PendingFundsDeps = {
-    db,
-    clock,
-    ledger,
-    validator,
-    max_attempts: config.receiver_confirm_max_attempts,
-    ttl_hours: config.pending_funds_ttl_hours,
-    window_hours: config.receiver_confirm_window_hours,
-    revalidations: createRevalidationMetrics(metrics.registry),
-    logger,
-  };
-  const balance: BalanceDeps = {
-    db,
-    clock,
-    ledger,
-    apr_bps: config.balance_apr_bps,
-    entry_fee_usd: config.balance_entry_fee_usd,
-    grace_days: config.balance_deficit_grace_days,
-    threshold_bps: config.balance_buffer_threshold_bps,
-  };
-  const banks = createBankDirectory(db, clock);
-  const payments: PaymentsDeps = {
-    db,
-    clock,
-    public_base_url: config.public_base_url,
-    completion: createPaymentCompletion(ledger),
-    quote_locks: createQuoteLockPort(),
-    onProofReceived: () => scheduler.wake('payment-verdicts'),
-  };
-  const key_cache = new ApiKeyCache();
-  const merchants: MerchantsDeps = { db, clock, secrets: secrets.secrets, webhooks: webhookSetupPort(webhooks), key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
-  const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
+  // Lowest first: each module gets the ports it needs from the ones started before it.
+  const events = await eventsModule.start(context, {});
+  const audit = await auditModule.start(context, {});
+  const validators = await validatorsModule.start(context, { override: options.overrides?.validator });
+  const reference = await referenceModule.start(context, {});
+  const ledger = await ledgerModule.start(context, { override: options.overrides?.ledger });
+  const webhooks = await webhooksModule.start(context, {});
+  const merchants = await merchantsModule.start(context, { webhooks: webhooks.setup });
+  const liquidity = await liquidityModule.start(context, { ledger: ledger.ledger });
+  const fx = await fxModule.start(context, {});
+  const payments = await paymentsModule.start(context, { ledger: ledger.ledger, validator: validators.validator, quote_locks: fx.quote_locks, banks: reference.banks });
+  const checkout = await checkoutModule.start(context, { payments: payments.deps, banks: reference.banks });
+  const settlements = await settlementsModule.start(context, {});
+  const pending_funds = await pendingFundsModule.start(context, { ledger: ledger.ledger, validator: validators.validator });
+  const balance = await balanceModule.start(context, { ledger: ledger.ledger });
+  const buy_orders = await buyOrdersModule.start(context, {});
+  const disputes = await disputesModule.start(context, { ledger: ledger.ledger });
+  const sell_orders = await sellOrdersModule.start(context, { ledger: ledger.ledger, validator: validators.validator, on_cash_leg_failure: disputes.on_cash_leg_failure });
+  const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
+  const sandbox = await sandboxModule.start(context, {});
+  const archival = await archivalModule.start(context, {});
+  const dashboard = await dashboardModule.start(context, {
+    key_cache: merchants.key_cache,
+    payments: { ...payments.deps, banks: reference.banks },
+    sandbox: sandbox.deps,
+    webhooks: webhooks.deps,
+    pending_funds: pending_funds.deps,
+    balance: balance.deps,
+    sell_orders: sell_orders.deps,
+    buy_orders: buy_orders.deps,
+    disputes: disputes.deps,
+    settlements: settlements.deps,
+  });
 
-  const payouts = createPayouts({ config, db, clock, ledger, validator, logger, registry: metrics.registry });
-  // The default mint source exists from the first start (DESIGN "Buy order"); an HTTP ledger opens it on first use.
-  if (ledger.kind === 'in_process') await openIssuanceAccounts(db, clock, [accounts.mintSource(config.ledger_mint_source_account, false), accounts.mintSource(config.ledger_mint_source_account, true)]);
+  // In the order their routes appear in the OpenAPI document.
+  const modules: ModuleParts[] = [merchants, liquidity, ledger, pending_funds, balance, reference, webhooks, sandbox, checkout, settlements, fx, sell_orders, buy_orders, disputes, payouts, payments, dashboard, events, validators, audit, archival];
+  const shared_schemas: TSchema[] = modules.flatMap((module) => module.schemas?.shared ?? []);
+  const document_schemas: Record<string, TSchema> = Object.assign({}, ...modules.map((module) => module.schemas?.document ?? {}));
 
   const app = await createServer({
     config,
-    authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds }),
+    authenticator: merchants.authenticator,
     limiter,
     metrics: metrics.registry,
     readiness: async () => {
       await ping(db);
-      return { database: { ok: true }, matcher: payouts.readiness(), ...(limiter.health ? { rate_limit: limiter.health() } : {}), ...validatorReadiness(config) };
+      return Object.assign({ database: { ok: true } }, ...modules.map((module) => module.readiness?.() ?? {}), limiter.health ? { rate_limit: limiter.health() } : {});
     },
-    shared_schemas: [SettlementSchema, PaymentSchema],
-    document: { schemas: { SellOrder: SellOrderSchema, BuyOrder: BuyOrderSchema, Dispute: DisputeSchema, PendingFunds: PendingFundsSchema }, webhooks: webhooksSection() },
+    shared_schemas,
+    document: { schemas: document_schemas, webhooks: events.webhooks_section },
     routes: async (server) => {
       await server.register(multipart, { limits: { fileSize: config.proof_max_bytes, files: 1 } });
-      await server.register(merchantsAdminRoutes, { deps: merchants });
-      await server.register(matchingRoutes, { db, clock, funding: seller_funding });
-      // The ledger service's own API, in the process that holds the ledger (not in one that calls it over HTTP).
-      if (config.roles.has('ledger') && !config.ledger_url) await server.register(ledgerServiceRoutes, { ledger });
-      await server.register(ledgerAdminRoutes, { deps: { db, clock, ledger } });
-      await server.register(pendingFundsRoutes, { deps: pending_funds });
-      await server.register(balanceRoutes, { deps: balance });
-      await server.register(referenceRoutes, { banks });
-      await server.register(webhookRoutes, { deps: webhooks });
-      await server.register(sandboxRoutes, { deps: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps } });
-      await server.register(checkoutRoutes, { deps: { ...payments, banks }, proof_max_bytes: config.proof_max_bytes });
-      await server.register(settlementRoutes, { deps: settlements });
-      await server.register(fxRoutes, { deps: { db, clock, lock_seconds: config.fx_quote_lock_seconds } });
-      await payouts.register(server);
-      await server.register(paymentRoutes, {
-        deps: { ...payments, banks },
-        proof_max_bytes: config.proof_max_bytes,
-        create_gone_after_sunset: config.payments_create_gone_after_sunset,
-      });
-      await server.register(checkoutApiRoutes, { deps: { ...payments, banks } });
-      // The merchant dashboard (issue 14): the same services as the API, behind dashboard sign-in.
-      const users = { db, clock, public_base_url: config.public_base_url };
-      await server.register(dashboardAdminRoutes, { deps: users });
-      await server.register(dashboardRoutes, {
-        deps: {
-          users,
-          key_cache,
-          payments: { ...payments, banks },
-          sandbox: { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps },
-          webhooks,
-          pending_funds,
-          balance,
-          sell_orders: payouts.sell_orders,
-          buy_orders: payouts.buy_orders,
-          disputes: payouts.disputes,
-          settlements,
-          secure_cookies: config.public_base_url.startsWith('https://'),
-        },
-      });
+      for (const module of modules) await module.routes?.(server);
     },
   });
 
-  const poll = config.worker_poll_interval_ms;
-  const verdicts: VerdictDeps = { ...payments, validator, logger, completion_failures: createVerdictMetrics(metrics.registry) };
-  scheduler.add({ name: 'payment-verdicts', interval_ms: poll, run: () => processProofVerdicts(verdicts) });
-  const dispatch: DispatcherDeps = {
-    db,
-    clock,
-    box,
-    timeout_ms: config.webhook_timeout_ms,
-    allow_private_targets: config.webhook_allow_private_targets,
-    max_in_flight_per_endpoint: config.webhook_max_in_flight_per_endpoint,
-    logger,
-  };
-  const dispatcher = new WebhookDispatcher({ ...dispatch, max_in_flight: config.webhook_max_in_flight, onSettled: () => scheduler.wake('webhook-dispatch') });
-  scheduler.add({ name: 'webhook-dispatch', interval_ms: poll, run: () => dispatcher.pass() });
-  // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
-  // interval poll is only the fallback for retries that come due.
-  const stopListening = config.roles.has('worker') ? await database.listen(EVENTS_CHANNEL, () => scheduler.wake('webhook-dispatch')) : undefined;
-  scheduler.add({ name: 'payment-expiry', interval_ms: poll * 5, run: () => expireDuePayments(payments) });
-  scheduler.add({ name: 'settlement-run', interval_ms: config.settlement_interval_seconds * 1000, run: () => settlementJob(settlements) });
-  scheduler.add({ name: 'pending-funds-sweep', interval_ms: poll * 5, run: () => sweepPendingFunds(pending_funds) });
-  scheduler.add({ name: 'pending-funds-revalidation', interval_ms: poll * 5, run: () => revalidatePendingFunds(pending_funds) });
-  scheduler.add({ name: 'balance-recalc', interval_ms: 3600_000, run: () => recalcBufferThresholds(balance) });
-  for (const job of payouts.jobs(poll, (name) => scheduler.wake(name))) scheduler.add(job);
-  scheduler.add({ name: 'audit-archival', interval_ms: 3600_000, run: () => archiveOldAuditRows({ db, clock, logger }) });
+  for (const module of modules) for (const job of module.jobs ?? []) scheduler.add(job);
   scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => (await purgeExpiredIdempotencyKeys(db, clock), 0) });
 
   return {
@@ -244,21 +171,21 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     database,
     clock,
     logger,
-    secrets,
+    secrets: merchants.secrets,
     app,
     scheduler,
-    payments,
-    verdicts,
-    validator,
-    ledger,
-    payouts,
-    balance,
-    merchants,
-    webhooks: { deps: webhooks, dispatch, dispatcher },
+    payments: payments.deps,
+    verdicts: payments.verdicts,
+    validator: validators.validator,
+    ledger: ledger.ledger,
+    payouts: { sell_orders: sell_orders.deps, buy_orders: buy_orders.deps, disputes: disputes.deps, matcher: payouts.matcher },
+    balance: balance.deps,
+    merchants: merchants.deps,
+    webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },
     async close() {
-      await stopListening?.();
+      await webhooks.stopListening?.();
       await scheduler.stop();
-      await dispatcher.drain();
+      await webhooks.dispatcher.drain();
       await app.close();
       await limiter.close();
     },

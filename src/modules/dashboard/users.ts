@@ -6,6 +6,7 @@ import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { AppError, notFound, validation } from '../../lib/errors.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
+import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';
 
 /**
  * Dashboard people and their sessions. Passwords: scrypt (node:crypto) with a per-user salt. Invitations, sessions
@@ -185,20 +186,17 @@ export async function openSession(deps: UsersDeps, user_id: string): Promise<{ t
   const user = await deps.db.selectFrom('merchant_users').select(['id', 'merchant_id']).where('id', '=', user_id).executeTakeFirstOrThrow();
   const token = randomBase62(48);
   const expires_at = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await deps.db
-    .insertInto('merchant_sessions')
-    .values({
-      id: randomUUID(),
-      token_hash: sha256Hex(token),
-      merchant_id: user.merchant_id,
-      user_id: user.id,
-      merchant_user_id: user.id,
-      is_sandbox: false,
-      expires_at,
-      idle_expires_at: new Date(now.getTime() + SESSION_IDLE_MS),
-      created_at: now,
-    })
-    .execute();
+  await insertSession(deps.db, {
+    id: randomUUID(),
+    token_hash: sha256Hex(token),
+    merchant_id: user.merchant_id,
+    user_id: user.id,
+    merchant_user_id: user.id,
+    is_sandbox: false,
+    expires_at,
+    idle_expires_at: new Date(now.getTime() + SESSION_IDLE_MS),
+    created_at: now,
+  });
   return { token, expires_at };
 }
 
@@ -218,7 +216,7 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
   if (!row || row.revoked_at !== null) return null;
   if (row.expires_at <= now || (row.idle_expires_at !== null && row.idle_expires_at <= now)) return null;
   const idle = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, row.expires_at.getTime()));
-  await deps.db.updateTable('merchant_sessions').set({ idle_expires_at: idle }).where('id', '=', row.session_id).execute();
+  await slideSessionIdle(deps.db, row.session_id, idle);
   return {
     session_id: row.session_id,
     user: { id: row.user_id, email: row.email, role: row.role },
@@ -229,11 +227,11 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
 }
 
 export async function setSessionMode(deps: UsersDeps, session_id: string, mode: 'live' | 'sandbox'): Promise<void> {
-  await deps.db.updateTable('merchant_sessions').set({ is_sandbox: mode === 'sandbox' }).where('id', '=', session_id).execute();
+  await setSessionSandbox(deps.db, session_id, mode === 'sandbox');
 }
 
 export async function signOut(deps: UsersDeps, session_id: string): Promise<void> {
-  await deps.db.updateTable('merchant_sessions').set({ revoked_at: deps.clock.now() }).where('id', '=', session_id).where('revoked_at', 'is', null).execute();
+  await revokeSession(deps.db, session_id, deps.clock.now());
 }
 
 /** Changes the password after checking the current one; every other session of the user ends. */
@@ -245,13 +243,7 @@ export async function changePassword(deps: UsersDeps, session: DashboardSession,
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     await trx.updateTable('merchant_users').set({ password_hash, password_changed_at: now }).where('id', '=', session.user.id).execute();
-    await trx
-      .updateTable('merchant_sessions')
-      .set({ revoked_at: now })
-      .where('merchant_user_id', '=', session.user.id)
-      .where('id', '<>', session.session_id)
-      .where('revoked_at', 'is', null)
-      .execute();
+    await revokeUserSessions(trx, session.user.id, now, session.session_id);
   });
 }
 

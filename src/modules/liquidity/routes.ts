@@ -21,7 +21,7 @@ export const RateSnapshotSchema = Type.Object({
   as_of: Timestamp,
 });
 
-export const matchingRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; funding?: SellerFundingPort }> = async (app, { db, clock, funding }) => {
+export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; funding?: SellerFundingPort }> = async (app, { db, clock, funding }) => {
   app.get(
     '/v1/rates',
     {

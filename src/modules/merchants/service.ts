@@ -6,6 +6,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { generateApiKey, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
 import { rollKeys } from './keys.ts';
+import { insertSession } from './sessions.ts';
 
 /**
  * What creating a merchant needs from the webhooks module, which sits above this one: the issued secret, the SSRF
@@ -133,10 +134,7 @@ export async function createSession(
   const token = randomBase62(48);
   const now = deps.clock.now();
   const expires_at = new Date(now.getTime() + (input.expires_in_seconds ?? 12 * 3600) * 1000);
-  await deps.db
-    .insertInto('merchant_sessions')
-    .values({ id: randomUUID(), token_hash: sha256Hex(token), merchant_id, user_id: input.user_id, expires_at, created_at: now, is_sandbox: input.mode === 'sandbox' })
-    .execute();
+  await insertSession(deps.db, { id: randomUUID(), token_hash: sha256Hex(token), merchant_id, user_id: input.user_id, expires_at, created_at: now, is_sandbox: input.mode === 'sandbox' });
   return { session_token: token, cookie: `mpay_session=${token}; HttpOnly; Secure; SameSite=Lax; Path=/`, mode: input.mode ?? 'live', expires_at: expires_at.toISOString() };
 }
 

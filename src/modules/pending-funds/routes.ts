@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { Cursor, CsvEnum, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, Uuid, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, IncludeArchived, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, Uuid, UuidParams } from '../../http/schemas.ts';
 import { RECEIPT_BODY_LIMIT_BYTES } from '../validators/receipt.ts';
-import { IncludeArchived } from '../archival/schemas.ts';
 import { createPendingFunds, getAudit, getPendingFunds, listAudit, listPendingFunds, receiverConfirm, type PendingFundsDeps } from './service.ts';
 import type { PendingFundsStatus } from './tables.ts';
 

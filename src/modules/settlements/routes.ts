@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
-import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, IncludeArchived, Limit, NullableTimestamp, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
 import {
   adjustSettlement,
   exportSettlementCsv,
@@ -15,7 +15,6 @@ import {
   type SettlementsDeps,
 } from './service.ts';
 import type { SettlementStatus } from './tables.ts';
-import { IncludeArchived } from '../archival/schemas.ts';
 
 export const SETTLEMENT_STATUSES: readonly SettlementStatus[] = ['pending', 'completed', 'failed'];
 

@@ -48,6 +48,8 @@ export const OPERATIONS = {
   getCheckoutPage: { method: 'GET', path: '/checkout/{id}', idempotency: 'none', list: false },
   getCheckoutStatus: { method: 'GET', path: '/checkout/{id}/status', idempotency: 'none', list: false },
   uploadCheckoutProof: { method: 'POST', path: '/checkout/{id}/proof', idempotency: 'none', list: false },
+  getPaymentCheckout: { method: 'GET', path: '/v1/payments/{id}/checkout', idempotency: 'none', list: false },
+  getPaymentPromptPayQr: { method: 'GET', path: '/v1/payments/{id}/promptpay-qr', idempotency: 'none', list: false },
   listSettlements: { method: 'GET', path: '/v1/settlements', idempotency: 'none', list: true },
   getSettlement: { method: 'GET', path: '/v1/settlements/{id}', idempotency: 'none', list: false },
   listSettlementPayments: { method: 'GET', path: '/v1/settlements/{id}/payments', idempotency: 'none', list: true },
@@ -86,8 +88,6 @@ export const OPERATIONS = {
   getPayment: { method: 'GET', path: '/v1/payments/{id}', idempotency: 'none', list: false },
   cancelPayment: { method: 'POST', path: '/v1/payments/{id}/cancel', idempotency: 'none', list: false },
   uploadPaymentProof: { method: 'POST', path: '/v1/payments/{id}/proof', idempotency: 'none', list: false },
-  getPaymentCheckout: { method: 'GET', path: '/v1/payments/{id}/checkout', idempotency: 'none', list: false },
-  getPaymentPromptPayQr: { method: 'GET', path: '/v1/payments/{id}/promptpay-qr', idempotency: 'none', list: false },
   postAdminMerchantsByIdUsers: { method: 'POST', path: '/admin/merchants/{id}/users', idempotency: 'none', list: false },
 } as const;
 

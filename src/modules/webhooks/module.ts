@@ -1,0 +1,48 @@
+import { EVENTS_CHANNEL } from '../events/outbox.ts';
+import { defineModule } from '../module.ts';
+import { WebhookDispatcher, type DispatcherDeps } from './dispatcher.ts';
+import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
+import { webhookRoutes } from './routes.ts';
+import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
+
+/**
+ * The database trigger that writes this module's `webhook_deliveries` rows: `after insert on events`, one row per
+ * subscribed endpoint of the event's merchant and mode, in the event's own transaction (migration 0040, endpoints
+ * since 0100). No TypeScript inserts deliveries; the dispatcher claims, sends and records them.
+ */
+export const DELIVERY_TRIGGER = 'events_enqueue_webhook_delivery';
+
+/** Webhook endpoints and their sealed secrets, deliveries (written by `DELIVERY_TRIGGER`), attempts and the dispatcher. */
+export const webhooksModule = defineModule({
+  name: 'webhooks',
+  owns: ['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts'],
+  calls: ['events', 'merchants'],
+  start: async ({ config, db, clock, logger, wake, listen }) => {
+    const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
+    // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
+    await sealPlaintextSecrets(db, box);
+    const deps: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets };
+    const dispatch: DispatcherDeps = {
+      db,
+      clock,
+      box,
+      timeout_ms: config.webhook_timeout_ms,
+      allow_private_targets: config.webhook_allow_private_targets,
+      max_in_flight_per_endpoint: config.webhook_max_in_flight_per_endpoint,
+      logger,
+    };
+    const dispatcher = new WebhookDispatcher({ ...dispatch, max_in_flight: config.webhook_max_in_flight, onSettled: () => wake('webhook-dispatch') });
+    // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
+    // interval poll is only the fallback for retries that come due.
+    const stopListening = config.roles.has('worker') ? await listen(EVENTS_CHANNEL, () => wake('webhook-dispatch')) : undefined;
+    return {
+      deps,
+      dispatch,
+      dispatcher,
+      setup: webhookSetupPort(deps),
+      stopListening,
+      routes: async (server) => void (await server.register(webhookRoutes, { deps })),
+      jobs: [{ name: 'webhook-dispatch', interval_ms: config.worker_poll_interval_ms, run: () => dispatcher.pass() }],
+    };
+  },
+});
