@@ -22,13 +22,14 @@ import { createValidatorFromConfig } from './modules/validators/factory.ts';
 import type { ReceiptValidator } from './modules/validators/port.ts';
 import { Scheduler } from './workers/scheduler.ts';
 import { checkoutRoutes } from './modules/checkout/routes.ts';
-import { EVENTS_CHANNEL } from './modules/events/outbox.ts';
+import { EVENTS_CHANNEL, wakeDispatchersAfterEventCommits } from './modules/events/outbox.ts';
 import { sandboxRoutes } from './modules/sandbox/routes.ts';
-import { WebhookDispatcher, type DispatcherDeps } from './modules/webhooks/dispatcher.ts';
+import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from './modules/webhooks/dispatcher.ts';
 import type { WebhooksDeps } from './modules/webhooks/endpoints.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './modules/webhooks/secret-box.ts';
 import { webhookRoutes } from './modules/webhooks/routes.ts';
 import { createPaymentCompletion, createSellerFunding } from './modules/ledger/effects.ts';
+import { PaymentCreateBatcher } from './modules/payments/create-batch.ts';
 import { createLedgerFromConfig } from './modules/ledger/factory.ts';
 import { accounts, type Ledger } from './modules/ledger/port.ts';
 import { ledgerServiceRoutes } from './modules/ledger/routes.ts';
@@ -144,6 +145,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     quote_locks: createQuoteLockPort(),
     onProofReceived: () => scheduler.wake('payment-verdicts'),
   };
+  payments.create_batcher = new PaymentCreateBatcher(payments, { onBatchFailed: (error) => logger.warn({ err: error }, 'a batch of payment creates failed; each ran alone') });
   const key_cache = new ApiKeyCache();
   const merchants: MerchantsDeps = { db, clock, secrets: secrets.secrets, webhooks, key_cache, jwt_max_lifetime_seconds: config.jwt_max_lifetime_seconds };
   const settlements: SettlementsDeps = { db, clock, fee_bps: config.settlement_fee_bps };
@@ -219,9 +221,12 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     logger,
   };
   const dispatcher = new WebhookDispatcher({ ...dispatch, max_in_flight: config.webhook_max_in_flight, onSettled: () => scheduler.wake('webhook-dispatch') });
-  scheduler.add({ name: 'webhook-dispatch', interval_ms: poll, run: () => dispatcher.pass() });
-  // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
-  // interval poll is only the fallback for retries that come due.
+  // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
+  // and for retries that come due.
+  scheduler.add({ name: 'webhook-dispatch', interval_ms: Math.min(poll, WEBHOOK_FALLBACK_POLL_MS), run: () => dispatcher.pass() });
+  // New events wake the dispatcher at once: every process sends a NOTIFY after commits that wrote events (outside
+  // the business transaction, coalesced), and a worker listens, also across processes on PostgreSQL.
+  const stopWaking = wakeDispatchersAfterEventCommits(database, (error) => logger.warn({ err: error }, 'webhook wake-up NOTIFY failed; the dispatcher poll covers it'));
   const stopListening = config.roles.has('worker') ? await database.listen(EVENTS_CHANNEL, () => scheduler.wake('webhook-dispatch')) : undefined;
   scheduler.add({ name: 'payment-expiry', interval_ms: poll * 5, run: () => expireDuePayments(payments) });
   scheduler.add({ name: 'settlement-run', interval_ms: config.settlement_interval_seconds * 1000, run: () => settlementJob(settlements) });
@@ -247,6 +252,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     merchants,
     webhooks: { deps: webhooks, dispatch, dispatcher },
     async close() {
+      stopWaking();
       await stopListening?.();
       await scheduler.stop();
       await dispatcher.drain();
