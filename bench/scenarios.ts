@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { accounts, type TransferCommand } from '../src/modules/ledger/port.ts';
 import { createSeller } from '../src/modules/matching/service.ts';
 import { createMerchant } from '../src/modules/merchants/service.ts';
+import { PaymentCreateBatcher, type CreateBatcherStats } from '../src/modules/payments/create-batch.ts';
 import { runMatcher } from '../src/modules/order-matching/matcher.ts';
 import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
 
@@ -42,16 +43,20 @@ async function onlySellers(context: BenchContext, count: number): Promise<void> 
 
 const insertBaseline = (context: BenchContext) => context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }] });
 
+/** `sellers` live sellers; 0: a sandbox key (synthetic sellers: no liquidity row is reserved), the create without its hot row. */
 async function createRows(context: BenchContext, scenario: string, sellers: number): Promise<Row[]> {
-  await onlySellers(context, sellers);
+  if (sellers > 0) await onlySellers(context, sellers);
   const baseline = await insertBaseline(context);
+  const key = sellers > 0 ? context.merchant.api_keys.live : context.merchant.api_keys.sandbox;
+  const before = batcherStats(context);
   const create = await context.load({
-    targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': context.merchant.api_keys.live }, body: TRADE, unique_field: 'order_id' }],
+    targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': key }, body: TRADE, unique_field: 'order_id' }],
   });
+  const after = batcherStats(context);
   return [
     {
       scenario,
-      figure: `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}`,
+      figure: sellers > 0 ? `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}` : 'POST /v1/trades, sandbox (no seller row reserved)',
       per_s: create.requests_per_s,
       unit: 'req/s',
       p50_ms: create.p50_ms,
@@ -60,8 +65,22 @@ async function createRows(context: BenchContext, scenario: string, sellers: numb
       baseline: { figure: 'bare INSERT endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms },
       ratio: create.requests_per_s / baseline.requests_per_s,
       target: context.kind === 'pglite' ? '>= 500 req/s on PGlite' : '>= 0.5x, p99 <= 25 ms',
+      note: batchNote(before, after),
     },
   ];
+}
+
+function batcherStats(context: BenchContext): CreateBatcherStats | undefined {
+  const batcher = context.application.payments.create_batcher;
+  return batcher instanceof PaymentCreateBatcher ? { ...batcher.stats } : undefined;
+}
+
+/** The batching allocator's work during a run (warm-up included): mean batch size, requests that ran alone. */
+function batchNote(before: CreateBatcherStats | undefined, after: CreateBatcherStats | undefined): string {
+  if (!before || !after) return 'no batching allocator';
+  const batches = after.batches - before.batches;
+  const batched = after.batched - before.batched;
+  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
 }
 
 async function paymentPaths(context: BenchContext): Promise<string[]> {
@@ -380,6 +399,7 @@ async function scaleRows(context: BenchContext): Promise<Row[]> {
 export const SCENARIOS: Record<string, (context: BenchContext) => Promise<Row[]>> = {
   create1: (context) => createRows(context, 'create1', 1),
   create8: (context) => createRows(context, 'create8', 8),
+  create0: (context) => createRows(context, 'create0', 0),
   get: (context) => readRows(context, 'get'),
   list: (context) => readRows(context, 'list'),
   ledger: ledgerRows,

@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../matching/service.ts';
+import type { BatchedCreate, CreateAnswer } from './create-batch.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { sniffImageType } from './proof.ts';
@@ -25,6 +26,8 @@ export interface PaymentsDeps {
   quote_locks?: QuoteLockPort;
   /** Tells the worker a proof is waiting (in-process wake-up; other processes poll). */
   onProofReceived?: () => void;
+  /** The process's batching allocator for creates without a quote lock (absent: every create runs alone). */
+  create_batcher?: { create(job: BatchedCreate): Promise<CreateAnswer> };
 }
 
 export interface CreatePaymentInput {
@@ -40,7 +43,7 @@ export interface CreatePaymentInput {
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 900;
 
-function toMinor(amount: number | string, currency: Currency): number {
+export function toMinor(amount: number | string, currency: Currency): number {
   const minor = typeof amount === 'number' ? amount : decimalToMinor(amount, currency);
   if (minor === null || !Number.isSafeInteger(minor) || minor <= 0) {
     throw new AppError('VALIDATION_ERROR', `amount must be a positive integer in minor units or a decimal string with at most 2 decimals for ${currency}`, [
