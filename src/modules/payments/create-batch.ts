@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Trx } from '../../db/database.ts';
 import type { KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -43,6 +44,8 @@ interface Item {
   row: PaymentRow;
   claim_id?: number;
   legs?: Leg[];
+  /** The payment as the API shows it (set once its legs are planned). */
+  view?: PaymentView;
   error?: unknown;
 }
 
@@ -149,7 +152,7 @@ export class PaymentCreateBatcher {
         else this.stats.batched++;
         if (item.error === ALONE) return item.job.alone().then(item.job.resolve, item.job.reject);
         if (item.error !== undefined) return item.job.reject(item.error);
-        return item.job.resolve({ status: 201, body: ok(presentPayment(item.row, legRows(item), this.#deps.public_base_url)) });
+        return item.job.resolve({ status: 201, body: ok(item.view!) });
       }),
     );
   }
@@ -198,13 +201,14 @@ export class PaymentCreateBatcher {
     if (refused.length) await trx.deleteFrom('payments').where('id', 'in', refused.map((item) => item.id)).execute();
 
     const created = live(items);
+    for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
     if (created.length) {
       await trx.insertInto('payment_legs').values(created.flatMap(legRows)).execute();
       await recordEvents(
         trx,
         now,
         created.map((item) => {
-          const view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
+          const view = item.view!;
           return {
             merchant_id: item.row.merchant_id,
             is_sandbox: item.row.is_sandbox,
@@ -217,7 +221,7 @@ export class PaymentCreateBatcher {
         }),
       );
     }
-    await settleKeys(trx, items, this.#deps.public_base_url);
+    await settleKeys(trx, items);
 
     // the last write: one conditional reservation per seller, in FIFO lock order (reserveLegs)
     const per_seller = new Map<string, number>();
@@ -267,14 +271,13 @@ function identityName(identity: Pick<KeyIdentity, 'merchant_id' | 'is_sandbox' |
 }
 
 /** Stores each created payment's response on its key, and gives back the keys of requests that failed (a retry runs anew). */
-async function settleKeys(trx: Trx, items: readonly Item[], public_base_url: string): Promise<void> {
+async function settleKeys(trx: Trx, items: readonly Item[]): Promise<void> {
   const failed = items.filter((item) => item.claim_id !== undefined && item.error !== undefined).map((item) => item.claim_id!);
   if (failed.length) await trx.deleteFrom('idempotency_keys').where('id', 'in', failed).execute();
-  for (const item of live(items)) {
-    if (item.claim_id === undefined) continue;
-    const body = ok(presentPayment(item.row, legRows(item), public_base_url));
-    await trx.updateTable('idempotency_keys').set({ response_status: 201, response_body: JSON.stringify(body) }).where('id', '=', item.claim_id).execute();
-  }
+  const stored = live(items).filter((item) => item.claim_id !== undefined);
+  if (!stored.length) return;
+  const values = sql.join(stored.map((item) => sql`(${item.claim_id}::bigint, ${JSON.stringify(ok(item.view!))}::jsonb)`));
+  await sql`update idempotency_keys as k set response_status = 201, response_body = v.body from (values ${values}) as v(id, body) where k.id = v.id`.execute(trx);
 }
 
 /** Inserts the payments (as `matched`) in one statement; an order_id that exists (or comes twice in this batch) fails that request: 409. */
