@@ -285,8 +285,19 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const port = (receiver.address() as AddressInfo).port;
   const deps = context.application.merchants;
-  const fast = await createMerchant(deps, { name: 'Bench fast receiver', webhook_url: `http://127.0.0.1:${port}/fast` });
-  const slow = await createMerchant(deps, { name: 'Bench slow receiver', webhook_url: `http://127.0.0.1:${port}/slow` });
+  // sandbox endpoints: a loopback receiver is allowed only there (the SSRF guard)
+  const receiverMerchant = async (name: string, path: string) => {
+    const merchant = await createMerchant(deps, { name });
+    const response = await fetch(`${context.base_url}/v1/webhook-endpoint`, {
+      method: 'PUT',
+      headers: { 'x-api-key': merchant.api_keys.sandbox, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${port}${path}` }),
+    });
+    if (!response.ok) throw new Error(`webhook endpoint: ${response.status} ${await response.text()}`);
+    return merchant;
+  };
+  const fast = await receiverMerchant('Bench fast receiver', '/fast');
+  const slow = await receiverMerchant('Bench slow receiver', '/slow');
   const simulate = (key: string) =>
     fetch(`${context.base_url}/v1/sandbox/payments/simulate`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"scenario":"matched_then_completed"}' });
   const simulateOnce = async (): Promise<number> => {
@@ -301,7 +312,7 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
     return arrived_ms - answered_ms;
   };
   const startWorker = (): ChildProcess =>
-    spawn(process.execPath, [new URL('../src/main.ts', import.meta.url).pathname], { env: { ...process.env, ...context.env, ROLES: 'worker' }, stdio: ['ignore', 'ignore', 'inherit'] });
+    spawn(process.execPath, [new URL('../src/main.ts', import.meta.url).pathname], { env: { ...process.env, ...context.env, ROLES: 'worker', ...(process.env['BENCH_WORKER_LOG'] ? { LOG_LEVEL: 'info' } : {}) }, stdio: ['ignore', process.env['BENCH_WORKER_LOG'] ? 'inherit' : 'ignore', 'inherit'] });
   const simulations = Math.max(50, context.seconds * 40);
 
   async function measure(workers: number, slow_endpoint: boolean): Promise<Row> {
@@ -309,7 +320,7 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
     let slow_running = slow_endpoint;
     const slow_loop = (async () => {
       while (slow_running) {
-        await simulate(slow.api_keys.sandbox).then((r) => r.arrayBuffer());
+        await simulate(slow.api_keys.sandbox).then((r) => r.arrayBuffer(), () => undefined);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
