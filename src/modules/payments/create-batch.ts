@@ -146,19 +146,22 @@ export class PaymentCreateBatcher {
       this.stats.failed_batches++;
       this.stats.alone += jobs.length;
       this.#onBatchFailed(error);
-      await Promise.all(jobs.map((job) => job.alone().then(job.resolve, job.reject)));
+      // not awaited: the next batch need not wait for these
+      for (const job of jobs) job.alone().then(job.resolve, job.reject);
       return;
     }
     this.stats.batches++;
-    await Promise.all(
-      items.map(async (item) => {
-        if (item.error === ALONE) this.stats.alone++;
-        else this.stats.batched++;
-        if (item.error === ALONE) return item.job.alone().then(item.job.resolve, item.job.reject);
-        if (item.error !== undefined) return item.job.reject(item.error);
-        return item.job.resolve({ status: 201, body: ok(item.view!) });
-      }),
-    );
+    for (const item of items) {
+      if (item.error === ALONE) {
+        // a used key replays or conflicts on its own, after this batch's commit; not awaited, like the answers
+        this.stats.alone++;
+        item.job.alone().then(item.job.resolve, item.job.reject);
+        continue;
+      }
+      this.stats.batched++;
+      if (item.error !== undefined) item.job.reject(item.error);
+      else item.job.resolve({ status: 201, body: ok(item.view!) });
+    }
   }
 
   /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
