@@ -105,7 +105,16 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
   const metrics = createMetrics();
   const scheduler = new Scheduler(logger);
-  const context: ModuleContext = { config, db, clock, logger, registry: metrics.registry, listen: (channel, on_message) => database.listen(channel, on_message), wake: (job) => scheduler.wake(job) };
+  const context: ModuleContext = {
+    config,
+    db,
+    clock,
+    logger,
+    registry: metrics.registry,
+    listen: (channel, on_message) => database.listen(channel, on_message),
+    commits: database.commits,
+    wake: (job) => scheduler.wake(job),
+  };
 
   // Lowest first: each module gets the ports it needs from the ones started before it.
   const events = await eventsModule.start(context, {});
@@ -183,6 +192,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     merchants: merchants.deps,
     webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },
     async close() {
+      events.stopWaking();
       await webhooks.stopListening?.();
       await scheduler.stop();
       await webhooks.dispatcher.drain();

@@ -3,6 +3,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import { toSafeNumber } from '../lib/money.ts';
+import { CommitWatch } from './commit-watch.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
@@ -15,6 +16,8 @@ export interface DatabaseHandle {
   kind: 'postgres' | 'pglite';
   /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
   listen(channel: string, on_message: (payload: string) => void): Promise<() => Promise<void>>;
+  /** Listeners called after a commit that inserted into a table (see CommitWatch). */
+  commits: CommitWatch;
   close(): Promise<void>;
 }
 
@@ -43,11 +46,13 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries in flight report their own error.
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const commits = new CommitWatch();
+  const db = new Kysely<Database>({ dialect: commits.wrap(new PostgresDialect({ pool })) });
   const listeners: pg.Client[] = [];
   return {
     db,
     kind: 'postgres',
+    commits,
     async listen(channel, on_message) {
       const client = new pg.Client({ connectionString: database_url });
       client.on('error', () => {});
@@ -76,10 +81,12 @@ async function openPglite(data_dir: string): Promise<DatabaseHandle> {
     parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
   });
   await pglite.waitReady;
-  const db = new Kysely<Database>({ dialect: new PGliteDialect({ pglite }) });
+  const commits = new CommitWatch();
+  const db = new Kysely<Database>({ dialect: commits.wrap(new PGliteDialect({ pglite })) });
   return {
     db,
     kind: 'pglite',
+    commits,
     async listen(channel, on_message) {
       const unlisten = await pglite.listen(channel, on_message);
       return async () => {

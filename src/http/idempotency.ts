@@ -35,19 +35,13 @@ export async function idempotent<T>(
   options: IdempotencyOptions,
   run: (trx: Trx) => Promise<IdempotentResult<T>>,
 ): Promise<T> {
-  const raw_key = request.headers['idempotency-key'];
-  const key = Array.isArray(raw_key) ? raw_key[0] : raw_key;
-  if (key === undefined) {
-    if (options.required) throw idempotencyKeyRequired();
+  const claim_request = idempotencyRequest(request, options);
+  if (claim_request === undefined) {
     const result = await deps.db.transaction().execute(run);
     reply.status(result.status);
     return result.body;
   }
-  if (!(options.required ? UUID : ANY_KEY).test(key)) {
-    throw idempotencyKeyMalformed(options.required === true);
-  }
-
-  const { identity, fingerprint } = requestIdentity(request, key);
+  const { identity, fingerprint } = claim_request;
   const now = deps.clock.now();
 
   const outcome = await deps.db.transaction().execute(async (trx) => {
@@ -87,7 +81,25 @@ export async function idempotent<T>(
   return outcome.body;
 }
 
-type KeyIdentity = ReturnType<typeof requestIdentity>['identity'];
+export type KeyIdentity = ReturnType<typeof requestIdentity>['identity'];
+
+/**
+ * The request's idempotency identity (merchant, mode, method, path, key) and body fingerprint, or undefined when it
+ * carries no key; a missing required key or a malformed one is 400. `idempotent()` and the batched payment create
+ * (which claims many keys in one statement) both start here.
+ */
+export function idempotencyRequest(request: FastifyRequest, options: IdempotencyOptions): { identity: KeyIdentity; fingerprint: string } | undefined {
+  const raw_key = request.headers['idempotency-key'];
+  const key = Array.isArray(raw_key) ? raw_key[0] : raw_key;
+  if (key === undefined) {
+    if (options.required) throw idempotencyKeyRequired();
+    return undefined;
+  }
+  if (!(options.required ? UUID : ANY_KEY).test(key)) {
+    throw idempotencyKeyMalformed(options.required === true);
+  }
+  return requestIdentity(request, key);
+}
 
 function findKeyRow(executor: Db | Trx, identity: KeyIdentity) {
   return executor

@@ -43,6 +43,8 @@ export interface ModuleContext {
   registry: Registry;
   /** LISTEN on a channel (NOTIFY from the outbox, also across processes on PostgreSQL); returns the unlisten. */
   listen: DatabaseHandle['listen'];
+  /** Listeners called after a commit that inserted into a table (the outbox wakes the dispatchers with it). */
+  commits: DatabaseHandle['commits'];
   /** Runs a scheduled job at once (work one module makes due for another's job). */
   wake(job: string): void;
 }

@@ -9,7 +9,7 @@ import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent, recordEvents } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
 
 export interface BuyOrdersDeps {
@@ -82,6 +82,15 @@ export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, 
   const view = presentBuyOrder(order);
   await recordEvent(trx, at, { merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, type, resource_type: 'buy_order', resource_id: order.id, data: { ...view } });
   return view;
+}
+
+/** Several buy-order events in one statement (the matcher's batch), in this order. */
+export async function emitBuyOrderEvents(trx: Trx, at: Date, events: readonly { order: BuyOrderRow; type: string }[]): Promise<void> {
+  await recordEvents(
+    trx,
+    at,
+    events.map(({ order, type }) => ({ merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, type, resource_type: 'buy_order', resource_id: order.id, data: { ...presentBuyOrder(order) } })),
+  );
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<BuyOrderRow> {

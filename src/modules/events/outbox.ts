@@ -1,9 +1,45 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Trx } from '../../db/database.ts';
+import type { DatabaseHandle, Db, Trx } from '../../db/database.ts';
 
-/** NOTIFY channel the webhook dispatcher listens on; the payload is the event id. */
+/** NOTIFY channel the webhook dispatcher listens on; the payload carries no meaning (a wake-up). */
 export const EVENTS_CHANNEL = 'mpay_events';
+
+/** At most one wake-up NOTIFY per this many ms per process. */
+export const WAKE_COALESCE_MS = 2;
+
+/** Wakes every dispatcher (all processes): one NOTIFY of its own, outside any business transaction. */
+export async function wakeDispatchers(db: Db): Promise<void> {
+  await sql`select pg_notify(${EVENTS_CHANNEL}, '')`.execute(db);
+}
+
+/**
+ * Wakes the dispatchers after events commit, never inside the business transaction: PostgreSQL serialises the
+ * commits of every transaction that queued a NOTIFY behind one database-wide lock (held across the WAL flush), which
+ * capped payment creation (issue 11). The first commit with events sends a NOTIFY at once; commits within the next
+ * WAKE_COALESCE_MS share one more. A NOTIFY lost to a crash between commit and send is covered by the dispatcher's
+ * short poll. Returns the stop function.
+ */
+export function wakeDispatchersAfterEventCommits(db: Db, commits: DatabaseHandle['commits'], onError: (error: unknown) => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let last_sent = 0;
+  let stopped = false;
+  const send = () => {
+    timer = undefined;
+    if (stopped) return;
+    last_sent = performance.now();
+    wakeDispatchers(db).catch(onError);
+  };
+  const unsubscribe = commits.on('events', () => {
+    if (timer !== undefined || stopped) return;
+    timer = setTimeout(send, Math.max(0, last_sent + WAKE_COALESCE_MS - performance.now()));
+  });
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+    unsubscribe();
+  };
+}
 
 export interface NewEvent {
   merchant_id: string;
@@ -30,33 +66,43 @@ export interface EventEnvelope {
 
 /**
  * Writes an event to the outbox inside the caller's transaction, so the event exists exactly when the state
- * change it describes commits. The envelope carries both integration styles the contract shows.
+ * change it describes commits. The envelope carries both integration styles the contract shows. No NOTIFY here:
+ * the commit itself wakes the dispatchers (wakeDispatchersAfterEventCommits).
  */
 export async function recordEvent(trx: Trx, at: Date, event: NewEvent): Promise<EventEnvelope> {
-  const id = `evt_${randomUUID().replace(/-/g, '')}`;
-  const envelope: EventEnvelope = {
-    ...event.flat,
-    id,
-    event: event.type,
-    type: event.type,
-    idempotency_key: id,
-    timestamp: at.toISOString(),
-    ...(event.is_sandbox ? { sandbox: true as const } : {}),
-    data: event.data,
-  };
+  return (await recordEvents(trx, at, [event]))[0]!;
+}
+
+/** Writes several events in one statement (in this order), as recordEvent does one. */
+export async function recordEvents(trx: Trx, at: Date, events: readonly NewEvent[]): Promise<EventEnvelope[]> {
+  if (events.length === 0) return [];
+  const envelopes = events.map((event): EventEnvelope => {
+    const id = `evt_${randomUUID().replace(/-/g, '')}`;
+    return {
+      ...event.flat,
+      id,
+      event: event.type,
+      type: event.type,
+      idempotency_key: id,
+      timestamp: at.toISOString(),
+      ...(event.is_sandbox ? { sandbox: true as const } : {}),
+      data: event.data,
+    };
+  });
   await trx
     .insertInto('events')
-    .values({
-      id,
-      merchant_id: event.merchant_id,
-      is_sandbox: event.is_sandbox,
-      type: event.type,
-      resource_type: event.resource_type,
-      resource_id: event.resource_id,
-      payload: JSON.stringify(envelope),
-      created_at: at,
-    })
+    .values(
+      events.map((event, index) => ({
+        id: envelopes[index]!.id,
+        merchant_id: event.merchant_id,
+        is_sandbox: event.is_sandbox,
+        type: event.type,
+        resource_type: event.resource_type,
+        resource_id: event.resource_id,
+        payload: JSON.stringify(envelopes[index]),
+        created_at: at,
+      })),
+    )
     .execute();
-  await sql`select pg_notify(${EVENTS_CHANNEL}, ${id})`.execute(trx);
-  return envelope;
+  return envelopes;
 }

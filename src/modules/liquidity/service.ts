@@ -76,6 +76,18 @@ export async function planAllocation(
   options: { rate_override?: string | undefined; lock_offers?: boolean } = {},
 ): Promise<Leg[]> {
   if (offer.is_sandbox) return allocateSynthetic(executor, offer, [amount_minor], options);
+  return planLegs(await readOffers(executor, offer, options.lock_offers ?? false), offer, amount_minor, options.rate_override);
+}
+
+/** A live offer as planning sees it; `available_minor` goes down as legs are planned on it. */
+export interface OfferState {
+  id: string;
+  rate: string;
+  available_minor: number;
+}
+
+/** The live offers of `offer` in FIFO order (best rate, then the oldest), plain or locked (FOR NO KEY UPDATE, in that order). */
+export async function readOffers(executor: Executor, offer: OfferKey, lock: boolean): Promise<OfferState[]> {
   const query = executor
     .selectFrom('sellers')
     .select(['id', 'rate', 'liquidity_minor', 'reserved_minor'])
@@ -87,15 +99,24 @@ export async function planAllocation(
     .orderBy('rate', 'asc')
     .orderBy('created_at', 'asc')
     .orderBy('id', 'asc');
-  const offers = await (options.lock_offers ? query.forNoKeyUpdate() : query).execute();
+  const rows = await (lock ? query.forNoKeyUpdate() : query).execute();
+  return rows.map((row) => ({ id: row.id, rate: String(row.rate), available_minor: Number(row.liquidity_minor) - Number(row.reserved_minor) }));
+}
 
+/**
+ * Plans `amount_minor` FIFO over `offers` (in FIFO order) and takes the planned amounts off their `available_minor`,
+ * so several payments planned one after another over the same offers (a batch) never overbook them.
+ * Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY, and `offers` are left as they were.
+ */
+export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' | 'payment_method'>, amount_minor: number, rate_override?: string): Leg[] {
   const legs: Leg[] = [];
+  const takes: [OfferState, number][] = [];
   let remaining = amount_minor;
   for (const seller of offers) {
     if (remaining === 0) break;
-    const available = Number(seller.liquidity_minor) - Number(seller.reserved_minor);
-    const seller_rate = String(seller.rate);
-    const lock_rate = options.rate_override;
+    const available = seller.available_minor;
+    const seller_rate = seller.rate;
+    const lock_rate = rate_override;
     const take = Math.min(remaining, lock_rate ? coveredAtRate(available, seller_rate, lock_rate) : available);
     if (take <= 0) continue;
     const rate = lock_rate ?? seller_rate;
@@ -104,6 +125,7 @@ export async function planAllocation(
     if (amount_micro_pay <= 0) continue;
     const held = lock_rate ? heldAtSellerRate(take, seller_rate, lock_rate) : take;
     legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: held === take ? null : held });
+    takes.push([seller, held]);
     remaining -= take;
   }
   if (remaining > 0) {
@@ -112,6 +134,7 @@ export async function planAllocation(
       `Not enough ${offer.currency} ${offer.payment_method} liquidity: ${minorToDecimal(amount_minor - remaining, offer.currency)} of ${minorToDecimal(amount_minor, offer.currency)} available`,
     );
   }
+  for (const [seller, held] of takes) seller.available_minor -= held;
   return checkedLegs(legs, amount_minor);
 }
 
@@ -141,7 +164,7 @@ const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: num
  * write, so a seller's row stays locked only for this statement and the commit. Any offer short: AllocationRaced
  * (the caller's transaction must roll back; some offers may already be reserved in it).
  */
-export async function reserveLegs(trx: Trx, legs: readonly Leg[]): Promise<void> {
+export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   if (legs.length === 0) return;
   const wanted = sql.join(legs.map((leg) => sql`(${leg.seller_id}::uuid, ${heldOf(leg)}::bigint)`));
   const reserved = await sql<{ id: string }>`

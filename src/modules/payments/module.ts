@@ -3,6 +3,7 @@ import { defineModule } from '../module.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
 import { createPaymentCompletion } from './completion.ts';
+import { PaymentCreateBatcher } from './create-batch.ts';
 import type { QuoteLockPort } from './ports.ts';
 import { PaymentSchema, paymentRoutes } from './routes.ts';
 import { expireDuePayments, type PaymentsDeps } from './service.ts';
@@ -25,6 +26,7 @@ export const paymentsModule = defineModule({
       quote_locks: needs.quote_locks,
       onProofReceived: () => wake('payment-verdicts'),
     };
+    deps.create_batcher = new PaymentCreateBatcher(deps, { onBatchFailed: (error) => logger.warn({ err: error }, 'a batch of payment creates failed; each ran alone') });
     const verdicts: VerdictDeps = { ...deps, validator: needs.validator, logger, completion_failures: createVerdictMetrics(registry) };
     const poll = config.worker_poll_interval_ms;
     return {

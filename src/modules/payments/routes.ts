@@ -1,13 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotent } from '../../http/idempotency.ts';
+import { idempotencyRequest, idempotent } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { readProofFile } from '../../http/multipart.ts';
-import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type PaymentsDeps } from './service.ts';
+import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import type { CreateAnswer } from './create-batch.ts';
 import type { PaymentStatus } from './tables.ts';
 import { createPaymentsGone } from './errors.ts';
 
@@ -94,6 +95,20 @@ export interface PaymentRoutesOptions {
 export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = async (app, { deps, proof_max_bytes, create_gone_after_sunset }) => {
   const PaymentRef = Type.Ref('Payment');
 
+  /** POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher). */
+  const create = async (request: FastifyRequest, reply: FastifyReply, input: CreatePaymentInput): Promise<CreateAnswer['body']> => {
+    const scope = merchantScope(request);
+    const alone = async () => ({
+      body: await withAllocationRetry((attempt) =>
+        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, input, attempt)) })),
+      ),
+    });
+    if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
+    const answer = await deps.create_batcher.create({ scope, input, idempotency: idempotencyRequest(request, { required: false }), alone });
+    if (answer.status !== undefined) reply.status(answer.status);
+    return answer.body;
+  };
+
   app.post(
     '/v1/payments',
     {
@@ -116,10 +131,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       if (create_gone_after_sunset && deps.clock.now() >= PAYMENTS_CREATE_SUNSET) {
         throw createPaymentsGone();
       }
-      const scope = merchantScope(request);
-      return withAllocationRetry((attempt) =>
-        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body, attempt)) })),
-      );
+      return create(request, reply, request.body);
     },
   );
 
@@ -136,10 +148,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const scope = merchantScope(request);
-      return withAllocationRetry((attempt) =>
-        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, request.body, attempt)) })),
-      );
+      return create(request, reply, request.body);
     },
   );
 

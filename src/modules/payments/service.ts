@@ -10,6 +10,7 @@ import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
+import type { BatchedCreate, CreateAnswer } from './create-batch.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
@@ -27,6 +28,8 @@ export interface PaymentsDeps {
   quote_locks?: QuoteLockPort;
   /** Tells the worker a proof is waiting (in-process wake-up; other processes poll). */
   onProofReceived?: () => void;
+  /** The process's batching allocator for creates without a quote lock (absent: every create runs alone). */
+  create_batcher?: { create(job: BatchedCreate): Promise<CreateAnswer> };
 }
 
 export interface CreatePaymentInput {
@@ -42,7 +45,7 @@ export interface CreatePaymentInput {
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 900;
 
-function toMinor(amount: number | string, currency: Currency): number {
+export function toMinor(amount: number | string, currency: Currency): number {
   const minor = typeof amount === 'number' ? amount : decimalToMinor(amount, currency);
   if (minor === null || !Number.isSafeInteger(minor) || minor <= 0) {
     throw invalidAmount(currency);

@@ -4,9 +4,9 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { applyBuyFills, emitBuyOrderEvent, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
+import { applyBuyFills, emitBuyOrderEvents, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
 import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
-import { accounts, type Ledger } from '../ledger/port.ts';
+import { accounts, LEDGER_BATCH_MAX, type Ledger, type TransferResult } from '../ledger/port.ts';
 import { applySellFills, eligibleSellsWindow } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import { present } from '../../lib/assert.ts';
@@ -182,30 +182,29 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
     }
     if (planned.length === 0) return 0;
 
-    const fills: FillRow[] = [];
-    for (const fill of planned) {
-      const mint = await deps.ledger.transfer(
-        {
-          key: fillMintKey(fill.buy.row.id, fill.sell.row.id),
-          kind: 'mint',
-          debit_account: mint_account,
-          credit_account: accounts.merchantAvailable(fill.buy.row.merchant_id, is_sandbox),
-          amount_micro_pay: fill.amount_micro_pay,
-          memo: `buy order ${fill.buy.row.id} filled by sell order ${fill.sell.row.id}`,
-        },
-        { trx },
-      );
-      fills.push({
-        id: randomUUID(),
-        is_sandbox,
-        sell_order_id: fill.sell.row.id,
-        buy_order_id: fill.buy.row.id,
+    // every fill's mint in one ledger call (all or none), LEDGER_BATCH_MAX at a time
+    const mints: TransferResult[] = [];
+    for (let start = 0; start < planned.length; start += LEDGER_BATCH_MAX) {
+      const chunk = planned.slice(start, start + LEDGER_BATCH_MAX).map((fill) => ({
+        key: fillMintKey(fill.buy.row.id, fill.sell.row.id),
+        kind: 'mint' as const,
+        debit_account: mint_account,
+        credit_account: accounts.merchantAvailable(fill.buy.row.merchant_id, is_sandbox),
         amount_micro_pay: fill.amount_micro_pay,
-        fiat_amount: fill.fiat_amount,
-        mint_transfer_id: mint.id,
-        created_at: now,
-      });
+        memo: `buy order ${fill.buy.row.id} filled by sell order ${fill.sell.row.id}`,
+      }));
+      mints.push(...(await deps.ledger.transferAll(chunk, { trx })));
     }
+    const fills: FillRow[] = planned.map((fill, index) => ({
+      id: randomUUID(),
+      is_sandbox,
+      sell_order_id: fill.sell.row.id,
+      buy_order_id: fill.buy.row.id,
+      amount_micro_pay: fill.amount_micro_pay,
+      fiat_amount: fill.fiat_amount,
+      mint_transfer_id: mints[index]!.id,
+      created_at: now,
+    }));
     await insertFills(trx, fills);
     const first_mint = new Map<string, string>();
     for (const fill of fills) if (!first_mint.has(fill.buy_order_id)) first_mint.set(fill.buy_order_id, fill.mint_transfer_id);
@@ -235,7 +234,7 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
       })),
       now,
     );
-    for (const buy of updated_buys) await emitBuyOrderEvent(trx, now, buy, buy.status === 'matched' ? 'buy_order.matched' : 'buy_order.partially_filled');
+    await emitBuyOrderEvents(trx, now, updated_buys.map((buy) => ({ order: buy, type: buy.status === 'matched' ? 'buy_order.matched' : 'buy_order.partially_filled' })));
     return planned.length;
   });
 }

@@ -19,6 +19,8 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const RESPONSE_EXCERPT_CHARS = 512;
 const DEFAULT_BATCH = 50;
 const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 4;
+/** The worker's dispatcher polls at least this often beside its NOTIFY wake-ups (which are sent after commit and can be lost). */
+export const WEBHOOK_FALLBACK_POLL_MS = 250;
 
 export interface DispatcherDeps {
   db: Db;

@@ -1,6 +1,6 @@
 import { EVENTS_CHANNEL } from '../events/outbox.ts';
 import { defineModule } from '../module.ts';
-import { WebhookDispatcher, type DispatcherDeps } from './dispatcher.ts';
+import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from './dispatcher.ts';
 import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
@@ -32,8 +32,8 @@ export const webhooksModule = defineModule({
       logger,
     };
     const dispatcher = new WebhookDispatcher({ ...dispatch, max_in_flight: config.webhook_max_in_flight, onSettled: () => wake('webhook-dispatch') });
-    // New events wake the dispatcher at once (NOTIFY from the outbox, also across processes on PostgreSQL); the
-    // interval poll is only the fallback for retries that come due.
+    // New events wake the dispatcher at once: every process sends a NOTIFY after commits that wrote events (outside
+    // the business transaction, coalesced; events/module.ts), and a worker listens, also across processes on PostgreSQL.
     const stopListening = config.roles.has('worker') ? await listen(EVENTS_CHANNEL, () => wake('webhook-dispatch')) : undefined;
     return {
       deps,
@@ -42,7 +42,9 @@ export const webhooksModule = defineModule({
       setup: webhookSetupPort(deps),
       stopListening,
       routes: async (server) => void (await server.register(webhookRoutes, { deps })),
-      jobs: [{ name: 'webhook-dispatch', interval_ms: config.worker_poll_interval_ms, run: () => dispatcher.pass() }],
+      // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
+      // and for retries that come due.
+      jobs: [{ name: 'webhook-dispatch', interval_ms: Math.min(config.worker_poll_interval_ms, WEBHOOK_FALLBACK_POLL_MS), run: () => dispatcher.pass() }],
     };
   },
 });

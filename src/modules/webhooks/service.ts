@@ -6,7 +6,7 @@ import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
-import { EVENTS_CHANNEL } from '../events/outbox.ts';
+import { wakeDispatchers } from '../events/outbox.ts';
 import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 
@@ -218,7 +218,7 @@ async function requeue(trx: Trx, scope: MerchantScope, rows: readonly Pick<Deliv
  */
 export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delivery_id: string): Promise<DeliveryView> {
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
+  const result = await deps.db.transaction().execute(async (trx) => {
     const found = await trx
       .selectFrom('webhook_deliveries')
       .selectAll()
@@ -234,10 +234,7 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
       if (endpoint.deleted_at !== null) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'The endpoint of this delivery was deleted');
     }
     const in_flight = found.status === 'pending' && found.claimed_until !== null && found.claimed_until > now;
-    if (!in_flight) {
-      await requeue(trx, scope, [found], now);
-      await sql`select pg_notify(${EVENTS_CHANNEL}, ${found.event_id})`.execute(trx);
-    }
+    if (!in_flight) await requeue(trx, scope, [found], now);
     const row = await trx
       .selectFrom('webhook_deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
@@ -246,8 +243,11 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
       .where('d.id', '=', delivery_id)
       .executeTakeFirstOrThrow();
     const attempts = await trx.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', delivery_id).execute();
-    return presentDelivery(row, attempts);
+    return { requeued: !in_flight, view: presentDelivery(row, attempts) };
   });
+  // after the commit: a NOTIFY inside the transaction would queue its commit behind every other NOTIFY's
+  if (result.requeued) await wakeDispatchers(deps.db);
+  return result.view;
 }
 
 /**
@@ -257,7 +257,7 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
 export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, since: string, endpoint_id?: string): Promise<{ requeued: number; since: string }> {
   const now = deps.clock.now();
   const since_at = new Date(since);
-  return deps.db.transaction().execute(async (trx) => {
+  const result = await deps.db.transaction().execute(async (trx) => {
     if (endpoint_id !== undefined) {
       const endpoint = await trx
         .selectFrom('webhook_endpoints')
@@ -283,7 +283,9 @@ export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, sin
       .forUpdate('d');
     if (endpoint_id !== undefined) select = select.where('d.endpoint_id', '=', endpoint_id);
     const requeued = await requeue(trx, scope, await select.execute(), now);
-    if (requeued > 0) await sql`select pg_notify(${EVENTS_CHANNEL}, 'recover')`.execute(trx);
     return { requeued, since: since_at.toISOString() };
   });
+  // after the commit: a NOTIFY inside the transaction would queue its commit behind every other NOTIFY's
+  if (result.requeued > 0) await wakeDispatchers(deps.db);
+  return result;
 }

@@ -1,0 +1,139 @@
+import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
+
+/**
+ * Tells listeners, after the fact, that rows were inserted into a table and committed: the outbox's wake-up for the
+ * webhook dispatcher without a NOTIFY inside the business transaction (PostgreSQL serialises the commits of all
+ * transactions that queued a NOTIFY behind one database-wide lock held across the WAL flush; issue 11 measured it).
+ *
+ * The dialect's driver is wrapped: a connection that runs an INSERT into a watched table inside a transaction is
+ * marked, and its COMMIT, once it has returned, calls the table's listeners (a rollback forgets the mark; a rollback
+ * to a savepoint does not, which is harmless for wake-ups; an insert outside a transaction calls them as soon as it
+ * returns). The listeners run after the commit, never inside it.
+ */
+export class CommitWatch {
+  readonly #listeners = new Map<string, Set<() => void>>();
+
+  /** Calls `listener` after every commit that inserted into `table`; returns the unsubscribe function. */
+  on(table: string, listener: () => void): () => void {
+    let set = this.#listeners.get(table);
+    if (!set) this.#listeners.set(table, (set = new Set()));
+    set.add(listener);
+    return () => void set.delete(listener);
+  }
+
+  watches(table: string): boolean {
+    return (this.#listeners.get(table)?.size ?? 0) > 0;
+  }
+
+  fire(tables: Iterable<string>): void {
+    for (const table of tables) for (const listener of this.#listeners.get(table) ?? []) listener();
+  }
+
+  wrap(dialect: Dialect): Dialect {
+    return {
+      createAdapter: () => dialect.createAdapter(),
+      createDriver: () => new WatchingDriver(dialect.createDriver(), this),
+      createIntrospector: (db) => dialect.createIntrospector(db),
+      createQueryCompiler: () => dialect.createQueryCompiler(),
+    };
+  }
+}
+
+/** The table an INSERT writes into, from the compiled query's tree (no SQL text is parsed). */
+function insertedTable(query: CompiledQuery): string | undefined {
+  const node = query.query as { kind: string; into?: { table: { identifier: { name: string } } } };
+  return node.kind === 'InsertQueryNode' ? node.into?.table.identifier.name : undefined;
+}
+
+class WatchedConnection implements DatabaseConnection {
+  readonly inner: DatabaseConnection;
+  readonly #watch: CommitWatch;
+  in_transaction = false;
+  readonly written = new Set<string>();
+
+  constructor(inner: DatabaseConnection, watch: CommitWatch) {
+    this.inner = inner;
+    this.#watch = watch;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const result = await this.inner.executeQuery<R>(query);
+    const table = insertedTable(query);
+    if (table !== undefined && this.#watch.watches(table)) {
+      if (this.in_transaction) this.written.add(table);
+      else this.#watch.fire([table]);
+    }
+    return result;
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
+  }
+}
+
+class WatchingDriver implements Driver {
+  readonly #inner: Driver;
+  readonly #watch: CommitWatch;
+
+  constructor(inner: Driver, watch: CommitWatch) {
+    this.#inner = inner;
+    this.#watch = watch;
+  }
+
+  init(): Promise<void> {
+    return this.#inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new WatchedConnection(await this.#inner.acquireConnection(), this.#watch);
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const watched = connection as WatchedConnection;
+    await this.#inner.beginTransaction(watched.inner, settings);
+    watched.in_transaction = true;
+    watched.written.clear();
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const watched = connection as WatchedConnection;
+    try {
+      await this.#inner.commitTransaction(watched.inner);
+    } finally {
+      watched.in_transaction = false;
+    }
+    const written = [...watched.written];
+    watched.written.clear();
+    if (written.length) this.#watch.fire(written);
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const watched = connection as WatchedConnection;
+    watched.written.clear();
+    try {
+      await this.#inner.rollbackTransaction(watched.inner);
+    } finally {
+      watched.in_transaction = false;
+    }
+  }
+
+  async savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.#inner.savepoint!((connection as WatchedConnection).inner, name, compile);
+  }
+
+  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.#inner.rollbackToSavepoint!((connection as WatchedConnection).inner, name, compile);
+  }
+
+  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+    await this.#inner.releaseSavepoint!((connection as WatchedConnection).inner, name, compile);
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.#inner.releaseConnection((connection as WatchedConnection).inner);
+  }
+
+  destroy(): Promise<void> {
+    return this.#inner.destroy();
+  }
+}

@@ -1,0 +1,343 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Trx } from '../../db/database.ts';
+import type { KeyIdentity } from '../../http/idempotency.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { ok } from '../../http/schemas.ts';
+import { AppError } from '../../lib/errors.ts';
+import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
+import { recordEvents } from '../events/outbox.ts';
+import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reserveLegs, type Leg, type OfferState } from '../liquidity/service.ts';
+import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
+import { DEFAULT_EXPIRES_IN_SECONDS, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import type { LegRow, PaymentRow } from './tables.ts';
+
+/** What a create answers: the body the route sends, and its status when the batch made it (alone() sets its own on the reply). */
+export interface CreateAnswer {
+  status?: number;
+  body: { success: true; data: PaymentView };
+}
+
+export interface BatchedCreate {
+  scope: MerchantScope;
+  input: CreatePaymentInput;
+  /** The request's idempotency identity when it carries a key (see idempotencyRequest). */
+  idempotency: { identity: KeyIdentity; fingerprint: string } | undefined;
+  /**
+   * The request on its own (the unbatched create with its own idempotency handling): run for a request whose key
+   * was already used (replay or conflict), and for every request of a batch that failed for a reason of its own.
+   */
+  alone: () => Promise<CreateAnswer>;
+}
+
+interface Pending extends BatchedCreate {
+  resolve: (answer: CreateAnswer) => void;
+  reject: (error: unknown) => void;
+}
+
+/** One create inside a batch attempt. */
+interface Item {
+  job: Pending;
+  id: string;
+  amount_minor: number;
+  payment_method: PaymentMethod;
+  row: PaymentRow;
+  claim_id?: number;
+  legs?: Leg[];
+  /** The payment as the API shows it (set once its legs are planned). */
+  view?: PaymentView;
+  error?: unknown;
+}
+
+export interface CreateBatcherOptions {
+  /** The most creates one transaction takes. */
+  max_batch?: number;
+  /** How long an idle batcher waits for more creates before it starts a batch. */
+  gather_ms?: number;
+  /** Told when a whole batch failed (its requests then ran alone). */
+  onBatchFailed?: (error: unknown) => void;
+}
+
+/** What the batcher did so far (the bench prints the mean batch size). */
+export interface CreateBatcherStats {
+  batches: number;
+  /** Requests answered by a batch. */
+  batched: number;
+  /** Requests that ran alone (a used idempotency key, or a failed batch). */
+  alone: number;
+  failed_batches: number;
+}
+
+/**
+ * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch runs (or
+ * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order, in one transaction: one
+ * multi-row insert each for the idempotency claims, payments, legs and `payment.matched` events, and one conditional
+ * reservation per seller as the last write (so the sellers' rows are locked only for that statement and the commit,
+ * and a seller's row is written once per batch instead of once per payment). Each request gets its own answer: a
+ * duplicate order_id or too little liquidity fails that request alone (409, nothing of it kept), the others commit.
+ *
+ * The rules of the single create hold: FIFO (best rate, then the oldest offer; earlier requests of a batch plan
+ * first), no overbooking (the reservation is conditional; a lost race rolls the batch back and plans it again from a
+ * fresh read, the last attempt with the offers locked), idempotency (a key is claimed in the batch; a key already
+ * used goes the single way and replays or conflicts there). A batch that fails for any other reason (a deadlock
+ * with another process's batch, say) answers each of its requests by running it alone.
+ */
+export class PaymentCreateBatcher {
+  readonly #deps: PaymentsDeps;
+  readonly #max_batch: number;
+  readonly #gather_ms: number;
+  readonly #onBatchFailed: (error: unknown) => void;
+  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0 };
+  #queue: Pending[] = [];
+  #running = false;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: PaymentsDeps, options: CreateBatcherOptions = {}) {
+    this.#deps = deps;
+    this.#max_batch = options.max_batch ?? 128;
+    this.#gather_ms = options.gather_ms ?? 1;
+    this.#onBatchFailed = options.onBatchFailed ?? (() => {});
+  }
+
+  /** Every create runs alone while set (the bench measures both ways in one run). */
+  bypass = false;
+
+  /** Creates one payment in the next batch; resolves to its own answer or rejects with its own error. */
+  create(job: BatchedCreate): Promise<CreateAnswer> {
+    if (this.bypass) return job.alone();
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ ...job, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#running || this.#timer !== undefined) return;
+    if (this.#queue.length >= this.#max_batch) return void this.#drain();
+    this.#timer = setTimeout(() => this.#drain(), this.#gather_ms);
+  }
+
+  #drain(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#running || this.#queue.length === 0) return;
+    const jobs = this.#queue.splice(0, this.#max_batch);
+    this.#running = true;
+    void this.#run(jobs).finally(() => {
+      this.#running = false;
+      // what arrived meanwhile goes at once: it has waited for a whole batch already
+      if (this.#queue.length > 0) this.#drain();
+    });
+  }
+
+  async #run(jobs: Pending[]): Promise<void> {
+    let items: Item[];
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          items = await this.#deps.db.transaction().execute((trx) => this.#attempt(trx, jobs, attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS));
+          break;
+        } catch (error) {
+          if (!(error instanceof AllocationRaced) || attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS) throw error;
+        }
+      }
+    } catch (error) {
+      // Not one request's fault (or not only one's): each request runs alone and gets its own answer.
+      this.stats.failed_batches++;
+      this.stats.alone += jobs.length;
+      this.#onBatchFailed(error);
+      // not awaited: the next batch need not wait for these
+      for (const job of jobs) job.alone().then(job.resolve, job.reject);
+      return;
+    }
+    this.stats.batches++;
+    for (const item of items) {
+      if (item.error === ALONE) {
+        // a used key replays or conflicts on its own, after this batch's commit; not awaited, like the answers
+        this.stats.alone++;
+        item.job.alone().then(item.job.resolve, item.job.reject);
+        continue;
+      }
+      this.stats.batched++;
+      if (item.error !== undefined) item.job.reject(item.error);
+      else item.job.resolve({ status: 201, body: ok(item.view!) });
+    }
+  }
+
+  /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
+  async #attempt(trx: Trx, jobs: readonly Pending[], lock_offers: boolean): Promise<Item[]> {
+    const now = this.#deps.clock.now();
+    const items: Item[] = [];
+    for (const job of jobs) {
+      const item = { job, id: job.scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID() } as Item;
+      try {
+        item.amount_minor = toMinor(job.input.amount, job.input.currency);
+        item.payment_method = resolvePaymentMethod(job.input.currency, job.input.payment_method);
+      } catch (error) {
+        item.error = error;
+      }
+      items.push(item);
+    }
+
+    await claimKeys(trx, items, now);
+    await insertPayments(trx, items, now);
+
+    // FIFO in arrival order over one read of the offers per currency and rail (live) or the synthetic sellers (sandbox)
+    const offers = new Map<string, OfferState[]>();
+    const sandbox = new Map<string, Leg>();
+    for (const item of live(items)) {
+      const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
+      const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
+      try {
+        if (key.is_sandbox) {
+          // the synthetic seller is the same for every part: read once per currency and rail
+          let synthetic = sandbox.get(name);
+          if (!synthetic) sandbox.set(name, (synthetic = (await allocateSynthetic(trx, key, [1]))[0]!));
+          item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
+          continue;
+        }
+        let state = offers.get(name);
+        if (!state) offers.set(name, (state = await readOffers(trx, key, lock_offers)));
+        item.legs = planLegs(state, key, item.amount_minor);
+      } catch (error) {
+        item.error = error;
+      }
+    }
+    // refused in planning after their insert (a duplicate's row was never inserted: its row is unset)
+    const refused = items.filter((item) => item.error !== undefined && item.row !== undefined);
+    if (refused.length) await trx.deleteFrom('payments').where('id', 'in', refused.map((item) => item.id)).execute();
+
+    const created = live(items);
+    for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
+    if (created.length) {
+      await trx.insertInto('payment_legs').values(created.flatMap(legRows)).execute();
+      await recordEvents(
+        trx,
+        now,
+        created.map((item) => {
+          const view = item.view!;
+          return {
+            merchant_id: item.row.merchant_id,
+            is_sandbox: item.row.is_sandbox,
+            type: 'payment.matched',
+            resource_type: 'payment',
+            resource_id: item.id,
+            data: view as unknown as Record<string, unknown>,
+            flat: paymentEventFields(view),
+          };
+        }),
+      );
+    }
+    await settleKeys(trx, items);
+
+    // the last write: one conditional reservation per seller, in FIFO lock order (reserveLegs)
+    const per_seller = new Map<string, number>();
+    for (const item of created) {
+      if (item.job.scope.is_sandbox) continue;
+      for (const leg of item.legs!) per_seller.set(leg.seller_id, (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount));
+    }
+    await reserveLegs(trx, [...per_seller].map(([seller_id, held]) => ({ seller_id, allocated_fiat_amount: held, reserved_minor: null })));
+    return items;
+  }
+}
+
+/** Marks a request that goes the single way after the batch (its idempotency key was used already). */
+const ALONE = Symbol('alone');
+
+const live = (items: readonly Item[]) => items.filter((item) => item.error === undefined);
+
+function legRows(item: Item): LegRow[] {
+  return (item.legs ?? []).map((leg) => ({ payment_id: item.id, ...leg }));
+}
+
+/** Claims the requests' idempotency keys in one statement; a request whose key exists already (or twice in this batch) goes alone. */
+async function claimKeys(trx: Trx, items: Item[], now: Date): Promise<void> {
+  const keyed = live(items).filter((item) => item.job.idempotency);
+  if (!keyed.length) return;
+  const claimed = await trx
+    .insertInto('idempotency_keys')
+    .values(keyed.map((item) => ({ ...item.job.idempotency!.identity, fingerprint: item.job.idempotency!.fingerprint, created_at: now })))
+    .onConflict((conflict) => conflict.columns(['merchant_id', 'is_sandbox', 'method', 'path', 'key']).doNothing())
+    .returning(['id', 'merchant_id', 'is_sandbox', 'method', 'path', 'key'])
+    .execute();
+  const ids = new Map(claimed.map((row) => [identityName(row), row.id]));
+  for (const item of keyed) {
+    const name = identityName(item.job.idempotency!.identity);
+    const id = ids.get(name);
+    if (id === undefined) {
+      item.error = ALONE;
+    } else {
+      item.claim_id = id;
+      ids.delete(name);
+    }
+  }
+}
+
+function identityName(identity: Pick<KeyIdentity, 'merchant_id' | 'is_sandbox' | 'method' | 'path' | 'key'>): string {
+  return JSON.stringify([identity.merchant_id, identity.is_sandbox, identity.method, identity.path, identity.key]);
+}
+
+/** Stores each created payment's response on its key, and gives back the keys of requests that failed (a retry runs anew). */
+async function settleKeys(trx: Trx, items: readonly Item[]): Promise<void> {
+  const failed = items.filter((item) => item.claim_id !== undefined && item.error !== undefined).map((item) => item.claim_id!);
+  if (failed.length) await trx.deleteFrom('idempotency_keys').where('id', 'in', failed).execute();
+  const stored = live(items).filter((item) => item.claim_id !== undefined);
+  if (!stored.length) return;
+  const values = sql.join(stored.map((item) => sql`(${item.claim_id}::bigint, ${JSON.stringify(ok(item.view!))}::jsonb)`));
+  await sql`update idempotency_keys as k set response_status = 201, response_body = v.body from (values ${values}) as v(id, body) where k.id = v.id`.execute(trx);
+}
+
+/** Inserts the payments (as `matched`) in one statement; an order_id that exists (or comes twice in this batch) fails that request: 409. */
+async function insertPayments(trx: Trx, items: Item[], now: Date): Promise<void> {
+  const fresh = live(items);
+  if (!fresh.length) return;
+  for (const item of fresh) {
+    const { scope, input } = item.job;
+    item.row = {
+      id: item.id,
+      merchant_id: scope.merchant_id,
+      is_sandbox: scope.is_sandbox,
+      order_id: input.order_id,
+      amount_minor: item.amount_minor,
+      currency: input.currency as Currency,
+      payment_method: item.payment_method,
+      return_url: input.return_url,
+      status: 'matched',
+      metadata: input.metadata ?? {},
+      quote_lock_id: null,
+      failure_reason: null,
+      synthetic_match: null,
+      settlement_id: null,
+      expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
+      created_at: now,
+      matched_at: now,
+      checkout_opened_at: null,
+      confirming_at: null,
+      completed_at: null,
+      failed_at: null,
+      expired_at: null,
+      cancelled_at: null,
+      settled_at: null,
+    };
+  }
+  const inserted = await trx
+    .insertInto('payments')
+    .values(fresh.map((item) => ({ ...item.row, metadata: JSON.stringify(item.row.metadata) })))
+    .onConflict((conflict) => conflict.constraint('payments_order_id_unique').doNothing())
+    .returning('id')
+    .execute();
+  const ids = new Set(inserted.map((row) => row.id));
+  const duplicates = fresh.filter((item) => !ids.has(item.id));
+  if (!duplicates.length) return;
+  const existing = await trx
+    .selectFrom('payments')
+    .select(['id', 'merchant_id', 'is_sandbox', 'order_id'])
+    .where('order_id', 'in', duplicates.map((item) => item.job.input.order_id))
+    .execute();
+  for (const item of duplicates) {
+    const owner = existing.find((row) => row.merchant_id === item.row.merchant_id && row.is_sandbox === item.row.is_sandbox && row.order_id === item.row.order_id && row.id !== item.id);
+    item.error = new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${item.job.input.order_id} already has ${owner ? `payment ${owner.id}` : 'a payment'}`);
+    // its row was never inserted: nothing to delete
+    item.row = undefined as unknown as PaymentRow;
+  }
+}

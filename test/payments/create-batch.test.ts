@@ -1,0 +1,77 @@
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { PaymentCreateBatcher } from '../../src/modules/payments/create-batch.ts';
+import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
+
+const RETURN_URL = 'https://shop.example/return';
+
+describe('the batching allocator: many creates in one transaction, each with its own answer', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+  let order = 0;
+  const next = () => `batch-order-${++order}`;
+  const batcher = () => t.application.payments.create_batcher as PaymentCreateBatcher;
+
+  before(async () => {
+    t = await startTestApp();
+    merchant = await t.createMerchant();
+  });
+  beforeEach(async () => {
+    await t.db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
+  });
+  after(() => t.close());
+
+  const create = (body: Record<string, unknown>, headers?: Record<string, string>) => t.call('POST', '/v1/trades', merchant.live, { return_url: RETURN_URL, currency: 'THB', ...body }, headers);
+
+  it('one batch: a duplicate order_id, too little liquidity and bad input fail alone; the others commit FIFO with their keys', async () => {
+    const seller = await t.createSeller(thbSeller(30_000));
+    const taken = next();
+    assert.equal((await create({ order_id: taken, amount: 1_000 })).statusCode, 201);
+    const before_stats = { ...batcher().stats };
+    const twice = next();
+    const firstBody = { return_url: RETURN_URL, currency: 'THB', order_id: next(), amount: 10_000 };
+    const responses = await Promise.all([
+      t.call('POST', '/v1/trades', merchant.live, firstBody, { 'idempotency-key': 'batch-key-1' }),
+      create({ order_id: taken, amount: 1_000 }, { 'idempotency-key': 'batch-key-2' }),
+      create({ order_id: next(), amount: 30_000 }),
+      create({ order_id: twice, amount: 5_000 }),
+      create({ order_id: twice, amount: 5_000 }),
+      create({ order_id: next(), amount: 'x1' }),
+      create({ order_id: next(), amount: 10_000 }, { 'idempotency-key': 'batch-key-3' }),
+    ]);
+    const outcome = responses.map((r) => `${r.statusCode} ${r.statusCode === 201 ? 'ok' : r.json().error.code}`);
+    // the two requests with one order_id: whichever came first wins
+    assert.deepEqual([outcome[3], outcome[4]].sort(), ['201 ok', '409 PAYMENT_DUPLICATE_ORDER_ID']);
+    assert.deepEqual(
+      [outcome[0], outcome[1], outcome[2], outcome[5], outcome[6]],
+      ['201 ok', '409 PAYMENT_DUPLICATE_ORDER_ID', '409 PAYMENT_INSUFFICIENT_LIQUIDITY', '400 VALIDATION_ERROR', '201 ok'],
+    );
+    const stats = batcher().stats;
+    assert.ok(stats.batches - before_stats.batches <= 2, `${stats.batches - before_stats.batches} batches`);
+    assert.equal(stats.failed_batches, before_stats.failed_batches);
+    // 1,000 + 10,000 + 5,000 + 10,000 reserved; the 30,000 that did not fit kept nothing
+    const row = await t.db.selectFrom('sellers').select(['reserved_minor']).where('id', '=', seller.id).executeTakeFirstOrThrow();
+    assert.equal(row.reserved_minor, 26_000);
+    const legs = await t.db.selectFrom('payment_legs').select((eb) => eb.fn.sum<string>('allocated_fiat_amount').as('total')).where('seller_id', '=', seller.id).executeTakeFirstOrThrow();
+    assert.equal(Number(legs.total), 26_000);
+    // the failed request's key was given back: the same key with another body runs anew
+    const retried = await create({ order_id: next(), amount: 1_000 }, { 'idempotency-key': 'batch-key-2' });
+    assert.equal(retried.statusCode, 201);
+    // a stored key replays the batch's answer
+    const replay = await t.call('POST', '/v1/trades', merchant.live, JSON.parse(JSON.stringify(firstBody)), { 'idempotency-key': 'batch-key-1' });
+    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.headers['idempotent-replayed'], 'true');
+    assert.equal(replay.json().data.id, responses[0]!.json().data.id);
+    const events = await t.db.selectFrom('events').select('resource_id').where('type', '=', 'payment.matched').where('resource_id', 'in', responses.filter((r) => r.statusCode === 201).map((r) => r.json().data.id)).execute();
+    assert.equal(events.length, 3);
+  });
+
+  it('the same key twice in one batch: one payment, the other request replays it', async () => {
+    await t.createSeller(thbSeller(100_000));
+    const body = { order_id: next(), amount: 2_000 };
+    const responses = await Promise.all([create(body, { 'idempotency-key': 'same-key' }), create(body, { 'idempotency-key': 'same-key' })]);
+    assert.deepEqual(responses.map((r) => r.statusCode), [201, 201]);
+    assert.equal(responses[0]!.json().data.id, responses[1]!.json().data.id);
+    assert.equal(responses.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 1);
+  });
+});
