@@ -143,9 +143,37 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
       const read = await t.call('GET', `/v1/pending-funds/${id}`, receiver.live);
       assert.equal(read.json().data.failure_reason, 'intake_validation_unverified');
       assert.equal(read.json().data.intake_attempts, INTAKE_MAX_ATTEMPTS);
+      const counted = Object.fromEntries((await deps.revalidations!.get()).values.map((v) => [String(v.labels['outcome']), v.value]));
+      assert.equal(counted['exhausted'], 1);
     } finally {
       validator.fallback = 'verified';
     }
+  });
+
+  it('runs as the scheduled pending-funds-revalidation job', async () => {
+    const id = await inconclusive('timeout');
+    t.clock.advance(INTAKE_RETRY_BASE_MS);
+    validator.next = ['verified'];
+    t.application.scheduler.start();
+    try {
+      for (let i = 0; i < 200 && (await row(id)).status === 'pending_validation'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      await t.application.scheduler.stop();
+    }
+    assert.equal((await row(id)).status, 'validated_pending_receiver_confirm');
+  });
+
+  it('a row without a stored receipt (created before the receipts were kept) is left to its TTL without a validator call', async () => {
+    const id = await inconclusive('unverified');
+    await t.db.deleteFrom('pending_funds_receipts').where('pending_funds_id', '=', id).execute();
+    t.clock.advance(INTAKE_RETRY_BASE_MS);
+    const calls = validator.calls;
+    assert.equal(await revalidate(), 1);
+    assert.equal(validator.calls, calls);
+    const left = await row(id);
+    assert.equal(left.status, 'pending_validation');
+    assert.equal(left.intake_next_attempt_at, null);
+    assert.equal(await revalidate(), 0);
   });
 
   it('a row past its TTL is not revalidated; a claimed row is not taken twice', async () => {

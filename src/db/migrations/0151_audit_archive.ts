@@ -23,7 +23,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     alter table admin_audit_log_archive add column archived_at timestamptz not null;
     alter table admin_audit_log_archive add primary key (id);
     create index admin_audit_log_archive_target on admin_audit_log_archive (target_type, target_id, created_at);
-    create index receiver_confirm_audit_created on receiver_confirm_audit (created_at, id);
+    -- The oldest-first scan of the move (receiver_confirm_audit_list already serves receiver_confirm_audit backwards).
     create index admin_audit_log_created on admin_audit_log (created_at, id);
   `,
   );
