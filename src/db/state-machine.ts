@@ -8,6 +8,8 @@ export type StatusTable = { [T in keyof Database]: Selectable<Database[T]> exten
 
 type Column<T extends StatusTable> = keyof Selectable<Database[T]> & string;
 type StatusOf<T extends StatusTable> = Selectable<Database[T]> extends { status: infer S extends string } ? S : never;
+/** What a move may set beside the status: any other column (the status and the id are the move's own). */
+export type MovePatch<T extends StatusTable> = Omit<Updateable<Database[T]>, 'id' | 'status'>;
 
 /**
  * One resource's status machine: its table, every allowed move, the timestamp column set on entering a status, and
@@ -42,13 +44,13 @@ export async function moveStatus<T extends StatusTable>(
   row: { id: string; status: StatusOf<T> },
   to: StatusOf<T>,
   at: Date,
-  patch: Updateable<Database[T]> = {} as Updateable<Database[T]>,
+  patch: MovePatch<T> = {} as MovePatch<T>,
 ): Promise<Selectable<Database[T]>> {
   if (!canMove(machine, row.status, to)) {
     throw new AppError(machine.refused?.(row.status) ?? machine.conflict, `A ${row.status} ${machine.noun} cannot become ${to}`);
   }
   const stamp = to === row.status ? undefined : machine.entered_at[to];
-  const set: Record<string, unknown> = { status: to, ...(patch as object) };
+  const set: Record<string, unknown> = { ...patch, status: to };
   if (machine.touched_at) set[machine.touched_at] = at;
   if (stamp) set[stamp] = at;
   // The table name is a type parameter here, which Kysely's builder cannot follow; the machine's types guard the call.
@@ -69,5 +71,5 @@ const capitalise = (text: string): string => text.charAt(0).toUpperCase() + text
 /** `moveStatus` bound to one machine: what a module exports as its own `transition`. */
 export const mover =
   <T extends StatusTable>(machine: StateMachine<T>) =>
-  (trx: Trx, row: { id: string; status: StatusOf<T> }, to: StatusOf<T>, at: Date, patch?: Updateable<Database[T]>): Promise<Selectable<Database[T]>> =>
+  (trx: Trx, row: { id: string; status: StatusOf<T> }, to: StatusOf<T>, at: Date, patch?: MovePatch<T>): Promise<Selectable<Database[T]>> =>
     moveStatus(trx, machine, row, to, at, patch);
