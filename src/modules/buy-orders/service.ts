@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
+import { buyBatchChangedConcurrently, buyOrderNotCancellable, buyOrderOfAnotherMerchant } from './errors.ts';
 
 export interface BuyOrdersDeps {
   db: Db;
@@ -98,7 +99,7 @@ export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<BuyOrderRow> {
   const order = await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst();
   if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Buy order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('FORBIDDEN', 'This buy order belongs to another merchant');
+  if (order.merchant_id !== scope.merchant_id) throw buyOrderOfAnotherMerchant();
   return order;
 }
 
@@ -163,7 +164,7 @@ export async function cancelBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: Merch
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
   const order = await trx.selectFrom('buy_orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-  if (order.status !== 'pending') throw new AppError('BUY_ORDER_BAD_STATE', `Only a pending buy order can be cancelled; this one is ${order.status}`);
+  if (order.status !== 'pending') throw buyOrderNotCancellable(order.status);
   return emitBuyOrderEvent(trx, now, await transitionBuyOrder(trx, order, 'cancelled', now), 'buy_order.cancelled');
 }
 
@@ -213,7 +214,7 @@ export async function applyBuyFills(trx: Trx, updates: readonly BuyFillUpdate[],
     from (values ${values}) as v(buy_order_id, filled, fiat, sell_order_id, mint_transfer_id, complete)
     where b.id = v.buy_order_id and b.status = 'pending'
     returning b.*`.execute(trx);
-  if (result.rows.length !== updates.length) throw new AppError('BUY_ORDER_BAD_STATE', 'A buy order of the batch changed status concurrently');
+  if (result.rows.length !== updates.length) throw buyBatchChangedConcurrently();
   return result.rows.map((row) => ({
     ...row,
     amount_micro_pay: Number(row.amount_micro_pay),

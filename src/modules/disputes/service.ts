@@ -11,6 +11,7 @@ import { sellOrderForDispute } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
 import { present } from '../../lib/assert.ts';
+import { disputeNotResolvable, disputeOfAnotherMerchant, resolutionBurnUncovered, sellOrderOfAnotherMerchant, unresolvedDisputeExists } from './errors.ts';
 
 export interface DisputesDeps {
   db: Db;
@@ -178,9 +179,9 @@ async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: Disp
 export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: MerchantScope, user_id: string, input: { sell_order_id: string; notes: string }): Promise<DisputeView> {
   const order = await sellOrderForDispute(trx, input.sell_order_id);
   if (!order || order.is_sandbox !== scope.is_sandbox) throw notFound('Sell order');
-  if (order.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'The sell order belongs to another merchant');
+  if (order.merchant_id !== scope.merchant_id) throw sellOrderOfAnotherMerchant();
   const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, { actor_user_id: user_id, actor_role: 'merchant' });
-  if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
+  if (!dispute) throw unresolvedDisputeExists();
   return presentDispute(dispute);
 }
 
@@ -200,7 +201,7 @@ async function loadEvents(executor: Executor, dispute_id: string): Promise<Dispu
 export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
   const dispute = await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst();
   if (!dispute || dispute.is_sandbox !== scope.is_sandbox) throw notFound('Dispute');
-  if (dispute.merchant_id !== scope.merchant_id) throw new AppError('GATEWAY_DISPUTE_CROSS_MERCHANT', 'This dispute is on another merchant\'s sell order');
+  if (dispute.merchant_id !== scope.merchant_id) throw disputeOfAnotherMerchant();
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
@@ -293,7 +294,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
-    if (!DISPUTE_TRANSITIONS[dispute.status].includes('resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
+    if (!DISPUTE_TRANSITIONS[dispute.status].includes('resolved')) throw disputeNotResolvable(dispute.status);
     const order = present(await sellOrderForDispute(trx, dispute.sell_order_id), `dispute ${dispute.id} references an existing sell order (foreign key)`);
     const earlier = await trx
       .selectFrom('disputes')
@@ -324,7 +325,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
         transfer_id = transfer.id;
       } catch (error) {
         if (error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS') {
-          throw new AppError('LEDGER_INSUFFICIENT_FUNDS', `The merchant's available PAY is below the ${traded_micro_pay} micro-PAY this resolution burns; the dispute stays ${dispute.status}`, error.details);
+          throw resolutionBurnUncovered(traded_micro_pay, dispute.status, error.details);
         }
         throw error;
       }
