@@ -3,8 +3,9 @@ import type { Db } from '../../db/database.ts';
 import type { KeyKind } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { generateApiKey, type ApiKeyCache } from './credentials.ts';
+import { graceOutOfRange, keyAlreadyRolled } from './errors.ts';
 
 export const DEFAULT_KEY_ROLL_GRACE_SECONDS = 24 * 3600;
 export const MAX_KEY_ROLL_GRACE_SECONDS = 7 * 24 * 3600;
@@ -49,13 +50,13 @@ export async function rollApiKey(
   grace_seconds = DEFAULT_KEY_ROLL_GRACE_SECONDS,
 ): Promise<{ key: ApiKeyView; raw_key: string; previous: ApiKeyView }> {
   if (!Number.isInteger(grace_seconds) || grace_seconds < 0 || grace_seconds > MAX_KEY_ROLL_GRACE_SECONDS) {
-    throw new AppError('VALIDATION_ERROR', `grace_seconds must be 0 to ${MAX_KEY_ROLL_GRACE_SECONDS}`, [{ field: 'grace_seconds', message: 'out of range' }]);
+    throw graceOutOfRange(MAX_KEY_ROLL_GRACE_SECONDS);
   }
   const now = deps.clock.now();
   const rolled = await deps.db.transaction().execute(async (trx) => {
     const old = await trx.selectFrom('api_keys').selectAll().where('id', '=', key_id).where('merchant_id', '=', merchant_id).forUpdate().executeTakeFirst();
     if (!old) throw notFound('API key');
-    if (old.revoked_at !== null) throw new AppError('FORBIDDEN', 'This key was already rolled or revoked; roll its successor');
+    if (old.revoked_at !== null) throw keyAlreadyRolled();
     const revoked_at = new Date(now.getTime() + grace_seconds * 1000);
     await trx.updateTable('api_keys').set({ revoked_at }).where('id', '=', old.id).execute();
     const fresh = generateApiKey(old.kind);
