@@ -171,6 +171,14 @@ function withFormKey(request: FastifyRequest, form: Form): void {
   if (key) request.headers['idempotency-key'] = key;
 }
 
+/**
+ * The `:id` of a dashboard route's path. Dashboard pages are HTML forms without a params schema (Fastify's router
+ * guarantees the segment is there, not its shape); each handler checks the id's form where it matters.
+ */
+function pathId(request: FastifyRequest): string {
+  return (request.params as { id: string }).id;
+}
+
 export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }> = async (app, { deps }) => {
   await app.register(formbody, { bodyLimit: 64 * 1024 });
   const cookie_options = { secure: deps.secure_cookies, max_age_seconds: Math.floor(SESSION_ABSOLUTE_MS / 1000) };
@@ -404,7 +412,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   get('/dashboard/payments/:id', 'Payment detail: timeline, legs, QR, checkout link, events and deliveries', {}, async ({ request, reply, context, session, scope }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     if (!PAYMENT_ID.test(id)) throw paymentNotFound();
     const payment = await getPayment(deps.payments, scope, id);
     const checkout = payment.match_details.length ? await getCheckoutForMerchant(deps.payments, scope, id) : null;
@@ -420,7 +428,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/webhook-deliveries/:id/redeliver', 'Redeliver a webhook delivery', { permission: 'webhooks' }, async ({ request, reply, context, scope, form }) => {
-    const delivery = await redeliver(deps.webhooks, scope, (request.params as { id: string }).id);
+    const delivery = await redeliver(deps.webhooks, scope, pathId(request));
     if (request.headers['hx-request'] === 'true') {
       return securityHeaders(reply).type('text/html; charset=utf-8').send(html`<span class="status" role="status">${context.t('redelivered')} (${delivery.status})</span>`.value);
     }
@@ -456,7 +464,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
     // The same rule as the API's receiver-confirm route: it moves live value.
     if (scope.is_sandbox) throw confirmInLiveView();
     if (!file) throw receiptFileRequired();
-    await receiverConfirm(deps.pending_funds, scope, (request.params as { id: string }).id, { receipt_base64: file.data.toString('base64'), content_type: file.mimetype });
+    await receiverConfirm(deps.pending_funds, scope, pathId(request), { receipt_base64: file.data.toString('base64'), content_type: file.mimetype });
     return redirect(reply, '/dashboard/balance?notice=done#pending-funds');
   });
 
@@ -468,14 +476,14 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/sell-orders/:id/cancel', 'Cancel a pending sell order', { permission: 'money' }, async ({ request, reply, scope, form }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     withFormKey(request, form);
     await idempotent(deps.sell_orders, request, reply, { required: false }, async (trx) => ({ status: 200, body: ok(await cancelSellOrder(deps.sell_orders, trx, scope, id)) }));
     return redirect(reply, '/dashboard/balance?notice=done#sell-orders');
   });
 
   post('/dashboard/sell-orders/:id/confirm', 'Confirm a sell order\'s cash leg with evidence (multipart `receipt`)', { permission: 'money', multipart: true }, async ({ request, reply, scope, form, file }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     if (!file) throw receiptFileRequired();
     const input = { receipt_base64: file.data.toString('base64'), content_type: file.mimetype, ...(form['reference'] ? { reference: form['reference'].slice(0, 200) } : {}) };
     const evidence = await checkCashLegEvidence(deps.sell_orders, scope, id, input);
@@ -491,7 +499,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/buy-orders/:id/cancel', 'Cancel a pending buy order', { permission: 'money' }, async ({ request, reply, scope, form }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     withFormKey(request, form);
     await idempotent(deps.buy_orders, request, reply, { required: false }, async (trx) => ({ status: 200, body: ok(await cancelBuyOrder(deps.buy_orders, trx, scope, id)) }));
     return redirect(reply, '/dashboard/balance?notice=done#buy-orders');
@@ -508,7 +516,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   get('/dashboard/disputes/:id', 'A dispute and its event log', {}, async ({ request, reply, context, scope }) => {
-    const dispute = await getMerchantDispute(deps.disputes, scope, (request.params as { id: string }).id);
+    const dispute = await getMerchantDispute(deps.disputes, scope, pathId(request));
     return sendPage(reply, disputePage(context, dispute));
   });
 
@@ -520,14 +528,14 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   get('/dashboard/settlements/:id', 'A settlement batch: payments and fee arithmetic', {}, async ({ request, reply, context, scope }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     const settlement = await getSettlement(deps.settlements.db, scope, id);
     const payments = await listSettlementPayments(deps.settlements.db, scope, id, { limit: 100 });
     return sendPage(reply, settlementDetailPage(context, { settlement, payments: payments.data }));
   });
 
   get('/dashboard/settlements/:id/export.csv', 'A settlement batch as CSV', {}, async ({ request, reply, scope }) => {
-    const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, (request.params as { id: string }).id);
+    const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, pathId(request));
     return securityHeaders(reply).type('text/csv; charset=utf-8').header('Content-Disposition', `attachment; filename="${filename}"`).send(csv);
   });
 
@@ -551,7 +559,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   post('/dashboard/api-keys/:id/roll', 'Roll an API key: the new key is shown once, the old one works for a grace period', { permission: 'keys' }, async (signed) => {
     const hours = Number(signed.form['grace_hours'] ?? '24');
     if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
-    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, (signed.request.params as { id: string }).id, hours * 3600);
+    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, pathId(signed.request), hours * 3600);
     const { t } = signed.context;
     const revealed = html`${t('rolled', { kind: rolled.key.kind })}<span class="secret" id="new-key">${rolled.raw_key}</span><br>${t('rolled_grace', { until: rolled.previous.expires_at ?? '' })}`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
@@ -573,13 +581,13 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/webhook-endpoints/:id/rotate', 'Rotate a webhook endpoint\'s secret (the new one is shown once)', { permission: 'webhooks' }, async (signed) => {
-    const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, (signed.request.params as { id: string }).id);
+    const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
     const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
   });
 
   post('/dashboard/webhook-endpoints/:id/reveal', 'Show a webhook endpoint\'s current signing secret', { permission: 'webhooks' }, async (signed) => {
-    const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, (signed.request.params as { id: string }).id);
+    const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
     const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
   });

@@ -176,7 +176,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       config: { auth: 'key', errors: [404] },
       schema: { tags: ['payments'], summary: 'Read a trade (the same payment object)', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
     },
-    async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.get(
@@ -211,7 +211,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Envelope(PaymentRef) },
       },
     },
-    async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.get(
@@ -220,7 +220,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       config: { auth: 'key', errors: [404] },
       schema: { tags: ['payments'], summary: 'Checkout view-model (what the hosted page shows)', params: PaymentIdParams, response: { 200: Envelope(CheckoutSchema) }, },
     },
-    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), request.params.id)),
   );
 
   app.post(
@@ -229,7 +229,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       config: { auth: 'key', errors: ['PAYMENT_BAD_STATE'] },
       schema: { tags: ['payments'], summary: 'Cancel a created or matching payment', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
     },
-    async (request) => ok(await cancelPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await cancelPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.post(
@@ -246,7 +246,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     async (request) => {
       const scope = merchantScope(request);
       const file = await readProofFile(request, proof_max_bytes);
-      return ok(await uploadProof(deps, scope, (request.params as { id: string }).id, file));
+      return ok(await uploadProof(deps, scope, request.params.id, file));
     },
   );
 
@@ -264,7 +264,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       },
     },
     async (request, reply) => {
-      const png = await promptpayQrForPayment(deps, (request.params as { id: string }).id, (request.query as { leg?: number }).leg);
+      const png = await promptpayQrForPayment(deps, request.params.id, request.query.leg);
       return reply.header('Cache-Control', 'public, max-age=300').type('image/png').send(png);
     },
   );
