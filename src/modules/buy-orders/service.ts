@@ -9,6 +9,7 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
+import type { BuyOrderView } from './schema.ts';
 import { buyBatchChangedConcurrently, buyOrderNotCancellable, buyOrderOfAnotherMerchant } from './errors.ts';
 
 export interface BuyOrdersDeps {
@@ -29,24 +30,7 @@ export const BUY_ORDER_TRANSITIONS: Record<BuyOrderStatus, readonly BuyOrderStat
 
 const TIMESTAMP_OF: Partial<Record<BuyOrderStatus, keyof BuyOrderRow>> = { matched: 'matched_at', cancelled: 'cancelled_at', expired: 'expired_at' };
 
-export interface BuyOrderView {
-  id: string;
-  merchant_id: string;
-  is_sandbox: boolean;
-  status: BuyOrderStatus;
-  amount_micro_pay: number;
-  fiat_currency: string;
-  fiat_amount: number;
-  filled_micro_pay: number;
-  filled_fiat_amount: number;
-  expires_at: string;
-  matched_sell_order_id: string | null;
-  mint_transfer_id: string | null;
-  created_at: string;
-  matched_at: string | null;
-  cancelled_at: string | null;
-  expired_at: string | null;
-}
+export type { BuyOrderView } from './schema.ts';
 
 export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
   return {

@@ -11,6 +11,7 @@ import { sellOrderForDispute } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
 import { present } from '../../lib/assert.ts';
+import type { DisputeEventView, DisputeView } from './schema.ts';
 import { disputeNotResolvable, disputeOfAnotherMerchant, resolutionBurnUncovered, sellOrderOfAnotherMerchant, unresolvedDisputeExists } from './errors.ts';
 
 export interface DisputesDeps {
@@ -42,35 +43,7 @@ const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.di
 /** PAY a resolution mints or burns moves against this issuance account, so dispute effects are visible on their own. */
 export const disputesIssuanceAccount = (is_sandbox: boolean) => accounts.mintSource('disputes', is_sandbox);
 
-export interface DisputeView {
-  id: string;
-  merchant_id: string;
-  is_sandbox: boolean;
-  sell_order_id: string;
-  kind: DisputeKind;
-  status: DisputeStatus;
-  notes: string;
-  opened_by_user_id: string;
-  outcome: DisputeOutcome | null;
-  resolution: { outcome: DisputeOutcome; ledger_effect: LedgerEffect; amount_micro_pay: number | null; ledger_transfer_id: string | null } | null;
-  created_at: string;
-  investigating_at: string | null;
-  escalated_at: string | null;
-  resolved_at: string | null;
-}
-
-export interface DisputeEventView {
-  id: string;
-  seq: number;
-  action: DisputeAction;
-  from_status: DisputeStatus | null;
-  to_status: DisputeStatus;
-  actor_user_id: string;
-  actor_role: string;
-  notes: string | null;
-  details: Record<string, unknown>;
-  created_at: string;
-}
+export type { DisputeEventView, DisputeView } from './schema.ts';
 
 export function presentDispute(row: DisputeRow): DisputeView {
   return {
