@@ -1,9 +1,10 @@
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
 import { releasedReserveMicroPaySince } from '../sell-orders/service.ts';
+import { notOwnBalance } from './errors.ts';
 
 export interface BalanceDeps {
   db: Db;
@@ -81,7 +82,7 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
 
 /** `GET /v1/merchants/{id}/balance`: the caller's own live balance only (403 FORBIDDEN for another merchant). */
 export async function merchantBalance(deps: BalanceDeps, caller: { merchant_id: string; is_sandbox: boolean }, merchant_id: string): Promise<BalanceView> {
-  if (caller.merchant_id.toLowerCase() !== merchant_id.toLowerCase()) throw new AppError('FORBIDDEN', 'You may read only your own balance');
+  if (caller.merchant_id.toLowerCase() !== merchant_id.toLowerCase()) throw notOwnBalance();
   const view = await readBalance(deps, caller.merchant_id, caller.is_sandbox);
   return {
     available_micro_pay: view.available_micro_pay,

@@ -2,31 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
+import { BuyOrderSchema } from './schema.ts';
 import { BUY_ORDER_STATUSES, cancelBuyOrder, createBuyOrder, getBuyOrder, listBuyOrders, type BuyOrdersDeps } from './service.ts';
 import type { BuyOrderStatus } from './tables.ts';
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 
-export const BuyOrderSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  merchant_id: Type.String(),
-  is_sandbox: Type.Boolean(),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('matched'), Type.Literal('cancelled'), Type.Literal('expired')]),
-  amount_micro_pay: Type.Integer({ description: 'PAY to acquire, in micro-PAY; minted to your available account on match' }),
-  fiat_currency: Type.String(),
-  fiat_amount: Type.Integer({ description: 'Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays' }),
-  filled_micro_pay: Type.Integer({ description: 'PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal' }),
-  filled_fiat_amount: Type.Integer({ description: 'Fiat owed for the filled part, at the sell orders\' prices (at or below yours)' }),
-  expires_at: Timestamp,
-  matched_sell_order_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
-  mint_transfer_id: Type.Union([Type.String(), Type.Null()]),
-  created_at: Timestamp,
-  matched_at: NullableTimestamp,
-  cancelled_at: NullableTimestamp,
-  expired_at: NullableTimestamp,
-});
+export { BuyOrderSchema } from './schema.ts';
 
 const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })) });
 

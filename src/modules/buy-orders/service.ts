@@ -7,10 +7,11 @@ import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
 import { recordEvent, recordEvents } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow } from './tables.ts';
+import type { BuyOrderView } from './schema.ts';
+import { buyBatchChangedConcurrently, buyOrderNotCancellable } from './errors.ts';
 
 export interface BuyOrdersDeps {
   db: Db;
@@ -35,24 +36,7 @@ export const BUY_ORDER_STATES = defineStateMachine({
   conflict: 'BUY_ORDER_BAD_STATE',
 });
 
-export interface BuyOrderView {
-  id: string;
-  merchant_id: string;
-  is_sandbox: boolean;
-  status: BuyOrderStatus;
-  amount_micro_pay: number;
-  fiat_currency: string;
-  fiat_amount: number;
-  filled_micro_pay: number;
-  filled_fiat_amount: number;
-  expires_at: string;
-  matched_sell_order_id: string | null;
-  mint_transfer_id: string | null;
-  created_at: string;
-  matched_at: string | null;
-  cancelled_at: string | null;
-  expired_at: string | null;
-}
+export type { BuyOrderView } from './schema.ts';
 
 export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
   return {
@@ -158,7 +142,7 @@ export async function cancelBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: Merch
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
   const order = await trx.selectFrom('buy_orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-  if (order.status !== 'pending') throw new AppError('BUY_ORDER_BAD_STATE', `Only a pending buy order can be cancelled; this one is ${order.status}`);
+  if (order.status !== 'pending') throw buyOrderNotCancellable(order.status);
   return emitBuyOrderEvent(trx, now, await transitionBuyOrder(trx, order, 'cancelled', now), 'buy_order.cancelled');
 }
 
@@ -208,7 +192,7 @@ export async function applyBuyFills(trx: Trx, updates: readonly BuyFillUpdate[],
     from (values ${values}) as v(buy_order_id, filled, fiat, sell_order_id, mint_transfer_id, complete)
     where b.id = v.buy_order_id and b.status = 'pending'
     returning b.*`.execute(trx);
-  if (result.rows.length !== updates.length) throw new AppError('BUY_ORDER_BAD_STATE', 'A buy order of the batch changed status concurrently');
+  if (result.rows.length !== updates.length) throw buyBatchChangedConcurrently();
   return result.rows.map((row) => ({
     ...row,
     amount_micro_pay: Number(row.amount_micro_pay),

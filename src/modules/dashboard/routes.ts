@@ -52,6 +52,7 @@ import { paymentDetailPage, paymentsPage, PAYMENT_STATUSES } from './pages/payme
 import { settlementDetailPage, settlementsPage } from './pages/settlements.ts';
 import { acceptInvitation, changePassword, checkSignIn, findInvitation, openSession, SESSION_ABSOLUTE_MS, setSessionMode, signOut, type DashboardSession, type UsersDeps } from './users.ts';
 import { present } from '../../lib/assert.ts';
+import { confirmInLiveView, fiatAmountInvalid, fieldNotOneOf, fieldRequired, graceHoursOutOfRange, payAmountInvalid, paymentNotFound, receiptFileRequired, scenarioUnknown, simulateInSandboxView, sinceInvalid } from './errors.ts';
 
 export interface DashboardDeps {
   users: UsersDeps;
@@ -142,25 +143,25 @@ function isoDay(value: string | undefined, plus_days = 0): string | undefined {
 
 function requireField(form: Form, name: string): string {
   const value = form[name]?.trim();
-  if (!value) throw new AppError('VALIDATION_ERROR', `${name} is required`, [{ field: name, message: 'required' }]);
+  if (!value) throw fieldRequired(name);
   return value;
 }
 
 function currencyField(form: Form, name: string): Currency {
   const value = requireField(form, name);
-  if (!isCurrency(value)) throw new AppError('VALIDATION_ERROR', `${name} must be one of ${CURRENCIES.join(', ')}`, [{ field: name, message: 'unsupported' }]);
+  if (!isCurrency(value)) throw fieldNotOneOf(name, CURRENCIES);
   return value;
 }
 
 function minorField(form: Form, name: string): number {
   const minor = majorToMinor(requireField(form, name));
-  if (minor === null || minor <= 0) throw new AppError('VALIDATION_ERROR', `${name} must be a positive amount with at most 2 decimals`, [{ field: name, message: 'invalid amount' }]);
+  if (minor === null || minor <= 0) throw fiatAmountInvalid(name);
   return minor;
 }
 
 function microPayField(form: Form, name: string): number {
   const micro = payToMicro(requireField(form, name));
-  if (micro === null || micro <= 0) throw new AppError('VALIDATION_ERROR', `${name} must be a positive PAY amount with at most 6 decimals`, [{ field: name, message: 'invalid amount' }]);
+  if (micro === null || micro <= 0) throw payAmountInvalid(name);
   return micro;
 }
 
@@ -168,6 +169,14 @@ function microPayField(form: Form, name: string): number {
 function withFormKey(request: FastifyRequest, form: Form): void {
   const key = form['_key'];
   if (key) request.headers['idempotency-key'] = key;
+}
+
+/**
+ * The `:id` of a dashboard route's path. Dashboard pages are HTML forms without a params schema (Fastify's router
+ * guarantees the segment is there, not its shape); each handler checks the id's form where it matters.
+ */
+function pathId(request: FastifyRequest): string {
+  return (request.params as { id: string }).id;
 }
 
 export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }> = async (app, { deps }) => {
@@ -390,9 +399,9 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/payments/simulate', 'Sandbox: simulate a payment scenario', { permission: 'simulate' }, async ({ request, reply, scope, form }) => {
-    if (!scope.is_sandbox) throw new AppError('SANDBOX_ONLY', 'Switch to the sandbox view to simulate payments');
+    if (!scope.is_sandbox) throw simulateInSandboxView();
     const scenario = form['scenario'] as Scenario;
-    if (!SCENARIOS.includes(scenario)) throw new AppError('VALIDATION_ERROR', `scenario must be one of ${SCENARIOS.join(', ')}`);
+    if (!SCENARIOS.includes(scenario)) throw scenarioUnknown(SCENARIOS);
     const order_id = form['order_id']?.trim();
     withFormKey(request, form);
     const result = await idempotent(deps.sandbox, request, reply, { required: false }, async (trx) => ({
@@ -403,8 +412,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   get('/dashboard/payments/:id', 'Payment detail: timeline, legs, QR, checkout link, events and deliveries', {}, async ({ request, reply, context, session, scope }) => {
-    const id = (request.params as { id: string }).id;
-    if (!PAYMENT_ID.test(id)) throw new AppError('NOT_FOUND', 'Payment not found');
+    const id = pathId(request);
+    if (!PAYMENT_ID.test(id)) throw paymentNotFound();
     const payment = await getPayment(deps.payments, scope, id);
     const checkout = payment.match_details.length ? await getCheckoutForMerchant(deps.payments, scope, id) : null;
     const qr_data_urls = new Map<number, string>();
@@ -419,7 +428,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/webhook-deliveries/:id/redeliver', 'Redeliver a webhook delivery', { permission: 'webhooks' }, async ({ request, reply, context, scope, form }) => {
-    const delivery = await redeliver(deps.webhooks, scope, (request.params as { id: string }).id);
+    const delivery = await redeliver(deps.webhooks, scope, pathId(request));
     if (request.headers['hx-request'] === 'true') {
       return securityHeaders(reply).type('text/html; charset=utf-8').send(html`<span class="status" role="status">${context.t('redelivered')} (${delivery.status})</span>`.value);
     }
@@ -453,9 +462,9 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
 
   post('/dashboard/pending-funds/:id/confirm', 'Receiver-confirm pending funds with a receipt (multipart `receipt`)', { permission: 'money', multipart: true }, async ({ request, reply, scope, file }) => {
     // The same rule as the API's receiver-confirm route: it moves live value.
-    if (scope.is_sandbox) throw new AppError('SANDBOX_ONLY', 'Receiver-confirm moves live value; switch to the live view');
-    if (!file) throw new AppError('VALIDATION_ERROR', 'Choose the receipt file', [{ field: 'receipt', message: 'required' }]);
-    await receiverConfirm(deps.pending_funds, scope, (request.params as { id: string }).id, { receipt_base64: file.data.toString('base64'), content_type: file.mimetype });
+    if (scope.is_sandbox) throw confirmInLiveView();
+    if (!file) throw receiptFileRequired();
+    await receiverConfirm(deps.pending_funds, scope, pathId(request), { receipt_base64: file.data.toString('base64'), content_type: file.mimetype });
     return redirect(reply, '/dashboard/balance?notice=done#pending-funds');
   });
 
@@ -467,15 +476,15 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/sell-orders/:id/cancel', 'Cancel a pending sell order', { permission: 'money' }, async ({ request, reply, scope, form }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     withFormKey(request, form);
     await idempotent(deps.sell_orders, request, reply, { required: false }, async (trx) => ({ status: 200, body: ok(await cancelSellOrder(deps.sell_orders, trx, scope, id)) }));
     return redirect(reply, '/dashboard/balance?notice=done#sell-orders');
   });
 
   post('/dashboard/sell-orders/:id/confirm', 'Confirm a sell order\'s cash leg with evidence (multipart `receipt`)', { permission: 'money', multipart: true }, async ({ request, reply, scope, form, file }) => {
-    const id = (request.params as { id: string }).id;
-    if (!file) throw new AppError('VALIDATION_ERROR', 'Choose the receipt file', [{ field: 'receipt', message: 'required' }]);
+    const id = pathId(request);
+    if (!file) throw receiptFileRequired();
     const input = { receipt_base64: file.data.toString('base64'), content_type: file.mimetype, ...(form['reference'] ? { reference: form['reference'].slice(0, 200) } : {}) };
     const evidence = await checkCashLegEvidence(deps.sell_orders, scope, id, input);
     await deps.sell_orders.db.transaction().execute((trx) => applyCashLeg(deps.sell_orders, trx, scope, id, input, evidence));
@@ -490,7 +499,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/buy-orders/:id/cancel', 'Cancel a pending buy order', { permission: 'money' }, async ({ request, reply, scope, form }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     withFormKey(request, form);
     await idempotent(deps.buy_orders, request, reply, { required: false }, async (trx) => ({ status: 200, body: ok(await cancelBuyOrder(deps.buy_orders, trx, scope, id)) }));
     return redirect(reply, '/dashboard/balance?notice=done#buy-orders');
@@ -507,7 +516,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   get('/dashboard/disputes/:id', 'A dispute and its event log', {}, async ({ request, reply, context, scope }) => {
-    const dispute = await getMerchantDispute(deps.disputes, scope, (request.params as { id: string }).id);
+    const dispute = await getMerchantDispute(deps.disputes, scope, pathId(request));
     return sendPage(reply, disputePage(context, dispute));
   });
 
@@ -519,14 +528,14 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   get('/dashboard/settlements/:id', 'A settlement batch: payments and fee arithmetic', {}, async ({ request, reply, context, scope }) => {
-    const id = (request.params as { id: string }).id;
+    const id = pathId(request);
     const settlement = await getSettlement(deps.settlements.db, scope, id);
     const payments = await listSettlementPayments(deps.settlements.db, scope, id, { limit: 100 });
     return sendPage(reply, settlementDetailPage(context, { settlement, payments: payments.data }));
   });
 
   get('/dashboard/settlements/:id/export.csv', 'A settlement batch as CSV', {}, async ({ request, reply, scope }) => {
-    const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, (request.params as { id: string }).id);
+    const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, pathId(request));
     return securityHeaders(reply).type('text/csv; charset=utf-8').header('Content-Disposition', `attachment; filename="${filename}"`).send(csv);
   });
 
@@ -549,8 +558,8 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
 
   post('/dashboard/api-keys/:id/roll', 'Roll an API key: the new key is shown once, the old one works for a grace period', { permission: 'keys' }, async (signed) => {
     const hours = Number(signed.form['grace_hours'] ?? '24');
-    if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw new AppError('VALIDATION_ERROR', 'grace_hours must be a whole number from 0 to 168', [{ field: 'grace_hours', message: 'out of range' }]);
-    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, (signed.request.params as { id: string }).id, hours * 3600);
+    if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
+    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, pathId(signed.request), hours * 3600);
     const { t } = signed.context;
     const revealed = html`${t('rolled', { kind: rolled.key.kind })}<span class="secret" id="new-key">${rolled.raw_key}</span><br>${t('rolled_grace', { until: rolled.previous.expires_at ?? '' })}`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
@@ -572,13 +581,13 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   post('/dashboard/webhook-endpoints/:id/rotate', 'Rotate a webhook endpoint\'s secret (the new one is shown once)', { permission: 'webhooks' }, async (signed) => {
-    const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, (signed.request.params as { id: string }).id);
+    const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
     const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
   });
 
   post('/dashboard/webhook-endpoints/:id/reveal', 'Show a webhook endpoint\'s current signing secret', { permission: 'webhooks' }, async (signed) => {
-    const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, (signed.request.params as { id: string }).id);
+    const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
     const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
   });
@@ -586,7 +595,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   post('/dashboard/webhook-deliveries/recover', 'Redeliver every failed delivery since a time', { permission: 'webhooks' }, async (signed) => {
     const since_text = requireField(signed.form, 'since');
     const since = new Date(/Z|[+-]\d\d:\d\d$/.test(since_text) ? since_text : `${since_text}Z`);
-    if (Number.isNaN(since.getTime())) throw new AppError('VALIDATION_ERROR', 'since must be a date and time', [{ field: 'since', message: 'invalid' }]);
+    if (Number.isNaN(since.getTime())) throw sinceInvalid();
     const result = await recoverSince(deps.webhooks, signed.scope, since.toISOString());
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice: signed.context.t('recovered', { n: result.requeued }) })));
   });

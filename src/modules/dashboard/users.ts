@@ -3,10 +3,11 @@ import type { Db } from '../../db/database.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import { AppError, notFound, validation } from '../../lib/errors.ts';
+import { notFound, validation } from '../../lib/errors.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';
+import { currentPasswordWrong, invitationInvalid, userExists } from './errors.ts';
 
 /**
  * Dashboard people and their sessions. Passwords: scrypt (node:crypto) with a per-user salt. Invitations, sessions
@@ -89,14 +90,14 @@ export async function inviteMerchantUser(deps: UsersDeps, merchant_id: string, i
     const merchant = await trx.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
     if (!merchant) throw notFound('Merchant');
     const existing = await trx.selectFrom('merchant_users').select('id').where('email', '=', email).executeTakeFirst();
-    if (existing) throw new AppError('MERCHANT_USER_EXISTS', `A dashboard user with email ${email} already exists`);
+    if (existing) throw userExists(email);
     const inserted = await trx
       .insertInto('merchant_users')
       .values({ id, merchant_id, email, role: input.role, invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at, created_at: now })
       // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
       .onConflict((oc) => oc.column('email').doNothing())
       .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw new AppError('MERCHANT_USER_EXISTS', `A dashboard user with email ${email} already exists`);
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(email);
   });
   return {
     user: { id, merchant_id, email, role: input.role, status: 'invited', created_at: iso(now) },
@@ -127,7 +128,7 @@ export async function acceptInvitation(deps: UsersDeps, token: string, password:
     .where('invitation_expires_at', '>', now)
     .returning('id')
     .executeTakeFirst();
-  if (!updated) throw new AppError('UNAUTHORIZED', 'This invitation link is invalid, used or expired');
+  if (!updated) throw invitationInvalid();
   return { user_id: updated.id };
 }
 
@@ -238,7 +239,7 @@ export async function signOut(deps: UsersDeps, session_id: string): Promise<void
 export async function changePassword(deps: UsersDeps, session: DashboardSession, current: string, next: string): Promise<void> {
   checkPassword(next);
   const row = await deps.db.selectFrom('merchant_users').select('password_hash').where('id', '=', session.user.id).executeTakeFirstOrThrow();
-  if (!row.password_hash || !(await verifyPassword(current, row.password_hash))) throw new AppError('UNAUTHORIZED', 'The current password is not correct');
+  if (!row.password_hash || !(await verifyPassword(current, row.password_hash))) throw currentPasswordWrong();
   const password_hash = await hashPassword(next);
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {

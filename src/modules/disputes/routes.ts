@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
 import { idempotent } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, Timestamp, Uuid, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, Uuid, UuidParams } from '../../http/schemas.ts';
 import {
   DISPUTE_KINDS,
   DISPUTE_STATUSES,
@@ -19,50 +19,11 @@ import {
   type DisputesDeps,
 } from './service.ts';
 import type { DisputeKind, DisputeStatus } from './tables.ts';
+import { DisputeEventSchema, DisputeSchema, Outcome } from './schema.ts';
 
-const Status = Type.Union([Type.Literal('opened'), Type.Literal('investigating'), Type.Literal('resolved'), Type.Literal('escalated')]);
-const Kind = Type.Union([Type.Literal('cash_leg_failure'), Type.Literal('merchant_dispute'), Type.Literal('chargeback')]);
-const Outcome = Type.Union([Type.Literal('favor_merchant'), Type.Literal('favor_counterparty'), Type.Literal('no_action')]);
-const Effect = Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('none')]);
 const Notes = Type.String({ minLength: 1, maxLength: 4000, description: '1 to 4000 characters' });
 
-export const DisputeSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  merchant_id: Type.String(),
-  is_sandbox: Type.Boolean(),
-  sell_order_id: Type.String({ format: 'uuid' }),
-  kind: Kind,
-  status: Status,
-  notes: Type.String(),
-  opened_by_user_id: Type.String(),
-  outcome: Type.Union([Outcome, Type.Null()]),
-  resolution: Type.Union([
-    Type.Object({
-      outcome: Outcome,
-      ledger_effect: Effect,
-      amount_micro_pay: Type.Union([Type.Integer(), Type.Null()]),
-      ledger_transfer_id: Type.Union([Type.String(), Type.Null()]),
-    }),
-    Type.Null(),
-  ]),
-  created_at: Timestamp,
-  investigating_at: NullableTimestamp,
-  escalated_at: NullableTimestamp,
-  resolved_at: NullableTimestamp,
-});
-
-const DisputeEventSchema = Type.Object({
-  id: Type.String(),
-  seq: Type.Integer(),
-  action: Type.Union([Type.Literal('opened'), Type.Literal('investigating'), Type.Literal('escalated'), Type.Literal('resolved')]),
-  from_status: Type.Union([Status, Type.Null()]),
-  to_status: Status,
-  actor_user_id: Type.String(),
-  actor_role: Type.String(),
-  notes: Type.Union([Type.String(), Type.Null()]),
-  details: Type.Record(Type.String(), Type.Unknown()),
-  created_at: Timestamp,
-});
+export { DisputeSchema } from './schema.ts';
 
 const DisputeDetailSchema = Type.Object({ ...DisputeSchema.properties, events: Type.Array(DisputeEventSchema) });
 

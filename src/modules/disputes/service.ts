@@ -15,6 +15,8 @@ import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
 import { present } from '../../lib/assert.ts';
+import type { DisputeEventView, DisputeView } from './schema.ts';
+import { disputeNotResolvable, resolutionBurnUncovered, unresolvedDisputeExists } from './errors.ts';
 
 export interface DisputesDeps {
   db: Db;
@@ -50,35 +52,7 @@ const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.di
 /** PAY a resolution mints or burns moves against this issuance account, so dispute effects are visible on their own. */
 export const disputesIssuanceAccount = (is_sandbox: boolean) => accounts.mintSource('disputes', is_sandbox);
 
-export interface DisputeView {
-  id: string;
-  merchant_id: string;
-  is_sandbox: boolean;
-  sell_order_id: string;
-  kind: DisputeKind;
-  status: DisputeStatus;
-  notes: string;
-  opened_by_user_id: string;
-  outcome: DisputeOutcome | null;
-  resolution: { outcome: DisputeOutcome; ledger_effect: LedgerEffect; amount_micro_pay: number | null; ledger_transfer_id: string | null } | null;
-  created_at: string;
-  investigating_at: string | null;
-  escalated_at: string | null;
-  resolved_at: string | null;
-}
-
-export interface DisputeEventView {
-  id: string;
-  seq: number;
-  action: DisputeAction;
-  from_status: DisputeStatus | null;
-  to_status: DisputeStatus;
-  actor_user_id: string;
-  actor_role: string;
-  notes: string | null;
-  details: Record<string, unknown>;
-  created_at: string;
-}
+export type { DisputeEventView, DisputeView } from './schema.ts';
 
 export function presentDispute(row: DisputeRow): DisputeView {
   return {
@@ -190,7 +164,7 @@ async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: Disp
 export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: MerchantScope, user_id: string, input: { sell_order_id: string; notes: string }): Promise<DisputeView> {
   const order = owned(await sellOrderForDispute(trx, input.sell_order_id), scope, OWNERSHIP.disputed_sell_order);
   const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, { actor_user_id: user_id, actor_role: 'merchant' });
-  if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
+  if (!dispute) throw unresolvedDisputeExists();
   return presentDispute(dispute);
 }
 
@@ -322,7 +296,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
-    if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw new AppError('DISPUTE_BAD_STATE', `A dispute that is ${dispute.status} cannot be resolved (investigate it first)`);
+    if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw disputeNotResolvable(dispute.status);
     const order = present(await sellOrderForDispute(trx, dispute.sell_order_id), `dispute ${dispute.id} references an existing sell order (foreign key)`);
     const earlier = await trx
       .selectFrom('disputes')
@@ -353,7 +327,7 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
         transfer_id = transfer.id;
       } catch (error) {
         if (error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS') {
-          throw new AppError('LEDGER_INSUFFICIENT_FUNDS', `The merchant's available PAY is below the ${traded_micro_pay} micro-PAY this resolution burns; the dispute stays ${dispute.status}`, error.details);
+          throw resolutionBurnUncovered(traded_micro_pay, dispute.status, error.details);
         }
         throw error;
       }

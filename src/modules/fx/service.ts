@@ -3,12 +3,13 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { UUID_PATTERN } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { parseDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { QuoteLockPort } from '../payments/ports.ts';
 import { recordAdminAction, type AdminActor } from '../audit/service.ts';
 import type { QuoteLockRow, ReferencePriceRow } from './tables.ts';
+import { peggedPrice, priceNotPositive, pricesUnavailable, priceUnavailableForLock, quoteLockExpired, quoteLockMismatch, quoteLockUsed, quoteLockUsedBy } from './errors.ts';
 
 /** PAY is the only base: every price is "quote-currency major units per 1 PAY", the unit seller rates use. */
 export const FX_BASE = 'PAY';
@@ -79,16 +80,16 @@ export async function listReferencePrices(db: Db, quotes?: readonly Currency[]):
   if (quotes?.length) select = select.where('quote', 'in', quotes);
   const rows = await select.orderBy('quote').execute();
   const missing = (quotes ?? []).filter((quote) => !rows.some((row) => row.quote === quote));
-  if (missing.length > 0) throw new AppError('FX_PRICE_UNAVAILABLE', `No reference price for ${missing.map((quote) => `${FX_BASE}/${quote}`).join(', ')}`);
+  if (missing.length > 0) throw pricesUnavailable(missing.map((quote) => `${FX_BASE}/${quote}`));
   return rows.map(presentPrice);
 }
 
 /** Sets (or replaces) a reference price; the operator action is audited in the same transaction. */
 export async function setReferencePrice(deps: Pick<FxDeps, 'db' | 'clock'>, actor: AdminActor, input: { base: string; quote: Currency; price: string }): Promise<ReferencePriceView> {
   if (input.quote === PEGGED_QUOTE) {
-    throw new AppError('VALIDATION_ERROR', `${FX_BASE}/${PEGGED_QUOTE} is fixed at 1 (PAY's reference value is 1 USD)`, [{ field: 'body.quote', message: 'pegged' }]);
+    throw peggedPrice(`${FX_BASE}/${PEGGED_QUOTE}`);
   }
-  if (parseDecimal(input.price).numerator <= 0n) throw new AppError('VALIDATION_ERROR', 'price must be greater than zero', [{ field: 'body.price', message: 'must be > 0' }]);
+  if (parseDecimal(input.price).numerator <= 0n) throw priceNotPositive();
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const before = await trx.selectFrom('fx_reference_prices').select('price').where('base', '=', FX_BASE).where('quote', '=', input.quote).forUpdate().executeTakeFirst();
@@ -112,7 +113,7 @@ export async function setReferencePrice(deps: Pick<FxDeps, 'db' | 'clock'>, acto
 export async function createQuoteLock(deps: FxDeps, trx: Trx, scope: MerchantScope, input: { currency: Currency }): Promise<QuoteLockView> {
   const now = deps.clock.now();
   const price = await trx.selectFrom('fx_reference_prices').selectAll().where('base', '=', FX_BASE).where('quote', '=', input.currency).executeTakeFirst();
-  if (!price) throw new AppError('FX_PRICE_UNAVAILABLE', `No reference price for ${FX_BASE}/${input.currency}; an operator sets it with PUT /admin/fx/reference-prices`);
+  if (!price) throw priceUnavailableForLock(`${FX_BASE}/${input.currency}`);
   const row = await trx
     .insertInto('fx_quote_locks')
     .values({
@@ -158,12 +159,10 @@ export function createQuoteLockPort(): QuoteLockPort {
       const row = await trx.selectFrom('fx_quote_locks').selectAll().where('id', '=', lock_id).forUpdate().executeTakeFirst();
       if (!row || row.merchant_id !== scope.merchant_id || row.is_sandbox !== scope.is_sandbox) throw notFound('Quote lock');
       const status = lockStatus(row, at);
-      if (status === 'used') throw new AppError('QUOTE_LOCK_USED', `Quote lock ${lock_id} was already used by payment ${row.used_by_payment_id}`);
-      if (status === 'expired') throw new AppError('QUOTE_LOCK_EXPIRED', `Quote lock ${lock_id} expired at ${row.expires_at.toISOString()}; request a new one`);
+      if (status === 'used') throw quoteLockUsedBy(lock_id, row.used_by_payment_id);
+      if (status === 'expired') throw quoteLockExpired(lock_id, row.expires_at);
       if (row.quote !== expect.currency) {
-        throw new AppError('QUOTE_LOCK_MISMATCH', `Quote lock ${lock_id} is for ${row.base}/${row.quote}, not a ${expect.currency} trade`, [
-          { field: 'body.currency', message: `lock is for ${row.quote}` },
-        ]);
+        throw quoteLockMismatch(lock_id, row, expect.currency);
       }
       const used = await trx
         .updateTable('fx_quote_locks')
@@ -172,7 +171,7 @@ export function createQuoteLockPort(): QuoteLockPort {
         .where('used_at', 'is', null)
         .returning('rate')
         .executeTakeFirst();
-      if (!used) throw new AppError('QUOTE_LOCK_USED', `Quote lock ${lock_id} was already used`);
+      if (!used) throw quoteLockUsed(lock_id);
       return { rate: used.rate };
     },
   };

@@ -4,11 +4,11 @@ import type { Db } from '../../db/database.ts';
 import { adminActor } from '../../http/auth.ts';
 import { Envelope, MinorUnits, ok, UuidParams } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
 import { adjustMerchantLedger } from './adjustments.ts';
 import type { Ledger } from './port.ts';
 import { ledgerSupply, SupplyReportSchema } from './supply.ts';
 import { TransferSchema, VerificationSchema } from './routes.ts';
+import { accountNotFound } from './errors.ts';
 
 /** Operator routes over the ledger: audited adjustments and the invariant check (`mpay ledger verify`). */
 export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; clock: Clock; ledger: Ledger } }> = async (app, { deps }) => {
@@ -91,7 +91,7 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
     },
     async (request) => {
       const balance = (await deps.ledger.balances([request.params.name])).get(request.params.name) ?? null;
-      if (balance === null) throw new AppError('NOT_FOUND', `Ledger account ${request.params.name} not found`);
+      if (balance === null) throw accountNotFound(request.params.name);
       return ok({ account: request.params.name, balance_micro_pay: balance });
     },
   );

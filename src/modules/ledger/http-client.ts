@@ -1,6 +1,7 @@
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { BatchItemResult, Ledger, LedgerVerification, TransferResult } from './port.ts';
 import { checkCommand } from './rules.ts';
+import { ledgerAnswered, ledgerUnreachable } from './errors.ts';
 
 /** Codes the ledger server answers that mean something to the caller; anything else is "unavailable". */
 const PASSED_THROUGH: readonly ErrorCode[] = ['LEDGER_INSUFFICIENT_FUNDS', 'LEDGER_IDEMPOTENCY_CONFLICT', 'VALIDATION_ERROR'];
@@ -23,7 +24,7 @@ export function createHttpLedger(options: { base_url: string; token: string; tim
         signal: AbortSignal.timeout(options.timeout_ms),
       });
     } catch (error) {
-      throw new AppError('LEDGER_UNAVAILABLE', `Ledger at ${options.base_url} is unreachable: ${(error as Error).message}`);
+      throw ledgerUnreachable(options.base_url, (error as Error).message);
     }
     const text = await response.text().catch(() => '');
     let parsed: { data?: T; error?: { code?: string; message?: string; details?: unknown[] } } | undefined;
@@ -37,7 +38,7 @@ export function createHttpLedger(options: { base_url: string; token: string; tim
     if (response.status < 500 && code && PASSED_THROUGH.includes(code)) {
       throw new AppError(code, parsed?.error?.message ?? code, (parsed?.error?.details ?? []) as never);
     }
-    throw new AppError('LEDGER_UNAVAILABLE', `Ledger answered ${response.status}${code ? ` ${code}` : ''}`);
+    throw ledgerAnswered(response.status, code);
   }
 
   return {

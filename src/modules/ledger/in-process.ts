@@ -6,6 +6,7 @@ import { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
 import { checkCommand, replayOrConflict } from './rules.ts';
 import type { TransferRow } from './tables.ts';
+import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './errors.ts';
 
 /** What `ledger_apply_one` (migration 0131) answers for one item. */
 interface AppliedItem {
@@ -37,11 +38,9 @@ function present(item: AppliedItem): TransferResult {
 
 /** The error one refused item gets; null when it applied or replayed. */
 function refusal(command: TransferCommand, item: AppliedItem | undefined): AppError | null {
-  if (!item || item.status === 'not_applied') return new AppError('VALIDATION_ERROR', `Ledger transfer ${command.key} was not applied: another posting of its command was refused`);
+  if (!item || item.status === 'not_applied') return postingNotApplied(command.key);
   if (item.status === 'insufficient_funds') {
-    return new AppError('LEDGER_INSUFFICIENT_FUNDS', `Account ${command.debit_account} has less than ${command.amount_micro_pay} micro-PAY`, [
-      { field: 'debit_account', message: 'insufficient funds', account: command.debit_account },
-    ]);
+    return insufficientFunds(command);
   }
   if (item.status === 'conflict') {
     try {
@@ -79,7 +78,7 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
 
 function checkBatchSize(commands: readonly unknown[]): void {
   if (commands.length < 1 || commands.length > LEDGER_BATCH_MAX) {
-    throw new AppError('VALIDATION_ERROR', `A ledger batch carries 1 to ${LEDGER_BATCH_MAX} transfers`, [{ field: 'transfers', message: `1 to ${LEDGER_BATCH_MAX} items` }]);
+    throw batchSizeOutOfRange(LEDGER_BATCH_MAX);
   }
 }
 

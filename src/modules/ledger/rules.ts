@@ -1,5 +1,5 @@
-import { AppError } from '../../lib/errors.ts';
 import { ACCOUNT_PATTERN, accountMode, isIssuanceAccount, type TransferCommand, type TransferResult } from './port.ts';
+import { keyUsedForAnotherTransfer, malformedTransfer } from './errors.ts';
 
 /**
  * Checks a command before anything is read or written, in this order: amount, account names, same mode, kind
@@ -7,7 +7,7 @@ import { ACCOUNT_PATTERN, accountMode, isIssuanceAccount, type TransferCommand, 
  */
 export function checkCommand(command: TransferCommand): void {
   const fail = (field: string, message: string) => {
-    throw new AppError('VALIDATION_ERROR', `Ledger transfer ${field} ${message}`, [{ field, message }]);
+    throw malformedTransfer(field, message);
   };
   if (typeof command.key !== 'string' || command.key.length < 1 || command.key.length > 255) fail('key', 'must be 1 to 255 characters');
   if (!Number.isSafeInteger(command.amount_micro_pay) || command.amount_micro_pay <= 0) fail('amount_micro_pay', 'must be a positive safe integer');
@@ -31,9 +31,7 @@ export function replayOrConflict(command: TransferCommand, existing: Omit<Transf
     existing.credit_account === command.credit_account &&
     existing.amount_micro_pay === command.amount_micro_pay;
   if (!same) {
-    throw new AppError('LEDGER_IDEMPOTENCY_CONFLICT', `Ledger key ${command.key} was already used for another transfer`, [
-      { field: 'key', message: 'used with other fields', existing: { kind: existing.kind, debit_account: existing.debit_account, credit_account: existing.credit_account, amount_micro_pay: existing.amount_micro_pay } },
-    ]);
+    throw keyUsedForAnotherTransfer(command.key, existing);
   }
   return { ...existing, replayed: true };
 }

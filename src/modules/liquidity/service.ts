@@ -6,6 +6,7 @@ import { assert, present } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
 import { fiatMinorToMicroPay, METHODS_BY_CURRENCY, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import type { SellerPayee } from './tables.ts';
+import { bankRequired, insufficientLiquidity, legWorthNothing, methodUnsupportedForCurrency, noSandboxSeller, offersTakenConcurrently, offersUnreadable, payidRequired, promptpayIdRequired, rateNotPositive } from './errors.ts';
 
 /** What a sandbox offer reports as available: synthetic sellers are not bounded. */
 export const SANDBOX_LIQUIDITY_MINOR = 100_000_000_000;
@@ -129,10 +130,7 @@ export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' 
     remaining -= take;
   }
   if (remaining > 0) {
-    throw new AppError(
-      'PAYMENT_INSUFFICIENT_LIQUIDITY',
-      `Not enough ${offer.currency} ${offer.payment_method} liquidity: ${minorToDecimal(amount_minor - remaining, offer.currency)} of ${minorToDecimal(amount_minor, offer.currency)} available`,
-    );
+    throw insufficientLiquidity(offer, amount_minor - remaining, amount_minor);
   }
   for (const [seller, held] of takes) seller.available_minor -= held;
   return checkedLegs(legs, amount_minor);
@@ -187,7 +185,7 @@ export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<v
 
 /** A create that kept losing races for the same offers reports them as taken. */
 export function raceLost(error: unknown): unknown {
-  return error instanceof AllocationRaced ? new AppError('PAYMENT_INSUFFICIENT_LIQUIDITY', 'The offers that could cover this payment were taken by concurrent payments; retry') : error;
+  return error instanceof AllocationRaced ? offersTakenConcurrently() : error;
 }
 
 /**
@@ -204,7 +202,7 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
     .orderBy('rate', 'asc')
     .orderBy('id', 'asc')
     .execute();
-  if (sellers.length === 0) throw new AppError('MATCHING_UNAVAILABLE', `No sandbox seller for ${offer.currency} ${offer.payment_method}`);
+  if (sellers.length === 0) throw noSandboxSeller(offer);
   const legs = parts.map((part, index) => {
     const seller = present(sellers[Math.min(index, sellers.length - 1)], 'there is at least one synthetic seller');
     const rate = options.rate_override ?? seller.rate;
@@ -212,7 +210,7 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
   });
   // A quote lock's rate may make a small part worth nothing: no leg is worth 0 PAY, so the sandbox has no offer for it.
   const worthless = legs.find((leg) => leg.amount_micro_pay <= 0);
-  if (worthless) throw new AppError('PAYMENT_INSUFFICIENT_LIQUIDITY', `${minorToDecimal(worthless.allocated_fiat_amount, offer.currency)} ${offer.currency} buys less than 1 micro-PAY at ${worthless.rate}`);
+  if (worthless) throw legWorthNothing(worthless.allocated_fiat_amount, offer.currency, worthless.rate);
   return checkedLegs(legs, parts.reduce((sum, part) => sum + part, 0));
 }
 
@@ -284,7 +282,7 @@ export async function rateSnapshot(db: Db, clock: Clock, offer: OfferKey): Promi
     };
   } catch (error) {
     if (error instanceof AppError) throw error;
-    throw new AppError('MATCHING_UNAVAILABLE', 'The matching service could not read offers');
+    throw offersUnreadable();
   }
 }
 
@@ -329,20 +327,20 @@ export interface SellerFundingPort {
 
 export async function createSeller(db: Db, clock: Clock, input: NewSeller, funding?: SellerFundingPort): Promise<SellerView> {
   if (parseDecimal(input.rate).numerator <= 0n) {
-    throw new AppError('VALIDATION_ERROR', 'rate must be greater than zero', [{ field: 'body.rate', message: 'must be > 0' }]);
+    throw rateNotPositive();
   }
   if (!METHODS_BY_CURRENCY[input.currency].includes(input.payment_method)) {
-    throw new AppError('VALIDATION_ERROR', `${input.currency} does not support ${input.payment_method}`, [{ field: 'body.payment_method', message: 'unsupported for currency' }]);
+    throw methodUnsupportedForCurrency(input.currency, input.payment_method);
   }
   const payee: SellerPayee = {};
   if (input.payment_method === 'promptpay') {
-    if (!input.promptpay_id) throw new AppError('VALIDATION_ERROR', 'promptpay sellers need promptpay_id', [{ field: 'body.promptpay_id', message: 'required' }]);
+    if (!input.promptpay_id) throw promptpayIdRequired();
     payee.promptpay_id = input.promptpay_id;
   } else if (input.payment_method === 'payid') {
-    if (!input.payid) throw new AppError('VALIDATION_ERROR', 'payid sellers need payid', [{ field: 'body.payid', message: 'required' }]);
+    if (!input.payid) throw payidRequired();
     payee.payid = input.payid;
   } else {
-    if (!input.bank) throw new AppError('VALIDATION_ERROR', 'bank_transfer sellers need bank', [{ field: 'body.bank', message: 'required' }]);
+    if (!input.bank) throw bankRequired();
     payee.bank = input.bank;
   }
   const row = {

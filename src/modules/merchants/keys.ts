@@ -1,11 +1,12 @@
-import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
 import type { KeyKind } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { assert } from '../../lib/assert.ts';
+import { notFound } from '../../lib/errors.ts';
 import { generateApiKey, type ApiKeyCache } from './credentials.ts';
+import { graceOutOfRange, keyAlreadyRolled } from './errors.ts';
 
 export const DEFAULT_KEY_ROLL_GRACE_SECONDS = 24 * 3600;
 export const MAX_KEY_ROLL_GRACE_SECONDS = 7 * 24 * 3600;
@@ -55,7 +56,7 @@ export async function rollKeys(
   grace_seconds: number,
 ): Promise<{ kind: KeyKind; key: ApiKeyView; raw_key: string; previous: ApiKeyView[] }> {
   if (!Number.isInteger(grace_seconds) || grace_seconds < 0 || grace_seconds > MAX_KEY_ROLL_GRACE_SECONDS) {
-    throw new AppError('VALIDATION_ERROR', `grace_seconds must be 0 to ${MAX_KEY_ROLL_GRACE_SECONDS}`, [{ field: 'grace_seconds', message: 'out of range' }]);
+    throw graceOutOfRange(MAX_KEY_ROLL_GRACE_SECONDS);
   }
   const now = deps.clock.now();
   const revoked_at = new Date(now.getTime() + grace_seconds * 1000);
@@ -67,7 +68,7 @@ export async function rollKeys(
     if ('key_id' in target) {
       const [key] = old;
       if (!key) throw notFound('API key');
-      if (key.revoked_at !== null) throw new AppError('FORBIDDEN', 'This key was already rolled or revoked; roll its successor');
+      if (key.revoked_at !== null) throw keyAlreadyRolled();
       kind = key.kind;
     } else {
       kind = target.kind;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { generateApiKey, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
 import { rollKeys } from './keys.ts';
@@ -19,6 +19,7 @@ export interface WebhookSetupPort {
   seal(secret: string, merchant_id: string): string;
   createLiveDefaultEndpoint(trx: Trx, merchant_id: string, url: string, secret: string): Promise<void>;
 }
+import { jwtLifetimeTooLong } from './errors.ts';
 
 export interface MerchantsDeps {
   db: Db;
@@ -101,7 +102,7 @@ export async function issueToken(
   const lifetime_seconds = input.ttl_seconds ?? input.expires_in_seconds ?? max_seconds;
   if (lifetime_seconds > max_seconds) {
     const field = input.ttl_seconds !== undefined ? 'body.ttl_seconds' : 'body.expires_in_seconds';
-    throw new AppError('VALIDATION_ERROR', `A merchant JWT lives at most ${max_seconds} seconds (JWT_MAX_LIFETIME_SECONDS)`, [{ field, message: `must be <= ${max_seconds}` }]);
+    throw jwtLifetimeTooLong(max_seconds, field);
   }
   const mode = input.mode ?? 'live';
   const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, user_id: input.user_id ?? `owner:${merchant_id}`, expires_in_seconds: lifetime_seconds, mode, not_before: merchant.tokens_not_before });

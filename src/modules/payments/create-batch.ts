@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Trx } from '../../db/database.ts';
-import type { KeyIdentity } from '../../http/idempotency.ts';
+import { claimIdempotencyKeys, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
 import { AppError } from '../../lib/errors.ts';
@@ -254,37 +253,26 @@ function legRows(item: Item): LegRow[] {
 async function claimKeys(trx: Trx, items: Item[], now: Date): Promise<void> {
   const keyed = live(items).filter((item) => item.job.idempotency);
   if (!keyed.length) return;
-  const claimed = await trx
-    .insertInto('idempotency_keys')
-    .values(keyed.map((item) => ({ ...item.job.idempotency!.identity, fingerprint: item.job.idempotency!.fingerprint, created_at: now })))
-    .onConflict((conflict) => conflict.columns(['merchant_id', 'is_sandbox', 'method', 'path', 'key']).doNothing())
-    .returning(['id', 'merchant_id', 'is_sandbox', 'method', 'path', 'key'])
-    .execute();
-  const ids = new Map(claimed.map((row) => [identityName(row), row.id]));
-  for (const item of keyed) {
-    const name = identityName(item.job.idempotency!.identity);
-    const id = ids.get(name);
-    if (id === undefined) {
-      item.error = ALONE;
-    } else {
-      item.claim_id = id;
-      ids.delete(name);
-    }
-  }
-}
-
-function identityName(identity: Pick<KeyIdentity, 'merchant_id' | 'is_sandbox' | 'method' | 'path' | 'key'>): string {
-  return JSON.stringify([identity.merchant_id, identity.is_sandbox, identity.method, identity.path, identity.key]);
+  const claimed = await claimIdempotencyKeys(
+    trx,
+    keyed.map((item) => item.job.idempotency!),
+    now,
+  );
+  keyed.forEach((item, index) => {
+    const id = claimed[index];
+    if (id === undefined) item.error = ALONE;
+    else item.claim_id = id;
+  });
 }
 
 /** Stores each created payment's response on its key, and gives back the keys of requests that failed (a retry runs anew). */
 async function settleKeys(trx: Trx, items: readonly Item[]): Promise<void> {
   const failed = items.filter((item) => item.claim_id !== undefined && item.error !== undefined).map((item) => item.claim_id!);
-  if (failed.length) await trx.deleteFrom('idempotency_keys').where('id', 'in', failed).execute();
   const stored = live(items).filter((item) => item.claim_id !== undefined);
-  if (!stored.length) return;
-  const values = sql.join(stored.map((item) => sql`(${item.claim_id}::bigint, ${JSON.stringify(ok(item.view!))}::jsonb)`));
-  await sql`update idempotency_keys as k set response_status = 201, response_body = v.body from (values ${values}) as v(id, body) where k.id = v.id`.execute(trx);
+  await settleIdempotencyKeys(trx, {
+    released: failed,
+    responses: stored.map((item) => ({ id: item.claim_id!, status: 201, body: ok(item.view!) })),
+  });
 }
 
 /** Inserts the payments (as `matched`) in one statement; an order_id that exists (or comes twice in this batch) fails that request: 409. */

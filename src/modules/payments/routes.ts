@@ -158,7 +158,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       config: { auth: 'key', errors: [404] },
       schema: { tags: ['payments'], summary: 'Read a trade (the same payment object)', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
     },
-    async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.get(
@@ -193,7 +193,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Envelope(PaymentRef) },
       },
     },
-    async (request) => ok(await getPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.post(
@@ -202,7 +202,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       config: { auth: 'key', errors: ['PAYMENT_BAD_STATE'] },
       schema: { tags: ['payments'], summary: 'Cancel a created or matching payment', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
     },
-    async (request) => ok(await cancelPayment(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await cancelPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.post(
@@ -219,7 +219,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     async (request) => {
       const scope = merchantScope(request);
       const file = await readProofFile(request, proof_max_bytes);
-      return ok(await uploadProof(deps, scope, (request.params as { id: string }).id, file));
+      return ok(await uploadProof(deps, scope, request.params.id, file));
     },
   );
 };

@@ -15,6 +15,7 @@ import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsV
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
 import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
+import { passedDeadline, pendingFundsLedgerUnavailable } from './errors.ts';
 
 export interface PendingFundsDeps {
   db: Db;
@@ -270,7 +271,7 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
   const row = await loadForReceiver(deps, scope, id, OWNERSHIP.pending_funds_confirm);
   if (dueMove(row, deps.clock.now())) {
     await sweepOne(deps, row.id);
-    throw new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${row.id} passed its deadline`);
+    throw passedDeadline(row.id);
   }
   const refused = refusal(row);
   if (refused) throw refused;
@@ -281,7 +282,7 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
   const outcome = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
-    const late = refusal(current) ?? (dueMove(current, now) ? new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${id} passed its deadline`) : null);
+    const late = refusal(current) ?? (dueMove(current, now) ? passedDeadline(id) : null);
     if (late) {
       const audit_id = await writeAudit(trx, now, { row: current, stage: 'receiver_confirm', verdict, receipt_sha256, content_type, status_after: current.status, applied: false, actor_merchant_id: scope.merchant_id });
       return { error: late, audit_id };
@@ -323,7 +324,7 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
         next = await trx.updateTable('pending_funds').set({ ledger_transfer_id: transfer.id }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
       } catch (error) {
         if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') {
-          throw new AppError('PENDING_FUNDS_LEDGER_UNAVAILABLE', 'The ledger is unavailable; nothing was recorded and the attempt was not used. Retry.');
+          throw pendingFundsLedgerUnavailable();
         }
         throw error;
       }

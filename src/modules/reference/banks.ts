@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
+import { bankDirectoryUnavailable } from './errors.ts';
 
 export interface ThaiBank {
   code: string;
@@ -25,7 +25,7 @@ export function createBankDirectory(db: Db, clock: Clock) {
         cached = { banks, loaded_ms: now_ms };
         return banks;
       } catch {
-        throw new AppError('INTERNAL', 'The bank directory is unavailable');
+        throw bankDirectoryUnavailable();
       }
     },
     async byCode(code: string): Promise<ThaiBank | undefined> {

@@ -1,6 +1,6 @@
 import { generate } from 'promptparse';
 import QRCode from 'qrcode';
-import { AppError } from '../../lib/errors.ts';
+import { promptpayIdMalformed } from './errors.ts';
 
 /** PromptPay proxy ids: a mobile number (0 + 9 digits), a national or tax id (13 digits) or an e-wallet id (15 digits). */
 export const PROMPTPAY_ID_PATTERN = '^(0\\d{9}|\\d{13}|\\d{15})$';
@@ -9,9 +9,7 @@ function proxyType(promptpay_id: string): 'MSISDN' | 'NATID' | 'EWALLETID' {
   if (/^0\d{9}$/.test(promptpay_id)) return 'MSISDN';
   if (/^\d{13}$/.test(promptpay_id)) return 'NATID';
   if (/^\d{15}$/.test(promptpay_id)) return 'EWALLETID';
-  throw new AppError('VALIDATION_ERROR', 'promptpay_id must be a mobile number (10 digits), a national/tax id (13) or an e-wallet id (15)', [
-    { field: 'body.promptpay_id', message: 'malformed' },
-  ]);
+  throw promptpayIdMalformed();
 }
 
 /**

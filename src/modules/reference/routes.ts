@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, ok } from '../../http/schemas.ts';
-import { AppError } from '../../lib/errors.ts';
 import type { BankDirectory } from './banks.ts';
 import { PROMPTPAY_ID_PATTERN, promptpayPayload } from './promptpay.ts';
+import { bahtAmountMalformed, promptpayIdMalformed } from './errors.ts';
 
 const Bank = Type.Object({
   code: Type.String({ description: '3-digit Bank of Thailand code' }),
@@ -49,16 +49,14 @@ export const referenceRoutes: FastifyPluginAsyncTypebox<{ banks: BankDirectory }
     async (request) => {
       const promptpay_id = request.body.promptpay_id.replace(/[\s-]/g, '');
       if (!new RegExp(PROMPTPAY_ID_PATTERN).test(promptpay_id)) {
-        throw new AppError('VALIDATION_ERROR', 'promptpay_id must be a mobile number (10 digits), a national/tax id (13) or an e-wallet id (15)', [
-          { field: 'body.promptpay_id', message: 'malformed' },
-        ]);
+        throw promptpayIdMalformed();
       }
       const amount = request.body.amount;
       let amount_minor: number | undefined;
       if (amount !== undefined) {
         const text = typeof amount === 'number' ? String(amount) : amount;
         const match = /^(\d{1,9})(?:\.(\d{1,2}))?$/.exec(text);
-        if (!match) throw new AppError('VALIDATION_ERROR', 'amount must be a non-negative number of baht with at most 2 decimals', [{ field: 'body.amount', message: 'invalid' }]);
+        if (!match) throw bahtAmountMalformed();
         amount_minor = Number(match[1]) * 100 + Number((match[2] ?? '').padEnd(2, '0'));
       }
       return ok({

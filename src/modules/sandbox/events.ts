@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
 import { presentBuyOrder } from '../buy-orders/service.ts';
 import type { BuyOrderRow } from '../buy-orders/tables.ts';
 import { presentDispute } from '../disputes/service.ts';
@@ -15,6 +14,7 @@ import type { SellOrderRow } from '../sell-orders/tables.ts';
 import { presentSettlement } from '../settlements/present.ts';
 import type { SettlementRow } from '../settlements/tables.ts';
 import type { SyntheticEventType } from './event-types.ts';
+import { sandboxKeysOnly } from './errors.ts';
 
 /**
  * Sandbox events of the kinds the payment scenarios do not produce (sell orders, buy orders, disputes, pending funds,
@@ -168,7 +168,7 @@ function settlement(merchant_id: string, now: Date, type: SyntheticEventType): S
 
 /** Writes one synthetic sandbox event of `type` to the outbox in the caller's transaction; returns its envelope. */
 export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope: MerchantScope, type: SyntheticEventType): Promise<EventEnvelope> {
-  if (!scope.is_sandbox) throw new AppError('SANDBOX_ONLY', 'The sandbox accepts test or sandbox keys only');
+  if (!scope.is_sandbox) throw sandboxKeysOnly();
   const now = deps.clock.now();
   const base = { merchant_id: scope.merchant_id, is_sandbox: true, type };
   const resource = type.startsWith('gateway.dispute.') ? 'dispute' : type.slice(0, type.indexOf('.'));

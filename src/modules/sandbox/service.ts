@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError } from '../../lib/errors.ts';
 import type { Currency, PaymentMethod } from '../../lib/money.ts';
 import { allocateSynthetic } from '../liquidity/service.ts';
 import { presentPayment, type PaymentView } from '../payments/present.ts';
 import { emitPaymentEvent, insertPayment, loadLegs, recordSyntheticMatch, resolvePaymentMethod } from '../payments/service.ts';
 import { transition } from '../payments/state.ts';
-import type { LegRow, PaymentRow } from '../payments/tables.ts';
+import type { LegRow } from '../payments/tables.ts';
 import { settleSandboxPayment } from '../settlements/service.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import { present } from '../../lib/assert.ts';
+import { sandboxKeysOnly, tooSmallToSplit } from './errors.ts';
 
 /** The contract's five scenarios (section 4.4), exactly. */
 export const SCENARIOS = ['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'] as const;
@@ -49,7 +49,7 @@ function splitParts(scenario: Scenario, amount_minor: number): number[] {
   if (scenario !== 'matched_partial_fill') return [amount_minor];
   const first = Math.floor((amount_minor * PARTIAL_FILL_FIRST_LEG_PERCENT) / 100);
   if (first < 1) {
-    throw new AppError('VALIDATION_ERROR', 'matched_partial_fill needs an amount of at least 2 minor units (two non-empty legs)', [{ field: 'body.amount', message: 'too small to split' }]);
+    throw tooSmallToSplit();
   }
   return [first, amount_minor - first];
 }
@@ -61,7 +61,7 @@ function splitParts(scenario: Scenario, amount_minor: number): number[] {
  * sellers, the ledger or live rows.
  */
 export async function simulatePayment(deps: SandboxDeps, trx: Trx, scope: MerchantScope, input: SimulateInput): Promise<SimulateResult> {
-  if (!scope.is_sandbox) throw new AppError('SANDBOX_ONLY', 'The sandbox accepts test or sandbox keys only');
+  if (!scope.is_sandbox) throw sandboxKeysOnly();
   const now = deps.clock.now();
   const currency = input.currency ?? DEFAULT_CURRENCY;
   const amount_minor = input.amount ?? DEFAULT_AMOUNT_MINOR;

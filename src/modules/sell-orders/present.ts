@@ -1,30 +1,34 @@
-import { iso } from '../../http/schemas.ts';
-import type { ValidatorOutcome } from '../validators/port.ts';
-import type { SellOrderFailureReason, SellOrderRow } from './tables.ts';
+import { Type, type Static } from 'typebox';
+import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.ts';
+import { SELL_ORDER_STATUSES } from './state.ts';
+import type { SellOrderRow } from './tables.ts';
 
-export interface SellOrderView {
-  id: string;
-  merchant_id: string;
-  is_sandbox: boolean;
-  status: string;
-  amount_micro_pay: number;
-  currency: 'PAY';
-  target_currency: string;
-  target_fiat_amount: number;
-  filled_micro_pay: number;
-  filled_fiat_amount: number;
-  expires_at: string;
-  matched_buy_order_id: string | null;
-  cash_leg_attempts: number;
-  last_cash_leg_attempt_at: string | null;
-  last_cash_leg_outcome: ValidatorOutcome | null;
-  failure_reason: SellOrderFailureReason | null;
-  created_at: string;
-  matched_at: string | null;
-  cash_leg_requested_at: string | null;
-  completed_at: string | null;
-  failed_at: string | null;
-}
+/** A sell order as the API shows it: the response schema, and its type. */
+export const SellOrderSchema = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  merchant_id: Type.String(),
+  is_sandbox: Type.Boolean(),
+  status: Type.String({ enum: [...SELL_ORDER_STATUSES], description: 'pending, matched, cash_leg_in_flight, completed or failed' }),
+  amount_micro_pay: Type.Integer({ description: 'PAY sold, in micro-PAY (reserved on creation, burned on completion)' }),
+  currency: Type.Literal('PAY'),
+  target_currency: Type.String({ description: 'Fiat of the payout (audit and display only)' }),
+  target_fiat_amount: Type.Integer({ description: 'Payout in minor units of target_currency (audit and display only)' }),
+  filled_micro_pay: Type.Integer({ description: 'PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay' }),
+  filled_fiat_amount: Type.Integer({ description: 'Fiat of the filled part at this order\'s price (target_fiat_amount per PAY): the cash leg to pay' }),
+  expires_at: Timestamp,
+  matched_buy_order_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
+  cash_leg_attempts: Type.Integer(),
+  last_cash_leg_attempt_at: NullableTimestamp,
+  last_cash_leg_outcome: Type.Union([Type.Literal('verified'), Type.Literal('failed'), Type.Literal('unverified'), Type.Literal('timeout'), Type.Null()]),
+  failure_reason: Type.Union([Type.Literal('expired_unmatched'), Type.Literal('cash_leg_retry_exhausted'), Type.Literal('cancelled_by_merchant'), Type.Null()]),
+  created_at: Timestamp,
+  matched_at: NullableTimestamp,
+  cash_leg_requested_at: NullableTimestamp,
+  completed_at: NullableTimestamp,
+  failed_at: NullableTimestamp,
+});
+
+export type SellOrderView = Static<typeof SellOrderSchema>;
 
 export function presentSellOrder(row: SellOrderRow): SellOrderView {
   return {

@@ -3,9 +3,10 @@ import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, NullableTimestamp, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { RECEIPT_CONTENT_TYPES } from '../validators/receipt.ts';
+import { SellOrderSchema } from './present.ts';
 import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, getSellOrder, listSellOrders, type SellOrdersDeps } from './service.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
 import type { SellOrderStatus } from './tables.ts';
@@ -13,29 +14,7 @@ import { idempotencyKeyMalformed, idempotencyKeyRequired } from '../../http/http
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 
-export const SellOrderSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  merchant_id: Type.String(),
-  is_sandbox: Type.Boolean(),
-  status: Type.String({ enum: [...SELL_ORDER_STATUSES], description: 'pending, matched, cash_leg_in_flight, completed or failed' }),
-  amount_micro_pay: Type.Integer({ description: 'PAY sold, in micro-PAY (reserved on creation, burned on completion)' }),
-  currency: Type.Literal('PAY'),
-  target_currency: Type.String({ description: 'Fiat of the payout (audit and display only)' }),
-  target_fiat_amount: Type.Integer({ description: 'Payout in minor units of target_currency (audit and display only)' }),
-  filled_micro_pay: Type.Integer({ description: 'PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay' }),
-  filled_fiat_amount: Type.Integer({ description: 'Fiat of the filled part at this order\'s price (target_fiat_amount per PAY): the cash leg to pay' }),
-  expires_at: Timestamp,
-  matched_buy_order_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
-  cash_leg_attempts: Type.Integer(),
-  last_cash_leg_attempt_at: NullableTimestamp,
-  last_cash_leg_outcome: Type.Union([Type.Literal('verified'), Type.Literal('failed'), Type.Literal('unverified'), Type.Literal('timeout'), Type.Null()]),
-  failure_reason: Type.Union([Type.Literal('expired_unmatched'), Type.Literal('cash_leg_retry_exhausted'), Type.Literal('cancelled_by_merchant'), Type.Null()]),
-  created_at: Timestamp,
-  matched_at: NullableTimestamp,
-  cash_leg_requested_at: NullableTimestamp,
-  completed_at: NullableTimestamp,
-  failed_at: NullableTimestamp,
-});
+export { SellOrderSchema } from './present.ts';
 
 const CreateBody = Type.Object(
   {

@@ -17,6 +17,7 @@ import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
+import { availableBelowAmount, batchChangedConcurrently, cashLegNotInFlight, changedWhileEvidenceChecked, sellOrderLedgerUnavailable, sellOrderNotCancellable } from './errors.ts';
 
 export interface SellOrdersDeps {
   db: Db;
@@ -65,8 +66,8 @@ export const sellOrderLedgerKeys = {
 /** Ledger refusals in the words of the sell-order contract; anything else passes through unchanged. */
 export function mapLedgerError(error: unknown, insufficient: ErrorCode = 'SELL_ORDER_INSUFFICIENT_BALANCE'): never {
   if (error instanceof AppError) {
-    if (error.code === 'LEDGER_UNAVAILABLE') throw new AppError('SELL_ORDER_LEDGER_UNAVAILABLE', 'The PAY ledger is unavailable; nothing was changed, retry the request', error.details);
-    if (error.code === 'LEDGER_INSUFFICIENT_FUNDS') throw new AppError(insufficient, 'Available PAY is lower than the sell order amount', error.details);
+    if (error.code === 'LEDGER_UNAVAILABLE') throw sellOrderLedgerUnavailable(error.details);
+    if (error.code === 'LEDGER_INSUFFICIENT_FUNDS') throw availableBelowAmount(insufficient, error.details);
   }
   throw error;
 }
@@ -215,7 +216,7 @@ export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
   const order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
-  if (order.status !== 'pending') throw new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${order.status}`);
+  if (order.status !== 'pending') throw sellOrderNotCancellable(order.status);
   if (order.filled_micro_pay > 0) return presentSellOrder(await closePartiallyFilled(deps, trx, order, now));
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
   await releaseReserve(deps, trx, failed);
@@ -255,9 +256,9 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
   let order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
   if (cashLegExhausted(order, now, limits(deps))) order = await failExhausted(deps, trx, order, now);
   if (order.status === 'failed' && order.failure_reason === 'cash_leg_retry_exhausted') return presentSellOrder(order);
-  if (order.status !== 'cash_leg_in_flight') throw new AppError('SELL_ORDER_BAD_STATE', `Cash legs are confirmed while the sell order is cash_leg_in_flight; this one is ${order.status}`);
+  if (order.status !== 'cash_leg_in_flight') throw cashLegNotInFlight(order.status);
   const verdict = evidence.verdict;
-  if (!verdict) throw new AppError('SELL_ORDER_BAD_STATE', 'The sell order changed status while the evidence was checked; retry');
+  if (!verdict) throw changedWhileEvidenceChecked();
 
   const attempt_number = order.cash_leg_attempts + 1;
   await trx
@@ -431,7 +432,7 @@ export async function applySellFills(trx: Trx, updates: readonly SellFillUpdate[
       matched_at = case when v.complete then ${at}::timestamptz else s.matched_at end
     from (values ${values}) as v(sell_order_id, filled, fiat, buy_order_id, complete)
     where s.id = v.sell_order_id and s.status = 'pending'`.execute(trx);
-  if (Number(result.numAffectedRows ?? 0) !== updates.length) throw new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
+  if (Number(result.numAffectedRows ?? 0) !== updates.length) throw batchChangedConcurrently();
 }
 
 /**

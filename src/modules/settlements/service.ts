@@ -4,7 +4,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { loadConfig } from '../../config.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { toSafeNumber } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { claimUnsettledPayments, markPaymentSettled, unsettledGroups, type SettlementGroup } from '../payments/settlement-port.ts';
@@ -13,6 +13,7 @@ import { listAdminActions, recordAdminAction, type AdminActor } from '../audit/s
 import { csvLine, CSV_COLUMNS, presentAdjustment, presentItem, presentSettlement, type AdjustmentView, type SettlementView } from './present.ts';
 import { transitionSettlement } from './state.ts';
 import type { SettlementRow, SettlementStatus } from './tables.ts';
+import { adjustmentBelowZero, onlyCompletedCanFail, onlyFailedCanRetry, pendingNotAdjustable, zeroAdjustment } from './errors.ts';
 
 export interface SettlementsDeps {
   db: Db;
@@ -233,7 +234,7 @@ export async function failSettlement(deps: SettlementsDeps, actor: AdminActor, i
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const batch = await lockBatch(trx, id);
-    if (batch.status !== 'completed') throw new AppError('SETTLEMENT_BAD_STATE', `Only a completed settlement can be marked failed; this one is ${batch.status}`);
+    if (batch.status !== 'completed') throw onlyCompletedCanFail(batch.status);
     const failed = await transitionSettlement(trx, batch, 'failed', now, { failure_reason: reason });
     await recordAdminAction(trx, { at: now, actor,  action: 'settlement.fail', target_type: 'settlement', target_id: id, details: { reason, from: batch.status } });
     await recordSettlementEvent(trx, now, failed, 'settlement.failed');
@@ -246,7 +247,7 @@ export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, 
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const batch = await lockBatch(trx, id);
-    if (batch.status !== 'failed') throw new AppError('SETTLEMENT_BAD_STATE', `Only a failed settlement can be retried; this one is ${batch.status}`);
+    if (batch.status !== 'failed') throw onlyFailedCanRetry(batch.status);
     const completed = await transitionSettlement(trx, batch, 'completed', now, { failure_reason: null, retry_count: batch.retry_count + 1 });
     await recordAdminAction(trx, { at: now, actor, 
       action: 'settlement.retry',
@@ -265,13 +266,13 @@ export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, 
  */
 export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor, id: string, input: { amount_minor: number; reason: string }): Promise<SettlementDetail> {
   const now = deps.clock.now();
-  if (input.amount_minor === 0) throw new AppError('VALIDATION_ERROR', 'amount_minor must not be zero', [{ field: 'body.amount_minor', message: 'must not be zero' }]);
+  if (input.amount_minor === 0) throw zeroAdjustment();
   return deps.db.transaction().execute(async (trx) => {
     const batch = await lockBatch(trx, id);
-    if (batch.status === 'pending') throw new AppError('SETTLEMENT_BAD_STATE', 'A pending settlement cannot be adjusted');
+    if (batch.status === 'pending') throw pendingNotAdjustable();
     const net_minor = batch.net_minor + input.amount_minor;
     if (net_minor < 0) {
-      throw new AppError('SETTLEMENT_BAD_STATE', `The adjustment would make the net negative (${batch.net_minor} + ${input.amount_minor} minor units)`);
+      throw adjustmentBelowZero(batch.net_minor, input.amount_minor);
     }
     const adjustment_id = randomUUID();
     await trx

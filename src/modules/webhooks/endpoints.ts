@@ -5,7 +5,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { lockMerchant, readIssuedWebhookSecret, setIssuedWebhookSecret } from '../merchants/issued-secret.ts';
 import type { WebhookSetupPort } from '../merchants/service.ts';
 import { generateWebhookSecret } from './signing.ts';
@@ -13,6 +13,7 @@ import type { SecretBox } from './secret-box.ts';
 import type { EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
 import { present } from '../../lib/assert.ts';
+import { endpointLimit, endpointNotSet, sandboxEndpointNotSet, urlForbidden } from './errors.ts';
 
 /**
  * Webhook endpoints as a resource, per merchant and mode (issue 9 section 1). A credential sees and changes only the
@@ -84,7 +85,7 @@ function normalizeEvents(events: readonly string[] | undefined): string[] {
 /** Refuses a target the SSRF guard does not allow for this mode: 400 WEBHOOK_URL_FORBIDDEN. */
 export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets'>, is_sandbox: boolean, url: string): Promise<void> {
   const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets });
-  if (reason) throw new AppError('WEBHOOK_URL_FORBIDDEN', `This URL cannot be a ${is_sandbox ? 'sandbox' : 'live'} webhook target: ${reason}`, [{ field: 'body.url', message: reason }]);
+  if (reason) throw urlForbidden(is_sandbox, reason);
 }
 
 async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, lock: boolean): Promise<EndpointRow> {
@@ -110,7 +111,7 @@ async function insertEndpoint(deps: WebhooksDeps, trx: Trx, scope: MerchantScope
     .where('deleted_at', 'is', null)
     .executeTakeFirstOrThrow();
   if (Number(count.n) >= MAX_ENDPOINTS_PER_MODE) {
-    throw new AppError('WEBHOOK_ENDPOINT_LIMIT', `At most ${MAX_ENDPOINTS_PER_MODE} webhook endpoints per mode; delete one first`);
+    throw endpointLimit(MAX_ENDPOINTS_PER_MODE);
   }
   const now = deps.clock.now();
   const id = randomUUID();
@@ -322,7 +323,7 @@ export async function rotateDefaultSecret(deps: WebhooksDeps, scope: MerchantSco
       const rotated = await rotate(deps, trx, existing, grace_seconds);
       return { url: rotated.url, secret: rotated.secret };
     }
-    if (scope.is_sandbox) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'Set a sandbox webhook endpoint first (PUT /v1/webhook-endpoint with a sandbox key)');
+    if (scope.is_sandbox) throw sandboxEndpointNotSet();
     const secret = generateWebhookSecret();
     await setIssuedWebhookSecret(trx, scope.merchant_id, deps.box.seal(secret, scope.merchant_id));
     return { url: null, secret };
@@ -343,7 +344,7 @@ function activeEndpoints(executor: Trx | Db, scope: MerchantScope) {
 /** Whether the caller's mode has an endpoint deliveries can go to (redeliver and recover need one). */
 export async function requireActiveEndpoint(executor: Trx | Db, scope: MerchantScope): Promise<void> {
   if (!(await activeEndpoints(executor, scope).executeTakeFirst())) {
-    throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', `Set a ${scope.is_sandbox ? 'sandbox' : 'live'} webhook endpoint first (PUT /v1/webhook-endpoint or POST /v1/webhook-endpoints)`);
+    throw endpointNotSet(scope.is_sandbox);
   }
 }
 

@@ -4,11 +4,11 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
-import type { Clock } from '../../lib/clock.ts';
-import { AppError, notFound } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import { wakeDispatchers } from '../events/outbox.ts';
 import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
+import { deliveryEndpointDeleted } from './errors.ts';
 
 export type { WebhooksDeps } from './endpoints.ts';
 
@@ -231,7 +231,7 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
     await requireActiveEndpoint(trx, scope);
     if (found.endpoint_id !== null) {
       const endpoint = await trx.selectFrom('webhook_endpoints').select(['deleted_at']).where('id', '=', found.endpoint_id).executeTakeFirstOrThrow();
-      if (endpoint.deleted_at !== null) throw new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'The endpoint of this delivery was deleted');
+      if (endpoint.deleted_at !== null) throw deliveryEndpointDeleted();
     }
     const in_flight = found.status === 'pending' && found.claimed_until !== null && found.claimed_until > now;
     if (!in_flight) await requeue(trx, scope, [found], now);
