@@ -45,7 +45,7 @@ export const checkoutApiRoutes: FastifyPluginAsyncTypebox<{ deps: CheckoutDeps }
       config: { auth: 'key', errors: [404] },
       schema: { tags: ['payments'], summary: 'Checkout view-model (what the hosted page shows)', params: PaymentIdParams, response: { 200: Envelope(CheckoutSchema) }, },
     },
-    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), (request.params as { id: string }).id)),
+    async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), request.params.id)),
   );
 
   app.get(
@@ -62,7 +62,7 @@ export const checkoutApiRoutes: FastifyPluginAsyncTypebox<{ deps: CheckoutDeps }
       },
     },
     async (request, reply) => {
-      const png = await promptpayQrForPayment(deps, (request.params as { id: string }).id, (request.query as { leg?: number }).leg);
+      const png = await promptpayQrForPayment(deps, request.params.id, request.query.leg);
       return reply.header('Cache-Control', 'public, max-age=300').type('image/png').send(png);
     },
   );
