@@ -15,7 +15,7 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { multipart, uniquePng } from './files.ts';
-import { RECEIPT, createPendingFunds } from '../pending-funds/helpers.ts';
+import { RECEIPT, createPendingFunds } from './pending-funds.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
 export type Scheme = 'apiKey' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { createApplication, type Application } from '../../src/app.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { createPendingFunds, RECEIPT } from '../pending-funds/helpers.ts';
+import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
 
 /**
  * The gateway with LEDGER_URL against a real ledger server (ROLES=ledger) on loopback, then with that server
