@@ -4,14 +4,13 @@
  * (one bare INSERT, one bare SELECT by id) so every figure has a baseline through the same server and pool.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import pg from 'pg';
 import pino from 'pino';
 import { createApplication, type Application } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { openDatabase, type DatabaseHandle } from '../src/db/database.ts';
-import { migrateToLatest } from '../src/db/migrate.ts';
+import type { DatabaseHandle } from '../src/db/database.ts';
+import { openScratchDatabase } from '../src/db/scratch.ts';
 import { createMerchant, type CreatedMerchant } from '../src/modules/merchants/service.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 
@@ -33,27 +32,10 @@ export interface BenchContext {
 }
 
 export async function openBenchContext(options: { pglite: boolean; connections: number; seconds: number }): Promise<BenchContext> {
+  // A fresh database of the bench's own, migrated here (not from the tests' template), dropped on close.
   const server_url = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  let database_url: string | undefined;
-  let drop: (() => Promise<void>) | undefined;
-  if (!options.pglite) {
-    const name = `mpay_bench_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: server_url });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    await admin.end();
-    const url = new URL(server_url);
-    url.pathname = `/${name}`;
-    database_url = url.toString();
-    drop = async () => {
-      const cleanup = new pg.Client({ connectionString: server_url });
-      await cleanup.connect();
-      await cleanup.query(`drop database if exists ${name} with (force)`);
-      await cleanup.end();
-    };
-  }
-  const database = await openDatabase({ database_url, data_dir: 'memory://' });
-  await migrateToLatest(database.db);
+  const database = await openScratchDatabase({ server_url: options.pglite ? undefined : server_url, prefix: 'mpay_bench', template: false });
+  const database_url = database.url;
   const env: Record<string, string> = {
     ...(database_url ? { DATABASE_URL: database_url } : {}),
     ROLES: 'api,ledger',
@@ -100,7 +82,6 @@ export async function openBenchContext(options: { pglite: boolean; connections: 
       loader.kill();
       await application.close();
       await database.close();
-      await drop?.();
     },
   };
 }

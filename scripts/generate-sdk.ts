@@ -8,8 +8,7 @@ import { join, resolve } from 'node:path';
 import pino from 'pino';
 import { createApplication } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/db/database.ts';
-import { migrateToLatest } from '../src/db/migrate.ts';
+import { openScratchDatabase } from '../src/db/scratch.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const client_dir = join(root, 'clients/typescript');
@@ -29,8 +28,7 @@ async function servedDocument(): Promise<Json> {
     ADMIN_SERVICE_TOKEN: 'generate-sdk-admin-token',
     INTERNAL_SERVICE_TOKEN: 'generate-sdk-internal-token',
   });
-  const database = await openDatabase({ data_dir: 'memory://' });
-  await migrateToLatest(database.db);
+  const database = await openScratchDatabase({ prefix: 'mpay_sdk' });
   const application = await createApplication({ config, database, logger: pino({ level: 'silent' }) });
   try {
     await application.app.ready();

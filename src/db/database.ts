@@ -29,9 +29,13 @@ function parseInt8(value: string): number {
   return toSafeNumber(BigInt(value));
 }
 
-export async function openDatabase(options: { database_url?: string | undefined; data_dir: string }): Promise<DatabaseHandle> {
+/**
+ * PostgreSQL when `database_url` is set, else PGlite in `data_dir` (or in memory). `pglite_image`: an in-memory PGlite
+ * starts from this data-directory tarball (`dumpDataDir`) instead of running initdb (scratch databases, src/db/scratch.ts).
+ */
+export async function openDatabase(options: { database_url?: string | undefined; data_dir: string; pglite_image?: Blob }): Promise<DatabaseHandle> {
   if (options.database_url) return openPostgres(options.database_url);
-  return openPglite(options.data_dir);
+  return openPglite(options.data_dir, options.pglite_image);
 }
 
 async function openPostgres(database_url: string): Promise<DatabaseHandle> {
@@ -74,11 +78,12 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
   };
 }
 
-async function openPglite(data_dir: string): Promise<DatabaseHandle> {
+async function openPglite(data_dir: string, image?: Blob): Promise<DatabaseHandle> {
   const in_memory = data_dir === 'memory://' || data_dir === ':memory:';
   if (!in_memory) mkdirSync(data_dir, { recursive: true });
   const pglite = new PGlite(in_memory ? 'memory://' : `${data_dir}/pglite`, {
     parsers: { [INT8_OID]: parseInt8, [NUMERIC_OID]: (value: string) => value },
+    ...(image && in_memory ? { loadDataDir: image } : {}),
   });
   await pglite.waitReady;
   const commits = new CommitWatch();

@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { ARCHIVE_AFTER_DAYS, archiveBatch, archiveOldAuditRows } from '../../src/modules/archival/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { createPendingFunds, RECEIPT } from '../pending-funds/helpers.ts';
-import { completedPayments } from '../settlements/helpers.ts';
+import { completedPayments } from '../helpers/payments.ts';
+import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
 
 const DAY = 24 * 3600_000;
 

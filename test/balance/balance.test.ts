@@ -4,7 +4,7 @@ import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '..
 import { recalcBufferThresholds, type BalanceDeps } from '../../src/modules/balance/service.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepPendingFunds } from '../../src/modules/pending-funds/service.ts';
-import { createPendingFunds } from '../pending-funds/helpers.ts';
+import { createPendingFunds } from '../helpers/pending-funds.ts';
 
 const DAY = 24 * 3600_000;
 

@@ -11,7 +11,7 @@ import { grantServiceRole } from '../../src/db/roles.ts';
 import { ADMIN_HEADERS, ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
 import { archiveOldAuditRows } from '../../src/modules/archival/service.ts';
-import { PNG_BASE64 } from '../pending-funds/helpers.ts';
+import { PNG_BASE64 } from '../helpers/pending-funds.ts';
 
 const ON_POSTGRES = Boolean(process.env['DATABASE_URL']);
 const POSTGRES_ONLY = ON_POSTGRES ? false : 'PostgreSQL only (set DATABASE_URL): PGlite has a single user and no roles to restrict';

@@ -6,18 +6,7 @@ import { runMatcher } from '../../src/modules/payouts/matcher.ts';
 import { requestCashLegs, sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
-
-/** mulberry32: a seeded generator, so a failing mix can be replayed with the seed it prints. */
-function prng(seed: number) {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = state;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/random.ts';
 
 describe('ledger invariants after a randomized mix of sells, buys, confirms, cancels and disputes', () => {
   let t: TestApp;
@@ -37,7 +26,7 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
   after(() => t.close());
 
   it(`holds every invariant (seed ${seed})`, async (context) => {
-    const random = prng(seed);
+    const random = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const amounts = [PAY, 2 * PAY, 3 * PAY];
     const currencies = ['THB', 'AUD'];

@@ -15,7 +15,9 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { multipart, uniquePng } from './files.ts';
-import { RECEIPT, createPendingFunds } from '../pending-funds/helpers.ts';
+import { buyBody, createBuy, createSell, fund, merchantCall, PAY, RECEIPT as PAYOUT_RECEIPT, sellBody } from './orders.ts';
+import { completedPayments } from './payments.ts';
+import { RECEIPT, createPendingFunds } from './pending-funds.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
 export type Scheme = 'apiKey' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';
@@ -26,6 +28,8 @@ export interface Operation {
   scheme: Scheme;
   hidden: boolean;
   body_schema: Schema | undefined;
+  /** The operation requires an `Idempotency-Key` header (the suite sends a fresh one, so a case reaches auth and ownership). */
+  idempotency_key: boolean;
 }
 
 type Schema = Record<string, any>;
@@ -38,10 +42,17 @@ export function operationsOf(doc: Schema): Operation[] {
       const security: Record<string, unknown>[] = op['security'] ?? [];
       const scheme = (security.length === 0 ? 'public' : Object.keys(security[0]!)[0]) as Scheme;
       const body_schema = op['requestBody']?.content?.['application/json']?.schema;
-      operations.push({ method: method.toUpperCase(), path, scheme, hidden: Boolean(op['x-hidden'] ?? op['hide']), body_schema: body_schema ? resolve(doc, body_schema) : undefined });
+      const parameters: Schema[] = (op['parameters'] ?? []).map((parameter: Schema) => resolveParameter(doc, parameter));
+      const idempotency_key = parameters.some((parameter) => parameter['in'] === 'header' && String(parameter['name']).toLowerCase() === 'idempotency-key' && parameter['required'] === true);
+      operations.push({ method: method.toUpperCase(), path, scheme, hidden: Boolean(op['x-hidden'] ?? op['hide']), body_schema: body_schema ? resolve(doc, body_schema) : undefined, idempotency_key });
     }
   }
   return operations;
+}
+
+function resolveParameter(doc: Schema, parameter: Schema): Schema {
+  const ref = parameter['$ref'];
+  return typeof ref === 'string' ? doc['components']['parameters'][ref.replace(/^#\/components\/parameters\//, '')] : parameter;
 }
 
 function resolve(doc: Schema, schema: Schema): Schema {
@@ -154,10 +165,11 @@ export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credent
   ],
 };
 
-/** Bodies the schema cannot describe (multipart uploads), by `METHOD /path`. */
+/** Bodies the schema cannot describe (multipart uploads, base64 content), by `METHOD /path`. */
 export const BODIES: Record<string, () => { payload: Buffer | object; headers: Record<string, string> }> = {
   'POST /v1/payments/{id}/proof': () => multipart('proof', uniquePng(), 'slip.png', 'image/png'),
   'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: RECEIPT, headers: {} }),
+  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': () => ({ payload: { receipt_base64: PAYOUT_RECEIPT, content_type: 'application/pdf' }, headers: {} }),
 };
 
 /** Routes declared `mode: 'live_only'` in their route config (not visible in the OpenAPI document). */
@@ -188,6 +200,8 @@ export interface Fixture {
   cross_by_operation?: Record<string, [number, string]>;
   /** The resource exists in live mode only (no sandbox fixture to make). */
   live_only?: boolean;
+  /** The credential A re-reads the resource with (default: its API key of the resource's mode). */
+  read_with?: keyof Credentials;
   /** Factories not written yet: the cases are listed as todo, never silently skipped. */
   pending?: string;
 }
@@ -234,9 +248,35 @@ export const FIXTURES: Fixture[] = [
     },
   },
   { prefix: '/v1/merchants/', cross: [403, 'FORBIDDEN'], create: async ({ a }) => a.id },
-  { prefix: '/v1/merchant-sell-orders/', cross: [403, 'SELL_ORDER_NOT_OWNER'], pending: 'a sell order needs a PAY balance and a payout target' },
-  { prefix: '/v1/merchant-buy-orders/', cross: [404, 'NOT_FOUND'], pending: 'a buy order needs a funded merchant' },
-  { prefix: '/v1/merchant-disputes/', cross: [403, 'GATEWAY_DISPUTE_CROSS_MERCHANT'], pending: 'a dispute needs a completed payment' },
+  {
+    prefix: '/v1/merchant-sell-orders/',
+    cross: [403, 'SELL_ORDER_NOT_OWNER'],
+    read_with: 'merchant_jwt',
+    live_only: true,
+    create: async ({ t, a }) => {
+      await fund(t, a.id, 10 * PAY);
+      return (await createSell(t, a.jwt, sellBody(10 * PAY))).id;
+    },
+  },
+  {
+    prefix: '/v1/merchant-buy-orders/',
+    // What the routes answer today; the contract names no code for buy orders (mechanisms unifies the rule).
+    cross: [403, 'FORBIDDEN'],
+    read_with: 'merchant_jwt',
+    live_only: true,
+    create: async ({ t, a }) => (await createBuy(t, a.jwt, buyBody(PAY, 'USD', 100))).id,
+  },
+  {
+    prefix: '/v1/merchant-disputes/',
+    cross: [403, 'GATEWAY_DISPUTE_CROSS_MERCHANT'],
+    read_with: 'merchant_jwt',
+    live_only: true,
+    create: async ({ t, a }) => {
+      await fund(t, a.id, PAY);
+      const sell = await createSell(t, a.jwt, sellBody(PAY, 'USD', 100));
+      return created(merchantCall(t, a.jwt, 'POST', '/v1/merchant-disputes', { sell_order_id: sell.id, notes: 'security suite fixture' }), 'dispute');
+    },
+  },
   {
     prefix: '/v1/pending-funds/',
     // The contract names PENDING_FUNDS_NOT_RECEIVER for receiver-confirm only; the read (not in the contract) is 404.
@@ -249,7 +289,20 @@ export const FIXTURES: Fixture[] = [
       return response.json().data.id;
     },
   },
-  { prefix: '/v1/settlements/', cross: [404, 'NOT_FOUND'], pending: 'a settlement needs completed payments and a settlement run' },
+  {
+    prefix: '/v1/settlements/',
+    cross: [404, 'NOT_FOUND'],
+    create: async ({ t, a }, mode) => {
+      await t.createSeller(thbSeller(1_000_000, '35.00'));
+      const [payment_id] = await completedPayments(t, key(a, mode), [{ order_id: `sec-${++order_number}`, amount: 10_000 }]);
+      t.clock.advance(60_000);
+      const run = await t.admin('POST', '/admin/settlements/run');
+      assert.equal(run.statusCode, 200, `fixture settlement run: ${run.body}`);
+      const batch = (run.json().data.batches as { id: string; merchant_id: string; is_sandbox: boolean }[]).find((row) => row.merchant_id === a.id && row.is_sandbox === (mode === 'sandbox'));
+      assert.ok(batch, `fixture settlement: no ${mode} batch for payment ${payment_id}: ${run.body}`);
+      return batch.id;
+    },
+  },
   {
     // Deliveries come from sandbox events here (`POST /v1/sandbox/events`), so the resource lives in sandbox mode.
     prefix: '/v1/webhook-deliveries/',

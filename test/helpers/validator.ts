@@ -1,22 +1,25 @@
-import type { ReceiptValidator, ValidatorOutcome, ValidatorVerdict } from '../../src/modules/validators/port.ts';
+import type { ReceiptCheck, ReceiptValidator, ValidatorOutcome, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 
 /**
  * The one validator double: a test scripts its next outcomes in `next` (then `fallback`, default `verified`); it
- * counts its calls. A `failed` verdict carries `failure_reason`.
+ * counts its calls and keeps every check it was asked (`checks`). A `failed` verdict carries `failure_reason`.
  */
 export class ScriptedValidator implements ReceiptValidator {
   readonly kind = 'null_validator' as const;
   calls = 0;
+  readonly checks: ReceiptCheck[] = [];
   next: ValidatorOutcome[] = [];
   fallback: ValidatorOutcome = 'verified';
   readonly failure_reason: string;
 
-  constructor(options: { failure_reason?: string } = {}) {
+  constructor(options: { failure_reason?: string; fallback?: ValidatorOutcome } = {}) {
     this.failure_reason = options.failure_reason ?? 'amount_mismatch';
+    if (options.fallback) this.fallback = options.fallback;
   }
 
-  async validate(): Promise<ValidatorVerdict> {
+  async validate(check: ReceiptCheck): Promise<ValidatorVerdict> {
     this.calls += 1;
+    this.checks.push(check);
     const outcome = this.next.shift() ?? this.fallback;
     return {
       outcome,
@@ -27,6 +30,6 @@ export class ScriptedValidator implements ReceiptValidator {
   }
 }
 
-export function scriptedValidator(options: { failure_reason?: string } = {}): ScriptedValidator {
+export function scriptedValidator(options: { failure_reason?: string; fallback?: ValidatorOutcome } = {}): ScriptedValidator {
   return new ScriptedValidator(options);
 }

@@ -7,7 +7,7 @@ import { INTERNAL_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchan
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { multipart, uniquePng } from '../helpers/files.ts';
 import { ScriptedValidator } from '../helpers/validator.ts';
-import { createPendingFunds, RECEIPT } from '../pending-funds/helpers.ts';
+import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
 
 /**
  * The gateway with LEDGER_URL against a real ledger server (ROLES=ledger) on loopback, then with that server

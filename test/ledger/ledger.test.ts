@@ -5,7 +5,7 @@ import { ADMIN_HEADERS, startTestApp, thbSeller, type TestApp, type TestMerchant
 import { accounts, type Ledger } from '../../src/modules/ledger/port.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { nullValidator } from '../../src/modules/validators/null-validator.ts';
-import { multipart, uniquePng } from '../helpers/files.ts';
+import { uploadProof } from '../helpers/payments.ts';
 
 const A = accounts.merchantAvailable('11111111-1111-4111-8111-111111111111', false);
 const B = accounts.merchantAvailable('22222222-2222-4222-8222-222222222222', false);
@@ -150,9 +150,7 @@ describe('ledger: transfers, idempotency, overdraft, modes, invariants, adjustme
     const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'ledger-1', amount: 35_000, currency: 'THB', return_url: 'https://shop.example/r' });
     assert.equal(created.statusCode, 201, created.body);
     const payment = created.json().data;
-    const { payload, headers } = multipart('proof', uniquePng());
-    const proof = await t.request({ method: 'POST', url: `/v1/payments/${payment.id}/proof`, headers: { 'x-api-key': merchant.live, ...headers }, payload });
-    assert.equal(proof.statusCode, 200, proof.body);
+    await uploadProof(t, merchant.live, payment.id);
     await processProofVerdicts({ ...t.application.payments, validator: nullValidator });
     const read = await t.call('GET', `/v1/payments/${payment.id}`, merchant.live);
     assert.equal(read.json().data.status, 'completed');

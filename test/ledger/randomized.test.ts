@@ -2,17 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { accounts, type Ledger, type TransferCommand } from '../../src/modules/ledger/port.ts';
-
-/** A small deterministic PRNG (mulberry32), so a failing seed can be replayed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/random.ts';
 
 describe('ledger: randomized mixed mints, burns and transfers', () => {
   let t: TestApp;
@@ -25,7 +15,7 @@ describe('ledger: randomized mixed mints, burns and transfers', () => {
 
   it('keeps every invariant after each batch of concurrent operations', async () => {
     const seed = Number(process.env['LEDGER_SEED'] ?? Date.now() % 1_000_000);
-    const random = prng(seed);
+    const random = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const holders = Array.from({ length: 12 }, (_, i) => accounts.merchantAvailable(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, false));
     const issuers = [accounts.world(false), accounts.adjustments(false), accounts.mintSource('treasury', false)];

@@ -5,16 +5,7 @@ import QRCode from 'qrcode';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-
-function multipart(bytes: Buffer) {
-  const boundary = `----mpay${randomUUID()}`;
-  const payload = Buffer.concat([
-    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="proof"; filename="slip.png"\r\nContent-Type: image/png\r\n\r\n`),
-    bytes,
-    Buffer.from(`\r\n--${boundary}--\r\n`),
-  ]);
-  return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
-}
+import { multipart } from '../helpers/files.ts';
 
 /**
  * Issue 10: a verified payment whose completion the ledger refuses (a quote lock priced the legs below the seller's
@@ -36,7 +27,7 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
   const trade = (body: Record<string, unknown>) =>
     t.call('POST', '/v1/trades', merchant.live, { order_id: `stall-${++order}`, currency: 'THB', return_url: 'https://shop.example/r', ...body });
   async function uploadProof(id: string) {
-    const { payload, headers } = multipart(await QRCode.toBuffer(`slip-${randomUUID()}`, { type: 'png' }));
+    const { payload, headers } = multipart('proof', await QRCode.toBuffer(`slip-${randomUUID()}`, { type: 'png' }));
     const response = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': merchant.live } });
     assert.equal(response.statusCode, 200, response.body);
   }

@@ -1,20 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import jsQRModule from 'jsqr';
-import { PNG } from 'pngjs';
 import { parse } from 'promptparse';
 import generatePromptpayQr from 'promptpay-qr';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-
-// jsqr is CommonJS with an ES-style default export in its types
-const jsQR = ((jsQRModule as unknown as { default?: unknown }).default ?? jsQRModule) as unknown as typeof jsQRModule.default;
+import { decodeQr as readQr } from '../helpers/files.ts';
 
 function decodeQr(png_bytes: Buffer): string {
-  const image = PNG.sync.read(png_bytes);
-  const code = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
-  assert.ok(code, 'the PNG holds a readable QR code');
-  return code.data;
+  const data = readQr(png_bytes);
+  assert.ok(data, 'the PNG holds a readable QR code');
+  return data;
 }
 
 /** The EMVCo fields that matter, read independently of tag order. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { createPendingFunds, RECEIPT } from './helpers.ts';
+import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
 
 /** Issue 10: the receiver-confirm audit list keeps the contract's meaning by default; intake rows are an explicit filter. */
 describe('GET /admin/audit/receiver-confirm: receiver-confirm rows by default', () => {

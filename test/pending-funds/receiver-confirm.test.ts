@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepPendingFunds } from '../../src/modules/pending-funds/service.ts';
-import { createPendingFunds, RECEIPT, ScriptedValidator } from './helpers.ts';
+import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
+import { ScriptedValidator } from '../helpers/validator.ts';
 
 const HOUR = 3600_000;
 

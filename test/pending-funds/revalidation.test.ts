@@ -3,7 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { INTAKE_MAX_ATTEMPTS, INTAKE_RETRY_BASE_MS, sweepPendingFunds } from '../../src/modules/pending-funds/service.ts';
 import { revalidatePendingFunds } from '../../src/modules/pending-funds/revalidation.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { createPendingFunds, PNG_BASE64, RECEIPT, ScriptedValidator } from './helpers.ts';
+import { createPendingFunds, PNG_BASE64, RECEIPT } from '../helpers/pending-funds.ts';
+import { ScriptedValidator } from '../helpers/validator.ts';
 
 const MINUTE = 60_000;
 const HOUR = 3600_000;

@@ -3,8 +3,10 @@
  * test/helpers/security.ts for how to add a credential kind or a path-parameter fixture).
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { MINT_SOURCE } from '../helpers/orders.ts';
 import {
   BODIES,
   FIXTURES,
@@ -40,7 +42,7 @@ describe('security suite: every operation by its declared security', () => {
   const made = new Map<string, Promise<string>>();
 
   before(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE } });
     a = await t.createMerchant('Merchant A');
     b = await t.createMerchant('Merchant B');
     as_a = credentialsFor(a);
@@ -55,7 +57,8 @@ describe('security suite: every operation by its declared security', () => {
     return made.get(cache_key)!;
   };
 
-  const send = (operation: Operation, path: string, headers: Record<string, string>) => {
+  const send = (operation: Operation, path: string, credential: Record<string, string>) => {
+    const headers = operation.idempotency_key ? { ...credential, 'idempotency-key': randomUUID() } : credential;
     const special = BODIES[`${operation.method} ${operation.path}`]?.();
     if (special) return t.request({ method: operation.method as 'POST', url: path, headers: { ...headers, ...special.headers }, payload: special.payload });
     const body = minimalBody(operation.body_schema);
@@ -66,7 +69,7 @@ describe('security suite: every operation by its declared security', () => {
   const readAsA = async (fixture: Fixture, id: string, mode: 'live' | 'sandbox') => {
     if (fixture.prefix === '/v1/merchants/') return (await t.request({ method: 'GET', url: `/v1/merchants/${id}/balance`, headers: as_a.merchant_jwt })).body;
     const url = fixture.read ? fixture.read(id).replace(/#.*$/, '') : `${fixture.prefix}${id}`;
-    const response = await t.request({ method: 'GET', url, headers: mode === 'live' ? as_a.api_key_live : as_a.api_key_sandbox });
+    const response = await t.request({ method: 'GET', url, headers: fixture.read_with ? as_a[fixture.read_with] : mode === 'live' ? as_a.api_key_live : as_a.api_key_sandbox });
     assert.equal(response.statusCode, 200, response.body);
     const data = fixture.read ? response.json().data.find((row: { id: string }) => row.id === id) : response.json().data;
     assert.ok(data, `A cannot read its own ${fixture.prefix}${id}`);

@@ -1,31 +1,16 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import type { ReceiptCheck, ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT } from '../helpers/orders.ts';
-
-/** A validator double that records every check it is asked and answers the scripted outcome (default unverified). */
-function recordingValidator(): ReceiptValidator & { checks: ReceiptCheck[]; next: ValidatorVerdict['outcome'][] } {
-  const validator = {
-    kind: 'null_validator' as const,
-    checks: [] as ReceiptCheck[],
-    next: [] as ValidatorVerdict['outcome'][],
-    async validate(check: ReceiptCheck): Promise<ValidatorVerdict> {
-      validator.checks.push(check);
-      const outcome = validator.next.shift() ?? 'unverified';
-      return { outcome, validator_kind: 'null_validator', response: { recorded: true } };
-    },
-  };
-  return validator;
-}
+import { scriptedValidator } from '../helpers/validator.ts';
 
 /** Issue 10, sell orders: target_fiat_amount is never a check on the slip; the idempotency outcome comes before the provider call. */
 describe('sell orders: what confirm-cash-leg asks the validator, and when', () => {
   let t: TestApp;
   let seller: TestMerchant;
   let buyer: TestMerchant;
-  const validator = recordingValidator();
+  const validator = scriptedValidator({ fallback: 'unverified' });
   const body = (content_type = 'application/pdf') => ({ receipt_base64: RECEIPT, content_type });
   const confirm = (id: string, key: string, payload: unknown) => merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, payload, key);
 

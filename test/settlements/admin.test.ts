@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_HEADERS, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { completedPayments } from './helpers.ts';
+import { completedPayments } from '../helpers/payments.ts';
 
 /** Operator routes on settlement batches: fail, retry, adjustments, the run, and the audit log of each action. */
 describe('settlements: admin retry, adjustments and audit log', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { main } from '../../src/cli/main.ts';
 import { ADMIN_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { completedPayments } from './helpers.ts';
+import { completedPayments } from '../helpers/payments.ts';
 
 /** `mpay settlements ...` against a real listening server. */
 describe('cli: mpay settlements', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { runSettlements, settleSandboxPayment } from '../../src/modules/settlements/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { completedPayments, settlementDeps, usdSeller } from './helpers.ts';
+import { completedPayments, settlementDeps, usdSeller } from '../helpers/payments.ts';
 
 async function settlementState(t: TestApp) {
   const batches = await t.db.selectFrom('settlements').selectAll().execute();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { completedPayments, usdSeller } from './helpers.ts';
+import { completedPayments, usdSeller } from '../helpers/payments.ts';
 
 /**
  * Merchant settlement routes: batch arithmetic (fee 150 bps per payment, rounded down in the merchant's favour),

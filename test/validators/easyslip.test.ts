@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createEasySlipValidator, maskedMatches } from '../../src/modules/validators/easyslip.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { createPendingFunds } from '../pending-funds/helpers.ts';
+import { createPendingFunds } from '../helpers/pending-funds.ts';
 import { startFakeEasySlip } from './fake-easyslip.ts';
 
 const KEY = 'easyslip-test-key';

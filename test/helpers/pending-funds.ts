@@ -1,6 +1,4 @@
-import { INTERNAL_TOKEN, type TestApp } from '../helpers/app.ts';
-
-export { ScriptedValidator } from '../helpers/validator.ts';
+import { INTERNAL_TOKEN, type TestApp } from './app.ts';
 
 export const PNG_BASE64 = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64');
 export const RECEIPT = { receipt_base64: PNG_BASE64, content_type: 'image/png' };

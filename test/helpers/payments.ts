@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import type { SettlementsDeps } from '../../src/modules/settlements/service.ts';
-import type { TestApp } from '../helpers/app.ts';
-import { multipart, uniquePng } from '../helpers/files.ts';
+import type { TestApp } from './app.ts';
+import { multipart, uniquePng } from './files.ts';
 
 export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
   const { payload, headers } = multipart('proof', uniquePng());
