@@ -3,12 +3,12 @@ import type { Trx } from '../../db/database.ts';
 import { claimIdempotencyKeys, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
-import { AppError } from '../../lib/errors.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvents } from '../events/outbox.ts';
 import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reserveLegs, type Leg, type OfferState } from '../liquidity/service.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
-import { DEFAULT_EXPIRES_IN_SECONDS, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import { DEFAULT_EXPIRES_IN_SECONDS, newPaymentRow, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import { duplicateOrderId } from './errors.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 /** What a create answers: the body the route sends, and its status when the batch made it (alone() sets its own on the reply). */
@@ -281,32 +281,20 @@ async function insertPayments(trx: Trx, items: Item[], now: Date): Promise<void>
   if (!fresh.length) return;
   for (const item of fresh) {
     const { scope, input } = item.job;
-    item.row = {
+    item.row = newPaymentRow({
       id: item.id,
-      merchant_id: scope.merchant_id,
-      is_sandbox: scope.is_sandbox,
+      scope,
       order_id: input.order_id,
       amount_minor: item.amount_minor,
       currency: input.currency as Currency,
       payment_method: item.payment_method,
       return_url: input.return_url,
-      status: 'matched',
       metadata: input.metadata ?? {},
       quote_lock_id: null,
-      failure_reason: null,
-      synthetic_match: null,
-      settlement_id: null,
       expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
       created_at: now,
       matched_at: now,
-      checkout_opened_at: null,
-      confirming_at: null,
-      completed_at: null,
-      failed_at: null,
-      expired_at: null,
-      cancelled_at: null,
-      settled_at: null,
-    };
+    });
   }
   const inserted = await trx
     .insertInto('payments')
@@ -324,7 +312,7 @@ async function insertPayments(trx: Trx, items: Item[], now: Date): Promise<void>
     .execute();
   for (const item of duplicates) {
     const owner = existing.find((row) => row.merchant_id === item.row.merchant_id && row.is_sandbox === item.row.is_sandbox && row.order_id === item.row.order_id && row.id !== item.id);
-    item.error = new AppError('PAYMENT_DUPLICATE_ORDER_ID', `order_id ${item.job.input.order_id} already has ${owner ? `payment ${owner.id}` : 'a payment'}`);
+    item.error = duplicateOrderId(item.job.input.order_id, owner?.id);
     // its row was never inserted: nothing to delete
     item.row = undefined as unknown as PaymentRow;
   }

@@ -99,11 +99,6 @@ export interface NewPayment {
 }
 
 /**
- * Inserts a payment in status `created` (or `matched`, see NewPayment) inside `trx`. A duplicate order_id (per
- * merchant and mode) is 409 PAYMENT_DUPLICATE_ORDER_ID: the unique index decides, also against a concurrent insert
- * (which this one waits for), and only then is the existing id read for the message.
- */
-/**
  * A sandbox simulation's match: its synthetic legs and the contract's `synthetic_match` block (the sandbox module
  * plays the scenario; the payments module alone writes payment rows).
  */
@@ -112,8 +107,9 @@ export async function recordSyntheticMatch(trx: Trx, payment_id: string, legs: r
   await trx.updateTable('payments').set({ synthetic_match: JSON.stringify(synthetic_match) }).where('id', '=', payment_id).execute();
 }
 
-export async function insertPayment(trx: Trx, input: NewPayment): Promise<PaymentRow> {
-  const row: PaymentRow = {
+/** The row of a new payment: `created`, or `matched` when its legs are planned already (NewPayment.matched_at). */
+export function newPaymentRow(input: NewPayment): PaymentRow {
+  return {
     id: input.id,
     merchant_id: input.scope.merchant_id,
     is_sandbox: input.scope.is_sandbox,
@@ -139,6 +135,15 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
     cancelled_at: null,
     settled_at: null,
   };
+}
+
+/**
+ * Inserts a payment in status `created` (or `matched`, see NewPayment) inside `trx`. A duplicate order_id (per
+ * merchant and mode) is 409 PAYMENT_DUPLICATE_ORDER_ID: the unique index decides, also against a concurrent insert
+ * (which this one waits for), and only then is the existing id read for the message.
+ */
+export async function insertPayment(trx: Trx, input: NewPayment): Promise<PaymentRow> {
+  const row = newPaymentRow(input);
   const inserted = await trx
     .insertInto('payments')
     .values({ ...row, metadata: JSON.stringify(row.metadata) })
