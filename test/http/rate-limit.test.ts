@@ -59,9 +59,14 @@ describe('rate limits shared through Redis', { skip: !(await redisUp()) && 'Redi
     await second.db.insertInto('merchants').values(merchant_row).execute();
     await second.db.insertInto('api_keys').values(key_rows).execute();
 
+    const started = performance.now();
     const responses = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? first : second).call('GET', '/v1/payments', merchant.live)));
-    assert.equal(responses.filter((r) => r.statusCode === 200).length, 4);
-    assert.equal(responses.filter((r) => r.statusCode === 429).length, 4);
+    // One shared bucket of 4 that refills 4 tokens a second: a slow machine may see a refill during the burst (on a
+    // quiet one the burst takes well under 250 ms, so exactly 4 pass), never two buckets' worth (8).
+    const refilled = Math.floor(((performance.now() - started) / 1000) * 4);
+    const allowed = responses.filter((r) => r.statusCode === 200).length;
+    assert.ok(allowed >= 4 && allowed <= Math.min(4 + refilled, 7), `${allowed} of 8 allowed with ${refilled} tokens refilled during the burst`);
+    assert.equal(responses.filter((r) => r.statusCode === 429).length, 8 - allowed);
   });
 });
 
