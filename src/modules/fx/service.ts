@@ -8,6 +8,7 @@ import { parseDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { QuoteLockPort } from '../payments/ports.ts';
 import { recordAdminAction, type AdminActor } from '../audit/service.ts';
+import type { QuoteLockStatus, QuoteLockView, ReferencePriceView } from './schema.ts';
 import type { QuoteLockRow, ReferencePriceRow } from './tables.ts';
 import { peggedPrice, priceNotPositive, pricesUnavailable, priceUnavailableForLock, quoteLockExpired, quoteLockMismatch, quoteLockUsed, quoteLockUsedBy } from './errors.ts';
 
@@ -21,29 +22,6 @@ export interface FxDeps {
   clock: Clock;
   /** FX_QUOTE_LOCK_SECONDS */
   lock_seconds: number;
-}
-
-export interface ReferencePriceView {
-  base: string;
-  quote: string;
-  price: string;
-  updated_at: string;
-}
-
-export type QuoteLockStatus = 'active' | 'used' | 'expired';
-
-export interface QuoteLockView {
-  id: string;
-  base: string;
-  quote: string;
-  currency: string;
-  rate: string;
-  status: QuoteLockStatus;
-  is_sandbox: boolean;
-  expires_at: string;
-  created_at: string;
-  used_at: string | null;
-  payment_id: string | null;
 }
 
 const UUID = new RegExp(UUID_PATTERN);

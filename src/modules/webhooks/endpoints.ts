@@ -14,6 +14,9 @@ import type { EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
 import { present } from '../../lib/assert.ts';
 import { endpointLimit, endpointNotSet, sandboxEndpointNotSet, urlForbidden } from './errors.ts';
+import type { EndpointView } from './schema.ts';
+
+export type { EndpointView } from './schema.ts';
 
 /**
  * Webhook endpoints as a resource, per merchant and mode (issue 9 section 1). A credential sees and changes only the
@@ -33,21 +36,6 @@ export const MAX_ENDPOINTS_PER_MODE = 16;
 export const ALL_EVENTS = '*';
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  description: string | null;
-  enabled_events: string[];
-  disabled: boolean;
-  /** The endpoint `PUT /v1/webhook-endpoint` sets. */
-  is_default: boolean;
-  mode: 'live' | 'sandbox';
-  /** After a rotation the previous secret also signs until then; null when only one secret signs. */
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
 export type EndpointWithSecret = EndpointView & { secret: string };
 

@@ -9,6 +9,9 @@ import { wakeDispatchers } from '../events/outbox.ts';
 import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 import { deliveryEndpointDeleted } from './errors.ts';
+import type { AttemptView, DeliveryView, EventView } from './schema.ts';
+
+export type { AttemptView, DeliveryView, EventView } from './schema.ts';
 
 export type { WebhooksDeps } from './endpoints.ts';
 
@@ -30,16 +33,6 @@ const EVENT_DELIVERY_STATUS = sql<DeliveryStatus | null>`(
     when bool_or(d.status = 'succeeded') then 'succeeded'
     else 'skipped' end
   from webhook_deliveries d where d.event_id = e.id)`;
-
-export interface EventView {
-  id: string;
-  type: string;
-  resource_type: string;
-  resource_id: string;
-  created_at: string;
-  delivery_status: DeliveryStatus | null;
-  payload: Record<string, unknown>;
-}
 
 export interface ListEventsQuery {
   type?: string | undefined;
@@ -71,34 +64,6 @@ export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query
     delivery_status: row.delivery_status,
     payload: row.payload,
   }), keyset);
-}
-
-export interface AttemptView {
-  attempt_number: number;
-  url: string;
-  succeeded: boolean;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_excerpt: string | null;
-  started_at: string;
-}
-
-export interface DeliveryView {
-  id: string;
-  event_id: string;
-  /** The endpoint it goes to; null when no endpoint was subscribed (status skipped). */
-  endpoint_id: string | null;
-  event_type: string;
-  resource_id: string;
-  status: DeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  last_status_code: number | null;
-  delivered_at: string | null;
-  created_at: string;
-  attempts: AttemptView[];
 }
 
 function presentDelivery(row: DeliveryRow & { event_type: string }, attempts: readonly AttemptRow[]): DeliveryView {
