@@ -5,7 +5,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { lockMerchant, readIssuedWebhookSecret, setIssuedWebhookSecret } from '../merchants/issued-secret.ts';
 import type { WebhookSetupPort } from '../merchants/service.ts';
 import { generateWebhookSecret } from './signing.ts';
@@ -77,17 +77,9 @@ export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_privat
 }
 
 async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, lock: boolean): Promise<EndpointRow> {
-  let select = trx
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
-    .where('deleted_at', 'is', null);
+  let select = trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('deleted_at', 'is', null);
   if (lock) select = select.forUpdate();
-  const row = await select.executeTakeFirst();
-  if (!row) throw notFound('Webhook endpoint');
-  return row;
+  return owned(await select.executeTakeFirst(), scope, OWNERSHIP.webhook_endpoint);
 }
 
 async function insertEndpoint(deps: WebhooksDeps, trx: Trx, scope: MerchantScope, input: CreateEndpointInput & { is_default: boolean; secret: string }): Promise<EndpointRow> {

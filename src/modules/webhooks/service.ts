@@ -4,7 +4,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
-import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { wakeDispatchers } from '../events/outbox.ts';
 import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
@@ -184,15 +184,7 @@ async function requeue(trx: Trx, scope: MerchantScope, rows: readonly Pick<Deliv
 export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delivery_id: string): Promise<DeliveryView> {
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
-    const found = await trx
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('id', '=', delivery_id)
-      .where('merchant_id', '=', scope.merchant_id)
-      .where('is_sandbox', '=', scope.is_sandbox)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!found) throw notFound('Webhook delivery');
+    const found = owned(await trx.selectFrom('webhook_deliveries').selectAll().where('id', '=', delivery_id).forUpdate().executeTakeFirst(), scope, OWNERSHIP.webhook_delivery);
     await requireActiveEndpoint(trx, scope);
     if (found.endpoint_id !== null) {
       const endpoint = await trx.selectFrom('webhook_endpoints').select(['deleted_at']).where('id', '=', found.endpoint_id).executeTakeFirstOrThrow();
@@ -224,15 +216,8 @@ export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, sin
   const since_at = new Date(since);
   const result = await deps.db.transaction().execute(async (trx) => {
     if (endpoint_id !== undefined) {
-      const endpoint = await trx
-        .selectFrom('webhook_endpoints')
-        .select('id')
-        .where('id', '=', endpoint_id)
-        .where('merchant_id', '=', scope.merchant_id)
-        .where('is_sandbox', '=', scope.is_sandbox)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
-      if (!endpoint) throw notFound('Webhook endpoint');
+      const endpoint = await trx.selectFrom('webhook_endpoints').select(['merchant_id', 'is_sandbox']).where('id', '=', endpoint_id).where('deleted_at', 'is', null).executeTakeFirst();
+      owned(endpoint, scope, OWNERSHIP.webhook_endpoint);
     }
     await requireActiveEndpoint(trx, scope);
     let select = trx
