@@ -12,6 +12,7 @@ export const TransferSchema = Type.Object({
   amount_micro_pay: Type.Integer(),
   memo: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,
+  // True when the key had already been applied and this is the first result again.
   replayed: Type.Boolean(),
 });
 
@@ -19,11 +20,15 @@ export const VerificationSchema = Type.Object({
   ok: Type.Boolean(),
   accounts: Type.Integer(),
   transfers: Type.Integer(),
+  // Sum of every balance: must be 0.
   total_balance_micro_pay: Type.Integer(),
   minted_micro_pay: Type.Integer(),
   burned_micro_pay: Type.Integer(),
+  // Sum of the balances of every non-issuance account: must equal minted - burned.
   circulation_micro_pay: Type.Integer(),
+  // Non-negative accounts below zero: must be empty.
   negative_accounts: Type.Array(Type.String()),
+  // Accounts whose stored balance differs from credits - debits of their transfers: must be empty.
   mismatched_accounts: Type.Array(Type.String()),
   problems: Type.Array(Type.String()),
 });
