@@ -9,9 +9,12 @@ import type { MerchantScope } from './principal.ts';
  *   sell-order, buy-order, dispute and balance endpoints, and its section 7 names the code for some of them
  *   (`SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT`, `PENDING_FUNDS_NOT_RECEIVER` for receiver-confirm,
  *   `FORBIDDEN` for the balance). Where it gives 403 without a code, `FORBIDDEN`.
- * - Everywhere else (payments, pending-funds reads, settlements, quote locks, webhooks), another merchant's row is
- *   404 NOT_FOUND like a row that does not exist, as Stripe does, so existence is not disclosed. Those modules get
- *   this for free by filtering on the caller's merchant and mode in SQL.
+ * - Everywhere else (payments, pending-funds reads, settlements, quote locks, webhook endpoints and deliveries),
+ *   another merchant's row is 404 NOT_FOUND like a row that does not exist, as Stripe does, so existence is not
+ *   disclosed: their rules have `other_merchant: null`.
+ *
+ * Every merchant-scoped single-row lookup reads the row by id and passes it through `owned`/`ownedBy` with its rule
+ * here; lists filter on the caller's merchant and mode in SQL.
  */
 export interface OwnershipRule {
   /** How `404 ... not found` names the resource. */
@@ -29,6 +32,11 @@ export const OWNERSHIP = {
   disputed_sell_order: { noun: 'Sell order', other_merchant: 'GATEWAY_DISPUTE_CROSS_MERCHANT', message: 'The sell order belongs to another merchant' },
   pending_funds: { noun: 'Pending funds', other_merchant: null, message: '' },
   pending_funds_confirm: { noun: 'Pending funds', other_merchant: 'PENDING_FUNDS_NOT_RECEIVER', message: 'Only the receiver of these pending funds may confirm them' },
+  payment: { noun: 'Payment', other_merchant: null, message: '' },
+  settlement: { noun: 'Settlement', other_merchant: null, message: '' },
+  quote_lock: { noun: 'Quote lock', other_merchant: null, message: '' },
+  webhook_endpoint: { noun: 'Webhook endpoint', other_merchant: null, message: '' },
+  webhook_delivery: { noun: 'Webhook delivery', other_merchant: null, message: '' },
 } as const satisfies Record<string, OwnershipRule>;
 
 /** Answers the row when it is the caller's own in the caller's mode; otherwise throws what the rule says. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Executor, Trx } from '../../db/database.ts';
 import { listPage, type PageQuery } from '../../http/pagination.ts';
+import type { AdminActionView } from './schema.ts';
 import type { AdminAuditRow } from './tables.ts';
 
 /** The operator behind an admin request (`X-Actor-User-Id`, `X-Actor-Role`). */
@@ -34,17 +35,6 @@ export async function recordAdminAction(trx: Trx, entry: AdminAction): Promise<v
       created_at: entry.at,
     })
     .execute();
-}
-
-export interface AdminActionView {
-  id: string;
-  action: string;
-  actor_user_id: string;
-  actor_role: string;
-  details: Record<string, unknown>;
-  created_at: string;
-  /** When the audit-archival job moved the entry to the archive (older than 90 days); null for a live entry. */
-  archived_at: string | null;
 }
 
 const present = (row: AdminAuditRow & { archived_at?: Date | null }): AdminActionView => ({

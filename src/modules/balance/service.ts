@@ -5,6 +5,9 @@ import { accounts, type Ledger } from '../ledger/port.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
 import { releasedReserveMicroPaySince } from '../sell-orders/service.ts';
 import { notOwnBalance } from './errors.ts';
+import type { BalanceView, DeficitView } from './schema.ts';
+
+export type { BalanceView, DeficitView } from './schema.ts';
 
 export interface BalanceDeps {
   db: Db;
@@ -18,23 +21,6 @@ export interface BalanceDeps {
 
 const DAY_MS = 24 * 3600_000;
 export const TRAILING_WINDOW_MS = 30 * DAY_MS;
-
-export interface BalanceView {
-  available_micro_pay: number;
-  buffer_micro_pay: number;
-  net_obligation_micro_pay: number;
-  deficit_micro_pay: number;
-  apr_bps: number;
-  entry_fee_usd: string;
-  countdown_days: number | null;
-}
-
-export interface DeficitView extends BalanceView {
-  merchant_id: string;
-  buffer_threshold_micro_pay: number;
-  buffer_last_recalc_at: string | null;
-  trailing_30d_volume_micro_pay: number;
-}
 
 /** deficit = max(0, threshold - (available + buffer - net obligation)). */
 export function deficitMicroPay(threshold: number, available: number, buffer: number, net_obligation: number): number {

@@ -1,38 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { Envelope, ok, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
+import { Envelope, ok, PAYMENT_ID_PATTERN } from '../../http/schemas.ts';
+import { CheckoutSchema } from './schema.ts';
 import type { CheckoutDeps } from './service.ts';
 import { getCheckoutForMerchant, promptpayQrForPayment } from './view.ts';
 
 const PaymentIdParams = Type.Object({ id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }) });
-
-const CheckoutSchema = Type.Object({
-  payment_id: Type.String(),
-  order_id: Type.String(),
-  status: Type.String(),
-  amount: Type.Integer(),
-  amount_decimal: Type.String(),
-  currency: Type.String(),
-  payment_method: Type.String(),
-  is_sandbox: Type.Boolean(),
-  expires_at: Timestamp,
-  seconds_remaining: Type.Integer(),
-  checkout_url: Type.String(),
-  proof_upload_url: Type.String(),
-  return_url: Type.String(),
-  return_redirect_url: Type.String(),
-  failure_reason: Type.Union([Type.String(), Type.Null()]),
-  legs: Type.Array(
-    Type.Object({
-      match_order: Type.Integer(),
-      amount: Type.Integer(),
-      amount_decimal: Type.String(),
-      payment_method: Type.String(),
-      payee: Type.Object({ type: Type.String() }, { additionalProperties: true }),
-    }),
-  ),
-});
 
 /**
  * The checkout's API beside the hosted page: the page's view-model for the merchant's key, and the PNG QR of a THB

@@ -6,38 +6,9 @@ import type { BankDirectory } from '../reference/banks.ts';
 import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
 import { findPaymentById, getPayment, type LegRow, type PaymentRow, type PaymentsDeps } from '../payments/service.ts';
 import { legNotPromptPay, promptPayQrThbOnly } from './errors.ts';
+import type { CheckoutLeg, CheckoutPayee, CheckoutView } from './schema.ts';
 
-export type CheckoutPayee =
-  | { type: 'promptpay'; promptpay_id: string; display_name: string; qr_payload: string; qr_image_url: string }
-  | { type: 'payid'; payid: string; display_name: string }
-  | { type: 'bank_transfer'; bank_code: string; bank_name: string | null; account_number: string; account_name: string; display_name: string };
-
-export interface CheckoutLeg {
-  match_order: number;
-  amount: number;
-  amount_decimal: string;
-  payment_method: string;
-  payee: CheckoutPayee;
-}
-
-export interface CheckoutView {
-  payment_id: string;
-  order_id: string;
-  status: string;
-  amount: number;
-  amount_decimal: string;
-  currency: string;
-  payment_method: string;
-  is_sandbox: boolean;
-  expires_at: string;
-  seconds_remaining: number;
-  checkout_url: string;
-  proof_upload_url: string;
-  return_url: string;
-  return_redirect_url: string;
-  failure_reason: string | null;
-  legs: CheckoutLeg[];
-}
+export type { CheckoutLeg, CheckoutPayee, CheckoutView } from './schema.ts';
 
 /** `return_url` with `payment_id` and `status` added, keeping the merchant's own query. */
 export function returnRedirectUrl(return_url: string, payment_id: string, status: string): string {

@@ -1,18 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { Envelope, ok, UuidParams } from '../../http/schemas.ts';
+import { InvitedUserSchema, Role } from './schema.ts';
 import { inviteMerchantUser, type UsersDeps } from './users.ts';
-
-const Role = Type.Union([Type.Literal('owner'), Type.Literal('developer'), Type.Literal('finance'), Type.Literal('viewer')]);
-
-const MerchantUserSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  merchant_id: Type.String({ format: 'uuid' }),
-  email: Type.String(),
-  role: Role,
-  status: Type.Union([Type.Literal('invited'), Type.Literal('active')]),
-  created_at: Timestamp,
-});
 
 /** The operator adds dashboard users to a merchant; the answer carries the one-time invitation link. */
 export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: UsersDeps }> = async (app, { deps }) => {
@@ -32,7 +22,7 @@ export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: UsersDeps }
           },
           { additionalProperties: false },
         ),
-        response: { 201: Envelope(Type.Object({ user: MerchantUserSchema, invitation_url: Type.String(), invitation_expires_at: Timestamp })) },
+        response: { 201: Envelope(InvitedUserSchema) },
       },
     },
     async (request, reply) => {

@@ -4,6 +4,7 @@ import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound, validation } from '../../lib/errors.ts';
+import type { InvitedUser, MerchantUserView } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';
@@ -54,21 +55,6 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /** Spends the same scrypt time on an unknown email as on a known one, so timing does not reveal which emails exist. */
 const DUMMY_HASH = hashPassword(randomBase62(24));
-
-export interface MerchantUserView {
-  id: string;
-  merchant_id: string;
-  email: string;
-  role: DashboardRole;
-  status: 'invited' | 'active';
-  created_at: string;
-}
-
-export interface InvitedUser {
-  user: MerchantUserView;
-  invitation_url: string;
-  invitation_expires_at: string;
-}
 
 function checkPassword(password: string): void {
   if (password.length < PASSWORD_MIN_LENGTH) throw validation(`The password needs at least ${PASSWORD_MIN_LENGTH} characters`, 'password');

@@ -2,29 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
 import { idempotent } from '../../http/idempotency.ts';
-import { CsvEnum, Envelope, ok, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Envelope, ok, parseCsv, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES, type Currency } from '../../lib/money.ts';
+import { QuoteLockSchema, ReferencePriceSchema } from './schema.ts';
 import { createQuoteLock, FX_BASE, getQuoteLock, listReferencePrices, setReferencePrice, type FxDeps } from './service.ts';
 
 const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 const Base = Type.Literal(FX_BASE, { description: 'Always PAY: prices are quote-currency major units per 1 PAY' });
 const Price = Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,8})?$', description: 'Quote-currency major units per 1 PAY, a decimal string (at most 8 decimals)' });
-
-const ReferencePriceSchema = Type.Object({ base: Type.String(), quote: Type.String(), price: Type.String(), updated_at: Timestamp });
-
-const QuoteLockSchema = Type.Object({
-  id: Type.String(),
-  base: Type.String(),
-  quote: Type.String(),
-  currency: Type.String({ description: 'The trade currency this lock is for (= quote)' }),
-  rate: Type.String({ description: 'Locked price: fiat major units per 1 PAY; a trade with this lock uses it for every leg' }),
-  status: Type.Union([Type.Literal('active'), Type.Literal('used'), Type.Literal('expired')]),
-  is_sandbox: Type.Boolean(),
-  expires_at: Timestamp,
-  created_at: Timestamp,
-  used_at: Type.Union([Timestamp, Type.Null()]),
-  payment_id: Type.Union([Type.String(), Type.Null()], { description: 'The trade that used the lock' }),
-});
 
 export const fxRoutes: FastifyPluginAsyncTypebox<{ deps: FxDeps }> = async (app, { deps }) => {
   app.get(

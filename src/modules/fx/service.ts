@@ -4,10 +4,12 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { UUID_PATTERN } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { parseDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { QuoteLockPort } from '../payments/ports.ts';
 import { recordAdminAction, type AdminActor } from '../audit/service.ts';
+import type { QuoteLockStatus, QuoteLockView, ReferencePriceView } from './schema.ts';
 import type { QuoteLockRow, ReferencePriceRow } from './tables.ts';
 import { peggedPrice, priceNotPositive, pricesUnavailable, priceUnavailableForLock, quoteLockExpired, quoteLockMismatch, quoteLockUsed, quoteLockUsedBy } from './errors.ts';
 
@@ -21,29 +23,6 @@ export interface FxDeps {
   clock: Clock;
   /** FX_QUOTE_LOCK_SECONDS */
   lock_seconds: number;
-}
-
-export interface ReferencePriceView {
-  base: string;
-  quote: string;
-  price: string;
-  updated_at: string;
-}
-
-export type QuoteLockStatus = 'active' | 'used' | 'expired';
-
-export interface QuoteLockView {
-  id: string;
-  base: string;
-  quote: string;
-  currency: string;
-  rate: string;
-  status: QuoteLockStatus;
-  is_sandbox: boolean;
-  expires_at: string;
-  created_at: string;
-  used_at: string | null;
-  payment_id: string | null;
 }
 
 const UUID = new RegExp(UUID_PATTERN);
@@ -134,15 +113,8 @@ export async function createQuoteLock(deps: FxDeps, trx: Trx, scope: MerchantSco
 }
 
 export async function getQuoteLock(deps: Pick<FxDeps, 'db' | 'clock'>, scope: MerchantScope, id: string): Promise<QuoteLockView> {
-  const row = await deps.db
-    .selectFrom('fx_quote_locks')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
-    .executeTakeFirst();
-  if (!row) throw notFound('Quote lock');
-  return presentLock(row, deps.clock.now());
+  const row = await deps.db.selectFrom('fx_quote_locks').selectAll().where('id', '=', id).executeTakeFirst();
+  return presentLock(owned(row, scope, OWNERSHIP.quote_lock), deps.clock.now());
 }
 
 /**
@@ -155,9 +127,8 @@ export async function getQuoteLock(deps: Pick<FxDeps, 'db' | 'clock'>, scope: Me
 export function createQuoteLockPort(): QuoteLockPort {
   return {
     async consume(trx, scope, lock_id, expect, at) {
-      if (!UUID.test(lock_id)) throw notFound('Quote lock');
-      const row = await trx.selectFrom('fx_quote_locks').selectAll().where('id', '=', lock_id).forUpdate().executeTakeFirst();
-      if (!row || row.merchant_id !== scope.merchant_id || row.is_sandbox !== scope.is_sandbox) throw notFound('Quote lock');
+      if (!UUID.test(lock_id)) throw notFound(OWNERSHIP.quote_lock.noun);
+      const row = owned(await trx.selectFrom('fx_quote_locks').selectAll().where('id', '=', lock_id).forUpdate().executeTakeFirst(), scope, OWNERSHIP.quote_lock);
       const status = lockStatus(row, at);
       if (status === 'used') throw quoteLockUsedBy(lock_id, row.used_by_payment_id);
       if (status === 'expired') throw quoteLockExpired(lock_id, row.expires_at);

@@ -3,7 +3,8 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { recordAdminAction, type AdminActor } from '../audit/service.ts';
-import { accounts, type Ledger, type TransferResult } from './port.ts';
+import { accounts, type Ledger } from './port.ts';
+import type { LedgerAdjustmentView } from './schema.ts';
 
 export interface AdjustmentInput {
   amount_micro_pay: number;
@@ -12,17 +13,6 @@ export interface AdjustmentInput {
   is_sandbox?: boolean | undefined;
   /** Which of the merchant's accounts: `available` (default) or `buffer` (the PAY the balance view counts as buffer). */
   account?: 'available' | 'buffer' | undefined;
-}
-
-export interface AdjustmentView {
-  merchant_id: string;
-  direction: 'credit' | 'debit';
-  amount_micro_pay: number;
-  reason: string;
-  is_sandbox: boolean;
-  actor_user_id: string;
-  transfer: TransferResult;
-  available_micro_pay: number;
 }
 
 /**
@@ -38,7 +28,7 @@ export async function adjustMerchantLedger(
   merchant_id: string,
   input: AdjustmentInput,
   idempotency_key: string | undefined,
-): Promise<{ replayed: boolean; view: AdjustmentView }> {
+): Promise<{ replayed: boolean; view: LedgerAdjustmentView }> {
   const is_sandbox = input.is_sandbox ?? false;
   const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
   if (!merchant) throw notFound('Merchant');

@@ -7,7 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { adjustMerchantLedger } from './adjustments.ts';
 import type { Ledger } from './port.ts';
 import { ledgerSupply, SupplyReportSchema } from './supply.ts';
-import { TransferSchema, VerificationSchema } from './routes.ts';
+import { LedgerAdjustmentSchema, VerificationSchema } from './schema.ts';
 import { accountNotFound } from './errors.ts';
 
 /** Operator routes over the ledger: audited adjustments and the invariant check (`mpay ledger verify`). */
@@ -32,18 +32,7 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
           { additionalProperties: false },
         ),
         response: {
-          201: Envelope(
-            Type.Object({
-              merchant_id: Type.String(),
-              direction: Type.String(),
-              amount_micro_pay: Type.Integer(),
-              reason: Type.String(),
-              is_sandbox: Type.Boolean(),
-              actor_user_id: Type.String(),
-              transfer: TransferSchema,
-              available_micro_pay: Type.Integer(),
-            }),
-          ),
+          201: Envelope(LedgerAdjustmentSchema),
         },
       },
     },

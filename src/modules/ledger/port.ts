@@ -16,7 +16,9 @@
  * - VALIDATION_ERROR: a malformed command (bad account name, accounts of two modes, kind not matching the
  *   accounts, amount not a positive safe integer). A programming error in the caller.
  */
+import type { Static } from 'typebox';
 import type { Trx } from '../../db/database.ts';
+import type { TransferSchema, VerificationSchema } from './schema.ts';
 
 export type TransferKind = 'mint' | 'burn' | 'transfer';
 
@@ -31,18 +33,8 @@ export interface TransferCommand {
   memo?: string | undefined;
 }
 
-export interface TransferResult {
-  id: string;
-  key: string;
-  kind: TransferKind;
-  debit_account: string;
-  credit_account: string;
-  amount_micro_pay: number;
-  memo: string | null;
-  created_at: string;
-  /** True when the key had already been applied and this is the first result again. */
-  replayed: boolean;
-}
+/** One applied transfer, as the ledger API shows it; `replayed` when the key had already been applied. */
+export type TransferResult = Static<typeof TransferSchema>;
 
 /** Most transfers one batch or one multi-posting command may carry. */
 export const LEDGER_BATCH_MAX = 1000;
@@ -68,22 +60,8 @@ export interface AccountBalance {
   non_negative: boolean;
 }
 
-export interface LedgerVerification {
-  ok: boolean;
-  accounts: number;
-  transfers: number;
-  /** Sum of every balance: must be 0. */
-  total_balance_micro_pay: number;
-  minted_micro_pay: number;
-  burned_micro_pay: number;
-  /** Sum of the balances of every non-issuance account: must equal minted - burned. */
-  circulation_micro_pay: number;
-  /** Non-negative accounts below zero: must be empty. */
-  negative_accounts: string[];
-  /** Accounts whose stored balance differs from credits - debits of their transfers: must be empty. */
-  mismatched_accounts: string[];
-  problems: string[];
-}
+/** The invariant check's answer (`GET /admin/ledger/verify`, `mpay ledger verify`): see VerificationSchema. */
+export type LedgerVerification = Static<typeof VerificationSchema>;
 
 export interface Ledger {
   readonly kind: 'in_process' | 'http';

@@ -1,21 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
+import { TransferSchema, VerificationSchema } from './schema.ts';
 import { LEDGER_BATCH_MAX, type Ledger, type TransferCommand } from './port.ts';
 
 const AccountName = Type.String({ minLength: 3, maxLength: 220, pattern: '^(live|sandbox):[A-Za-z0-9_.:-]{1,200}$', description: 'Account name, prefixed by its mode' });
-
-export const TransferSchema = Type.Object({
-  id: Type.String(),
-  key: Type.String(),
-  kind: Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('transfer')]),
-  debit_account: Type.String(),
-  credit_account: Type.String(),
-  amount_micro_pay: Type.Integer(),
-  memo: Type.Union([Type.String(), Type.Null()]),
-  created_at: Timestamp,
-  replayed: Type.Boolean(),
-});
 
 const TransferBody = Type.Object(
   {
@@ -37,18 +26,6 @@ const BatchItemSchema = Type.Union([
   }),
 ]);
 
-export const VerificationSchema = Type.Object({
-  ok: Type.Boolean(),
-  accounts: Type.Integer(),
-  transfers: Type.Integer(),
-  total_balance_micro_pay: Type.Integer(),
-  minted_micro_pay: Type.Integer(),
-  burned_micro_pay: Type.Integer(),
-  circulation_micro_pay: Type.Integer(),
-  negative_accounts: Type.Array(Type.String()),
-  mismatched_accounts: Type.Array(Type.String()),
-  problems: Type.Array(Type.String()),
-});
 
 /**
  * The ledger service's own HTTP API (`ROLES=ledger`), served on the gateway's Fastify server under

@@ -5,6 +5,7 @@ import { merchantScope } from '../../http/auth.ts';
 import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
+import { SellerSchema } from './schema.ts';
 import { createSeller, rateSnapshot, type SellerFundingPort } from './service.ts';
 
 const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
@@ -65,20 +66,7 @@ export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; 
           { additionalProperties: false },
         ),
         response: {
-          201: Envelope(
-            Type.Object({
-              id: Type.String(),
-              display_name: Type.String(),
-              currency: Type.String(),
-              payment_method: Type.String(),
-              rate: Type.String(),
-              liquidity_minor: Type.Integer(),
-              reserved_minor: Type.Integer(),
-              payee: Type.Object({}, { additionalProperties: true }),
-              is_sandbox: Type.Boolean(),
-              created_at: Timestamp,
-            }),
-          ),
+          201: Envelope(SellerSchema),
         },
       },
     },

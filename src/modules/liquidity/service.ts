@@ -5,6 +5,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { assert, present } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
 import { fiatMinorToMicroPay, METHODS_BY_CURRENCY, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
+import type { SellerView } from './schema.ts';
 import type { SellerPayee } from './tables.ts';
 import { bankRequired, insufficientLiquidity, legWorthNothing, methodUnsupportedForCurrency, noSandboxSeller, offersTakenConcurrently, offersUnreadable, payidRequired, promptpayIdRequired, rateNotPositive } from './errors.ts';
 
@@ -302,19 +303,6 @@ export interface NewSeller {
   promptpay_id?: string | undefined;
   payid?: string | undefined;
   bank?: { code: string; account_number: string; account_name: string } | undefined;
-}
-
-export interface SellerView {
-  id: string;
-  display_name: string;
-  currency: string;
-  payment_method: string;
-  rate: string;
-  liquidity_minor: number;
-  reserved_minor: number;
-  payee: SellerPayee;
-  is_sandbox: boolean;
-  created_at: string;
 }
 
 /**

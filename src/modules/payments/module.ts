@@ -5,7 +5,8 @@ import type { ReceiptValidator } from '../validators/port.ts';
 import { createPaymentCompletion } from './completion.ts';
 import { PaymentCreateBatcher } from './create-batch.ts';
 import type { QuoteLockPort } from './ports.ts';
-import { PaymentSchema, paymentRoutes } from './routes.ts';
+import { paymentRoutes } from './routes.ts';
+import { PaymentSchema } from './schema.ts';
 import { expireDuePayments, type PaymentsDeps } from './service.ts';
 import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './verdicts.ts';
 

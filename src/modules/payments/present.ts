@@ -1,38 +1,10 @@
 import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
+import type { MatchDetail, PaymentView } from './schema.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
-export interface MatchDetail {
-  seller_id: string;
-  match_order: number;
-  allocated_fiat_amount: number;
-  rate: string;
-  amount_micro_pay: number;
-}
-
-export interface PaymentView {
-  id: string;
-  merchant_id: string;
-  order_id: string;
-  amount: number;
-  amount_decimal: string;
-  currency: string;
-  payment_method: string;
-  return_url: string;
-  checkout_url: string;
-  status: string;
-  expires_at: string;
-  is_sandbox: boolean;
-  created_at: string;
-  matched_at: string | null;
-  completed_at: string | null;
-  failure_reason: string | null;
-  metadata: Record<string, string>;
-  quote_lock_id: string | null;
-  match_details: MatchDetail[];
-  synthetic_match?: Record<string, unknown>;
-}
+export type { MatchDetail, PaymentView } from './schema.ts';
 
 export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
   return [...legs]

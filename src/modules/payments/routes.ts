@@ -3,56 +3,22 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotencyRequest, idempotent } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { readProofFile } from '../../http/multipart.ts';
 import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
 import type { CreateAnswer } from './create-batch.ts';
+import { PAYMENT_STATUSES, PaymentSchema } from './schema.ts';
 import type { PaymentStatus } from './tables.ts';
 import { createPaymentsGone } from './errors.ts';
 
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
 
 /** The contract's sunset of POST /v1/payments (section 9) and our deprecation date six months before it. */
 export const PAYMENTS_CREATE_SUNSET = new Date('2026-07-24T00:00:00Z');
 const PAYMENTS_CREATE_DEPRECATED = new Date('2026-01-24T00:00:00Z');
 
 const PaymentIdParams = Type.Object({ id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }) });
-
-export const MatchDetailSchema = Type.Object({
-  seller_id: Type.String(),
-  match_order: Type.Integer(),
-  allocated_fiat_amount: Type.Integer({ description: 'Minor units' }),
-  rate: Type.String({ description: 'Fiat major units per PAY' }),
-  amount_micro_pay: Type.Integer(),
-});
-
-export const PaymentSchema = Type.Object(
-  {
-    id: Type.String(),
-    merchant_id: Type.String(),
-    order_id: Type.String(),
-    amount: Type.Integer({ description: 'Minor units (satang, cents)' }),
-    amount_decimal: Type.String(),
-    currency: Type.String(),
-    payment_method: Type.String(),
-    return_url: Type.String(),
-    checkout_url: Type.String(),
-    status: Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s))),
-    expires_at: Timestamp,
-    is_sandbox: Type.Boolean(),
-    created_at: Timestamp,
-    matched_at: NullableTimestamp,
-    completed_at: NullableTimestamp,
-    failure_reason: Type.Union([Type.String(), Type.Null()]),
-    metadata: Type.Record(Type.String(), Type.String()),
-    quote_lock_id: Type.Union([Type.String(), Type.Null()]),
-    match_details: Type.Array(MatchDetailSchema),
-    synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  },
-  { $id: 'Payment' },
-);
 
 const CreatePaymentBody = Type.Object(
   {

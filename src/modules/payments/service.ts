@@ -6,6 +6,7 @@ import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
@@ -224,15 +225,7 @@ export async function withAllocationRetry<T>(create: (attempt: AllocationAttempt
 }
 
 async function findOwned(executor: Db | Trx, scope: MerchantScope, id: string): Promise<PaymentRow> {
-  const payment = await executor
-    .selectFrom('payments')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
-    .executeTakeFirst();
-  if (!payment) throw notFound('Payment');
-  return payment;
+  return owned(await executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.payment);
 }
 
 /** Expires a due payment inside `trx` (releases its liquidity, emits `payment.expired`); returns the row as it is now. */
@@ -260,16 +253,8 @@ function parseLegs(value: LegRow[] | string): LegRow[] {
 /** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
   const now = deps.clock.now();
-  const row = await deps.db
-    .selectFrom('payments')
-    .selectAll()
-    .select(legsJson.as('legs'))
-    .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
-    .executeTakeFirst();
-  if (!row) throw notFound('Payment');
-  const { legs, ...payment } = row;
+  const row = await deps.db.selectFrom('payments').selectAll().select(legsJson.as('legs')).where('id', '=', id).executeTakeFirst();
+  const { legs, ...payment } = owned(row, scope, OWNERSHIP.payment);
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);

@@ -1,7 +1,8 @@
 import type { Ledger } from '../ledger/port.ts';
 import { defineModule } from '../module.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
-import { PendingFundsSchema, pendingFundsRoutes } from './routes.ts';
+import { pendingFundsRoutes } from './routes.ts';
+import { PendingFundsSchema } from './schema.ts';
 import { createRevalidationMetrics, revalidatePendingFunds } from './revalidation.ts';
 import { sweepPendingFunds, type PendingFundsDeps } from './service.ts';
 

@@ -1,31 +1,8 @@
 import { iso } from '../../http/schemas.ts';
+import type { PendingFundsAuditFullView, PendingFundsAuditView, PendingFundsView } from './schema.ts';
 import type { AuditRow, PendingFundsRow } from './tables.ts';
 
-export interface PendingFundsView {
-  id: string;
-  receiver_merchant_id: string;
-  status: PendingFundsRow['status'];
-  amount_minor: number;
-  failure_reason: string | null;
-  payer_reference: string;
-  fiat_amount_minor: number | null;
-  fiat_currency: string | null;
-  validator_kind: string | null;
-  attempts: number;
-  unverified_attempts: number;
-  expires_at: string;
-  receiver_confirm_window_expires_at: string | null;
-  ledger_transfer_id: string | null;
-  is_sandbox: boolean;
-  created_at: string;
-  updated_at: string;
-  validated_at: string | null;
-  confirmed_at: string | null;
-  failed_at: string | null;
-  expired_at: string | null;
-  intake_attempts: number;
-  next_intake_attempt_at: string | null;
-}
+export type { PendingFundsView } from './schema.ts';
 
 export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
   return {
@@ -56,7 +33,7 @@ export function presentPendingFunds(row: PendingFundsRow): PendingFundsView {
 }
 
 /** An audit row, live or archived (the archive adds `archived_at`). */
-export function presentAudit(row: AuditRow & { archived_at?: Date | null }) {
+export function presentAudit(row: AuditRow & { archived_at?: Date | null }): PendingFundsAuditView {
   return {
     id: row.id,
     pending_funds_id: row.pending_funds_id,
@@ -78,6 +55,6 @@ export function presentAudit(row: AuditRow & { archived_at?: Date | null }) {
 }
 
 /** The full row, with the validator's whole answer. */
-export function presentAuditFull(row: AuditRow & { archived_at?: Date | null }) {
+export function presentAuditFull(row: AuditRow & { archived_at?: Date | null }): PendingFundsAuditFullView {
   return { ...presentAudit(row), validator_response: row.validator_response };
 }

@@ -1,15 +1,10 @@
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { bankDirectoryUnavailable } from './errors.ts';
+import type { ReferenceTables } from './tables.ts';
 
-export interface ThaiBank {
-  code: string;
-  short_code: string;
-  swift_bic: string;
-  name_en: string;
-  name_th: string;
-  promptpay_member: boolean;
-}
+/** A row of the Bank of Thailand's list, as the reference module's table holds it. */
+export type ThaiBank = ReferenceTables['thai_banks'];
 
 const CACHE_MS = 3600 * 1000;
 

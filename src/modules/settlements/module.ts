@@ -1,5 +1,6 @@
 import { defineModule } from '../module.ts';
-import { SettlementSchema, settlementRoutes } from './routes.ts';
+import { settlementRoutes } from './routes.ts';
+import { SettlementSchema } from './schema.ts';
 import { settlementJob, type SettlementsDeps } from './service.ts';
 
 /** Settlement batches of completed payments (the periodic run), their items and adjustments, and the CSV export. */

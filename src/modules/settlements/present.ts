@@ -1,51 +1,9 @@
 import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
-import type { SettlementAdjustmentRow, SettlementItemRow, SettlementRow, SettlementStatus } from './tables.ts';
+import type { AdjustmentView, SettlementPaymentView, SettlementView } from './schema.ts';
+import type { SettlementAdjustmentRow, SettlementItemRow, SettlementRow } from './tables.ts';
 
-export interface SettlementView {
-  id: string;
-  merchant_id: string;
-  is_sandbox: boolean;
-  currency: string;
-  status: SettlementStatus;
-  payment_count: number;
-  fee_bps: number;
-  gross_minor: number;
-  gross_decimal: string;
-  fee_minor: number;
-  fee_decimal: string;
-  adjustments_minor: number;
-  adjustments_decimal: string;
-  net_minor: number;
-  net_decimal: string;
-  failure_reason: string | null;
-  retry_count: number;
-  created_at: string;
-  completed_at: string | null;
-  failed_at: string | null;
-}
-
-export interface AdjustmentView {
-  id: string;
-  amount_minor: number;
-  amount_decimal: string;
-  reason: string;
-  created_at: string;
-}
-
-export interface SettlementPaymentView {
-  payment_id: string;
-  order_id: string;
-  currency: string;
-  amount_minor: number;
-  amount_decimal: string;
-  fee_minor: number;
-  fee_decimal: string;
-  net_minor: number;
-  net_decimal: string;
-  payment_created_at: string;
-  completed_at: string;
-}
+export type { AdjustmentView, SettlementPaymentView, SettlementView } from './schema.ts';
 
 const decimal = (minor: number, currency: string) => minorToDecimal(minor, currency as Currency);
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
-import { CsvEnum, Cursor, Envelope, IncludeArchived, Limit, NullableTimestamp, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, IncludeArchived, Limit, ok, Page, parseCsv, UuidParams } from '../../http/schemas.ts';
 import {
   adjustSettlement,
   exportSettlementCsv,
@@ -14,64 +14,11 @@ import {
   settlementAuditLog,
   type SettlementsDeps,
 } from './service.ts';
+import { AdminActionSchema } from '../audit/schema.ts';
+import { SettlementDetailSchema, SettlementPaymentSchema, SettlementSchema } from './schema.ts';
 import type { SettlementStatus } from './tables.ts';
 
 export const SETTLEMENT_STATUSES: readonly SettlementStatus[] = ['pending', 'completed', 'failed'];
-
-const Minor = (description: string) => Type.Integer({ description });
-
-export const SettlementSchema = Type.Object(
-  {
-    id: Type.String(),
-    merchant_id: Type.String(),
-    is_sandbox: Type.Boolean(),
-    currency: Type.String(),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('completed'), Type.Literal('failed')]),
-    payment_count: Type.Integer(),
-    fee_bps: Type.Integer({ description: 'Fee rate of this batch in basis points of each payment' }),
-    gross_minor: Minor('Sum of the payments, minor units'),
-    gross_decimal: Type.String(),
-    fee_minor: Minor('Sum of the per-payment fees (each rounded down), minor units'),
-    fee_decimal: Type.String(),
-    adjustments_minor: Minor('Sum of operator adjustments (signed), minor units'),
-    adjustments_decimal: Type.String(),
-    net_minor: Minor('gross - fee + adjustments, minor units'),
-    net_decimal: Type.String(),
-    failure_reason: Type.Union([Type.String(), Type.Null()]),
-    retry_count: Type.Integer(),
-    created_at: Timestamp,
-    completed_at: NullableTimestamp,
-    failed_at: NullableTimestamp,
-  },
-  { $id: 'Settlement' },
-);
-
-const AdjustmentSchema = Type.Object({ id: Type.String(), amount_minor: Type.Integer(), amount_decimal: Type.String(), reason: Type.String(), created_at: Timestamp });
-const SettlementDetailSchema = Type.Object({ ...SettlementSchema.properties, adjustments: Type.Array(AdjustmentSchema) });
-
-const SettlementPaymentSchema = Type.Object({
-  payment_id: Type.String(),
-  order_id: Type.String(),
-  currency: Type.String(),
-  amount_minor: Type.Integer(),
-  amount_decimal: Type.String(),
-  fee_minor: Type.Integer(),
-  fee_decimal: Type.String(),
-  net_minor: Type.Integer(),
-  net_decimal: Type.String(),
-  payment_created_at: Timestamp,
-  completed_at: Timestamp,
-});
-
-const AuditEntrySchema = Type.Object({
-  id: Type.String(),
-  action: Type.String(),
-  actor_user_id: Type.String(),
-  actor_role: Type.String(),
-  details: Type.Object({}, { additionalProperties: true }),
-  created_at: Timestamp,
-  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job moved the entry to the archive (older than 90 days); null for a live entry' }),
-});
 
 const PageQuery = Type.Object({ cursor: Type.Optional(Cursor), limit: Limit });
 
@@ -204,7 +151,7 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
     '/admin/settlements/:id/audit-log',
     {
       config: { auth: 'admin', errors: [404] },
-      schema: { tags: ['admin'], summary: 'Operator actions on a batch, newest first', params: UuidParams, querystring: Type.Object({ ...PageQuery.properties, include_archived: IncludeArchived }), response: { 200: Page(AuditEntrySchema) } },
+      schema: { tags: ['admin'], summary: 'Operator actions on a batch, newest first', params: UuidParams, querystring: Type.Object({ ...PageQuery.properties, include_archived: IncludeArchived }), response: { 200: Page(AdminActionSchema) } },
     },
     async (request) => settlementAuditLog(deps.db, request.params.id, request.query),
   );

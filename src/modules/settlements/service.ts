@@ -5,6 +5,7 @@ import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { loadConfig } from '../../config.ts';
 import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { toSafeNumber } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { claimUnsettledPayments, markPaymentSettled, unsettledGroups, type SettlementGroup } from '../payments/settlement-port.ts';
@@ -153,15 +154,7 @@ export async function settleSandboxPayment(trx: Trx, at: Date, payment: PaymentR
 // ---- merchant reads --------------------------------------------------------------------------------------------
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SettlementRow> {
-  const batch = await executor
-    .selectFrom('settlements')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
-    .executeTakeFirst();
-  if (!batch) throw notFound('Settlement');
-  return batch;
+  return owned(await executor.selectFrom('settlements').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.settlement);
 }
 
 export interface ListQuery {

@@ -7,7 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { signingSecrets } from './endpoints.ts';
 import type { SecretBox } from './secret-box.ts';
 import { signedHeaders } from './signing.ts';
-import type { EndpointRow } from './tables.ts';
+import type { AttemptRow, EndpointRow } from './tables.ts';
 import { checkTargetAtConnect, guardedLookup, TargetForbiddenError, type TargetPolicy } from './targets.ts';
 
 /**
@@ -204,15 +204,8 @@ async function claimDue(deps: DispatcherDeps, batch: number): Promise<Claim[]> {
   });
 }
 
-interface AttemptOutcome {
-  url: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_excerpt: string | null;
-  succeeded: boolean;
-  started_at: Date;
-}
+/** What one delivery attempt found: the `webhook_attempts` row less its identity. */
+type AttemptOutcome = Omit<AttemptRow, 'id' | 'delivery_id' | 'attempt_number'>;
 
 function forbidden(error: unknown): string | null {
   return error instanceof TargetForbiddenError ? `WEBHOOK_URL_FORBIDDEN: ${error.reason}` : null;

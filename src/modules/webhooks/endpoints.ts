@@ -5,7 +5,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { lockMerchant, readIssuedWebhookSecret, setIssuedWebhookSecret } from '../merchants/issued-secret.ts';
 import type { WebhookSetupPort } from '../merchants/service.ts';
 import { generateWebhookSecret } from './signing.ts';
@@ -14,6 +14,9 @@ import type { EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
 import { present } from '../../lib/assert.ts';
 import { endpointLimit, endpointNotSet, sandboxEndpointNotSet, urlForbidden } from './errors.ts';
+import type { EndpointView } from './schema.ts';
+
+export type { EndpointView } from './schema.ts';
 
 /**
  * Webhook endpoints as a resource, per merchant and mode (issue 9 section 1). A credential sees and changes only the
@@ -33,21 +36,6 @@ export const MAX_ENDPOINTS_PER_MODE = 16;
 export const ALL_EVENTS = '*';
 export const DEFAULT_ROTATION_GRACE_SECONDS = 24 * 3600;
 export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
-
-export interface EndpointView {
-  id: string;
-  url: string;
-  description: string | null;
-  enabled_events: string[];
-  disabled: boolean;
-  /** The endpoint `PUT /v1/webhook-endpoint` sets. */
-  is_default: boolean;
-  mode: 'live' | 'sandbox';
-  /** After a rotation the previous secret also signs until then; null when only one secret signs. */
-  previous_secret_expires_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
 
 export type EndpointWithSecret = EndpointView & { secret: string };
 
@@ -89,17 +77,9 @@ export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_privat
 }
 
 async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, lock: boolean): Promise<EndpointRow> {
-  let select = trx
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', id)
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
-    .where('deleted_at', 'is', null);
+  let select = trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('deleted_at', 'is', null);
   if (lock) select = select.forUpdate();
-  const row = await select.executeTakeFirst();
-  if (!row) throw notFound('Webhook endpoint');
-  return row;
+  return owned(await select.executeTakeFirst(), scope, OWNERSHIP.webhook_endpoint);
 }
 
 async function insertEndpoint(deps: WebhooksDeps, trx: Trx, scope: MerchantScope, input: CreateEndpointInput & { is_default: boolean; secret: string }): Promise<EndpointRow> {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { CsvEnum, Cursor, Envelope, Limit, NullableTimestamp, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
 import {
   createEndpoint,
   DEFAULT_ROTATION_GRACE_SECONDS,
@@ -18,10 +18,10 @@ import {
   type WebhooksDeps,
 } from './endpoints.ts';
 import { listDeliveries, listEvents, recoverSince, redeliver } from './service.ts';
+import { DeliverySchema, Description, EndpointSchema, EventSchema } from './schema.ts';
 import type { DeliveryStatus } from './tables.ts';
 
 const DELIVERY_STATUSES: readonly DeliveryStatus[] = ['pending', 'succeeded', 'failed', 'skipped'];
-const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('skipped')]);
 
 const SecretShownOnce = Type.Object({
   url: Type.Union([Type.String(), Type.Null()]),
@@ -34,20 +34,7 @@ const EnabledEvents = Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*(\
   maxItems: 64,
   description: 'Event types (e.g. payment.completed), or ["*"] for every type (the default)',
 });
-const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
 
-const EndpointSchema = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  url: Type.String(),
-  description: Description,
-  enabled_events: Type.Array(Type.String()),
-  disabled: Type.Boolean(),
-  is_default: Type.Boolean({ description: 'The endpoint PUT /v1/webhook-endpoint sets' }),
-  mode: Type.Union([Type.Literal('live'), Type.Literal('sandbox')]),
-  previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], { description: 'After a rotation the previous secret also signs until then' }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
 const EndpointWithSecretSchema = Type.Intersect([EndpointSchema, Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) })]);
 /** The rotation body is optional: a POST without one rotates with the default grace period. */
 const RotateBody = Type.Object(
@@ -67,42 +54,7 @@ const optionalBody = async (request: { body: unknown }) => {
 };
 const ENDPOINT_NOTE = 'A credential manages only its own mode\'s endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode\'s or merchant\'s endpoint is 404.';
 
-const EventSchema = Type.Object({
-  id: Type.String(),
-  type: Type.String(),
-  resource_type: Type.String(),
-  resource_id: Type.String(),
-  created_at: Timestamp,
-  delivery_status: Type.Union([DeliveryStatusSchema, Type.Null()]),
-  payload: Type.Object({}, { additionalProperties: true, description: 'The envelope as delivered' }),
-});
 
-const DeliverySchema = Type.Object({
-  id: Type.String(),
-  event_id: Type.String(),
-  endpoint_id: Type.Union([Type.String(), Type.Null()], { description: 'null: no endpoint was subscribed (status skipped)' }),
-  event_type: Type.String(),
-  resource_id: Type.String(),
-  status: DeliveryStatusSchema,
-  attempt_count: Type.Integer(),
-  next_attempt_at: NullableTimestamp,
-  last_attempt_at: NullableTimestamp,
-  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  delivered_at: NullableTimestamp,
-  created_at: Timestamp,
-  attempts: Type.Array(
-    Type.Object({
-      attempt_number: Type.Integer(),
-      url: Type.String(),
-      succeeded: Type.Boolean(),
-      status_code: Type.Union([Type.Integer(), Type.Null()]),
-      error: Type.Union([Type.String(), Type.Null()]),
-      duration_ms: Type.Integer(),
-      response_excerpt: Type.Union([Type.String(), Type.Null()]),
-      started_at: Timestamp,
-    }),
-  ),
-});
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = async (app, { deps }) => {
   app.put(

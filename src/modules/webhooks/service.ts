@@ -4,11 +4,14 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
-import { notFound } from '../../lib/errors.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { wakeDispatchers } from '../events/outbox.ts';
 import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 import { deliveryEndpointDeleted } from './errors.ts';
+import type { AttemptView, DeliveryView, EventView } from './schema.ts';
+
+export type { AttemptView, DeliveryView, EventView } from './schema.ts';
 
 export type { WebhooksDeps } from './endpoints.ts';
 
@@ -30,16 +33,6 @@ const EVENT_DELIVERY_STATUS = sql<DeliveryStatus | null>`(
     when bool_or(d.status = 'succeeded') then 'succeeded'
     else 'skipped' end
   from webhook_deliveries d where d.event_id = e.id)`;
-
-export interface EventView {
-  id: string;
-  type: string;
-  resource_type: string;
-  resource_id: string;
-  created_at: string;
-  delivery_status: DeliveryStatus | null;
-  payload: Record<string, unknown>;
-}
 
 export interface ListEventsQuery {
   type?: string | undefined;
@@ -71,34 +64,6 @@ export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query
     delivery_status: row.delivery_status,
     payload: row.payload,
   }), keyset);
-}
-
-export interface AttemptView {
-  attempt_number: number;
-  url: string;
-  succeeded: boolean;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_excerpt: string | null;
-  started_at: string;
-}
-
-export interface DeliveryView {
-  id: string;
-  event_id: string;
-  /** The endpoint it goes to; null when no endpoint was subscribed (status skipped). */
-  endpoint_id: string | null;
-  event_type: string;
-  resource_id: string;
-  status: DeliveryStatus;
-  attempt_count: number;
-  next_attempt_at: string | null;
-  last_attempt_at: string | null;
-  last_status_code: number | null;
-  delivered_at: string | null;
-  created_at: string;
-  attempts: AttemptView[];
 }
 
 function presentDelivery(row: DeliveryRow & { event_type: string }, attempts: readonly AttemptRow[]): DeliveryView {
@@ -219,15 +184,7 @@ async function requeue(trx: Trx, scope: MerchantScope, rows: readonly Pick<Deliv
 export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delivery_id: string): Promise<DeliveryView> {
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
-    const found = await trx
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('id', '=', delivery_id)
-      .where('merchant_id', '=', scope.merchant_id)
-      .where('is_sandbox', '=', scope.is_sandbox)
-      .forUpdate()
-      .executeTakeFirst();
-    if (!found) throw notFound('Webhook delivery');
+    const found = owned(await trx.selectFrom('webhook_deliveries').selectAll().where('id', '=', delivery_id).forUpdate().executeTakeFirst(), scope, OWNERSHIP.webhook_delivery);
     await requireActiveEndpoint(trx, scope);
     if (found.endpoint_id !== null) {
       const endpoint = await trx.selectFrom('webhook_endpoints').select(['deleted_at']).where('id', '=', found.endpoint_id).executeTakeFirstOrThrow();
@@ -259,15 +216,8 @@ export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, sin
   const since_at = new Date(since);
   const result = await deps.db.transaction().execute(async (trx) => {
     if (endpoint_id !== undefined) {
-      const endpoint = await trx
-        .selectFrom('webhook_endpoints')
-        .select('id')
-        .where('id', '=', endpoint_id)
-        .where('merchant_id', '=', scope.merchant_id)
-        .where('is_sandbox', '=', scope.is_sandbox)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
-      if (!endpoint) throw notFound('Webhook endpoint');
+      const endpoint = await trx.selectFrom('webhook_endpoints').select(['merchant_id', 'is_sandbox']).where('id', '=', endpoint_id).where('deleted_at', 'is', null).executeTakeFirst();
+      owned(endpoint, scope, OWNERSHIP.webhook_endpoint);
     }
     await requireActiveEndpoint(trx, scope);
     let select = trx

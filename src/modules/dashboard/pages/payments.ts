@@ -1,5 +1,6 @@
 import type { CheckoutView } from '../../checkout/view.ts';
 import type { PaymentView } from '../../payments/present.ts';
+import { PAYMENT_STATUSES } from '../../payments/schema.ts';
 import { SCENARIOS } from '../../sandbox/service.ts';
 import type { DeliveryView, EventView } from '../../webhooks/service.ts';
 import { CURRENCIES } from '../../../lib/money.ts';
@@ -7,8 +8,6 @@ import { formKey } from '../context.ts';
 import { html, query } from '../html.ts';
 import { csrfField, flash, page, statusBadge, type PageContext } from '../layout.ts';
 import { money, pay, when } from '../format.ts';
-
-export const PAYMENT_STATUSES = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'] as const;
 
 export interface PaymentsFilter {
   status?: string | undefined;

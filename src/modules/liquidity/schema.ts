@@ -1,0 +1,18 @@
+import { Type, type Static } from 'typebox';
+import { Timestamp } from '../../http/schemas.ts';
+
+/** A seller offer as the API shows it (`POST /admin/sellers`): the response schema, and its type. */
+export const SellerSchema = Type.Object({
+  id: Type.String(),
+  display_name: Type.String(),
+  currency: Type.String(),
+  payment_method: Type.String(),
+  rate: Type.String(),
+  liquidity_minor: Type.Integer(),
+  reserved_minor: Type.Integer(),
+  payee: Type.Object({}, { additionalProperties: true }),
+  is_sandbox: Type.Boolean(),
+  created_at: Timestamp,
+});
+
+export type SellerView = Static<typeof SellerSchema>;

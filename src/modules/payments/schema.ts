@@ -1,0 +1,44 @@
+import { Type, type Static } from 'typebox';
+import { NullableTimestamp, Timestamp } from '../../http/schemas.ts';
+import type { PaymentStatus } from './tables.ts';
+
+/** A payment and its legs as the API shows them: the response schemas, and the view types derived from them. */
+
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
+
+export const MatchDetailSchema = Type.Object({
+  seller_id: Type.String(),
+  match_order: Type.Integer(),
+  allocated_fiat_amount: Type.Integer({ description: 'Minor units' }),
+  rate: Type.String({ description: 'Fiat major units per PAY' }),
+  amount_micro_pay: Type.Integer(),
+});
+
+export const PaymentSchema = Type.Object(
+  {
+    id: Type.String(),
+    merchant_id: Type.String(),
+    order_id: Type.String(),
+    amount: Type.Integer({ description: 'Minor units (satang, cents)' }),
+    amount_decimal: Type.String(),
+    currency: Type.String(),
+    payment_method: Type.String(),
+    return_url: Type.String(),
+    checkout_url: Type.String(),
+    status: Type.Unsafe<PaymentStatus>(Type.Union(PAYMENT_STATUSES.map((s) => Type.Literal(s)))),
+    expires_at: Timestamp,
+    is_sandbox: Type.Boolean(),
+    created_at: Timestamp,
+    matched_at: NullableTimestamp,
+    completed_at: NullableTimestamp,
+    failure_reason: Type.Union([Type.String(), Type.Null()]),
+    metadata: Type.Record(Type.String(), Type.String()),
+    quote_lock_id: Type.Union([Type.String(), Type.Null()]),
+    match_details: Type.Array(MatchDetailSchema),
+    synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  },
+  { $id: 'Payment' },
+);
+
+export type MatchDetail = Static<typeof MatchDetailSchema>;
+export type PaymentView = Static<typeof PaymentSchema>;
