@@ -4,7 +4,7 @@ import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound, validation } from '../../lib/errors.ts';
-import type { InvitedUser, MerchantUserView } from './schema.ts';
+import type { InvitedUser } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';

@@ -9,7 +9,7 @@ import type { BankDirectory } from '../reference/banks.ts';
 import { readProofFile } from '../../http/multipart.ts';
 import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
 import type { CreateAnswer } from './create-batch.ts';
-import { PAYMENT_STATUSES, PaymentSchema } from './schema.ts';
+import { PAYMENT_STATUSES } from './schema.ts';
 import type { PaymentStatus } from './tables.ts';
 import { createPaymentsGone } from './errors.ts';
 

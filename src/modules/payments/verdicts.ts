@@ -1,3 +1,4 @@
+import { workLeased } from '../../workers/lease.ts';
 import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
@@ -44,41 +45,34 @@ export const COMPLETION_LEDGER_REFUSED = 'ledger_insufficient_funds';
  */
 export async function processProofVerdicts(deps: VerdictDeps, batch = 10): Promise<number> {
   const claimed_at = deps.clock.now();
-  const claims = await deps.db.transaction().execute(async (trx) => {
-    const rows = await trx
-      .selectFrom('payment_proofs as proof')
-      .innerJoin('payments', 'payments.id', 'proof.payment_id')
-      .select(['proof.id', 'proof.payment_id'])
-      .where('payments.status', '=', 'confirming')
-      .where((eb) => eb.or([eb('proof.verdict', 'is', null), eb('proof.verdict', 'in', ['unverified', 'timeout'])]))
-      .where('proof.next_attempt_at', '<=', claimed_at)
-      .where((eb) => eb.or([eb('proof.claimed_until', 'is', null), eb('proof.claimed_until', '<', claimed_at)]))
-      .orderBy('proof.next_attempt_at')
-      .limit(batch)
-      .forUpdate('proof')
-      .skipLocked()
-      .execute();
-    if (rows.length > 0) {
-      await trx
+  return workLeased(deps.db, {
+    pick: (trx) =>
+      trx
+        .selectFrom('payment_proofs as proof')
+        .innerJoin('payments', 'payments.id', 'proof.payment_id')
+        .select(['proof.id', 'proof.payment_id'])
+        .where('payments.status', '=', 'confirming')
+        .where((eb) => eb.or([eb('proof.verdict', 'is', null), eb('proof.verdict', 'in', ['unverified', 'timeout'])]))
+        .where('proof.next_attempt_at', '<=', claimed_at)
+        .where((eb) => eb.or([eb('proof.claimed_until', 'is', null), eb('proof.claimed_until', '<', claimed_at)]))
+        .orderBy('proof.next_attempt_at')
+        .limit(batch)
+        .forUpdate('proof')
+        .skipLocked()
+        .execute(),
+    lease: (trx, ids) =>
+      trx
         .updateTable('payment_proofs')
         .set({ claimed_until: new Date(claimed_at.getTime() + CLAIM_MS) })
-        .where('id', 'in', rows.map((row) => row.id))
-        .execute();
-    }
-    return rows;
-  });
-
-  // Each claim on its own: one row that throws is released with backoff and never holds the others to the lease.
-  for (const claim of claims) {
-    try {
-      await processClaim(deps, claim);
-    } catch (error) {
+        .where('id', 'in', ids)
+        .execute(),
+    work: (claim) => processClaim(deps, claim),
+    onError: async (claim, error) => {
       deps.completion_failures?.inc({ reason: 'verdict_error' });
       deps.logger?.error({ err: error, job: 'payment-verdicts', payment_id: claim.payment_id, proof_id: claim.id }, 'payment verdict could not be applied; retried with backoff');
       await releaseClaimWithBackoff(deps, claim.id);
-    }
-  }
-  return claims.length;
+    },
+  });
 }
 
 async function releaseClaimWithBackoff(deps: VerdictDeps, proof_id: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { Counter, type Registry } from 'prom-client';
+import { workLeased } from '../../workers/lease.ts';
 import { askValidator, applyIntakeVerdict, INTAKE_MAX_ATTEMPTS, nextIntakeAttemptAt, type PendingFundsDeps } from './service.ts';
 
 /** A claim is a lease (no transaction spans the validator call); it outlives any validator timeout. */
@@ -28,32 +29,28 @@ export function createRevalidationMetrics(registry: Registry): Counter<'outcome'
  */
 export async function revalidatePendingFunds(deps: PendingFundsDeps, batch = 10): Promise<number> {
   const claimed_at = deps.clock.now();
-  const claims = await deps.db.transaction().execute(async (trx) => {
-    const rows = await trx
-      .selectFrom('pending_funds')
-      .select(['id', 'intake_attempts'])
-      .where('status', '=', 'pending_validation')
-      .where('intake_next_attempt_at', '<=', claimed_at)
-      .where('expires_at', '>', claimed_at)
-      .where((eb) => eb.or([eb('intake_claimed_until', 'is', null), eb('intake_claimed_until', '<', claimed_at)]))
-      .orderBy('intake_next_attempt_at')
-      .limit(batch)
-      .forUpdate()
-      .skipLocked()
-      .execute();
-    if (rows.length > 0) {
-      await trx
+  return workLeased(deps.db, {
+    pick: (trx) =>
+      trx
+        .selectFrom('pending_funds')
+        .select(['id', 'intake_attempts'])
+        .where('status', '=', 'pending_validation')
+        .where('intake_next_attempt_at', '<=', claimed_at)
+        .where('expires_at', '>', claimed_at)
+        .where((eb) => eb.or([eb('intake_claimed_until', 'is', null), eb('intake_claimed_until', '<', claimed_at)]))
+        .orderBy('intake_next_attempt_at')
+        .limit(batch)
+        .forUpdate()
+        .skipLocked()
+        .execute(),
+    lease: (trx, ids) =>
+      trx
         .updateTable('pending_funds')
         .set({ intake_claimed_until: new Date(claimed_at.getTime() + CLAIM_MS) })
-        .where('id', 'in', rows.map((row) => row.id))
-        .execute();
-    }
-    return rows;
-  });
-  for (const claim of claims) {
-    try {
-      await revalidateOne(deps, claim.id);
-    } catch (error) {
+        .where('id', 'in', ids)
+        .execute(),
+    work: (claim) => revalidateOne(deps, claim.id),
+    onError: async (claim, error) => {
       deps.revalidations?.inc({ outcome: 'error' });
       deps.logger?.error({ err: error, job: 'pending-funds-revalidation', pending_funds_id: claim.id }, 'pending-funds revalidation could not be applied; retried later');
       const now = deps.clock.now();
@@ -63,9 +60,8 @@ export async function revalidatePendingFunds(deps: PendingFundsDeps, batch = 10)
         .where('id', '=', claim.id)
         .where('status', '=', 'pending_validation')
         .execute();
-    }
-  }
-  return claims.length;
+    },
+  });
 }
 
 async function revalidateOne(deps: PendingFundsDeps, id: string): Promise<void> {

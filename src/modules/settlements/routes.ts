@@ -15,7 +15,7 @@ import {
   type SettlementsDeps,
 } from './service.ts';
 import { AdminActionSchema } from '../audit/schema.ts';
-import { SettlementDetailSchema, SettlementPaymentSchema, SettlementSchema } from './schema.ts';
+import { SettlementDetailSchema, SettlementPaymentSchema } from './schema.ts';
 import type { SettlementStatus } from './tables.ts';
 
 export const SETTLEMENT_STATUSES: readonly SettlementStatus[] = ['pending', 'completed', 'failed'];

@@ -9,7 +9,7 @@ import { wakeDispatchers } from '../events/outbox.ts';
 import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 import { deliveryEndpointDeleted } from './errors.ts';
-import type { AttemptView, DeliveryView, EventView } from './schema.ts';
+import type { DeliveryView, EventView } from './schema.ts';
 
 export type { AttemptView, DeliveryView, EventView } from './schema.ts';
 
