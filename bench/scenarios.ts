@@ -13,6 +13,7 @@ import { createMerchant } from '../src/modules/merchants/service.ts';
 import { PaymentCreateBatcher, type CreateBatcherStats } from '../src/modules/payments/create-batch.ts';
 import { runMatcher } from '../src/modules/payouts/matcher.ts';
 import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
+import type { LoadResult } from './load.ts';
 
 export interface Row {
   scenario: string;
@@ -43,6 +44,28 @@ async function onlySellers(context: BenchContext, count: number): Promise<void> 
 
 const insertBaseline = (context: BenchContext) => context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }] });
 
+/** One HTTP figure beside its baseline from the same run: throughput, latency, failures and the ratio. */
+function httpRow(
+  scenario: string,
+  figure: string,
+  result: LoadResult,
+  baseline: { figure: string; result: LoadResult },
+  extra: Pick<Row, 'target' | 'note' | 'rss_mb'> = {},
+): Row {
+  return {
+    scenario,
+    figure,
+    per_s: result.requests_per_s,
+    unit: 'req/s',
+    p50_ms: result.p50_ms,
+    p99_ms: result.p99_ms,
+    failures: result.non_2xx + result.errors,
+    baseline: { figure: baseline.figure, per_s: baseline.result.requests_per_s, p99_ms: baseline.result.p99_ms },
+    ratio: result.requests_per_s / baseline.result.requests_per_s,
+    ...extra,
+  };
+}
+
 /**
  * `sellers` live sellers; 0: a sandbox key (synthetic sellers: no liquidity row is reserved), the create without its
  * hot row. With `unbatched`, the same again with the batching allocator bypassed (every create alone, as before it),
@@ -53,7 +76,6 @@ async function createRows(context: BenchContext, scenario: string, sellers: numb
   const baseline = await insertBaseline(context);
   const key = sellers > 0 ? context.merchant.api_keys.live : context.merchant.api_keys.sandbox;
   const what = sellers > 0 ? `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}` : 'POST /v1/trades, sandbox (no seller row reserved)';
-  const base = { figure: 'bare INSERT endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms };
   const target = context.kind === 'pglite' ? '>= 500 req/s on PGlite' : '>= 0.5x, p99 <= 25 ms';
   const measure = async (figure: string, bypass: boolean): Promise<Row> => {
     const batcher = context.application.payments.create_batcher;
@@ -62,19 +84,10 @@ async function createRows(context: BenchContext, scenario: string, sellers: numb
       const before = batcherStats(context);
       const create = await context.load({ targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': key }, body: TRADE, unique_field: 'order_id' }] });
       const after = batcherStats(context);
-      return {
-        scenario,
-        figure,
-        per_s: create.requests_per_s,
-        unit: 'req/s',
-        p50_ms: create.p50_ms,
-        p99_ms: create.p99_ms,
-        failures: create.non_2xx + create.errors,
-        baseline: base,
-        ratio: create.requests_per_s / baseline.requests_per_s,
+      return httpRow(scenario, figure, create, { figure: 'bare INSERT endpoint', result: baseline }, {
         target,
         note: bypass ? 'batching allocator bypassed: every create in its own transaction' : batchNote(before, after),
-      };
+      });
     } finally {
       if (batcher instanceof PaymentCreateBatcher) batcher.bypass = false;
     }
@@ -117,18 +130,7 @@ async function readRows(context: BenchContext, scenario: 'get' | 'list'): Promis
       ? await context.load({ targets: [{ url: `${context.base_url}/v1/payments/x`, headers, paths: ids.map((id) => `/v1/payments/${id}`) }] })
       : await context.load({ targets: [{ url: `${context.base_url}/v1/payments?limit=25`, headers }] });
   return [
-    {
-      scenario,
-      figure: scenario === 'get' ? 'GET /v1/payments/{id}' : 'GET /v1/payments?limit=25',
-      per_s: read.requests_per_s,
-      unit: 'req/s',
-      p50_ms: read.p50_ms,
-      p99_ms: read.p99_ms,
-      failures: read.non_2xx + read.errors,
-      baseline: { figure: 'bare SELECT by id endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms },
-      ratio: read.requests_per_s / baseline.requests_per_s,
-      ...(scenario === 'get' ? { target: '>= 0.8x' } : {}),
-    },
+    httpRow(scenario, scenario === 'get' ? 'GET /v1/payments/{id}' : 'GET /v1/payments?limit=25', read, { figure: 'bare SELECT by id endpoint', result: baseline }, scenario === 'get' ? { target: '>= 0.8x' } : {}),
   ];
 }
 
@@ -198,19 +200,7 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
     amount: count,
     warmup_s: 0,
   });
-  return [
-    {
-      scenario: 'confirm',
-      figure: `receiver-confirm, ${count} rows`,
-      per_s: confirm.requests_per_s,
-      unit: 'req/s',
-      p50_ms: confirm.p50_ms,
-      p99_ms: confirm.p99_ms,
-      failures: confirm.non_2xx + confirm.errors,
-      baseline: { figure: 'bare INSERT endpoint', per_s: baseline.requests_per_s, p99_ms: baseline.p99_ms },
-      ratio: confirm.requests_per_s / baseline.requests_per_s,
-    },
-  ];
+  return [httpRow('confirm', `receiver-confirm, ${count} rows`, confirm, { figure: 'bare INSERT endpoint', result: baseline })];
 }
 
 /** The sell/buy matcher over a book inserted in bulk, beside the bare ledger mints it makes (one per pair). */
@@ -427,20 +417,11 @@ async function scaleRows(context: BenchContext): Promise<Row[]> {
     const one = await context.load({ targets: [target(first.url)] });
     const two = await context.load({ targets: [target(first.url), target(second.url)] });
     return [
-      {
-        scenario: 'scale',
-        figure: 'POST /v1/trades through 2 api processes',
-        per_s: two.requests_per_s,
-        unit: 'req/s',
-        p50_ms: two.p50_ms,
-        p99_ms: two.p99_ms,
-        failures: two.non_2xx + two.errors,
-        baseline: { figure: 'the same through 1 api process', per_s: one.requests_per_s, p99_ms: one.p99_ms },
-        ratio: two.requests_per_s / one.requests_per_s,
+      httpRow('scale', 'POST /v1/trades through 2 api processes', two, { figure: 'the same through 1 api process', result: one }, {
         target: '>= 1.3x',
         rss_mb: Math.max(rssOfChild(first.child), rssOfChild(second.child)),
         note: 'rss is the larger api process',
-      },
+      }),
     ];
   } finally {
     first.child.kill('SIGTERM');
