@@ -86,7 +86,8 @@ function checkBatchSize(commands: readonly unknown[]): void {
 export async function applyTransfers(executor: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<TransferResult[]> {
   checkBatchSize(commands);
   for (const command of commands) checkCommand(command);
-  const applied = await applyChecked(executor, clock, commands, true);
+  // one posting needs no subtransaction: a refused item writes nothing
+  const applied = await applyChecked(executor, clock, commands, commands.length > 1);
   commands.forEach((command, index) => {
     const error = refusal(command, applied[index]);
     if (error && applied[index]?.status !== 'not_applied') throw error;
