@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.ts';
-import { dispatchDueWebhooks, MAX_ATTEMPTS, RETRY_DELAYS_MS } from '../../src/modules/webhooks/dispatcher.ts';
+import { dispatchDueWebhooks, MAX_ATTEMPTS, RETRY_DELAYS_MS, WebhookDispatcher } from '../../src/modules/webhooks/dispatcher.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -249,6 +249,52 @@ describe('webhook dispatcher', () => {
       const ours = succeeded.json().data.filter((delivery: any) => ids.includes(delivery.event_id));
       assert.equal(ours.length, expected_events);
       assert.ok(ours.every((delivery: any) => delivery.attempt_count === 1));
+    } finally {
+      await second?.close();
+    }
+  });
+
+  it('the worker\'s dispatcher hands a finished send\'s slot to the next event of its line: one pass sends a resource\'s events in order', async () => {
+    await drain();
+    const offset = receiver.received.length;
+    const payment = await simulate('settlement_cycle');
+    const dispatcher = new WebhookDispatcher({ ...t.application.webhooks.dispatch, timeout_ms: 2000, max_in_flight: 4 });
+    assert.equal(await dispatcher.pass(), 1, 'one event of the line is claimable');
+    await dispatcher.drain();
+    const hooks = receiver.received.slice(offset);
+    assert.deepEqual(hooks.map((hook) => hook.body['event']), ['payment.matched', 'payment.completed', 'settlement.completed']);
+    assert.ok(hooks.slice(0, 2).every((hook) => hook.body['payment_id'] === payment.id));
+    assert.equal(await dispatch(), 0, 'nothing left for a pass');
+  });
+
+  it('two worker dispatchers with chained sends still send each event exactly once, in order per resource', async () => {
+    await drain();
+    const offset = receiver.received.length;
+    const payments = await Promise.all(Array.from({ length: 12 }, (_, i) => simulate(i % 2 ? 'matched_then_completed' : 'settlement_cycle')));
+    const url = t.application.config.database_url;
+    const second = url ? await openDatabase({ database_url: url, data_dir: '' }) : undefined;
+    try {
+      const worker = async (db: typeof t.db) => {
+        const dispatcher = new WebhookDispatcher({ ...t.application.webhooks.dispatch, db, timeout_ms: 2000, batch: 3, max_in_flight: 3 });
+        for (let idle = 0; idle < 3; ) {
+          const started = await dispatcher.pass();
+          idle = started === 0 && dispatcher.in_flight === 0 ? idle + 1 : 0;
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        }
+        await dispatcher.drain();
+      };
+      await Promise.all([worker(t.db), worker(second?.db ?? t.db), worker(t.db), worker(second?.db ?? t.db)]);
+      await drain();
+      const hooks = receiver.received.slice(offset);
+      const expected_events = 6 * 2 + 6 * 3;
+      assert.equal(hooks.length, expected_events);
+      assert.equal(new Set(hooks.map((hook) => hook.body['id'])).size, expected_events, 'no event sent twice');
+      for (const payment of payments) {
+        const order = hooks.filter((hook) => hook.body['payment_id'] === payment.id).map((hook) => hook.body['event']);
+        assert.deepEqual(order, ['payment.matched', 'payment.completed']);
+      }
+      const attempts = await t.db.selectFrom('webhook_attempts as a').innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id').select('d.event_id').where('d.event_id', 'in', hooks.map((hook) => hook.body['id'] as string)).execute();
+      assert.equal(attempts.length, expected_events, 'one attempt each');
     } finally {
       await second?.close();
     }

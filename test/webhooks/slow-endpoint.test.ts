@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 /**
@@ -11,6 +11,8 @@ describe('dispatcher: a slow endpoint holds only its own slots', () => {
   let t: TestApp;
   let slow: Receiver;
   let fast: Receiver;
+  let a: TestMerchant;
+  let b: TestMerchant;
 
   before(async () => {
     t = await startTestApp({ env: { WEBHOOK_TIMEOUT_MS: '5000', WORKER_POLL_INTERVAL_MS: '60000', WEBHOOK_MAX_IN_FLIGHT: '8', WEBHOOK_MAX_IN_FLIGHT_PER_ENDPOINT: '2' } });
@@ -25,8 +27,8 @@ describe('dispatcher: a slow endpoint holds only its own slots', () => {
   });
 
   it('another merchant\'s event arrives at once while an endpoint takes 5 s, and the slow endpoint gets at most its cap at a time', async () => {
-    const a = await t.createMerchant('Slow');
-    const b = await t.createMerchant('Fast');
+    a = await t.createMerchant('Slow');
+    b = await t.createMerchant('Fast');
     assert.equal((await t.call('PUT', '/v1/webhook-endpoint', a.sandbox, { url: slow.url })).statusCode, 200);
     assert.equal((await t.call('PUT', '/v1/webhook-endpoint', b.sandbox, { url: fast.url })).statusCode, 200);
     t.application.scheduler.start();
@@ -45,5 +47,19 @@ describe('dispatcher: a slow endpoint holds only its own slots', () => {
     const leased = await t.db.selectFrom('webhook_deliveries').select('id').where('merchant_id', '=', a.id).where('claimed_until', 'is not', null).where('status', '=', 'pending').execute();
     assert.equal(leased.length, 2);
     assert.ok(t.application.webhooks.dispatcher.in_flight >= 2, 'A is still being waited for');
+  });
+
+  it('a backlog at the capped endpoint longer than a pass\'s batch does not hide another merchant\'s events', async () => {
+    // A pass takes at most its free slots (8 less A's 2 here). It used to cut the oldest candidates (4x that) first and
+    // apply the per-endpoint cap after: 30 older resources of A filled that window, and B's events never got in.
+    for (let i = 0; i < 27; i++) assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', a.sandbox, { scenario: 'expired' })).statusCode, 201);
+    const started = performance.now();
+    assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', b.sandbox, { scenario: 'matched_then_completed' })).statusCode, 201);
+    const hooks = await fast.waitFor(4, 4000);
+    const elapsed_ms = hooks[3]!.arrived_at_ms - started;
+    assert.ok(elapsed_ms < 1000, `B's two events arrived ${Math.round(elapsed_ms)} ms after the simulate`);
+    assert.deepEqual(hooks.slice(2).map((hook) => hook.body['type']), ['payment.matched', 'payment.completed']);
+    const leased = await t.db.selectFrom('webhook_deliveries').select('id').where('merchant_id', '=', a.id).where('claimed_until', 'is not', null).where('status', '=', 'pending').execute();
+    assert.ok(leased.length <= 2, `A holds ${leased.length} leases, more than its cap`);
   });
 });

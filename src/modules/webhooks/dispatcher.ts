@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -51,6 +52,8 @@ interface Claim {
   event_id: string;
   payload: unknown;
   is_sandbox: boolean;
+  /** The line it waits in at its endpoint (the resource, or the one it is ordered after). */
+  ordering_key: string;
   endpoint: Pick<EndpointRow, 'id' | 'url' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>;
   token: string;
 }
@@ -77,8 +80,9 @@ export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number>
 /**
  * The worker's dispatcher (issue 11): a pass claims only as many deliveries as it has free slots and does not wait
  * for the sends, so an endpoint that answers in 5 s (or never) holds its own slots and leases, not the pass; other
- * merchants' deliveries are claimed and sent by the next pass at once. Ordering and the lease rules live in the SQL
- * (claimDue), so N worker processes still share the queue without sending an event twice.
+ * merchants' deliveries are claimed and sent by the next pass at once. A send that succeeds hands its slot to the next
+ * event of its line (claimNextInLine) without waiting for a pass. Ordering and the lease rules live in the SQL
+ * (claimDue, claimNextInLine), so N worker processes still share the queue without sending an event twice.
  */
 export class WebhookDispatcher {
   readonly #deps: DispatcherDeps;
@@ -102,7 +106,7 @@ export class WebhookDispatcher {
     if (free <= 0) return 0;
     const claims = await claimDue(this.#deps, Math.min(this.#deps.batch ?? DEFAULT_BATCH, free));
     for (const claim of claims) {
-      const sending: Promise<void> = deliver(this.#deps, claim)
+      const sending: Promise<void> = deliverInLine(this.#deps, claim)
         .catch((error: unknown) => this.#deps.logger?.error({ err: error, delivery_id: claim.delivery_id }, 'webhook attempt could not be recorded'))
         .finally(() => {
           this.#in_flight.delete(sending);
@@ -120,88 +124,76 @@ export class WebhookDispatcher {
   }
 }
 
+interface ClaimedRow {
+  delivery_id: string;
+  event_id: string;
+  is_sandbox: boolean;
+  ordering_key: string;
+  payload: unknown;
+  endpoint_id: string;
+  url: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
 /**
- * Claims due deliveries with FOR UPDATE SKIP LOCKED (so several workers share the queue without sending an event
- * twice) under a lease. Only the oldest pending event of an ordering key (the resource) per endpoint is claimable,
- * so one resource's events reach each endpoint in order; a retrying event holds back the later events of its
- * resource for that endpoint only. An endpoint with `max_in_flight_per_endpoint` deliveries leased gets no more.
+ * Claims due deliveries under a lease, in one statement (the function `mpay_claim_webhook_deliveries`, migration
+ * 0160): only the oldest pending event of a line (ordering key) per endpoint, and at most an endpoint's free slots
+ * (`max_in_flight_per_endpoint` less its live leases), so an endpoint at its cap never crowds others out of the
+ * batch however long its backlog; rows locked `FOR UPDATE SKIP LOCKED` so N workers share the queue without sending
+ * an event twice. The cap is counted from the statement's snapshot: two workers claiming at the same instant may
+ * pass it by a few together.
  */
 async function claimDue(deps: DispatcherDeps, batch: number): Promise<Claim[]> {
   const now = deps.clock.now();
   const token = randomUUID();
   const per_endpoint = deps.max_in_flight_per_endpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
-  return deps.db.transaction().execute(async (trx) => {
-    const candidates = await trx
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-      .select(['d.id', 'd.endpoint_id'])
-      .select((eb) =>
-        eb
-          .selectFrom('webhook_deliveries as leased')
-          .select(eb.fn.countAll<string>().as('n'))
-          .whereRef('leased.endpoint_id', '=', 'd.endpoint_id')
-          .where('leased.status', '=', 'pending')
-          .where('leased.claimed_until', '>', now)
-          .as('leased'),
-      )
-      .where('d.status', '=', 'pending')
-      .where('d.next_attempt_at', '<=', now)
-      .where((eb) => eb.or([eb('d.claimed_until', 'is', null), eb('d.claimed_until', '<', now)]))
-      // A disabled endpoint's deliveries wait (they go out if it is enabled again); a deleted one's were skipped.
-      .where('w.disabled', '=', false)
-      .where('w.deleted_at', 'is', null)
-      .where((eb) =>
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('webhook_deliveries as earlier')
-              .select('earlier.id')
-              .where('earlier.status', '=', 'pending')
-              .whereRef('earlier.endpoint_id', '=', 'd.endpoint_id')
-              .whereRef('earlier.ordering_key', '=', 'd.ordering_key')
-              .whereRef('earlier.event_seq', '<', 'd.event_seq'),
-          ),
-        ),
-      )
-      .orderBy('d.event_seq')
-      // Over-fetch, so that endpoints at their in-flight cap do not crowd other endpoints out of the batch.
-      .limit(batch * 4)
-      .forUpdate(['d'])
-      .skipLocked()
-      .execute();
-    const taken = new Map<string, number>();
-    const ids: string[] = [];
-    for (const row of candidates) {
-      if (ids.length >= batch) break;
-      const endpoint_id = row.endpoint_id ?? '';
-      const used = Number(row.leased ?? 0) + (taken.get(endpoint_id) ?? 0);
-      if (used >= per_endpoint) continue;
-      taken.set(endpoint_id, (taken.get(endpoint_id) ?? 0) + 1);
-      ids.push(row.id);
-    }
-    if (ids.length === 0) return [];
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({ claim_token: token, claimed_until: new Date(now.getTime() + claimLeaseMs(deps.timeout_ms)) })
-      .where('id', 'in', ids)
-      .execute();
-    const rows = await trx
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('events as e', 'e.id', 'd.event_id')
-      .innerJoin('webhook_endpoints as w', 'w.id', 'd.endpoint_id')
-      .select(['d.id as delivery_id', 'd.event_id', 'd.event_seq', 'd.is_sandbox', 'e.payload', 'w.id', 'w.url', 'w.secret_sealed', 'w.previous_secret_sealed', 'w.previous_secret_expires_at'])
-      .where('d.id', 'in', ids)
-      .orderBy('d.event_seq')
-      .execute();
-    return rows.map((row) => ({
-      delivery_id: row.delivery_id,
-      event_id: row.event_id,
-      payload: row.payload,
-      is_sandbox: row.is_sandbox,
-      endpoint: { id: row.id, url: row.url, secret_sealed: row.secret_sealed, previous_secret_sealed: row.previous_secret_sealed, previous_secret_expires_at: row.previous_secret_expires_at },
-      token,
-    }));
-  });
+  const until = new Date(now.getTime() + claimLeaseMs(deps.timeout_ms));
+  const { rows } = await sql<ClaimedRow>`select * from mpay_claim_webhook_deliveries(${now}, ${until}, ${token}, ${per_endpoint}, ${batch})`.execute(deps.db);
+  return rows.map((row) => claimOf(row, token));
+}
+
+function claimOf(row: ClaimedRow, token: string): Claim {
+  return {
+    delivery_id: row.delivery_id,
+    event_id: row.event_id,
+    payload: row.payload,
+    is_sandbox: row.is_sandbox,
+    ordering_key: row.ordering_key,
+    endpoint: { id: row.endpoint_id, url: row.url, secret_sealed: row.secret_sealed, previous_secret_sealed: row.previous_secret_sealed, previous_secret_expires_at: row.previous_secret_expires_at },
+    token,
+  };
+}
+
+/**
+ * After `done` succeeded: claims the next event of its line at its endpoint, if that one is due and nobody holds it,
+ * under the same token, so the worker sends it at once in the slot `done` frees (one statement, no pass: a
+ * resource's second event no longer waits for a wake-up and a whole claim pass). The endpoint's lease count stays as
+ * it was. Null when there is none (or another worker has it, or the endpoint was disabled or deleted meanwhile).
+ */
+async function claimNextInLine(deps: DispatcherDeps, done: Claim): Promise<Claim | null> {
+  const now = deps.clock.now();
+  const until = new Date(now.getTime() + claimLeaseMs(deps.timeout_ms));
+  const { rows } = await sql<ClaimedRow>`
+    with next as (
+      select id from webhook_deliveries
+      where status = 'pending' and endpoint_id = ${done.endpoint.id} and ordering_key = ${done.ordering_key}
+      order by event_seq limit 1
+    ),
+    claimed as (
+      update webhook_deliveries d set claim_token = ${done.token}, claimed_until = ${until}
+      from next, webhook_endpoints w
+      where d.id = next.id and w.id = d.endpoint_id and not w.disabled and w.deleted_at is null
+        and d.status = 'pending' and d.next_attempt_at <= ${now} and (d.claimed_until is null or d.claimed_until < ${now})
+      returning d.id, d.event_id, d.is_sandbox, d.ordering_key, d.endpoint_id
+    )
+    select c.id as delivery_id, c.event_id, c.is_sandbox, c.ordering_key, e.payload, w.id as endpoint_id, w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
+    from claimed c
+    join events e on e.id = c.event_id
+    join webhook_endpoints w on w.id = c.endpoint_id`.execute(deps.db);
+  const [row] = rows;
+  return row ? claimOf(row, done.token) : null;
 }
 
 /** What one delivery attempt found: the `webhook_attempts` row less its identity. */
@@ -266,7 +258,8 @@ export async function sendSigned(
   });
 }
 
-async function deliver(deps: DispatcherDeps, claim: Claim): Promise<void> {
+/** Sends one claimed delivery and records the attempt; true when it succeeded and the lease was still held. */
+async function deliver(deps: DispatcherDeps, claim: Claim): Promise<boolean> {
   const at = deps.clock.now();
   let secrets: string[];
   try {
@@ -276,19 +269,27 @@ async function deliver(deps: DispatcherDeps, claim: Claim): Promise<void> {
     deps.logger?.error({ delivery_id: claim.delivery_id, endpoint_id: claim.endpoint.id }, 'webhook secret cannot be opened');
     const error = 'webhook secret cannot be opened with this WEBHOOK_SECRETS_KEY';
     await recordAttempt(deps, claim.token, claim.delivery_id, { url: claim.endpoint.url, status_code: null, error, duration_ms: 0, response_excerpt: null, succeeded: false, started_at: at });
-    return;
+    return false;
   }
   const body = JSON.stringify(claim.payload);
   const policy = { is_sandbox: claim.is_sandbox, allow_private: deps.allow_private_targets ?? false };
   const outcome = await sendSigned(claim.endpoint.url, secrets, claim.event_id, body, at, deps.timeout_ms, policy);
   if (!outcome.succeeded) deps.logger?.warn({ delivery_id: claim.delivery_id, event_id: claim.event_id, status_code: outcome.status_code, error: outcome.error }, 'webhook attempt failed');
-  await recordAttempt(deps, claim.token, claim.delivery_id, outcome);
+  return (await recordAttempt(deps, claim.token, claim.delivery_id, outcome)) && outcome.succeeded;
 }
 
-/** Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept). */
-async function recordAttempt(deps: DispatcherDeps, token: string, delivery_id: string, outcome: AttemptOutcome): Promise<void> {
+/** deliver, then the next events of the same line while each succeeds (the worker's dispatcher; see claimNextInLine). */
+async function deliverInLine(deps: DispatcherDeps, claim: Claim): Promise<void> {
+  for (let next: Claim | null = claim; next !== null; ) next = (await deliver(deps, next)) ? await claimNextInLine(deps, next) : null;
+}
+
+/**
+ * Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept);
+ * answers whether the outcome was applied.
+ */
+async function recordAttempt(deps: DispatcherDeps, token: string, delivery_id: string, outcome: AttemptOutcome): Promise<boolean> {
   const now = deps.clock.now();
-  await deps.db.transaction().execute(async (trx) => {
+  return deps.db.transaction().execute(async (trx) => {
     const delivery = await trx
       .updateTable('webhook_deliveries')
       .set((eb) => ({ attempt_count: eb('attempt_count', '+', 1), last_attempt_at: outcome.started_at, last_status_code: outcome.status_code, last_error: outcome.error }))
@@ -299,14 +300,14 @@ async function recordAttempt(deps: DispatcherDeps, token: string, delivery_id: s
       .insertInto('webhook_attempts')
       .values({ id: randomUUID(), delivery_id, attempt_number: delivery.attempt_count, ...outcome })
       .execute();
-    if (delivery.claim_token !== token) return;
+    if (delivery.claim_token !== token) return false;
     if (outcome.succeeded) {
       await trx
         .updateTable('webhook_deliveries')
         .set({ status: 'succeeded', delivered_at: now, retry_count: 0, claim_token: null, claimed_until: null })
         .where('id', '=', delivery_id)
         .execute();
-      return;
+      return true;
     }
     const failures = delivery.retry_count + 1;
     const delay_ms = RETRY_DELAYS_MS[failures - 1];
@@ -319,5 +320,6 @@ async function recordAttempt(deps: DispatcherDeps, token: string, delivery_id: s
       )
       .where('id', '=', delivery_id)
       .execute();
+    return true;
   });
 }
