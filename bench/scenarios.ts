@@ -264,7 +264,8 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 /**
  * Sandbox simulate -> the `payment.completed` webhook's arrival at a loopback receiver, with 1 and 2 worker
  * processes, and with 2 workers while another merchant's endpoint answers in 5 s (its simulations run beside).
- * PostgreSQL only: the workers are separate processes on the same database.
+ * PostgreSQL only: the workers are separate processes on the same database. Every wait is bounded (a simulate, a
+ * webhook, the figure, a worker's exit): a dispatcher that stops delivering fails the figure with a note.
  */
 async function webhookRows(context: BenchContext): Promise<Row[]> {
   if (!context.database_url) return [{ scenario: 'webhooks', figure: 'webhook arrival', per_s: 0, unit: '-', note: 'skipped: needs PostgreSQL (worker processes share the database)' }];
@@ -309,18 +310,26 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
   };
   const fast = await receiverMerchant('Bench fast receiver', '/fast');
   const slow = await receiverMerchant('Bench slow receiver', '/slow');
-  const simulate = (key: string) =>
-    fetch(`${context.base_url}/v1/sandbox/payments/simulate`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: '{"scenario":"matched_then_completed"}' });
-  /** ms from the simulate response to the arrival; undefined when none came within 30 s or the simulate failed (counted, not fatal). */
-  const simulateOnce = async (): Promise<number | undefined> => {
+  const simulate = (key: string, timeout_ms: number) =>
+    fetch(`${context.base_url}/v1/sandbox/payments/simulate`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: '{"scenario":"matched_then_completed"}',
+      signal: AbortSignal.timeout(timeout_ms),
+    });
+  /**
+   * ms from the simulate response to the arrival; undefined when the simulate failed or no webhook came within
+   * `wait_ms` (at most 30 s): counted, never fatal, never a wait without end.
+   */
+  const simulateOnce = async (wait_ms: number): Promise<number | undefined> => {
     let id: string;
     let answered_ms: number;
     try {
-      const response = await simulate(fast.api_keys.sandbox);
+      const response = await simulate(fast.api_keys.sandbox, Math.max(1, Math.min(WEBHOOK_WAIT_MS, wait_ms)));
       answered_ms = performance.now();
       id = ((await response.json()) as { data: { payment: { id: string } } }).data.payment.id;
     } catch {
-      // a simulate that failed (a reset connection under load) is counted like a webhook that never came
+      // a simulate that failed (a reset connection under load, a timeout) is counted like a webhook that never came
       return undefined;
     }
     const early = arrived.get(id);
@@ -328,7 +337,7 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
     const arrived_ms =
       early ??
       (await new Promise<number | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(undefined), 30_000);
+        const timer = setTimeout(() => resolve(undefined), Math.max(0, Math.min(WEBHOOK_WAIT_MS, wait_ms - (performance.now() - answered_ms))));
         waiting.set(id, (at) => (clearTimeout(timer), resolve(at)));
       }));
     waiting.delete(id);
@@ -339,45 +348,67 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
   const startWorker = (): ChildProcess =>
     spawn(process.execPath, [new URL('../src/main.ts', import.meta.url).pathname], { env: { ...process.env, ...context.env, ROLES: 'worker', ...(process.env['BENCH_WORKER_LOG'] ? { LOG_LEVEL: 'info' } : {}) }, stdio: ['ignore', process.env['BENCH_WORKER_LOG'] ? 'inherit' : 'ignore', 'inherit'] });
   const simulations = Math.max(50, context.seconds * 40);
+  // A figure ends by this deadline whatever happens (about 6x what a healthy run takes), and after
+  // WEBHOOK_LOST_IN_A_ROW lost webhooks in a row (the dispatcher has stopped): the rest is reported as not run.
+  const deadline_ms = Math.max(60_000, simulations * 300);
 
   async function measure(workers: number, slow_endpoint: boolean): Promise<Row> {
     const processes = Array.from({ length: workers }, startWorker);
+    let exited = '';
+    for (const child of processes) child.once('exit', (code, signal) => (exited ||= `a worker process exited (${signal ?? code})`));
     let slow_running = slow_endpoint;
     const slow_loop = (async () => {
       while (slow_running) {
-        await simulate(slow.api_keys.sandbox).then((r) => r.arrayBuffer(), () => undefined);
+        await simulate(slow.api_keys.sandbox, 10_000).then((r) => r.arrayBuffer(), () => undefined);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
+    const figure = `simulate -> webhook arrival, ${workers} worker${workers > 1 ? 's' : ''}${slow_endpoint ? ', another merchant answers in 5 s' : ''}`;
+    const ends_at = performance.now() + deadline_ms;
+    const left = () => ends_at - performance.now();
     try {
-      for (let warm = 0; warm < 10; warm++) await simulateOnce();
+      for (let warm = 0; warm < 10 && left() > 0 && !exited; warm++) await simulateOnce(left());
       const latencies: number[] = [];
       const started = performance.now();
       let lost = 0;
-      for (let i = 0; i < simulations; i++) {
-        const latency = await simulateOnce();
-        if (latency === undefined) lost++;
-        else latencies.push(latency);
+      let lost_in_a_row = 0;
+      let run = 0;
+      let stopped = '';
+      for (; run < simulations; run++) {
+        if (exited) stopped = exited;
+        else if (left() <= 0) stopped = `the figure's ${deadline_ms / 1000} s deadline passed`;
+        else if (lost_in_a_row >= WEBHOOK_LOST_IN_A_ROW) stopped = `${lost_in_a_row} webhooks in a row did not arrive`;
+        if (stopped) break;
+        const latency = await simulateOnce(left());
+        if (latency === undefined) {
+          lost++;
+          lost_in_a_row++;
+        } else {
+          latencies.push(latency);
+          lost_in_a_row = 0;
+        }
       }
       const seconds = (performance.now() - started) / 1000;
       latencies.sort((a, b) => a - b);
+      const notes = ['rss is the largest worker process'];
+      if (lost) notes.push(`${lost} simulation(s) failed or their webhook did not arrive within ${WEBHOOK_WAIT_MS / 1000} s (left out of the percentiles)`);
+      if (stopped) notes.push(`failed: stopped after ${run} of ${simulations} simulations: ${stopped}`);
       return {
         scenario: 'webhooks',
-        figure: `simulate -> webhook arrival, ${workers} worker${workers > 1 ? 's' : ''}${slow_endpoint ? ', another merchant answers in 5 s' : ''}`,
-        per_s: simulations / seconds,
+        figure,
+        per_s: run / seconds,
         unit: 'sims/s (sequential)',
         p50_ms: percentile(latencies, 50),
         p99_ms: percentile(latencies, 99),
         ...(slow_endpoint ? { target: 'p99 < 50 ms for the other merchants' } : {}),
-        failures: lost,
+        failures: lost + (simulations - run),
         rss_mb: Math.max(...processes.map(rssOfChild)),
-        note: `rss is the largest worker process${lost ? `; ${lost} simulation(s) failed or their webhook did not arrive within 30 s (left out of the percentiles)` : ''}`,
+        note: notes.join('; '),
       };
     } finally {
       slow_running = false;
       await slow_loop;
-      for (const child of processes) child.kill('SIGTERM');
-      await Promise.all(processes.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)))));
+      await Promise.all(processes.map(stopChild));
     }
   }
 
@@ -387,6 +418,20 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
     receiver.closeAllConnections();
     receiver.close();
   }
+}
+
+/** How long the bench waits for one webhook, and how many lost in a row end a figure. */
+const WEBHOOK_WAIT_MS = 30_000;
+const WEBHOOK_LOST_IN_A_ROW = 3;
+
+/** SIGTERM, then SIGKILL if the process has not exited within 15 s (a worker drains its sends first). */
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
 }
 
 export function rssOfChild(child: ChildProcess): number {
