@@ -73,7 +73,7 @@ export async function orderDeliveriesAfter(trx: Trx, resource_id: string, orderi
  */
 export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number> {
   const claims = await claimDue(deps, deps.batch ?? DEFAULT_BATCH);
-  await Promise.all(claims.map((claim) => deliver(deps, claim)));
+  await Promise.all(claims.map((claim) => deliver(deps, claim, false)));
   return claims.length;
 }
 
@@ -81,8 +81,9 @@ export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number>
  * The worker's dispatcher (issue 11): a pass claims only as many deliveries as it has free slots and does not wait
  * for the sends, so an endpoint that answers in 5 s (or never) holds its own slots and leases, not the pass; other
  * merchants' deliveries are claimed and sent by the next pass at once. A send that succeeds hands its slot to the next
- * event of its line (claimNextInLine) without waiting for a pass. Ordering and the lease rules live in the SQL
- * (claimDue, claimNextInLine), so N worker processes still share the queue without sending an event twice.
+ * event of its line as it records the success (see deliver), without waiting for a pass. Ordering and the lease
+ * rules live in the SQL (migrations 0160, 0161), so N worker processes still share the queue without sending an event
+ * twice.
  */
 export class WebhookDispatcher {
   readonly #deps: DispatcherDeps;
@@ -166,36 +167,6 @@ function claimOf(row: ClaimedRow, token: string): Claim {
   };
 }
 
-/**
- * After `done` succeeded: claims the next event of its line at its endpoint, if that one is due and nobody holds it,
- * under the same token, so the worker sends it at once in the slot `done` frees (one statement, no pass: a
- * resource's second event no longer waits for a wake-up and a whole claim pass). The endpoint's lease count stays as
- * it was. Null when there is none (or another worker has it, or the endpoint was disabled or deleted meanwhile).
- */
-async function claimNextInLine(deps: DispatcherDeps, done: Claim): Promise<Claim | null> {
-  const now = deps.clock.now();
-  const until = new Date(now.getTime() + claimLeaseMs(deps.timeout_ms));
-  const { rows } = await sql<ClaimedRow>`
-    with next as (
-      select id from webhook_deliveries
-      where status = 'pending' and endpoint_id = ${done.endpoint.id} and ordering_key = ${done.ordering_key}
-      order by event_seq limit 1
-    ),
-    claimed as (
-      update webhook_deliveries d set claim_token = ${done.token}, claimed_until = ${until}
-      from next, webhook_endpoints w
-      where d.id = next.id and w.id = d.endpoint_id and not w.disabled and w.deleted_at is null
-        and d.status = 'pending' and d.next_attempt_at <= ${now} and (d.claimed_until is null or d.claimed_until < ${now})
-      returning d.id, d.event_id, d.is_sandbox, d.ordering_key, d.endpoint_id
-    )
-    select c.id as delivery_id, c.event_id, c.is_sandbox, c.ordering_key, e.payload, w.id as endpoint_id, w.url, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
-    from claimed c
-    join events e on e.id = c.event_id
-    join webhook_endpoints w on w.id = c.endpoint_id`.execute(deps.db);
-  const [row] = rows;
-  return row ? claimOf(row, done.token) : null;
-}
-
 /** What one delivery attempt found: the `webhook_attempts` row less its identity. */
 type AttemptOutcome = Omit<AttemptRow, 'id' | 'delivery_id' | 'attempt_number'>;
 
@@ -258,8 +229,12 @@ export async function sendSigned(
   });
 }
 
-/** Sends one claimed delivery and records the attempt; true when it succeeded and the lease was still held. */
-async function deliver(deps: DispatcherDeps, claim: Claim): Promise<boolean> {
+/**
+ * Sends one claimed delivery and records the attempt. With `chain` (the worker's dispatcher), a success also leases
+ * the next event of its line at that endpoint, if it is due and unleased, and answers it: the caller sends it at once
+ * in the same slot, without a wake-up and a claim pass (a payment's second event follows its first by one round trip).
+ */
+async function deliver(deps: DispatcherDeps, claim: Claim, chain: boolean): Promise<Claim | null> {
   const at = deps.clock.now();
   let secrets: string[];
   try {
@@ -268,58 +243,35 @@ async function deliver(deps: DispatcherDeps, claim: Claim): Promise<boolean> {
     // Sealed under another key (WEBHOOK_SECRETS_KEY changed): nothing can be signed; counted as a failed attempt.
     deps.logger?.error({ delivery_id: claim.delivery_id, endpoint_id: claim.endpoint.id }, 'webhook secret cannot be opened');
     const error = 'webhook secret cannot be opened with this WEBHOOK_SECRETS_KEY';
-    await recordAttempt(deps, claim.token, claim.delivery_id, { url: claim.endpoint.url, status_code: null, error, duration_ms: 0, response_excerpt: null, succeeded: false, started_at: at });
-    return false;
+    return recordAttempt(deps, claim, { url: claim.endpoint.url, status_code: null, error, duration_ms: 0, response_excerpt: null, succeeded: false, started_at: at }, false);
   }
   const body = JSON.stringify(claim.payload);
   const policy = { is_sandbox: claim.is_sandbox, allow_private: deps.allow_private_targets ?? false };
   const outcome = await sendSigned(claim.endpoint.url, secrets, claim.event_id, body, at, deps.timeout_ms, policy);
   if (!outcome.succeeded) deps.logger?.warn({ delivery_id: claim.delivery_id, event_id: claim.event_id, status_code: outcome.status_code, error: outcome.error }, 'webhook attempt failed');
-  return (await recordAttempt(deps, claim.token, claim.delivery_id, outcome)) && outcome.succeeded;
+  return recordAttempt(deps, claim, outcome, chain);
 }
 
-/** deliver, then the next events of the same line while each succeeds (the worker's dispatcher; see claimNextInLine). */
+/** deliver, then the next events of the same line while each succeeds (the worker's dispatcher). */
 async function deliverInLine(deps: DispatcherDeps, claim: Claim): Promise<void> {
-  for (let next: Claim | null = claim; next !== null; ) next = (await deliver(deps, next)) ? await claimNextInLine(deps, next) : null;
+  for (let next: Claim | null = claim; next !== null; ) next = await deliver(deps, next, true);
 }
+
+/** The retry schedule as the array literal `mpay_record_webhook_attempt` takes. */
+const RETRY_DELAYS_LITERAL = `{${RETRY_DELAYS_MS.join(',')}}`;
 
 /**
- * Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept);
- * answers whether the outcome was applied.
+ * Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept), in
+ * one call (`mpay_record_webhook_attempt`, migration 0161): a failure waits for the next step of RETRY_DELAYS_MS or,
+ * past its end, marks the delivery failed. With `chain`, answers the next event of the line it leased (see deliver).
  */
-async function recordAttempt(deps: DispatcherDeps, token: string, delivery_id: string, outcome: AttemptOutcome): Promise<boolean> {
+async function recordAttempt(deps: DispatcherDeps, claim: Claim, outcome: AttemptOutcome, chain: boolean): Promise<Claim | null> {
   const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
-    const delivery = await trx
-      .updateTable('webhook_deliveries')
-      .set((eb) => ({ attempt_count: eb('attempt_count', '+', 1), last_attempt_at: outcome.started_at, last_status_code: outcome.status_code, last_error: outcome.error }))
-      .where('id', '=', delivery_id)
-      .returning(['attempt_count', 'retry_count', 'claim_token'])
-      .executeTakeFirstOrThrow();
-    await trx
-      .insertInto('webhook_attempts')
-      .values({ id: randomUUID(), delivery_id, attempt_number: delivery.attempt_count, ...outcome })
-      .execute();
-    if (delivery.claim_token !== token) return false;
-    if (outcome.succeeded) {
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'succeeded', delivered_at: now, retry_count: 0, claim_token: null, claimed_until: null })
-        .where('id', '=', delivery_id)
-        .execute();
-      return true;
-    }
-    const failures = delivery.retry_count + 1;
-    const delay_ms = RETRY_DELAYS_MS[failures - 1];
-    await trx
-      .updateTable('webhook_deliveries')
-      .set(
-        delay_ms === undefined
-          ? { status: 'failed', retry_count: failures, claim_token: null, claimed_until: null }
-          : { retry_count: failures, next_attempt_at: new Date(now.getTime() + delay_ms), claim_token: null, claimed_until: null },
-      )
-      .where('id', '=', delivery_id)
-      .execute();
-    return true;
-  });
+  const until = chain ? new Date(now.getTime() + claimLeaseMs(deps.timeout_ms)) : null;
+  const { rows } = await sql<ClaimedRow>`
+    select * from mpay_record_webhook_attempt(
+      ${claim.delivery_id}, ${claim.token}, ${randomUUID()}, ${outcome.url}, ${outcome.status_code}, ${outcome.error}, ${outcome.duration_ms},
+      ${outcome.response_excerpt}, ${outcome.succeeded}, ${outcome.started_at}, ${now}, ${RETRY_DELAYS_LITERAL}::integer[], ${until}::timestamptz)`.execute(deps.db);
+  const [next] = rows;
+  return next ? claimOf(next, claim.token) : null;
 }
