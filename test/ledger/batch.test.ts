@@ -118,6 +118,58 @@ describe('ledger batches and multi-posting commands: in process', () => {
     assert.equal(await ledger.balance(spoke), 994);
     assert.equal((await ledger.verify()).ok, true);
   });
+
+  it('in-process: batches that apply whole (set-based) in opposite directions, and one batch sent by many callers at once, apply each key once', async () => {
+    const ledger = t.application.ledger;
+    const ring = ['ring-a', 'ring-b', 'ring-c', 'ring-d'].map(account);
+    await ledger.transferBatch(ring.map((name, i) => ({ key: `ring-fund-${i}`, kind: 'mint' as const, debit_account: WORLD, credit_account: name, amount_micro_pay: 10_000 })));
+    // 16 batches of 12 moves around the ring, half of them clockwise and half the other way: every batch locks every
+    // account, and they meet them in opposite orders
+    const moves = await Promise.all(
+      Array.from({ length: 16 }, (_, batch) =>
+        ledger.transferBatch(
+          Array.from({ length: 12 }, (_, item) => {
+            // an even batch is an odd one backwards: the same moves reversed, in the reverse order
+            const move = batch % 2 ? item : 11 - item;
+            const [from, to] = batch % 2 ? [move % 4, (move + 1) % 4] : [(move + 1) % 4, move % 4];
+            return { key: `ring-${batch}-${item}`, kind: 'transfer' as const, debit_account: ring[from]!, credit_account: ring[to]!, amount_micro_pay: 1 + move };
+          }),
+        ),
+      ),
+    );
+    assert.equal(moves.flat().filter((result) => result.ok && !result.transfer.replayed).length, 16 * 12);
+    // every move was made once each way
+    assert.deepEqual(await Promise.all(ring.map((name) => ledger.balance(name))), [10_000, 10_000, 10_000, 10_000]);
+
+    // a batch that opens its accounts (the second item spends what the first credited to a new account), sent 8 times at once
+    const [fresh, sink] = [account('ring-fresh'), account('ring-sink')];
+    const same: TransferCommand[] = [
+      { key: 'ring-same-1', kind: 'transfer', debit_account: ring[0]!, credit_account: fresh, amount_micro_pay: 500 },
+      { key: 'ring-same-2', kind: 'transfer', debit_account: fresh, credit_account: sink, amount_micro_pay: 300 },
+      { key: 'ring-same-3', kind: 'mint', debit_account: WORLD, credit_account: sink, amount_micro_pay: 7 },
+    ];
+    const callers = await Promise.all(Array.from({ length: 8 }, (_, caller) => (caller % 2 ? ledger.transferBatch(same) : ledger.transferAll(same).then((transfers) => transfers.map((transfer) => ({ ok: true as const, transfer }))))));
+    const ids = callers.map((results) => results.map((result) => (result.ok ? result.transfer.id : result.error.code)));
+    for (const caller_ids of ids) assert.deepEqual(caller_ids, ids[0], 'every caller gets the same transfers');
+    assert.equal(callers.flat().filter((result) => result.ok && !result.transfer.replayed).length, 3, 'each key applied once');
+    assert.deepEqual(await Promise.all([ring[0]!, fresh, sink].map((name) => ledger.balance(name))), [9_500, 200, 307]);
+    assert.deepEqual(
+      (await t.db.selectFrom('ledger_transfers').select('key').where('key', 'like', 'ring-same-%').orderBy('key').execute()).map((row) => row.key),
+      ['ring-same-1', 'ring-same-2', 'ring-same-3'],
+    );
+
+    // an atomic batch refused by its last item opens nothing: not the new credit account, not the new debit account
+    const [never, nowhere] = [account('ring-never'), account('ring-nowhere')];
+    await assert.rejects(
+      ledger.transferAll([
+        { key: 'ring-undone-1', kind: 'transfer', debit_account: ring[1]!, credit_account: never, amount_micro_pay: 5 },
+        { key: 'ring-undone-2', kind: 'transfer', debit_account: nowhere, credit_account: ring[2]!, amount_micro_pay: 1 },
+      ]),
+      { code: 'LEDGER_INSUFFICIENT_FUNDS' },
+    );
+    assert.deepEqual([...(await ledger.balances([never, nowhere, ring[1]!])).values()], [null, null, 10_000]);
+    assert.equal((await ledger.verify()).ok, true);
+  });
 });
 
 describe('ledger batches and multi-posting commands: over HTTP', () => {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
+import { emitBuyOrderEvents } from '../../src/modules/buy-orders/service.ts';
+import type { BuyOrderRow } from '../../src/modules/buy-orders/tables.ts';
 import { createEndpoint, listEndpoints, MAX_ENDPOINTS_PER_MODE } from '../../src/modules/webhooks/endpoints.ts';
 import { verifyServiceSignature, verifyStandardSignature } from '../../clients/typescript/src/webhooks.js';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
@@ -312,5 +315,41 @@ describe('webhook endpoints per mode (/v1/webhook-endpoints)', () => {
     await t.call('PATCH', `/v1/webhook-endpoints/${endpoint.id}`, merchant.sandbox, { disabled: false });
     assert.equal(await drain(), 1);
     assert.deepEqual(receiver.received.map((hook) => hook.path), ['/paused']);
+  });
+
+  it('one INSERT of several events fans each out to its own subscribed endpoints, or to one skipped delivery', async () => {
+    const endpoint = async (path: string, enabled_events: string[]) =>
+      (await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url: receiverAt(path), enabled_events })).json().data.id as string;
+    const [matched, every, partly] = [await endpoint('/matched', ['buy_order.matched']), await endpoint('/every', ['*']), await endpoint('/partly', ['buy_order.partially_filled'])];
+    const now = t.clock.now();
+    const order = (is_sandbox: boolean): BuyOrderRow => ({
+      id: randomUUID(), merchant_id: merchant.id, is_sandbox, status: 'matched', amount_micro_pay: 1_000_000, fiat_currency: 'THB', fiat_amount: 3500, filled_micro_pay: 1_000_000,
+      filled_fiat_amount: 3500, expires_at: now, matched_sell_order_id: randomUUID(), mint_transfer_id: randomUUID(), created_at: now, matched_at: now, cancelled_at: null, expired_at: null,
+    });
+    const orders = [order(true), order(true), order(true), order(false)];
+    // the matcher's way: a batch's events in one statement
+    await t.db.transaction().execute((trx) =>
+      emitBuyOrderEvents(trx, now, [
+        { order: orders[0]!, type: 'buy_order.matched' },
+        { order: orders[1]!, type: 'buy_order.partially_filled' },
+        { order: orders[2]!, type: 'buy_order.cancelled' },
+        // live mode: the merchant has no live endpoint
+        { order: orders[3]!, type: 'buy_order.matched' },
+      ]),
+    );
+    const deliveries = await t.db
+      .selectFrom('webhook_deliveries')
+      .select(['resource_id', 'endpoint_id', 'status'])
+      .where('resource_id', 'in', orders.map((row) => row.id))
+      .execute();
+    const of = (index: number) =>
+      deliveries
+        .filter((delivery) => delivery.resource_id === orders[index]!.id)
+        .map((delivery) => `${delivery.status}:${delivery.endpoint_id ?? 'none'}`)
+        .sort();
+    assert.deepEqual(of(0), [`pending:${matched}`, `pending:${every}`].sort());
+    assert.deepEqual(of(1), [`pending:${every}`, `pending:${partly}`].sort());
+    assert.deepEqual(of(2), [`pending:${every}`]);
+    assert.deepEqual(of(3), ['skipped:none']);
   });
 });

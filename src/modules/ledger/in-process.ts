@@ -8,7 +8,10 @@ import { checkCommand, replayOrConflict } from './rules.ts';
 import type { TransferRow } from './tables.ts';
 import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './errors.ts';
 
-/** What `ledger_apply_one` (migration 0131) answers for one item. */
+/**
+ * One item's answer, completed from its command where `ledger_apply_one` (migration 0152) answers only the status and
+ * id of an applied item.
+ */
 interface AppliedItem {
   status: 'applied' | 'replayed' | 'insufficient_funds' | 'conflict' | 'not_applied';
   id?: string;
@@ -53,12 +56,13 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
 }
 
 /**
- * Applies checked commands in one round trip: the SQL function `ledger_apply` (migration 0131) runs, per item,
+ * Applies checked commands in one round trip: the SQL function `ledger_apply` (migrations 0131, 0152) runs, per item,
  * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
  * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
  */
 async function applyChecked(trx: Executor, clock: Clock, commands: readonly TransferCommand[], atomic: boolean): Promise<AppliedItem[]> {
   if (commands.length === 0) return [];
+  const now = clock.now();
   const items = commands.map((command) => ({
     key: command.key,
     kind: command.kind,
@@ -69,11 +73,12 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
     debit_issuance: isIssuanceAccount(command.debit_account),
     credit_issuance: isIssuanceAccount(command.credit_account),
   }));
-  const result = await sql<{ results: AppliedItem[] }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${clock.now()}) as results`.execute(trx);
+  const result = await sql<{ results: AppliedItem[] }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
   const applied = presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results;
   const answered = typeof applied === 'string' ? (JSON.parse(applied) as AppliedItem[]) : applied;
   assert(answered.length === commands.length, `ledger_apply answered ${answered.length} items for ${commands.length} commands`);
-  return answered;
+  const created_at_ms = now.getTime();
+  return answered.map((answer, index) => (answer.status === 'applied' ? { ...presentValue(items[index], 'ledger_apply answers every item'), ...answer, created_at_ms } : answer));
 }
 
 function checkBatchSize(commands: readonly unknown[]): void {
