@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
+import { preparedQuery } from '../../db/prepared.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -245,6 +246,11 @@ const legsJson = sql<LegRow[] | string>`coalesce((
     order by l.match_order)
   from payment_legs l where l.payment_id = payments.id), '[]')`;
 
+/** The read by id with its legs: the hot read, prepared (db/prepared.ts). */
+const paymentWithLegs = preparedQuery<PaymentRow & { legs: LegRow[] | string }, [id: string]>((db) =>
+  db.selectFrom('payments').selectAll().select(legsJson.as('legs')).where('id', '=', ''),
+);
+
 function parseLegs(value: LegRow[] | string): LegRow[] {
   const legs = typeof value === 'string' ? (JSON.parse(value) as LegRow[]) : value;
   return legs.map((leg) => ({ ...leg, allocated_fiat_amount: Number(leg.allocated_fiat_amount), amount_micro_pay: Number(leg.amount_micro_pay) }));
@@ -253,7 +259,7 @@ function parseLegs(value: LegRow[] | string): LegRow[] {
 /** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
   const now = deps.clock.now();
-  const row = await deps.db.selectFrom('payments').selectAll().select(legsJson.as('legs')).where('id', '=', id).executeTakeFirst();
+  const [row] = await paymentWithLegs(deps.db, id);
   const { legs, ...payment } = owned(row, scope, OWNERSHIP.payment);
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
