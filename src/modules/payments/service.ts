@@ -260,7 +260,8 @@ function parseLegs(value: LegRow[] | string): LegRow[] {
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
   const now = deps.clock.now();
   const [row] = await paymentWithLegs(deps.db, id);
-  const { legs, ...payment } = owned(row, scope, OWNERSHIP.payment);
+  // The row is presented as it is (presentPayment picks its fields): no copy without `legs`.
+  const payment = owned(row, scope, OWNERSHIP.payment);
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
@@ -268,7 +269,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
       return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
     });
   }
-  return presentPayment(payment, parseLegs(legs), deps.public_base_url);
+  return presentPayment(payment, parseLegs(payment.legs), deps.public_base_url);
 }
 
 export interface ListPaymentsQuery {
