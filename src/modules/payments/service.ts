@@ -14,7 +14,7 @@ import { recordEvent } from '../events/outbox.ts';
 import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
 import type { BatchedCreate, CreateAnswer } from './create-batch.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
-import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
+import { paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedPayment } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
@@ -246,9 +246,12 @@ const legsJson = sql<LegRow[] | string>`coalesce((
     order by l.match_order)
   from payment_legs l where l.payment_id = payments.id), '[]')`;
 
-/** The read by id with its legs: the hot read, prepared (db/prepared.ts). */
-const paymentWithLegs = preparedQuery<PaymentRow & { legs: LegRow[] | string }, [id: string]>((db) =>
-  db.selectFrom('payments').selectAll().select(legsJson.as('legs')).where('id', '=', ''),
+/**
+ * The read by id with its legs: the hot read, prepared (db/prepared.ts). Named columns, not `*`: a column added by a
+ * migration under a live connection then leaves the prepared statement's result type as it was.
+ */
+const paymentWithLegs = preparedQuery<PresentedPayment & { legs: LegRow[] | string }, [id: string]>((db) =>
+  db.selectFrom('payments').select(PRESENTED_COLUMNS).select(legsJson.as('legs')).where('id', '=', ''),
 );
 
 function parseLegs(value: LegRow[] | string): LegRow[] {
@@ -284,7 +287,7 @@ export interface ListPaymentsQuery {
 export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
   let select = deps.db
     .selectFrom('payments')
-    .selectAll()
+    .select(PRESENTED_COLUMNS)
     .select(legsJson.as('legs'))
     .where('merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox);
