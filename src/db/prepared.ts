@@ -9,7 +9,8 @@ import type { Executor } from './database.ts';
  *
  * Opt-in by statement text, for a few fixed statements the code registers (at most MAX_PREPARED_STATEMENTS), never
  * every statement: a prepared `select *` would fail ("cached plan must not change result type") after a migration
- * adds a column under a live connection, and each one holds memory in every backend. PGlite runs them unprepared.
+ * adds a column under a live connection (so a registered statement names its columns), and each one holds memory in
+ * every backend. PGlite runs them unprepared.
  */
 const MAX_PREPARED_STATEMENTS = 32;
 const names = new Map<string, string>();
