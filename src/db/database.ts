@@ -4,6 +4,7 @@ import { Kysely, PGliteDialect, PostgresDialect, sql, type Transaction } from 'k
 import pg from 'pg';
 import { toSafeNumber } from '../lib/money.ts';
 import { CommitWatch } from './commit-watch.ts';
+import { PreparingClient } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 export type Db = Kysely<Database>;
@@ -46,7 +47,8 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
       return pg.types.getTypeParser(oid, format);
     },
   };
-  const pool = new pg.Pool({ connectionString: database_url, max: 20, types: types as never });
+  // PreparingClient: the few hot reads registered in prepared.ts run as named prepared statements.
+  const pool = new pg.Pool({ connectionString: database_url, max: 20, types: types as never, Client: PreparingClient });
   pool.on('error', () => {
     // An idle client lost its connection; the pool replaces it. Queries in flight report their own error.
   });

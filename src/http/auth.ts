@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import type { Authenticator, MerchantScope, Principal } from './principal.ts';
 import { MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
@@ -34,8 +34,8 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function authenticate(request: FastifyRequest, authenticator: Authenticator): Promise<Principal> {
-  const auth = request.routeOptions.config.auth ?? 'public';
+async function authenticate(request: FastifyRequest, config: FastifyContextConfig, authenticator: Authenticator): Promise<Principal> {
+  const auth = config.auth ?? 'public';
   switch (auth) {
     case 'public':
       return { kind: 'public' };
@@ -43,7 +43,7 @@ async function authenticate(request: FastifyRequest, authenticator: Authenticato
       const raw = headerValue(request, 'x-api-key') ?? bearer(request);
       const principal = raw ? await authenticator.byApiKey(raw) : null;
       if (!principal) throw missingApiKey();
-      const mode = request.routeOptions.config.mode ?? 'any';
+      const mode = config.mode ?? 'any';
       if (mode === 'sandbox_only' && !principal.is_sandbox) {
         throw sandboxKeysOnly();
       }
@@ -95,14 +95,16 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
   };
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request, reply) => {
+    // Read once: Fastify builds a new routeOptions object on every access.
+    const { config, url } = request.routeOptions;
     const failed_key = `failed-auth:${request.ip}`;
-    const auth = request.routeOptions.config.auth ?? 'public';
+    const auth = config.auth ?? 'public';
     if (auth !== 'public') {
       const wait_seconds = failed_auth.waitSeconds(failed_key, failed_auth_per_second);
       if (wait_seconds > 0) throw refuseFailedAuth(reply, wait_seconds);
     }
     try {
-      request.principal = await authenticate(request, authenticator);
+      request.principal = await authenticate(request, config, authenticator);
     } catch (error) {
       if (error instanceof AppError && error.code === 'UNAUTHORIZED') {
         const charged = await failed_auth.take(failed_key, failed_auth_per_second);
@@ -110,7 +112,7 @@ export function installAuth(app: FastifyInstance, authenticator: Authenticator, 
       }
       throw error;
     }
-    if (request.routeOptions.config.rate_limit === false || !request.routeOptions.url) return;
+    if (config.rate_limit === false || !url) return;
     const bucket = rateLimitBucket(request);
     const outcome = await limiter.take(bucket.key, bucket.per_second);
     reply.header('RateLimit-Policy', `"${bucket.policy}";q=${bucket.per_second};w=1`);

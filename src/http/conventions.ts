@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -30,7 +30,7 @@ export function hasEntityTag(method: string, url: string): boolean {
 }
 
 function entityTag(payload: string | Buffer): string {
-  return `W/"${createHash('sha256').update(payload).digest('base64url').slice(0, 27)}"`;
+  return `W/"${hash('sha256', payload, 'base64url').slice(0, 27)}"`;
 }
 
 function matchesIfNoneMatch(header: string | undefined, tag: string): boolean {
@@ -91,7 +91,7 @@ export async function installConventions(app: FastifyInstance, options: Conventi
       if (challenge && !reply.hasHeader('www-authenticate')) reply.header('WWW-Authenticate', challenge);
       return payload;
     }
-    if (reply.statusCode !== 200 || !hasEntityTag(request.method, request.routeOptions.url ?? '')) return payload;
+    if (reply.statusCode !== 200 || request.method !== 'GET' || !hasEntityTag(request.method, request.routeOptions.url ?? '')) return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const tag = entityTag(payload);
     reply.header('ETag', tag);

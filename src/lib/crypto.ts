@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHmac, hash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -13,8 +13,9 @@ export function randomBase62(length: number): string {
   return out;
 }
 
+/** One-shot `hash` (no Hash object): every API-key request hashes its key. */
 export function sha256Hex(input: string | Uint8Array): string {
-  return createHash('sha256').update(input).digest('hex');
+  return hash('sha256', input, 'hex');
 }
 
 export function hmacSha256Hex(secret: string, body: string | Uint8Array): string {

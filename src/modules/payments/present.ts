@@ -18,7 +18,14 @@ export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
     }));
 }
 
-export function presentPayment(payment: PaymentRow, legs: readonly LegRow[], public_base_url: string): PaymentView {
+/** The columns a payment's view is made of: the reads select just these (six timestamps fewer to parse per row). */
+export const PRESENTED_COLUMNS = [
+  'id', 'merchant_id', 'is_sandbox', 'order_id', 'amount_minor', 'currency', 'payment_method', 'return_url', 'status',
+  'metadata', 'quote_lock_id', 'failure_reason', 'synthetic_match', 'expires_at', 'created_at', 'matched_at', 'completed_at',
+] as const satisfies readonly (keyof PaymentRow)[];
+export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
+
+export function presentPayment(payment: PresentedPayment, legs: readonly LegRow[], public_base_url: string): PaymentView {
   return {
     id: payment.id,
     merchant_id: payment.merchant_id,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
+import { preparedQuery } from '../../db/prepared.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -13,7 +14,7 @@ import { recordEvent } from '../events/outbox.ts';
 import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
 import type { BatchedCreate, CreateAnswer } from './create-batch.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
-import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
+import { paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedPayment } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
@@ -245,6 +246,14 @@ const legsJson = sql<LegRow[] | string>`coalesce((
     order by l.match_order)
   from payment_legs l where l.payment_id = payments.id), '[]')`;
 
+/**
+ * The read by id with its legs: the hot read, prepared (db/prepared.ts). Named columns, not `*`: a column added by a
+ * migration under a live connection then leaves the prepared statement's result type as it was.
+ */
+const paymentWithLegs = preparedQuery<PresentedPayment & { legs: LegRow[] | string }, [id: string]>((db) =>
+  db.selectFrom('payments').select(PRESENTED_COLUMNS).select(legsJson.as('legs')).where('id', '=', ''),
+);
+
 function parseLegs(value: LegRow[] | string): LegRow[] {
   const legs = typeof value === 'string' ? (JSON.parse(value) as LegRow[]) : value;
   return legs.map((leg) => ({ ...leg, allocated_fiat_amount: Number(leg.allocated_fiat_amount), amount_micro_pay: Number(leg.amount_micro_pay) }));
@@ -253,8 +262,9 @@ function parseLegs(value: LegRow[] | string): LegRow[] {
 /** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
   const now = deps.clock.now();
-  const row = await deps.db.selectFrom('payments').selectAll().select(legsJson.as('legs')).where('id', '=', id).executeTakeFirst();
-  const { legs, ...payment } = owned(row, scope, OWNERSHIP.payment);
+  const [row] = await paymentWithLegs(deps.db, id);
+  // The row is presented as it is (presentPayment picks its fields): no copy without `legs`.
+  const payment = owned(row, scope, OWNERSHIP.payment);
   if (isDue(payment, now)) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
@@ -262,7 +272,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
       return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
     });
   }
-  return presentPayment(payment, parseLegs(legs), deps.public_base_url);
+  return presentPayment(payment, parseLegs(payment.legs), deps.public_base_url);
 }
 
 export interface ListPaymentsQuery {
@@ -277,7 +287,7 @@ export interface ListPaymentsQuery {
 export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
   let select = deps.db
     .selectFrom('payments')
-    .selectAll()
+    .select(PRESENTED_COLUMNS)
     .select(legsJson.as('legs'))
     .where('merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox);
