@@ -101,6 +101,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const limiter: RateLimiter = config.redis_url
     ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
         logger.warn({ err: error }, 'rate-limit store unavailable; the in-process limiter takes over until Redis answers again'),
+        { timeout_ms: config.redis_timeout_ms },
       )
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
   const metrics = createMetrics();

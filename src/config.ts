@@ -31,6 +31,8 @@ export interface Config {
   easyslip_api_key: string | undefined;
   easyslip_timeout_ms: number;
   redis_url: string | undefined;
+  /** How long a rate-limit call may wait for Redis before the in-process limiter takes over. */
+  redis_timeout_ms: number;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
   rate_limit_live_per_second: number;
@@ -219,6 +221,7 @@ export function loadConfig(env: Env = process.env): Config {
     easyslip_api_key,
     easyslip_timeout_ms: integer(env, 'EASYSLIP_TIMEOUT_MS', 10_000, 100, 120_000),
     redis_url: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redis_timeout_ms: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
     log_level: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
 
     rate_limit_live_per_second: integer(env, 'RATE_LIMIT_LIVE_PER_SECOND', 100, 1, 1_000_000),
