@@ -5,6 +5,10 @@ export interface CliContext {
   api_key: string | undefined;
   json: boolean;
   actor_user_id: string;
+  /** Raw output (a CSV, the listener's log) and the environment: the process's, or a test's in-process run's. */
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: NodeJS.ProcessEnv;
   /** Prints a result: JSON with --json, else a readable form. */
   print(value: unknown, human?: string): void;
   /** Calls the server; throws CliError with the server's error code on non-2xx. */

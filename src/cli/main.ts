@@ -49,7 +49,19 @@ async function packageVersion(): Promise<string> {
   return (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 }
 
-export function createContext(options: { url: string; admin_token?: string | undefined; api_key?: string | undefined; json: boolean; actor_user_id?: string }): CliContext {
+/** Where a run's output goes and the environment it reads: the process's own unless a caller (a test) passes others. */
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+  env: NodeJS.ProcessEnv;
+}
+
+const PROCESS_IO: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env };
+
+export function createContext(
+  options: { url: string; admin_token?: string | undefined; api_key?: string | undefined; json: boolean; actor_user_id?: string },
+  io: CliIo = PROCESS_IO,
+): CliContext {
   const base = options.url.replace(/\/+$/, '');
   return {
     url: base,
@@ -57,8 +69,11 @@ export function createContext(options: { url: string; admin_token?: string | und
     api_key: options.api_key,
     json: options.json,
     actor_user_id: options.actor_user_id ?? 'cli',
+    stdout: io.stdout,
+    stderr: io.stderr,
+    env: io.env,
     print(value, human) {
-      process.stdout.write(`${options.json || human === undefined ? JSON.stringify(value, null, 2) : human}\n`);
+      io.stdout.write(`${options.json || human === undefined ? JSON.stringify(value, null, 2) : human}\n`);
     },
     async request(method, path, request_options = {}) {
       const headers: Record<string, string> = { ...request_options.headers };
@@ -109,7 +124,7 @@ function globalOptionsEnd(argv: string[]): number {
   return Math.min(index, argv.length);
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {
   const groups = await loadGroups();
   // Global options come before the command; everything after it belongs to the command.
   const command_at = globalOptionsEnd(argv);
@@ -127,47 +142,47 @@ export async function main(argv: string[]): Promise<number> {
   const positionals = argv.slice(command_at);
   const [name, ...rest] = positionals;
   if (values.version || name === 'version') {
-    process.stdout.write(`mpay ${await packageVersion()}\n`);
+    io.stdout.write(`mpay ${await packageVersion()}\n`);
     return 0;
   }
   if (name === 'help') {
     const topic = rest[0];
     if (!topic) {
-      process.stdout.write(`${usage(groups)}\n`);
+      io.stdout.write(`${usage(groups)}\n`);
       return 0;
     }
     const group = groups.get(topic);
     if (!group) {
-      process.stderr.write(`mpay: unknown command "${topic}"\n${usage(groups)}\n`);
+      io.stderr.write(`mpay: unknown command "${topic}"\n${usage(groups)}\n`);
       return 2;
     }
-    process.stdout.write(`${commandHelp(topic, group)}\n`);
+    io.stdout.write(`${commandHelp(topic, group)}\n`);
     return 0;
   }
   if (!name || (values.help && !groups.has(name))) {
-    process.stdout.write(`${usage(groups)}\n`);
+    io.stdout.write(`${usage(groups)}\n`);
     return values.help ? 0 : 2;
   }
   const group = groups.get(name);
   if (!group) {
-    process.stderr.write(`mpay: unknown command "${name}"\n${usage(groups)}\n`);
+    io.stderr.write(`mpay: unknown command "${name}"\n${usage(groups)}\n`);
     return 2;
   }
   if (values.help || wantsHelp(rest)) {
-    process.stdout.write(`${commandHelp(name, group)}\n`);
+    io.stdout.write(`${commandHelp(name, group)}\n`);
     return 0;
   }
   const context = createContext({
-    url: (values.url as string | undefined) ?? process.env['MPAY_URL'] ?? `http://localhost:${process.env['PORT'] ?? 3000}`,
-    admin_token: (values['admin-token'] as string | undefined) ?? process.env['ADMIN_SERVICE_TOKEN'],
-    api_key: (values['api-key'] as string | undefined) ?? process.env['MPAY_API_KEY'],
+    url: (values.url as string | undefined) ?? io.env['MPAY_URL'] ?? `http://localhost:${io.env['PORT'] ?? 3000}`,
+    admin_token: (values['admin-token'] as string | undefined) ?? io.env['ADMIN_SERVICE_TOKEN'],
+    api_key: (values['api-key'] as string | undefined) ?? io.env['MPAY_API_KEY'],
     json: values.json === true,
-  });
+  }, io);
   try {
     return await group.run(rest, context);
   } catch (error) {
     if (error instanceof CliError) {
-      process.stderr.write(`mpay ${name}: ${error.message}\n`);
+      io.stderr.write(`mpay ${name}: ${error.message}\n`);
       return error.exit_code;
     }
     throw error;

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { runMpay } from '../helpers/cli.ts';
+import { runMpay, runMpayProcess } from '../helpers/cli.ts';
 
-/** Runs `mpay` as a separate process against the test server. */
+/** Runs `mpay` against the test server (in this process; the first call and one usage error go through a real one). */
 const mpay = (url: string, ...args: string[]) => runMpay(['--url', url, ...args]);
 
 describe('mpay CLI over the admin routes', () => {
@@ -16,7 +16,7 @@ describe('mpay CLI over the admin routes', () => {
   after(() => t.close());
 
   it('creates a merchant and prints its keys once (--json)', async () => {
-    const result = await mpay(url, '--json', 'merchants', 'create', '--name', 'CLI Shop');
+    const result = await runMpayProcess(['--url', url, '--json', 'merchants', 'create', '--name', 'CLI Shop']);
     assert.equal(result.code, 0, result.stderr);
     const data = JSON.parse(result.stdout);
     assert.equal(data.merchant.name, 'CLI Shop');
@@ -69,5 +69,8 @@ describe('mpay CLI over the admin routes', () => {
   it('usage errors exit 2', async () => {
     assert.equal((await mpay(url, 'merchants', 'create')).code, 2);
     assert.equal((await mpay(url, 'no-such-command')).code, 2);
+    const process_run = await runMpayProcess(['--url', url, 'no-such-command']);
+    assert.equal(process_run.code, 2);
+    assert.match(process_run.stderr, /unknown command "no-such-command"/);
   });
 });

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { runMpay } from '../helpers/cli.ts';
+import { runMpay, runMpayProcess } from '../helpers/cli.ts';
 
 const COMMANDS = (await readdir(new URL('../../src/cli/commands/', import.meta.url))).filter((file) => file.endsWith('.ts')).map((file) => file.replace(/\.ts$/, ''));
 
@@ -53,8 +53,8 @@ describe('mpay --help, help <command> and --version', () => {
 
   it('--version prints the package version', async () => {
     const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    for (const args of [['--version'], ['-V']]) {
-      const result = await runMpay(args, env);
+    for (const [args, run] of [[['--version'], runMpayProcess], [['-V'], runMpay]] as const) {
+      const result = await run([...args], env);
       assert.equal(result.code, 0);
       assert.equal(result.stdout, `mpay ${version}\n`);
     }

@@ -54,19 +54,19 @@ const listen: CommandGroup = {
         } catch {
           summary = `(${body.length} bytes, not JSON)`;
         }
-        if (values['print-json']) process.stdout.write(`${body.toString('utf8')}\n`);
+        if (values['print-json']) context.stdout.write(`${body.toString('utf8')}\n`);
         if (!target) {
-          process.stdout.write(`${new Date().toISOString()}  <-- ${summary}\n`);
+          context.stdout.write(`${new Date().toISOString()}  <-- ${summary}\n`);
           response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
           return;
         }
         try {
           const forwarded = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
           const text = await forwarded.text();
-          process.stdout.write(`${new Date().toISOString()}  --> ${summary}  [${forwarded.status}]\n`);
+          context.stdout.write(`${new Date().toISOString()}  --> ${summary}  [${forwarded.status}]\n`);
           response.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'text/plain' }).end(text);
         } catch (error) {
-          process.stdout.write(`${new Date().toISOString()}  --> ${summary}  [forward failed: ${(error as Error).message}]\n`);
+          context.stdout.write(`${new Date().toISOString()}  --> ${summary}  [forward failed: ${(error as Error).message}]\n`);
           response.writeHead(502, { 'content-type': 'text/plain' }).end('forward failed');
         }
       });
@@ -91,21 +91,21 @@ const listen: CommandGroup = {
         throw new CliError('mpay listen needs a test or sandbox key: live events are not sent to a local listener');
       }
       endpoint_id = body.data.id;
-      process.stdout.write(`Your webhook signing secret is ${body.data.secret} (this listener's temporary sandbox endpoint ${endpoint_id})\n`);
+      context.stdout.write(`Your webhook signing secret is ${body.data.secret} (this listener's temporary sandbox endpoint ${endpoint_id})\n`);
     } catch (error) {
       await new Promise((resolve) => server.close(resolve));
       throw error;
     }
-    process.stdout.write(`Ready. Listening on ${here}${target ? `, forwarding to ${target}` : ''}; events: ${events?.join(', ') ?? 'all'}. Ctrl-C stops and removes the endpoint.\n`);
+    context.stdout.write(`Ready. Listening on ${here}${target ? `, forwarding to ${target}` : ''}; events: ${events?.join(', ') ?? 'all'}. Ctrl-C stops and removes the endpoint.\n`);
     await new Promise<void>((resolve) => {
       process.once('SIGINT', resolve);
       process.once('SIGTERM', resolve);
     });
     try {
       await context.request('DELETE', `/v1/webhook-endpoints/${endpoint_id}`, { auth: 'key' });
-      process.stdout.write(`Removed the temporary endpoint ${endpoint_id}.\n`);
+      context.stdout.write(`Removed the temporary endpoint ${endpoint_id}.\n`);
     } catch (error) {
-      process.stderr.write(`could not remove the temporary endpoint ${endpoint_id}: ${(error as Error).message} (DELETE /v1/webhook-endpoints/${endpoint_id})\n`);
+      context.stderr.write(`could not remove the temporary endpoint ${endpoint_id}: ${(error as Error).message} (DELETE /v1/webhook-endpoints/${endpoint_id})\n`);
     }
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));

@@ -8,7 +8,7 @@ const migrate: CommandGroup = {
   summary: 'apply pending database migrations (DATABASE_URL or DATA_DIR)',
   usage: 'mpay migrate',
   async run(_args, context) {
-    const config = loadConfig();
+    const config = loadConfig(context.env);
     const database = await openDatabase(config);
     try {
       const { applied, grants } = await migrateAsOwner(config, database);

@@ -60,7 +60,7 @@ const settlements: CommandGroup = {
           await writeFile(values.out, String(body));
           context.print({ written: values.out }, `wrote ${values.out}`);
         } else {
-          process.stdout.write(String(body));
+          context.stdout.write(String(body));
         }
         return 0;
       }
