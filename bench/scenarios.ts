@@ -389,6 +389,15 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
   }
 }
 
+/** SIGTERM, and resolves once the child has exited (a child still running keeps its database connections). */
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
 export function rssOfChild(child: ChildProcess): number {
   try {
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
@@ -424,8 +433,8 @@ async function scaleRows(context: BenchContext): Promise<Row[]> {
       }),
     ];
   } finally {
-    first.child.kill('SIGTERM');
-    second.child.kill('SIGTERM');
+    // stopped before the bench drops the database, which would cut their connections
+    await Promise.all([stopChild(first.child), stopChild(second.child)]);
   }
 }
 
