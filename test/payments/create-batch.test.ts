@@ -56,10 +56,10 @@ describe('the batching allocator: many creates in one transaction, each with its
     assert.equal(Number(legs.total), 26_000);
     // the failed request's key was given back: the same key with another body runs anew
     const retried = await create({ order_id: next(), amount: 1_000 }, { 'idempotency-key': 'batch-key-2' });
-    assert.equal(retried.statusCode, 201);
+    assert.equal(retried.statusCode, 201, retried.body);
     // a stored key replays the batch's answer
     const replay = await t.call('POST', '/v1/trades', merchant.live, JSON.parse(JSON.stringify(firstBody)), { 'idempotency-key': 'batch-key-1' });
-    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.statusCode, 201, replay.body);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.json().data.id, responses[0]!.json().data.id);
     const events = await t.db.selectFrom('events').select('resource_id').where('type', '=', 'payment.matched').where('resource_id', 'in', responses.filter((r) => r.statusCode === 201).map((r) => r.json().data.id)).execute();

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { Trx } from '../../db/database.ts';
-import { claimIdempotencyKeys, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
+import { sql, type RawBuilder } from 'kysely';
+import type { Executor, Trx } from '../../db/database.ts';
+import { jsonRecords } from '../../db/json-records.ts';
+import { claimIdempotencyKeys, claimKeysWithResponsesSql, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { recordEvents } from '../events/outbox.ts';
-import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reserveLegs, type Leg, type OfferState } from '../liquidity/service.ts';
+import { eventRows, insertEventsSql, recordEvents, type NewEvent } from '../events/outbox.ts';
+import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reservationSql, reserveLegs, type HeldLeg, type Leg, type OfferState } from '../liquidity/service.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { DEFAULT_EXPIRES_IN_SECONDS, newPaymentRow, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
 import { duplicateOrderId } from './errors.ts';
@@ -55,6 +57,8 @@ export interface CreateBatcherOptions {
   gather_ms?: number;
   /** Told when a whole batch failed (its requests then ran alone). */
   onBatchFailed?: (error: unknown) => void;
+  /** Called after a batch's one statement committed events (CommitWatch sees only the transactional way's inserts). */
+  onEventsCommitted?: () => void;
 }
 
 /** What the batcher did so far (the bench prints the mean batch size). */
@@ -65,6 +69,8 @@ export interface CreateBatcherStats {
   /** Requests that ran alone (a used idempotency key, or a failed batch). */
   alone: number;
   failed_batches: number;
+  /** Batches the one statement refused (or that failed there), which then ran the transactional way. */
+  transactional: number;
 }
 
 /**
@@ -86,7 +92,8 @@ export class PaymentCreateBatcher {
   readonly #max_batch: number;
   readonly #gather_ms: number;
   readonly #onBatchFailed: (error: unknown) => void;
-  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0 };
+  readonly #onEventsCommitted: () => void;
+  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0, transactional: 0 };
   #queue: Pending[] = [];
   #running = false;
   #timer: NodeJS.Timeout | undefined;
@@ -96,6 +103,7 @@ export class PaymentCreateBatcher {
     this.#max_batch = options.max_batch ?? 128;
     this.#gather_ms = options.gather_ms ?? 1;
     this.#onBatchFailed = options.onBatchFailed ?? (() => {});
+    this.#onEventsCommitted = options.onEventsCommitted ?? (() => {});
   }
 
   /** Every create runs alone while set (the bench measures both ways in one run). */
@@ -130,9 +138,15 @@ export class PaymentCreateBatcher {
   }
 
   async #run(jobs: Pending[]): Promise<void> {
-    let items: Item[];
+    let items: Item[] | undefined;
     try {
-      for (let attempt = 1; ; attempt++) {
+      items = await this.#inOneStatement(jobs);
+    } catch {
+      // refused (a key or an order_id in use, an offer taken meanwhile) or failed: the transactional way decides
+      this.stats.transactional++;
+    }
+    try {
+      for (let attempt = 1; !items; attempt++) {
         try {
           items = await this.#deps.db.transaction().execute((trx) => this.#attempt(trx, jobs, attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS));
           break;
@@ -150,7 +164,7 @@ export class PaymentCreateBatcher {
       return;
     }
     this.stats.batches++;
-    for (const item of items) {
+    for (const item of items!) {
       if (item.error === ALONE) {
         // a used key replays or conflicts on its own, after this batch's commit; not awaited, like the answers
         this.stats.alone++;
@@ -163,45 +177,62 @@ export class PaymentCreateBatcher {
     }
   }
 
+  /**
+   * The batch in one statement when nothing is unusual, the common case: the offers are read and the legs planned
+   * first (a plain read, FIFO over it as below), then one autocommitted statement of data-modifying CTEs writes the
+   * idempotency keys with their responses, the payments, legs and events, and last reserves the offers (locked in
+   * FIFO order, each only if it still covers its legs). Two round trips instead of eight, and a seller's row is
+   * locked from the reservation to the end of that statement only. Any surprise (a key or order_id in use, an offer
+   * taken or deactivated meanwhile) makes the statement refuse itself (mpay_refuse), so nothing of it is kept, and
+   * the batch runs the transactional way below, which settles each of those cases exactly.
+   */
+  async #inOneStatement(jobs: readonly Pending[]): Promise<Item[]> {
+    const now = this.#deps.clock.now();
+    const items = prepare(jobs);
+    const prepared = live(items);
+    for (const item of prepared) item.row = paymentRow(item, now);
+    await planAll(this.#deps.db, items, false);
+    // a request with a key gets its planning error only once its key is known unused (it may be a replay)
+    if (prepared.some((item) => item.job.idempotency && item.error !== undefined)) throw new Error('a request with a key failed in planning');
+    const created = live(items);
+    if (!created.length) return items;
+    for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
+
+    const keyed = created.filter((item) => item.job.idempotency);
+    const legs = created.flatMap(legRows);
+    const { rows: events } = eventRows(now, created.map(matchedEvent));
+    const payments = jsonRecords('payments', created.map((item) => item.row as unknown as Record<string, unknown>));
+    const leg_records = jsonRecords('payment_legs', legs as unknown as Record<string, unknown>[]);
+    const writes: RawBuilder<unknown>[] = [
+      sql`inserted as (insert into payments (${payments.columns}) select ${payments.columns} from ${payments.records} on conflict on constraint payments_order_id_unique do nothing returning id)`,
+      sql`legs as (insert into payment_legs (${leg_records.columns}) select ${leg_records.columns} from ${leg_records.records} returning 1)`,
+      sql`events as (${insertEventsSql(events)})`,
+    ];
+    const complete = [sql`(select count(*) from inserted) = ${created.length}`, sql`(select count(*) from legs) = ${legs.length}`, sql`(select count(*) from events) = ${events.length}`];
+    if (keyed.length) {
+      const claims = keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) }));
+      writes.unshift(sql`claimed as (${claimKeysWithResponsesSql(claims, now)})`);
+      complete.push(sql`(select count(*) from claimed) = ${keyed.length}`);
+    }
+    writes.push(sql`written as (select ${sql.join(complete, sql` and `)} as complete)`);
+    const holds = heldPerSeller(created);
+    let refuse = sql<boolean>`not complete`;
+    if (holds.length) {
+      writes.push(reservationSql(holds, sql<boolean>`(select complete from written)`));
+      refuse = sql<boolean>`not complete or (select count(*) from reserved) <> ${holds.length}`;
+    }
+    await sql`with ${sql.join(writes)} select mpay_refuse('a key or order_id in use, or an offer taken') from written where ${refuse}`.execute(this.#deps.db);
+    this.#onEventsCommitted();
+    return items;
+  }
+
   /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
   async #attempt(trx: Trx, jobs: readonly Pending[], lock_offers: boolean): Promise<Item[]> {
     const now = this.#deps.clock.now();
-    const items: Item[] = [];
-    for (const job of jobs) {
-      const item = { job, id: job.scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID() } as Item;
-      try {
-        item.amount_minor = toMinor(job.input.amount, job.input.currency);
-        item.payment_method = resolvePaymentMethod(job.input.currency, job.input.payment_method);
-      } catch (error) {
-        item.error = error;
-      }
-      items.push(item);
-    }
-
+    const items = prepare(jobs);
     await claimKeys(trx, items, now);
     await insertPayments(trx, items, now);
-
-    // FIFO in arrival order over one read of the offers per currency and rail (live) or the synthetic sellers (sandbox)
-    const offers = new Map<string, OfferState[]>();
-    const sandbox = new Map<string, Leg>();
-    for (const item of live(items)) {
-      const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
-      const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
-      try {
-        if (key.is_sandbox) {
-          // the synthetic seller is the same for every part: read once per currency and rail
-          let synthetic = sandbox.get(name);
-          if (!synthetic) sandbox.set(name, (synthetic = (await allocateSynthetic(trx, key, [1]))[0]!));
-          item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
-          continue;
-        }
-        let state = offers.get(name);
-        if (!state) offers.set(name, (state = await readOffers(trx, key, lock_offers)));
-        item.legs = planLegs(state, key, item.amount_minor);
-      } catch (error) {
-        item.error = error;
-      }
-    }
+    await planAll(trx, items, lock_offers);
     // refused in planning after their insert (a duplicate's row was never inserted: its row is unset)
     const refused = items.filter((item) => item.error !== undefined && item.row !== undefined);
     if (refused.length) await trx.deleteFrom('payments').where('id', 'in', refused.map((item) => item.id)).execute();
@@ -210,32 +241,12 @@ export class PaymentCreateBatcher {
     for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
     if (created.length) {
       await trx.insertInto('payment_legs').values(created.flatMap(legRows)).execute();
-      await recordEvents(
-        trx,
-        now,
-        created.map((item) => {
-          const view = item.view!;
-          return {
-            merchant_id: item.row.merchant_id,
-            is_sandbox: item.row.is_sandbox,
-            type: 'payment.matched',
-            resource_type: 'payment',
-            resource_id: item.id,
-            data: view as unknown as Record<string, unknown>,
-            flat: paymentEventFields(view),
-          };
-        }),
-      );
+      await recordEvents(trx, now, created.map(matchedEvent));
     }
     await settleKeys(trx, items);
 
     // the last write: one conditional reservation per seller, in FIFO lock order (reserveLegs)
-    const per_seller = new Map<string, number>();
-    for (const item of created) {
-      if (item.job.scope.is_sandbox) continue;
-      for (const leg of item.legs!) per_seller.set(leg.seller_id, (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount));
-    }
-    await reserveLegs(trx, [...per_seller].map(([seller_id, held]) => ({ seller_id, allocated_fiat_amount: held, reserved_minor: null })));
+    await reserveLegs(trx, heldPerSeller(created));
     return items;
   }
 }
@@ -244,6 +255,88 @@ export class PaymentCreateBatcher {
 const ALONE = Symbol('alone');
 
 const live = (items: readonly Item[]) => items.filter((item) => item.error === undefined);
+
+/** Each request's payment id and amount, or its own error (a bad amount or rail), in arrival order. */
+function prepare(jobs: readonly Pending[]): Item[] {
+  return jobs.map((job) => {
+    const item = { job, id: job.scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID() } as Item;
+    try {
+      item.amount_minor = toMinor(job.input.amount, job.input.currency);
+      item.payment_method = resolvePaymentMethod(job.input.currency, job.input.payment_method);
+    } catch (error) {
+      item.error = error;
+    }
+    return item;
+  });
+}
+
+/**
+ * Plans the live items' legs FIFO in arrival order over one read of the offers per currency and rail (live) or of the
+ * synthetic sellers (sandbox); too little liquidity fails that item alone.
+ */
+async function planAll(executor: Executor, items: readonly Item[], lock_offers: boolean): Promise<void> {
+  const offers = new Map<string, OfferState[]>();
+  const sandbox = new Map<string, Leg>();
+  for (const item of live(items)) {
+    const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
+    const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
+    try {
+      if (key.is_sandbox) {
+        // the synthetic seller is the same for every part: read once per currency and rail
+        let synthetic = sandbox.get(name);
+        if (!synthetic) sandbox.set(name, (synthetic = (await allocateSynthetic(executor, key, [1]))[0]!));
+        item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
+        continue;
+      }
+      let state = offers.get(name);
+      if (!state) offers.set(name, (state = await readOffers(executor, key, lock_offers)));
+      item.legs = planLegs(state, key, item.amount_minor);
+    } catch (error) {
+      item.error = error;
+    }
+  }
+}
+
+/** What the created live payments hold of each seller: one reservation per seller, not per payment. */
+function heldPerSeller(created: readonly Item[]): HeldLeg[] {
+  const per_seller = new Map<string, number>();
+  for (const item of created) {
+    if (item.job.scope.is_sandbox) continue;
+    for (const leg of item.legs!) per_seller.set(leg.seller_id, (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount));
+  }
+  return [...per_seller].map(([seller_id, held]) => ({ seller_id, allocated_fiat_amount: held, reserved_minor: null }));
+}
+
+function matchedEvent(item: Item): NewEvent {
+  const view = item.view!;
+  return {
+    merchant_id: item.row.merchant_id,
+    is_sandbox: item.row.is_sandbox,
+    type: 'payment.matched',
+    resource_type: 'payment',
+    resource_id: item.id,
+    data: view as unknown as Record<string, unknown>,
+    flat: paymentEventFields(view),
+  };
+}
+
+function paymentRow(item: Item, now: Date): PaymentRow {
+  const { scope, input } = item.job;
+  return newPaymentRow({
+    id: item.id,
+    scope,
+    order_id: input.order_id,
+    amount_minor: item.amount_minor,
+    currency: input.currency as Currency,
+    payment_method: item.payment_method,
+    return_url: input.return_url,
+    metadata: input.metadata ?? {},
+    quote_lock_id: null,
+    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
+    created_at: now,
+    matched_at: now,
+  });
+}
 
 function legRows(item: Item): LegRow[] {
   return (item.legs ?? []).map((leg) => ({ payment_id: item.id, ...leg }));
@@ -279,23 +372,7 @@ async function settleKeys(trx: Trx, items: readonly Item[]): Promise<void> {
 async function insertPayments(trx: Trx, items: Item[], now: Date): Promise<void> {
   const fresh = live(items);
   if (!fresh.length) return;
-  for (const item of fresh) {
-    const { scope, input } = item.job;
-    item.row = newPaymentRow({
-      id: item.id,
-      scope,
-      order_id: input.order_id,
-      amount_minor: item.amount_minor,
-      currency: input.currency as Currency,
-      payment_method: item.payment_method,
-      return_url: input.return_url,
-      metadata: input.metadata ?? {},
-      quote_lock_id: null,
-      expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
-      created_at: now,
-      matched_at: now,
-    });
-  }
+  for (const item of fresh) item.row = paymentRow(item, now);
   const inserted = await trx
     .insertInto('payments')
     .values(fresh.map((item) => ({ ...item.row, metadata: JSON.stringify(item.row.metadata) })))
