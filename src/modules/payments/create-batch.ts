@@ -74,18 +74,21 @@ export interface CreateBatcherStats {
 }
 
 /**
- * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch runs (or
- * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order, in one transaction: one
- * multi-row insert each for the idempotency claims, payments, legs and `payment.matched` events, and one conditional
- * reservation per seller as the last write (so the sellers' rows are locked only for that statement and the commit,
- * and a seller's row is written once per batch instead of once per payment). Each request gets its own answer: a
- * duplicate order_id or too little liquidity fails that request alone (409, nothing of it kept), the others commit.
+ * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch plans (or
+ * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order. A batch reads the offers, plans
+ * and then writes everything in one statement (#plan): the idempotency keys with their responses, the payments, legs
+ * and `payment.matched` events, and one conditional reservation per seller as the last write (so a seller's row is
+ * locked only from that reservation to the end of the statement, and written once per batch instead of once per
+ * payment). The next batch gathers and plans while this one writes. Each request gets its own answer: a duplicate
+ * order_id or too little liquidity fails that request alone (409, nothing of it kept), the others commit.
  *
  * The rules of the single create hold: FIFO (best rate, then the oldest offer; earlier requests of a batch plan
- * first), no overbooking (the reservation is conditional; a lost race rolls the batch back and plans it again from a
- * fresh read, the last attempt with the offers locked), idempotency (a key is claimed in the batch; a key already
- * used goes the single way and replays or conflicts there). A batch that fails for any other reason (a deadlock
- * with another process's batch, say) answers each of its requests by running it alone.
+ * first, and batches write in arrival order), no overbooking (the reservation is conditional: a plan from a read the
+ * previous batch or another process has overtaken is refused whole and the batch runs the transactional way
+ * (#attempt), where a lost race rolls back and plans again from a fresh read, the last attempt with the offers
+ * locked), idempotency (a key is claimed in the batch; a key already used makes the statement refuse, and in the
+ * transactional way that request goes the single way and replays or conflicts there). A batch that fails for any
+ * other reason (a deadlock with another process's batch, say) answers each of its requests by running it alone.
  */
 export class PaymentCreateBatcher {
   readonly #deps: PaymentsDeps;
@@ -95,7 +98,10 @@ export class PaymentCreateBatcher {
   readonly #onEventsCommitted: () => void;
   readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0, transactional: 0 };
   #queue: Pending[] = [];
-  #running = false;
+  /** Set from a batch's start until it begins to write: the next batch gathers meanwhile, and starts after. */
+  #planning = false;
+  /** Settles once the batch started last has written and answered (batches write one at a time, in order). */
+  #written: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(deps: PaymentsDeps, options: CreateBatcherOptions = {}) {
@@ -119,32 +125,50 @@ export class PaymentCreateBatcher {
   }
 
   #schedule(): void {
-    if (this.#running || this.#timer !== undefined) return;
+    if (this.#planning || this.#timer !== undefined) return;
     if (this.#queue.length >= this.#max_batch) return void this.#drain();
     this.#timer = setTimeout(() => this.#drain(), this.#gather_ms);
   }
 
+  /**
+   * Starts the next batch. Two batches overlap at most: one writes (and commits) while the next reads the offers and
+   * plans, which is what a batch of another api process does anyway; the writes stay one at a time, in arrival order.
+   */
   #drain(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#running || this.#queue.length === 0) return;
+    if (this.#planning || this.#queue.length === 0) return;
     const jobs = this.#queue.splice(0, this.#max_batch);
-    this.#running = true;
-    void this.#run(jobs).finally(() => {
-      this.#running = false;
+    this.#planning = true;
+    const previous = this.#written;
+    this.#written = this.#run(jobs, previous, () => {
+      this.#planning = false;
       // what arrived meanwhile goes at once: it has waited for a whole batch already
       if (this.#queue.length > 0) this.#drain();
     });
   }
 
-  async #run(jobs: Pending[]): Promise<void> {
+  /** Plans the batch, waits for the previous one to write, then writes; answers every request. Never rejects. */
+  async #run(jobs: Pending[], previous: Promise<void>, writing: () => void): Promise<void> {
+    let planned: PlannedBatch | undefined;
+    try {
+      planned = await this.#plan(jobs);
+    } catch {
+      // a request that must go the transactional way (see #plan), or a failed read: decided below
+    }
+    await previous;
+    writing();
     let items: Item[] | undefined;
     try {
-      items = await this.#inOneStatement(jobs);
+      if (planned) {
+        if (planned.statement) await planned.statement.execute(this.#deps.db);
+        if (planned.statement) this.#onEventsCommitted();
+        items = planned.items;
+      }
     } catch {
       // refused (a key or an order_id in use, an offer taken meanwhile) or failed: the transactional way decides
-      this.stats.transactional++;
     }
+    if (!items) this.stats.transactional++;
     try {
       for (let attempt = 1; !items; attempt++) {
         try {
@@ -178,15 +202,15 @@ export class PaymentCreateBatcher {
   }
 
   /**
-   * The batch in one statement when nothing is unusual, the common case: the offers are read and the legs planned
-   * first (a plain read, FIFO over it as below), then one autocommitted statement of data-modifying CTEs writes the
-   * idempotency keys with their responses, the payments, legs and events, and last reserves the offers (locked in
-   * FIFO order, each only if it still covers its legs). Two round trips instead of eight, and a seller's row is
-   * locked from the reservation to the end of that statement only. Any surprise (a key or order_id in use, an offer
-   * taken or deactivated meanwhile) makes the statement refuse itself (mpay_refuse), so nothing of it is kept, and
-   * the batch runs the transactional way below, which settles each of those cases exactly.
+   * The batch as one statement, for the common case: the offers are read and the legs planned first (a plain read,
+   * FIFO over it as below), then one autocommitted statement of data-modifying CTEs writes the idempotency keys with
+   * their responses, the payments, legs and events, and last reserves the offers (locked in FIFO order, each only if
+   * it still covers its legs). Two round trips instead of eight, and a seller's row is locked from the reservation to
+   * the end of that statement only. Any surprise (a key or order_id in use, an offer taken or deactivated meanwhile)
+   * makes the statement refuse itself (mpay_refuse), so nothing of it is kept, and the batch runs the transactional
+   * way (#attempt), which settles each of those cases exactly. Throws when the batch must go that way at once.
    */
-  async #inOneStatement(jobs: readonly Pending[]): Promise<Item[]> {
+  async #plan(jobs: readonly Pending[]): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
     const items = prepare(jobs);
     const prepared = live(items);
@@ -195,7 +219,7 @@ export class PaymentCreateBatcher {
     // a request with a key gets its planning error only once its key is known unused (it may be a replay)
     if (prepared.some((item) => item.job.idempotency && item.error !== undefined)) throw new Error('a request with a key failed in planning');
     const created = live(items);
-    if (!created.length) return items;
+    if (!created.length) return { items };
     for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
 
     const keyed = created.filter((item) => item.job.idempotency);
@@ -221,9 +245,7 @@ export class PaymentCreateBatcher {
       writes.push(reservationSql(holds, sql<boolean>`(select complete from written)`));
       refuse = sql<boolean>`not complete or (select count(*) from reserved) <> ${holds.length}`;
     }
-    await sql`with ${sql.join(writes)} select mpay_refuse('a key or order_id in use, or an offer taken') from written where ${refuse}`.execute(this.#deps.db);
-    this.#onEventsCommitted();
-    return items;
+    return { items, statement: sql`with ${sql.join(writes)} select mpay_refuse('a key or order_id in use, or an offer taken') from written where ${refuse}` };
   }
 
   /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
@@ -249,6 +271,12 @@ export class PaymentCreateBatcher {
     await reserveLegs(trx, heldPerSeller(created));
     return items;
   }
+}
+
+/** A batch planned for its one statement: each request's outcome, and the statement (none when every request failed). */
+interface PlannedBatch {
+  items: Item[];
+  statement?: RawBuilder<unknown>;
 }
 
 /** Marks a request that goes the single way after the batch (its idempotency key was used already). */
