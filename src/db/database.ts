@@ -19,10 +19,11 @@ export interface DatabaseHandle {
   /** Listeners called after a commit that inserted into a table (see CommitWatch). */
   commits: CommitWatch;
   /**
-   * Told when a pooled connection fails outside any query (the server ended it: a restart, a dropped database); the
-   * pool replaces the connection, and a query in flight reports its own error. The application sets its logger here.
+   * Who is told when a pooled connection fails outside any query (the server ended it: a restart, a dropped
+   * database); the pool replaces the connection, and a query in flight reports its own error. The application sets
+   * its logger here (a method, not a field: a handle copied with its spread, like a scratch database, still reaches it).
    */
-  onConnectionError: (error: Error) => void;
+  logConnectionErrors(log: (error: Error) => void): void;
   close(): Promise<void>;
 }
 
@@ -59,23 +60,26 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
   const pool = new pg.Pool({ connectionString: database_url, max: 20, types: types as never });
   // An idle client's error reaches the pool's 'error' event; a checked-out client (between the queries of a
   // transaction) emits its own, which with no listener would crash the process: every client gets one for its life.
+  let log = logConnectionError;
   // (an idle client's error comes both ways: told once)
   const told = new WeakSet<Error>();
   const lost = (error: Error) => {
     if (told.has(error)) return;
     told.add(error);
-    handle.onConnectionError(error);
+    log(error);
   };
   pool.on('error', lost);
   pool.on('connect', (client) => client.on('error', lost));
   const commits = new CommitWatch();
   const db = new Kysely<Database>({ dialect: commits.wrap(new PostgresDialect({ pool })) });
   const listeners: pg.Client[] = [];
-  const handle: DatabaseHandle = {
+  return {
     db,
     kind: 'postgres',
     commits,
-    onConnectionError: logConnectionError,
+    logConnectionErrors(next) {
+      log = next;
+    },
     async listen(channel, on_message) {
       const client = new pg.Client({ connectionString: database_url });
       client.on('error', lost);
@@ -95,7 +99,6 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
       await db.destroy();
     },
   };
-  return handle;
 }
 
 async function openPglite(data_dir: string, image?: Blob): Promise<DatabaseHandle> {
@@ -112,8 +115,9 @@ async function openPglite(data_dir: string, image?: Blob): Promise<DatabaseHandl
     db,
     kind: 'pglite',
     commits,
-    // in-process: there is no connection to lose
-    onConnectionError: logConnectionError,
+    logConnectionErrors() {
+      // in-process: there is no connection to lose
+    },
     async listen(channel, on_message) {
       const unlisten = await pglite.listen(channel, on_message);
       return async () => {
