@@ -145,7 +145,7 @@ export class PaymentCreateBatcher {
       this.#planning = false;
       // what arrived meanwhile goes at once: it has waited for a whole batch already
       if (this.#queue.length > 0) this.#drain();
-    });
+    }).catch((error: unknown) => this.#onBatchFailed(error)); // #run answers every request itself; this is a bug's last stop
   }
 
   /** Plans the batch, waits for the previous one to write, then writes; answers every request. Never rejects. */
