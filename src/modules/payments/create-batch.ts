@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { jsonRecords } from '../../db/json-records.ts';
+import { runInOneRoundTrip } from '../../db/simple-query.ts';
 import { claimIdempotencyKeys, claimKeysWithResponsesSql, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
@@ -57,8 +58,13 @@ export interface CreateBatcherOptions {
   gather_ms?: number;
   /** Told when a whole batch failed (its requests then ran alone). */
   onBatchFailed?: (error: unknown) => void;
-  /** Called after a batch's one statement committed events (CommitWatch sees only the transactional way's inserts). */
+  /** Called after a batch's one round trip committed events (CommitWatch sees only the transactional way's inserts). */
   onEventsCommitted?: () => void;
+  /**
+   * PostgreSQL: a batch's round trip is two statements in one implicit transaction (runInOneRoundTrip), the
+   * reservation after the writes' triggers; else (PGlite, one statement per query) one statement of CTEs.
+   */
+  two_statements?: boolean;
 }
 
 /** What the batcher did so far (the bench prints the mean batch size). */
@@ -69,18 +75,18 @@ export interface CreateBatcherStats {
   /** Requests that ran alone (a used idempotency key, or a failed batch). */
   alone: number;
   failed_batches: number;
-  /** Batches the one statement refused (or that failed there), which then ran the transactional way. */
+  /** Batches whose one round trip refused (or failed), which then ran the transactional way. */
   transactional: number;
 }
 
 /**
  * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch plans (or
  * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order. A batch reads the offers, plans
- * and then writes everything in one statement (#plan): the idempotency keys with their responses, the payments, legs
+ * and then writes everything in one round trip (#plan): the idempotency keys with their responses, the payments, legs
  * and `payment.matched` events, and one conditional reservation per seller as the last write (so a seller's row is
- * locked only from that reservation to the end of the statement, and written once per batch instead of once per
- * payment). The next batch gathers and plans while this one writes. Each request gets its own answer: a duplicate
- * order_id or too little liquidity fails that request alone (409, nothing of it kept), the others commit.
+ * locked only for that reservation and the commit, and written once per batch instead of once per payment). The next
+ * batch gathers and plans while this one writes. Each request gets its own answer: a duplicate order_id or too little
+ * liquidity fails that request alone (409, nothing of it kept), the others commit.
  *
  * The rules of the single create hold: FIFO (best rate, then the oldest offer; earlier requests of a batch plan
  * first, and batches write in arrival order), no overbooking (the reservation is conditional: a plan from a read the
@@ -96,6 +102,7 @@ export class PaymentCreateBatcher {
   readonly #gather_ms: number;
   readonly #onBatchFailed: (error: unknown) => void;
   readonly #onEventsCommitted: () => void;
+  readonly #two_statements: boolean;
   readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0, transactional: 0 };
   #queue: Pending[] = [];
   /** Set from a batch's start until it begins to write: the next batch gathers meanwhile, and starts after. */
@@ -110,6 +117,7 @@ export class PaymentCreateBatcher {
     this.#gather_ms = options.gather_ms ?? 1;
     this.#onBatchFailed = options.onBatchFailed ?? (() => {});
     this.#onEventsCommitted = options.onEventsCommitted ?? (() => {});
+    this.#two_statements = options.two_statements ?? false;
   }
 
   /** Every create runs alone while set (the bench measures both ways in one run). */
@@ -161,8 +169,9 @@ export class PaymentCreateBatcher {
     let items: Item[] | undefined;
     try {
       if (planned) {
-        if (planned.statement) await planned.statement.execute(this.#deps.db);
-        if (planned.statement) this.#onEventsCommitted();
+        if (planned.statements?.length === 1) await planned.statements[0]!.execute(this.#deps.db);
+        else if (planned.statements) await runInOneRoundTrip(this.#deps.db, planned.statements);
+        if (planned.statements) this.#onEventsCommitted();
         items = planned.items;
       }
     } catch {
@@ -202,13 +211,15 @@ export class PaymentCreateBatcher {
   }
 
   /**
-   * The batch as one statement, for the common case: the offers are read and the legs planned first (a plain read,
-   * FIFO over it as below), then one autocommitted statement of data-modifying CTEs writes the idempotency keys with
-   * their responses, the payments, legs and events, and last reserves the offers (locked in FIFO order, each only if
-   * it still covers its legs). Two round trips instead of eight, and a seller's row is locked from the reservation to
-   * the end of that statement only. Any surprise (a key or order_id in use, an offer taken or deactivated meanwhile)
-   * makes the statement refuse itself (mpay_refuse), so nothing of it is kept, and the batch runs the transactional
-   * way (#attempt), which settles each of those cases exactly. Throws when the batch must go that way at once.
+   * The batch in one round trip, for the common case: the offers are read and the legs planned first (a plain read,
+   * FIFO over it as below), then one autocommitted round trip writes the idempotency keys with their responses, the
+   * payments, legs and events (data-modifying CTEs), and last reserves the offers (locked in FIFO order, each only if
+   * it still covers its legs): on PostgreSQL as a second statement of the same implicit transaction, so the offers are
+   * locked for the reservation and the commit only, after the writes' triggers (the webhook fan-out is most of a
+   * batch's time in the database); on PGlite as more CTEs of the one statement. Two round trips instead of eight. Any
+   * surprise (a key or order_id in use, an offer taken or deactivated meanwhile) makes a statement refuse (mpay_refuse),
+   * so nothing of the batch is kept, and it runs the transactional way (#attempt), which settles each of those cases
+   * exactly. Throws when the batch must go that way at once.
    */
   async #plan(jobs: readonly Pending[]): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
@@ -238,14 +249,22 @@ export class PaymentCreateBatcher {
       writes.unshift(sql`claimed as (${claimKeysWithResponsesSql(claims, now)})`);
       complete.push(sql`(select count(*) from claimed) = ${keyed.length}`);
     }
-    writes.push(sql`written as (select ${sql.join(complete, sql` and `)} as complete)`);
     const holds = heldPerSeller(created);
+    const refusal = sql`mpay_refuse('a key or order_id in use, or an offer taken')`;
+    if (this.#two_statements) {
+      // the writes' AFTER triggers (foreign keys, the webhook fan-out) run at the end of the first statement, before
+      // the second locks any offer: a seller's row is locked for the reservation and the commit only
+      const statements = [sql`with ${sql.join(writes)} select ${refusal} where not (${sql.join(complete, sql` and `)})`];
+      if (holds.length) statements.push(sql`with ${reservationSql(holds)} select ${refusal} where (select count(*) from reserved) <> ${holds.length}`);
+      return { items, statements };
+    }
+    writes.push(sql`written as (select ${sql.join(complete, sql` and `)} as complete)`);
     let refuse = sql<boolean>`not complete`;
     if (holds.length) {
       writes.push(reservationSql(holds, sql<boolean>`(select complete from written)`));
       refuse = sql<boolean>`not complete or (select count(*) from reserved) <> ${holds.length}`;
     }
-    return { items, statement: sql`with ${sql.join(writes)} select mpay_refuse('a key or order_id in use, or an offer taken') from written where ${refuse}` };
+    return { items, statements: [sql`with ${sql.join(writes)} select ${refusal} from written where ${refuse}`] };
   }
 
   /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
@@ -273,10 +292,10 @@ export class PaymentCreateBatcher {
   }
 }
 
-/** A batch planned for its one statement: each request's outcome, and the statement (none when every request failed). */
+/** A batch planned for its one round trip: each request's outcome, and its statements (none when every request failed). */
 interface PlannedBatch {
   items: Item[];
-  statement?: RawBuilder<unknown>;
+  statements?: RawBuilder<unknown>[];
 }
 
 /** Marks a request that goes the single way after the batch (its idempotency key was used already). */
