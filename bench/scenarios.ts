@@ -107,7 +107,7 @@ function batchNote(before: CreateBatcherStats | undefined, after: CreateBatcherS
   if (!before || !after) return 'no batching allocator';
   const batches = after.batches - before.batches;
   const batched = after.batched - before.batched;
-  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
+  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.transactional - before.transactional} ran the transactional way, ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
 }
 
 async function paymentPaths(context: BenchContext): Promise<string[]> {
@@ -469,8 +469,8 @@ async function scaleRows(context: BenchContext): Promise<Row[]> {
       }),
     ];
   } finally {
-    first.child.kill('SIGTERM');
-    second.child.kill('SIGTERM');
+    // stopped before the bench drops the database, which would cut their connections
+    await Promise.all([stopChild(first.child), stopChild(second.child)]);
   }
 }
 

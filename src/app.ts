@@ -98,6 +98,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const db = database.db;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.log_level });
+  database.logConnectionErrors((error) => logger.warn({ err: error }, 'a database connection was lost outside a query; the pool replaces it'));
   const limiter: RateLimiter = config.redis_url
     ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
         logger.warn({ err: error }, 'rate-limit store unavailable; the in-process limiter takes over until Redis answers again'),

@@ -19,7 +19,18 @@ export interface DatabaseHandle {
   listen(channel: string, on_message: (payload: string) => void): Promise<() => Promise<void>>;
   /** Listeners called after a commit that inserted into a table (see CommitWatch). */
   commits: CommitWatch;
+  /**
+   * Who is told when a pooled connection fails outside any query (the server ended it: a restart, a dropped
+   * database); the pool replaces the connection, and a query in flight reports its own error. The application sets
+   * its logger here (a method, not a field: a handle copied with its spread, like a scratch database, still reaches it).
+   */
+  logConnectionErrors(log: (error: Error) => void): void;
   close(): Promise<void>;
+}
+
+/** Until the application sets its logger: one line on stderr. */
+function logConnectionError(error: Error): void {
+  process.stderr.write(`mpay: database connection lost: ${error.message}\n`);
 }
 
 const INT8_OID = 20;
@@ -49,9 +60,18 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
   };
   // PreparingClient: the few hot reads registered in prepared.ts run as named prepared statements.
   const pool = new pg.Pool({ connectionString: database_url, max: 20, types: types as never, Client: PreparingClient });
-  pool.on('error', () => {
-    // An idle client lost its connection; the pool replaces it. Queries in flight report their own error.
-  });
+  // An idle client's error reaches the pool's 'error' event; a checked-out client (between the queries of a
+  // transaction) emits its own, which with no listener would crash the process: every client gets one for its life.
+  let log = logConnectionError;
+  // (an idle client's error comes both ways: told once)
+  const told = new WeakSet<Error>();
+  const lost = (error: Error) => {
+    if (told.has(error)) return;
+    told.add(error);
+    log(error);
+  };
+  pool.on('error', lost);
+  pool.on('connect', (client) => client.on('error', lost));
   const commits = new CommitWatch();
   const db = new Kysely<Database>({ dialect: commits.wrap(new PostgresDialect({ pool })) });
   const listeners: pg.Client[] = [];
@@ -59,9 +79,12 @@ async function openPostgres(database_url: string): Promise<DatabaseHandle> {
     db,
     kind: 'postgres',
     commits,
+    logConnectionErrors(next) {
+      log = next;
+    },
     async listen(channel, on_message) {
       const client = new pg.Client({ connectionString: database_url });
-      client.on('error', () => {});
+      client.on('error', lost);
       await client.connect();
       client.on('notification', (message) => {
         if (message.channel === channel) on_message(message.payload ?? '');
@@ -94,6 +117,9 @@ async function openPglite(data_dir: string, image?: Blob): Promise<DatabaseHandl
     db,
     kind: 'pglite',
     commits,
+    logConnectionErrors() {
+      // in-process: there is no connection to lose
+    },
     async listen(channel, on_message) {
       const unlisten = await pglite.listen(channel, on_message);
       return async () => {

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db, Trx } from '../db/database.ts';
+import { jsonRecords } from '../db/json-records.ts';
 import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
 import { merchantScope } from './auth.ts';
@@ -178,4 +179,16 @@ export async function settleIdempotencyKeys(trx: Trx, settle: { released: readon
   if (!settle.responses.length) return;
   const values = sql.join(settle.responses.map((response) => sql`(${response.id}::bigint, ${response.status}::int, ${JSON.stringify(response.body)}::jsonb)`));
   await sql`update idempotency_keys as k set response_status = v.status, response_body = v.body from (values ${values}) as v(id, status, body) where k.id = v.id`.execute(trx);
+}
+
+/**
+ * Claims keys and stores their responses at once, as a statement (or a data-modifying CTE) of the caller's that
+ * returns one row per key claimed: the batched payment create knows each response before it writes anything, and
+ * writes it all in one statement. A key that exists already (or comes twice) returns no row; the caller then refuses
+ * the whole statement and settles those requests the usual way (claimIdempotencyKeys, idempotent()).
+ */
+export function claimKeysWithResponsesSql(claims: readonly { identity: KeyIdentity; fingerprint: string; status: number; body: unknown }[], now: Date): RawBuilder<unknown> {
+  const rows = claims.map((claim) => ({ ...claim.identity, fingerprint: claim.fingerprint, created_at: now, response_status: claim.status, response_body: claim.body }));
+  const { columns, records } = jsonRecords('idempotency_keys', rows);
+  return sql`insert into idempotency_keys (${columns}) select ${columns} from ${records} on conflict (merchant_id, is_sandbox, method, path, key) do nothing returning id`;
 }

@@ -56,14 +56,36 @@ describe('the batching allocator: many creates in one transaction, each with its
     assert.equal(Number(legs.total), 26_000);
     // the failed request's key was given back: the same key with another body runs anew
     const retried = await create({ order_id: next(), amount: 1_000 }, { 'idempotency-key': 'batch-key-2' });
-    assert.equal(retried.statusCode, 201);
+    assert.equal(retried.statusCode, 201, retried.body);
     // a stored key replays the batch's answer
     const replay = await t.call('POST', '/v1/trades', merchant.live, JSON.parse(JSON.stringify(firstBody)), { 'idempotency-key': 'batch-key-1' });
-    assert.equal(replay.statusCode, 201);
+    assert.equal(replay.statusCode, 201, replay.body);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.json().data.id, responses[0]!.json().data.id);
     const events = await t.db.selectFrom('events').select('resource_id').where('type', '=', 'payment.matched').where('resource_id', 'in', responses.filter((r) => r.statusCode === 201).map((r) => r.json().data.id)).execute();
     assert.equal(events.length, 3);
+  });
+
+  it('batches in a row (each plans while the one before writes) stay FIFO and never overbook', async () => {
+    const best = await t.createSeller(thbSeller(10_000, '35.00'));
+    const next_best = await t.createSeller(thbSeller(10_000, '36.00'));
+    // one create per batch: the second and third plan from a read taken while the one before them writes
+    const one_by_one = new PaymentCreateBatcher(t.application.payments, { max_batch: 1, gather_ms: 0, two_statements: t.application.database.kind === 'postgres' });
+    const scope = { merchant_id: merchant.id, is_sandbox: false };
+    const alone = () => Promise.reject(new Error('no request of this test runs alone'));
+    const outcomes = await Promise.allSettled(
+      [4_000, 4_000, 4_000, 4_000, 8_000].map((amount) =>
+        one_by_one.create({ scope, input: { order_id: next(), amount, currency: 'THB', return_url: RETURN_URL }, idempotency: undefined, alone }),
+      ),
+    );
+    const legs = outcomes.map((outcome) =>
+      outcome.status === 'fulfilled' ? outcome.value.body.data.match_details.map((leg) => `${leg.seller_id === best.id ? 'best' : 'next'} ${leg.allocated_fiat_amount}`) : (outcome.reason as { code: string }).code,
+    );
+    // in arrival order: the best offer first, the rest on the next one, the last that fits nowhere fails alone
+    assert.deepEqual(legs, [['best 4000'], ['best 4000'], ['best 2000', 'next 2000'], ['next 4000'], 'PAYMENT_INSUFFICIENT_LIQUIDITY']);
+    const reserved = await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('id', 'in', [best.id, next_best.id]).execute();
+    assert.deepEqual(Object.fromEntries(reserved.map((row) => [row.id === best.id ? 'best' : 'next', row.reserved_minor])), { best: 10_000, next: 6_000 });
+    assert.equal(one_by_one.stats.failed_batches, 0);
   });
 
   it('the same key twice in one batch: one payment, the other request replays it', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { DatabaseHandle, Db, Trx } from '../../db/database.ts';
+import { jsonRecords } from '../../db/json-records.ts';
 
 /** NOTIFY channel the webhook dispatcher listens on; the payload carries no meaning (a wake-up). */
 export const EVENTS_CHANNEL = 'mpay_events';
@@ -76,6 +77,16 @@ export async function recordEvent(trx: Trx, at: Date, event: NewEvent): Promise<
 /** Writes several events in one statement (in this order), as recordEvent does one. */
 export async function recordEvents(trx: Trx, at: Date, events: readonly NewEvent[]): Promise<EventEnvelope[]> {
   if (events.length === 0) return [];
+  const { rows, envelopes } = eventRows(at, events);
+  await trx
+    .insertInto('events')
+    .values(rows.map((row) => ({ ...row, payload: JSON.stringify(row.payload) })))
+    .execute();
+  return envelopes;
+}
+
+/** The outbox rows of `events` (in this order) and their envelopes, for recordEvents or insertEventsSql. */
+export function eventRows(at: Date, events: readonly NewEvent[]): { rows: EventRowValues[]; envelopes: EventEnvelope[] } {
   const envelopes = events.map((event): EventEnvelope => {
     const id = `evt_${randomUUID().replace(/-/g, '')}`;
     return {
@@ -89,20 +100,36 @@ export async function recordEvents(trx: Trx, at: Date, events: readonly NewEvent
       data: event.data,
     };
   });
-  await trx
-    .insertInto('events')
-    .values(
-      events.map((event, index) => ({
-        id: envelopes[index]!.id,
-        merchant_id: event.merchant_id,
-        is_sandbox: event.is_sandbox,
-        type: event.type,
-        resource_type: event.resource_type,
-        resource_id: event.resource_id,
-        payload: JSON.stringify(envelopes[index]),
-        created_at: at,
-      })),
-    )
-    .execute();
-  return envelopes;
+  const rows = events.map((event, index) => ({
+    id: envelopes[index]!.id,
+    merchant_id: event.merchant_id,
+    is_sandbox: event.is_sandbox,
+    type: event.type,
+    resource_type: event.resource_type,
+    resource_id: event.resource_id,
+    payload: envelopes[index]!,
+    created_at: at,
+  }));
+  return { rows, envelopes };
+}
+
+export interface EventRowValues {
+  id: string;
+  merchant_id: string;
+  is_sandbox: boolean;
+  type: string;
+  resource_type: string;
+  resource_id: string;
+  payload: EventEnvelope;
+  created_at: Date;
+}
+
+/**
+ * The INSERT of eventRows as a statement (or a data-modifying CTE) of the caller's, returning one row per event: the
+ * batched payment create writes its events in the same statement as its payments. The commit wakes no dispatcher by
+ * itself (CommitWatch sees only Kysely inserts): the caller calls `commits.fire(['events'])` after it.
+ */
+export function insertEventsSql(rows: readonly EventRowValues[]): RawBuilder<unknown> {
+  const { columns, records } = jsonRecords('events', rows as unknown as Record<string, unknown>[]);
+  return sql`insert into events (${columns}) select ${columns} from ${records} returning id`;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present } from '../../lib/assert.ts';
@@ -165,9 +165,21 @@ const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: num
  */
 export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   if (legs.length === 0) return;
+  const reserved = await sql<{ id: string }>`with ${reservationSql(legs)} select id from reserved`.execute(trx);
+  if (reserved.rows.length !== legs.length) throw new AllocationRaced();
+}
+
+/**
+ * reserveLegs's statement as CTEs for a caller's statement: `reserved` returns one row per leg's offer reserved (fewer
+ * than the legs: an offer no longer covers its leg, and the caller must roll back). With `after`, a boolean SQL
+ * expression that reads the caller's other CTEs, the offers are locked only once it is computed (so after those
+ * writes: the locks are held for as short a time as the statement allows), and not at all when it is false.
+ */
+export function reservationSql(legs: readonly HeldLeg[], after: RawBuilder<boolean> = sql<boolean>`true`): RawBuilder<unknown> {
+  assert(legs.length > 0, 'a reservation has legs');
   const wanted = sql.join(legs.map((leg) => sql`(${leg.seller_id}::uuid, ${heldOf(leg)}::bigint)`));
-  const reserved = await sql<{ id: string }>`
-    with wanted (id, held_minor) as (values ${wanted}),
+  return sql`
+    wanted (id, held_minor) as (select v.id, v.held_minor from (values ${wanted}) as v (id, held_minor) where ${after}),
     locked as (
       select s.id, s.liquidity_minor - s.reserved_minor as available_minor
       from sellers s join wanted w on w.id = s.id
@@ -176,12 +188,13 @@ export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<v
       -- not FOR UPDATE: the creating transaction's own leg rows hold KEY SHARE locks on these sellers (their
       -- foreign key), which FOR UPDATE would wait on across transactions and deadlock
       for no key update of s
-    )
-    update sellers s set reserved_minor = s.reserved_minor + w.held_minor
-    from wanted w join locked l on l.id = w.id
-    where s.id = w.id and l.available_minor >= w.held_minor
-    returning s.id`.execute(trx);
-  if (reserved.rows.length !== legs.length) throw new AllocationRaced();
+    ),
+    reserved as (
+      update sellers s set reserved_minor = s.reserved_minor + w.held_minor
+      from wanted w join locked l on l.id = w.id
+      where s.id = w.id and l.available_minor >= w.held_minor
+      returning s.id
+    )`;
 }
 
 /** A create that kept losing races for the same offers reports them as taken. */

@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Trx } from '../../db/database.ts';
-import { claimIdempotencyKeys, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
+import { sql, type RawBuilder } from 'kysely';
+import type { Executor, Trx } from '../../db/database.ts';
+import { jsonRecords } from '../../db/json-records.ts';
+import { runInOneRoundTrip } from '../../db/simple-query.ts';
+import { claimIdempotencyKeys, claimKeysWithResponsesSql, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { recordEvents } from '../events/outbox.ts';
-import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reserveLegs, type Leg, type OfferState } from '../liquidity/service.ts';
+import { eventRows, insertEventsSql, recordEvents, type NewEvent } from '../events/outbox.ts';
+import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reservationSql, reserveLegs, type HeldLeg, type Leg, type OfferState } from '../liquidity/service.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { DEFAULT_EXPIRES_IN_SECONDS, newPaymentRow, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
 import { duplicateOrderId } from './errors.ts';
@@ -55,6 +58,13 @@ export interface CreateBatcherOptions {
   gather_ms?: number;
   /** Told when a whole batch failed (its requests then ran alone). */
   onBatchFailed?: (error: unknown) => void;
+  /** Called after a batch's one round trip committed events (CommitWatch sees only the transactional way's inserts). */
+  onEventsCommitted?: () => void;
+  /**
+   * PostgreSQL: a batch's round trip is two statements in one implicit transaction (runInOneRoundTrip), the
+   * reservation after the writes' triggers; else (PGlite, one statement per query) one statement of CTEs.
+   */
+  two_statements?: boolean;
 }
 
 /** What the batcher did so far (the bench prints the mean batch size). */
@@ -65,30 +75,40 @@ export interface CreateBatcherStats {
   /** Requests that ran alone (a used idempotency key, or a failed batch). */
   alone: number;
   failed_batches: number;
+  /** Batches whose one round trip refused (or failed), which then ran the transactional way. */
+  transactional: number;
 }
 
 /**
- * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch runs (or
- * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order, in one transaction: one
- * multi-row insert each for the idempotency claims, payments, legs and `payment.matched` events, and one conditional
- * reservation per seller as the last write (so the sellers' rows are locked only for that statement and the commit,
- * and a seller's row is written once per batch instead of once per payment). Each request gets its own answer: a
- * duplicate order_id or too little liquidity fails that request alone (409, nothing of it kept), the others commit.
+ * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch plans (or
+ * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order. A batch reads the offers, plans
+ * and then writes everything in one round trip (#plan): the idempotency keys with their responses, the payments, legs
+ * and `payment.matched` events, and one conditional reservation per seller as the last write (so a seller's row is
+ * locked only for that reservation and the commit, and written once per batch instead of once per payment). The next
+ * batch gathers and plans while this one writes. Each request gets its own answer: a duplicate order_id or too little
+ * liquidity fails that request alone (409, nothing of it kept), the others commit.
  *
  * The rules of the single create hold: FIFO (best rate, then the oldest offer; earlier requests of a batch plan
- * first), no overbooking (the reservation is conditional; a lost race rolls the batch back and plans it again from a
- * fresh read, the last attempt with the offers locked), idempotency (a key is claimed in the batch; a key already
- * used goes the single way and replays or conflicts there). A batch that fails for any other reason (a deadlock
- * with another process's batch, say) answers each of its requests by running it alone.
+ * first, and batches write in arrival order), no overbooking (the reservation is conditional: a plan from a read the
+ * previous batch or another process has overtaken is refused whole and the batch runs the transactional way
+ * (#attempt), where a lost race rolls back and plans again from a fresh read, the last attempt with the offers
+ * locked), idempotency (a key is claimed in the batch; a key already used makes the statement refuse, and in the
+ * transactional way that request goes the single way and replays or conflicts there). A batch that fails for any
+ * other reason (a deadlock with another process's batch, say) answers each of its requests by running it alone.
  */
 export class PaymentCreateBatcher {
   readonly #deps: PaymentsDeps;
   readonly #max_batch: number;
   readonly #gather_ms: number;
   readonly #onBatchFailed: (error: unknown) => void;
-  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0 };
+  readonly #onEventsCommitted: () => void;
+  readonly #two_statements: boolean;
+  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0, transactional: 0 };
   #queue: Pending[] = [];
-  #running = false;
+  /** Set from a batch's start until it begins to write: the next batch gathers meanwhile, and starts after. */
+  #planning = false;
+  /** Settles once the batch started last has written and answered (batches write one at a time, in order). */
+  #written: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(deps: PaymentsDeps, options: CreateBatcherOptions = {}) {
@@ -96,6 +116,8 @@ export class PaymentCreateBatcher {
     this.#max_batch = options.max_batch ?? 128;
     this.#gather_ms = options.gather_ms ?? 1;
     this.#onBatchFailed = options.onBatchFailed ?? (() => {});
+    this.#onEventsCommitted = options.onEventsCommitted ?? (() => {});
+    this.#two_statements = options.two_statements ?? false;
   }
 
   /** Every create runs alone while set (the bench measures both ways in one run). */
@@ -111,28 +133,53 @@ export class PaymentCreateBatcher {
   }
 
   #schedule(): void {
-    if (this.#running || this.#timer !== undefined) return;
+    if (this.#planning || this.#timer !== undefined) return;
     if (this.#queue.length >= this.#max_batch) return void this.#drain();
     this.#timer = setTimeout(() => this.#drain(), this.#gather_ms);
   }
 
+  /**
+   * Starts the next batch. Two batches overlap at most: one writes (and commits) while the next reads the offers and
+   * plans, which is what a batch of another api process does anyway; the writes stay one at a time, in arrival order.
+   */
   #drain(): void {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    if (this.#running || this.#queue.length === 0) return;
+    if (this.#planning || this.#queue.length === 0) return;
     const jobs = this.#queue.splice(0, this.#max_batch);
-    this.#running = true;
-    void this.#run(jobs).finally(() => {
-      this.#running = false;
+    this.#planning = true;
+    const previous = this.#written;
+    this.#written = this.#run(jobs, previous, () => {
+      this.#planning = false;
       // what arrived meanwhile goes at once: it has waited for a whole batch already
       if (this.#queue.length > 0) this.#drain();
-    });
+    }).catch((error: unknown) => this.#onBatchFailed(error)); // #run answers every request itself; this is a bug's last stop
   }
 
-  async #run(jobs: Pending[]): Promise<void> {
-    let items: Item[];
+  /** Plans the batch, waits for the previous one to write, then writes; answers every request. Never rejects. */
+  async #run(jobs: Pending[], previous: Promise<void>, writing: () => void): Promise<void> {
+    let planned: PlannedBatch | undefined;
     try {
-      for (let attempt = 1; ; attempt++) {
+      planned = await this.#plan(jobs);
+    } catch {
+      // a request that must go the transactional way (see #plan), or a failed read: decided below
+    }
+    await previous;
+    writing();
+    let items: Item[] | undefined;
+    try {
+      if (planned) {
+        if (planned.statements?.length === 1) await planned.statements[0]!.execute(this.#deps.db);
+        else if (planned.statements) await runInOneRoundTrip(this.#deps.db, planned.statements);
+        if (planned.statements) this.#onEventsCommitted();
+        items = planned.items;
+      }
+    } catch {
+      // refused (a key or an order_id in use, an offer taken meanwhile) or failed: the transactional way decides
+    }
+    if (!items) this.stats.transactional++;
+    try {
+      for (let attempt = 1; !items; attempt++) {
         try {
           items = await this.#deps.db.transaction().execute((trx) => this.#attempt(trx, jobs, attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS));
           break;
@@ -150,7 +197,7 @@ export class PaymentCreateBatcher {
       return;
     }
     this.stats.batches++;
-    for (const item of items) {
+    for (const item of items!) {
       if (item.error === ALONE) {
         // a used key replays or conflicts on its own, after this batch's commit; not awaited, like the answers
         this.stats.alone++;
@@ -163,45 +210,70 @@ export class PaymentCreateBatcher {
     }
   }
 
+  /**
+   * The batch in one round trip, for the common case: the offers are read and the legs planned first (a plain read,
+   * FIFO over it as below), then one autocommitted round trip writes the idempotency keys with their responses, the
+   * payments, legs and events (data-modifying CTEs), and last reserves the offers (locked in FIFO order, each only if
+   * it still covers its legs): on PostgreSQL as a second statement of the same implicit transaction, so the offers are
+   * locked for the reservation and the commit only, after the writes' triggers (the webhook fan-out is most of a
+   * batch's time in the database); on PGlite as more CTEs of the one statement. Two round trips instead of eight. Any
+   * surprise (a key or order_id in use, an offer taken or deactivated meanwhile) makes a statement refuse (mpay_refuse),
+   * so nothing of the batch is kept, and it runs the transactional way (#attempt), which settles each of those cases
+   * exactly. Throws when the batch must go that way at once.
+   */
+  async #plan(jobs: readonly Pending[]): Promise<PlannedBatch> {
+    const now = this.#deps.clock.now();
+    const items = prepare(jobs);
+    const prepared = live(items);
+    for (const item of prepared) item.row = paymentRow(item, now);
+    await planAll(this.#deps.db, items, false);
+    // a request with a key gets its planning error only once its key is known unused (it may be a replay)
+    if (prepared.some((item) => item.job.idempotency && item.error !== undefined)) throw new Error('a request with a key failed in planning');
+    const created = live(items);
+    if (!created.length) return { items };
+    for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
+
+    const keyed = created.filter((item) => item.job.idempotency);
+    const legs = created.flatMap(legRows);
+    const { rows: events } = eventRows(now, created.map(matchedEvent));
+    const payments = jsonRecords('payments', created.map((item) => item.row as unknown as Record<string, unknown>));
+    const leg_records = jsonRecords('payment_legs', legs as unknown as Record<string, unknown>[]);
+    const writes: RawBuilder<unknown>[] = [
+      sql`inserted as (insert into payments (${payments.columns}) select ${payments.columns} from ${payments.records} on conflict on constraint payments_order_id_unique do nothing returning id)`,
+      sql`legs as (insert into payment_legs (${leg_records.columns}) select ${leg_records.columns} from ${leg_records.records} returning 1)`,
+      sql`events as (${insertEventsSql(events)})`,
+    ];
+    const complete = [sql`(select count(*) from inserted) = ${created.length}`, sql`(select count(*) from legs) = ${legs.length}`, sql`(select count(*) from events) = ${events.length}`];
+    if (keyed.length) {
+      const claims = keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) }));
+      writes.unshift(sql`claimed as (${claimKeysWithResponsesSql(claims, now)})`);
+      complete.push(sql`(select count(*) from claimed) = ${keyed.length}`);
+    }
+    const holds = heldPerSeller(created);
+    const refusal = sql`mpay_refuse('a key or order_id in use, or an offer taken')`;
+    if (this.#two_statements) {
+      // the writes' AFTER triggers (foreign keys, the webhook fan-out) run at the end of the first statement, before
+      // the second locks any offer: a seller's row is locked for the reservation and the commit only
+      const statements = [sql`with ${sql.join(writes)} select ${refusal} where not (${sql.join(complete, sql` and `)})`];
+      if (holds.length) statements.push(sql`with ${reservationSql(holds)} select ${refusal} where (select count(*) from reserved) <> ${holds.length}`);
+      return { items, statements };
+    }
+    writes.push(sql`written as (select ${sql.join(complete, sql` and `)} as complete)`);
+    let refuse = sql<boolean>`not complete`;
+    if (holds.length) {
+      writes.push(reservationSql(holds, sql<boolean>`(select complete from written)`));
+      refuse = sql<boolean>`not complete or (select count(*) from reserved) <> ${holds.length}`;
+    }
+    return { items, statements: [sql`with ${sql.join(writes)} select ${refusal} from written where ${refuse}`] };
+  }
+
   /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
   async #attempt(trx: Trx, jobs: readonly Pending[], lock_offers: boolean): Promise<Item[]> {
     const now = this.#deps.clock.now();
-    const items: Item[] = [];
-    for (const job of jobs) {
-      const item = { job, id: job.scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID() } as Item;
-      try {
-        item.amount_minor = toMinor(job.input.amount, job.input.currency);
-        item.payment_method = resolvePaymentMethod(job.input.currency, job.input.payment_method);
-      } catch (error) {
-        item.error = error;
-      }
-      items.push(item);
-    }
-
+    const items = prepare(jobs);
     await claimKeys(trx, items, now);
     await insertPayments(trx, items, now);
-
-    // FIFO in arrival order over one read of the offers per currency and rail (live) or the synthetic sellers (sandbox)
-    const offers = new Map<string, OfferState[]>();
-    const sandbox = new Map<string, Leg>();
-    for (const item of live(items)) {
-      const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
-      const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
-      try {
-        if (key.is_sandbox) {
-          // the synthetic seller is the same for every part: read once per currency and rail
-          let synthetic = sandbox.get(name);
-          if (!synthetic) sandbox.set(name, (synthetic = (await allocateSynthetic(trx, key, [1]))[0]!));
-          item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
-          continue;
-        }
-        let state = offers.get(name);
-        if (!state) offers.set(name, (state = await readOffers(trx, key, lock_offers)));
-        item.legs = planLegs(state, key, item.amount_minor);
-      } catch (error) {
-        item.error = error;
-      }
-    }
+    await planAll(trx, items, lock_offers);
     // refused in planning after their insert (a duplicate's row was never inserted: its row is unset)
     const refused = items.filter((item) => item.error !== undefined && item.row !== undefined);
     if (refused.length) await trx.deleteFrom('payments').where('id', 'in', refused.map((item) => item.id)).execute();
@@ -210,40 +282,108 @@ export class PaymentCreateBatcher {
     for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
     if (created.length) {
       await trx.insertInto('payment_legs').values(created.flatMap(legRows)).execute();
-      await recordEvents(
-        trx,
-        now,
-        created.map((item) => {
-          const view = item.view!;
-          return {
-            merchant_id: item.row.merchant_id,
-            is_sandbox: item.row.is_sandbox,
-            type: 'payment.matched',
-            resource_type: 'payment',
-            resource_id: item.id,
-            data: view as unknown as Record<string, unknown>,
-            flat: paymentEventFields(view),
-          };
-        }),
-      );
+      await recordEvents(trx, now, created.map(matchedEvent));
     }
     await settleKeys(trx, items);
 
     // the last write: one conditional reservation per seller, in FIFO lock order (reserveLegs)
-    const per_seller = new Map<string, number>();
-    for (const item of created) {
-      if (item.job.scope.is_sandbox) continue;
-      for (const leg of item.legs!) per_seller.set(leg.seller_id, (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount));
-    }
-    await reserveLegs(trx, [...per_seller].map(([seller_id, held]) => ({ seller_id, allocated_fiat_amount: held, reserved_minor: null })));
+    await reserveLegs(trx, heldPerSeller(created));
     return items;
   }
+}
+
+/** A batch planned for its one round trip: each request's outcome, and its statements (none when every request failed). */
+interface PlannedBatch {
+  items: Item[];
+  statements?: RawBuilder<unknown>[];
 }
 
 /** Marks a request that goes the single way after the batch (its idempotency key was used already). */
 const ALONE = Symbol('alone');
 
 const live = (items: readonly Item[]) => items.filter((item) => item.error === undefined);
+
+/** Each request's payment id and amount, or its own error (a bad amount or rail), in arrival order. */
+function prepare(jobs: readonly Pending[]): Item[] {
+  return jobs.map((job) => {
+    const item = { job, id: job.scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID() } as Item;
+    try {
+      item.amount_minor = toMinor(job.input.amount, job.input.currency);
+      item.payment_method = resolvePaymentMethod(job.input.currency, job.input.payment_method);
+    } catch (error) {
+      item.error = error;
+    }
+    return item;
+  });
+}
+
+/**
+ * Plans the live items' legs FIFO in arrival order over one read of the offers per currency and rail (live) or of the
+ * synthetic sellers (sandbox); too little liquidity fails that item alone.
+ */
+async function planAll(executor: Executor, items: readonly Item[], lock_offers: boolean): Promise<void> {
+  const offers = new Map<string, OfferState[]>();
+  const sandbox = new Map<string, Leg>();
+  for (const item of live(items)) {
+    const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
+    const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
+    try {
+      if (key.is_sandbox) {
+        // the synthetic seller is the same for every part: read once per currency and rail
+        let synthetic = sandbox.get(name);
+        if (!synthetic) sandbox.set(name, (synthetic = (await allocateSynthetic(executor, key, [1]))[0]!));
+        item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
+        continue;
+      }
+      let state = offers.get(name);
+      if (!state) offers.set(name, (state = await readOffers(executor, key, lock_offers)));
+      item.legs = planLegs(state, key, item.amount_minor);
+    } catch (error) {
+      item.error = error;
+    }
+  }
+}
+
+/** What the created live payments hold of each seller: one reservation per seller, not per payment. */
+function heldPerSeller(created: readonly Item[]): HeldLeg[] {
+  const per_seller = new Map<string, number>();
+  for (const item of created) {
+    if (item.job.scope.is_sandbox) continue;
+    for (const leg of item.legs!) per_seller.set(leg.seller_id, (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount));
+  }
+  return [...per_seller].map(([seller_id, held]) => ({ seller_id, allocated_fiat_amount: held, reserved_minor: null }));
+}
+
+function matchedEvent(item: Item): NewEvent {
+  const view = item.view!;
+  return {
+    merchant_id: item.row.merchant_id,
+    is_sandbox: item.row.is_sandbox,
+    type: 'payment.matched',
+    resource_type: 'payment',
+    resource_id: item.id,
+    data: view as unknown as Record<string, unknown>,
+    flat: paymentEventFields(view),
+  };
+}
+
+function paymentRow(item: Item, now: Date): PaymentRow {
+  const { scope, input } = item.job;
+  return newPaymentRow({
+    id: item.id,
+    scope,
+    order_id: input.order_id,
+    amount_minor: item.amount_minor,
+    currency: input.currency as Currency,
+    payment_method: item.payment_method,
+    return_url: input.return_url,
+    metadata: input.metadata ?? {},
+    quote_lock_id: null,
+    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
+    created_at: now,
+    matched_at: now,
+  });
+}
 
 function legRows(item: Item): LegRow[] {
   return (item.legs ?? []).map((leg) => ({ payment_id: item.id, ...leg }));
@@ -279,23 +419,7 @@ async function settleKeys(trx: Trx, items: readonly Item[]): Promise<void> {
 async function insertPayments(trx: Trx, items: Item[], now: Date): Promise<void> {
   const fresh = live(items);
   if (!fresh.length) return;
-  for (const item of fresh) {
-    const { scope, input } = item.job;
-    item.row = newPaymentRow({
-      id: item.id,
-      scope,
-      order_id: input.order_id,
-      amount_minor: item.amount_minor,
-      currency: input.currency as Currency,
-      payment_method: item.payment_method,
-      return_url: input.return_url,
-      metadata: input.metadata ?? {},
-      quote_lock_id: null,
-      expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
-      created_at: now,
-      matched_at: now,
-    });
-  }
+  for (const item of fresh) item.row = paymentRow(item, now);
   const inserted = await trx
     .insertInto('payments')
     .values(fresh.map((item) => ({ ...item.row, metadata: JSON.stringify(item.row.metadata) })))
