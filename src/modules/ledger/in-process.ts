@@ -7,6 +7,7 @@ import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger,
 import { checkCommand, replayOrConflict } from './rules.ts';
 import type { TransferRow } from './tables.ts';
 import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './errors.ts';
+import { GroupCommit } from './group-commit.ts';
 
 /**
  * One item's answer, completed from its command where `ledger_apply_one` (migration 0152) answers only the status and
@@ -63,7 +64,26 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
 async function applyChecked(trx: Executor, clock: Clock, commands: readonly TransferCommand[], atomic: boolean): Promise<AppliedItem[]> {
   if (commands.length === 0) return [];
   const now = clock.now();
-  const items = commands.map((command) => ({
+  const items = ledgerItems(commands);
+  const result = await sql<{ results: AppliedItem[] | string }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
+  return completed(items, presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results, now);
+}
+
+/**
+ * The set-based path alone (`ledger_apply_all`, migration 0153): every item applied, or nothing written and null
+ * (a replay, a conflict, a refusal or a key twice). It takes every key lock, then every account lock, each in sorted
+ * order, so two such calls never deadlock.
+ */
+async function applyAllOrNothing(db: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<AppliedItem[] | null> {
+  const now = clock.now();
+  const items = ledgerItems(commands);
+  const result = await sql<{ results: AppliedItem[] | string | null }>`select ledger_apply_all(${JSON.stringify(items)}::jsonb, ${now}) as results`.execute(db);
+  const answers = presentValue(result.rows[0], 'select ledger_apply_all(...) returns one row').results;
+  return answers === null ? null : completed(items, answers, now);
+}
+
+function ledgerItems(commands: readonly TransferCommand[]) {
+  return commands.map((command) => ({
     key: command.key,
     kind: command.kind,
     debit_account: command.debit_account,
@@ -73,12 +93,14 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
     debit_issuance: isIssuanceAccount(command.debit_account),
     credit_issuance: isIssuanceAccount(command.credit_account),
   }));
-  const result = await sql<{ results: AppliedItem[] }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
-  const applied = presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results;
+}
+
+/** The function's answers, an applied item's completed from its command (the function answers its status and id). */
+function completed(items: ReturnType<typeof ledgerItems>, applied: AppliedItem[] | string, now: Date): AppliedItem[] {
   const answered = typeof applied === 'string' ? (JSON.parse(applied) as AppliedItem[]) : applied;
-  assert(answered.length === commands.length, `ledger_apply answered ${answered.length} items for ${commands.length} commands`);
+  assert(answered.length === items.length, `the ledger answered ${answered.length} items for ${items.length} commands`);
   const created_at_ms = now.getTime();
-  return answered.map((answer, index) => (answer.status === 'applied' ? { ...presentValue(items[index], 'ledger_apply answers every item'), ...answer, created_at_ms } : answer));
+  return answered.map((answer, index) => (answer.status === 'applied' ? { ...presentValue(items[index], 'the ledger answers every item'), ...answer, created_at_ms } : answer));
 }
 
 function checkBatchSize(commands: readonly unknown[]): void {
@@ -131,6 +153,49 @@ export async function applyBatch(executor: Executor, clock: Clock, commands: rea
     results[index] = error ? { ok: false, error: { code: error.code as 'LEDGER_INSUFFICIENT_FUNDS', message: error.message } } : { ok: true, transfer: present(presentValue(item, 'an applied batch item has its result')) };
   });
   return results;
+}
+
+const DEADLOCK_RETRIES = 5;
+
+/**
+ * A group of lone transfers, each answered as if it had run alone. The group goes the set-based way when every item
+ * applies; otherwise (a replay, a conflict, a refusal among them) each item runs alone, side by side: the
+ * item-by-item path of one statement would hold one item's account locks while taking the next's, and two groups
+ * could deadlock. A lone item can still meet a caller's multi-statement transaction in a deadlock; PostgreSQL then
+ * rolls the victim's statement back whole, so it is run again.
+ */
+async function applyLone(db: Db, clock: Clock, commands: readonly TransferCommand[]): Promise<AppliedItem[]> {
+  if (commands.length > 1) {
+    const all = await retryDeadlock(() => applyAllOrNothing(db, clock, commands));
+    if (all) return all;
+    return Promise.all(commands.map(async (command) => presentValue((await applyLone(db, clock, [command]))[0], 'one command gives one answer')));
+  }
+  return retryDeadlock(() => applyChecked(db, clock, commands, false));
+}
+
+async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt > DEADLOCK_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+    }
+  }
+}
+
+/**
+ * One transfer outside any transaction, in the next group commit: checked first (a bad command is refused before it
+ * waits), then answered and refused exactly as `applyTransfer` would, since a non-atomic batch applies each item as if alone.
+ */
+async function applyGrouped(group: GroupCommit<TransferCommand, AppliedItem>, command: TransferCommand): Promise<TransferResult> {
+  checkCommand(command);
+  const item = await group.submit(command);
+  const error = refusal(command, item);
+  if (error) throw error;
+  const transfer = present(item);
+  assert(transfer.key === command.key && transfer.amount_micro_pay === command.amount_micro_pay && transfer.debit_account === command.debit_account && transfer.credit_account === command.credit_account, `grouped transfer ${command.key} is the move its command asked for`);
+  return transfer;
 }
 
 /** Applies one transfer inside `executor`'s transaction (or its own): one round trip, refusals thrown, nothing written for them. */
@@ -211,10 +276,12 @@ export async function verifyLedger(db: Db): Promise<LedgerVerification> {
 /** The default adapter: the ledger's tables live in the gateway's database; `{ trx }` joins the caller's transaction. */
 export function createInProcessLedger(deps: { db: Db; clock: Clock }): Ledger {
   const executor = (options?: LedgerCallOptions): Executor => options?.trx ?? deps.db;
+  // each call autocommits: a few in flight use a few pooled connections, the rest gather behind them
+  const lone = new GroupCommit((commands: TransferCommand[]) => applyLone(deps.db, deps.clock, commands), { max_in_flight: 4, max_batch: 8 });
   return {
     kind: 'in_process',
-    // one statement: it commits on its own outside a transaction, and the function is atomic per statement
-    transfer: (command, options) => applyTransfer(executor(options), deps.clock, command),
+    // inside the caller's transaction: one statement there; alone: grouped with the lone transfers beside it
+    transfer: (command, options) => (options?.trx ? applyTransfer(options.trx, deps.clock, command) : applyGrouped(lone, command)),
     transferAll: (commands, options) => applyTransfers(executor(options), deps.clock, commands),
     transferBatch: (commands, options) => applyBatch(executor(options), deps.clock, commands),
     async balance(account, options) {

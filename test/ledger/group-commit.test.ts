@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { GroupCommit } from '../../src/modules/ledger/group-commit.ts';
+import { accounts, type Ledger, type TransferResult } from '../../src/modules/ledger/port.ts';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+
+const WORLD = accounts.world(false);
+const account = (name: string) => accounts.merchantAvailable(name, false);
+
+describe('group commit: the calls of one turn travel together, each answered alone', () => {
+  it('gathers what is submitted in one turn, at most max_batch per call and max_in_flight calls at once', async () => {
+    const calls: number[][] = [];
+    let running = 0;
+    let most_running = 0;
+    const group = new GroupCommit(
+      async (items: number[]) => {
+        calls.push(items);
+        most_running = Math.max(most_running, ++running);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+        return items.map((item) => item * 10);
+      },
+      { max_in_flight: 2, max_batch: 3 },
+    );
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => group.submit(i)));
+    assert.deepEqual(answers, Array.from({ length: 10 }, (_, i) => i * 10));
+    assert.deepEqual(calls, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]], 'FIFO batches of at most 3; the rest waits for a free slot');
+    assert.equal(most_running, 2);
+  });
+
+  it('a call that fails as a whole is retried item by item: only the item that fails alone is refused', async () => {
+    const calls: number[][] = [];
+    const group = new GroupCommit(
+      async (items: number[]) => {
+        calls.push(items);
+        if (items.includes(13)) throw new Error(`poisoned by 13 among ${items.length}`);
+        return items.map((item) => item + 1);
+      },
+      { max_in_flight: 1, max_batch: 8 },
+    );
+    const settled = await Promise.allSettled([1, 13, 2].map((item) => group.submit(item)));
+    assert.deepEqual(
+      settled.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value : (outcome.reason as Error).message)),
+      [2, 'poisoned by 13 among 1', 3],
+    );
+    assert.deepEqual(calls, [[1, 13, 2], [1], [13], [2]]);
+  });
+});
+
+describe('lone in-process transfers under load: grouped, yet each exactly as if alone', () => {
+  let t: TestApp;
+  let ledger: Ledger;
+  before(async () => {
+    t = await startTestApp();
+    ledger = t.application.ledger;
+  });
+  after(() => t.close());
+
+  it('64 concurrent transfers, replays and a conflict: no overdraft, one journal row per key, every answer its own', async () => {
+    const funded = Array.from({ length: 4 }, (_, i) => account(`group-src-${i}`));
+    const sink = account('group-sink');
+    for (const [i, name] of funded.entries()) {
+      await ledger.transfer({ key: `group-fund-${i}`, kind: 'mint', debit_account: WORLD, credit_account: name, amount_micro_pay: 100 });
+    }
+    // 16 debits of 10 from each account of 100: exactly 10 of each 16 can apply, whatever the order
+    const spends = funded.flatMap((name, i) =>
+      Array.from({ length: 16 }, (_, j) => ({ key: `group-spend-${i}-${j}`, kind: 'transfer' as const, debit_account: name, credit_account: sink, amount_micro_pay: 10 })),
+    );
+    const mint = { key: 'group-mint-twice', kind: 'mint' as const, debit_account: WORLD, credit_account: sink, amount_micro_pay: 7 };
+    const outcomes = await Promise.allSettled([...spends, mint, mint, mint, { ...mint, amount_micro_pay: 8 }].map((command) => ledger.transfer(command)));
+    const code = (outcome: PromiseSettledResult<TransferResult>) => (outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as { code: string }).code);
+
+    for (let i = 0; i < funded.length; i++) {
+      const own = outcomes.slice(i * 16, i * 16 + 16).map(code);
+      assert.equal(own.filter((c) => c === 'ok').length, 10, `account ${i}: ${own.join(',')}`);
+      assert.equal(own.filter((c) => c === 'LEDGER_INSUFFICIENT_FUNDS').length, 6);
+      assert.equal(await ledger.balance(funded[i]!), 0);
+    }
+    const mints = outcomes.slice(spends.length);
+    assert.deepEqual(mints.map(code), ['ok', 'ok', 'ok', 'LEDGER_IDEMPOTENCY_CONFLICT']);
+    const ids = new Set(mints.slice(0, 3).map((outcome) => (outcome as PromiseFulfilledResult<TransferResult>).value.id));
+    assert.equal(ids.size, 1, 'the three identical mints are one transfer');
+    assert.equal(mints.filter((outcome) => outcome.status === 'fulfilled' && !outcome.value.replayed).length, 1, 'one applied, two replayed');
+    assert.equal(await ledger.balance(sink), 4 * 100 + 7);
+
+    const journal = await t.db.selectFrom('ledger_transfers').select((eb) => eb.fn.countAll<string>().as('n')).where('key', 'like', 'group-%').executeTakeFirstOrThrow();
+    assert.equal(Number(journal.n), 4 + 4 * 10 + 1);
+    const verification = await ledger.verify();
+    assert.equal(verification.ok, true, verification.problems.join('; '));
+  });
+
+  it('a malformed lone transfer is refused before it joins a group; the others apply', async () => {
+    const outcomes = await Promise.allSettled([
+      ledger.transfer({ key: 'group-bad', kind: 'transfer', debit_account: account('group-x'), credit_account: account('group-x'), amount_micro_pay: 1 }),
+      ledger.transfer({ key: 'group-good', kind: 'mint', debit_account: WORLD, credit_account: account('group-x'), amount_micro_pay: 5 }),
+    ]);
+    assert.equal(outcomes[0].status, 'rejected');
+    assert.equal((outcomes[0] as PromiseRejectedResult).reason.code, 'VALIDATION_ERROR');
+    assert.equal(outcomes[1].status, 'fulfilled');
+    assert.equal(await ledger.balance(account('group-x')), 5);
+  });
+});
