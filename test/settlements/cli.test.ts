@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { main } from '../../src/cli/main.ts';
 import { ADMIN_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { completedPayments } from '../helpers/payments.ts';
+import { runMpay } from '../helpers/cli.ts';
 
 /** `mpay settlements ...` against a real listening server. */
 describe('cli: mpay settlements', () => {
@@ -10,17 +10,10 @@ describe('cli: mpay settlements', () => {
   let merchant: TestMerchant;
   let url: string;
 
+  /** `mpay` in-process with its own output (the refusals it prints to stderr are the test's, not the runner's). */
   async function mpay(...argv: string[]): Promise<{ code: number; out: string }> {
-    let out = '';
-    const write = process.stdout.write.bind(process.stdout);
-    // the CLI writes strings; the test runner's own reporting (binary frames) goes through untouched
-    process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? ((out += chunk), true) : write(chunk, ...rest))) as typeof process.stdout.write;
-    try {
-      const code = await main(['--url', url, '--admin-token', ADMIN_TOKEN, '--api-key', merchant.live, ...argv]);
-      return { code, out };
-    } finally {
-      process.stdout.write = write;
-    }
+    const result = await runMpay(['--url', url, '--admin-token', ADMIN_TOKEN, '--api-key', merchant.live, ...argv]);
+    return { code: result.code, out: result.stdout };
   }
 
   before(async () => {
