@@ -133,10 +133,32 @@ async function loadOrBuildImage(migrated: boolean): Promise<Blob> {
       const partial = `${file}.${process.pid}.partial`;
       writeFileSync(partial, new Uint8Array(await image.arrayBuffer()));
       renameSync(partial, file);
+      if (migrated) pruneImages(dir, file);
       return image;
     } finally {
       closeSync(fd);
       unlinkSync(lock);
+    }
+  }
+}
+
+const STALE_IMAGE_MS = 3_600_000;
+
+/**
+ * Each schema change builds a new image (about 40 MB); the images of other schemas untouched for an hour are deleted
+ * when a new one is published. A run of another schema that still wants one builds it again; one reading it keeps its
+ * open file.
+ */
+export function pruneImages(dir: string, current: string): void {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (!/^mpay-pglite-[0-9a-f]{16}\.tar$/.test(name) || path === current) continue;
+    const modified = statSync(path, { throwIfNoEntry: false })?.mtimeMs;
+    if (modified === undefined || Date.now() - modified <= STALE_IMAGE_MS) continue;
+    try {
+      unlinkSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // another process pruned it first
     }
   }
 }
