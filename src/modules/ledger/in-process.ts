@@ -103,6 +103,18 @@ function completed(items: ReturnType<typeof ledgerItems>, applied: AppliedItem[]
   return answered.map((answer, index) => (answer.status === 'applied' ? { ...presentValue(items[index], 'the ledger answers every item'), ...answer, created_at_ms } : answer));
 }
 
+/**
+ * Postcondition, paired with ledger_transfers' checks (amount > 0, debit differs from credit) and the non-negative
+ * balance check: a posting applied or replayed as the very move its command asked for, so it debits exactly what it
+ * credits.
+ */
+function assertMove(command: TransferCommand | undefined, transfer: TransferResult): void {
+  assert(
+    command !== undefined && transfer.key === command.key && transfer.amount_micro_pay === command.amount_micro_pay && transfer.debit_account === command.debit_account && transfer.credit_account === command.credit_account,
+    `ledger posting ${transfer.key} is the move its command asked for`,
+  );
+}
+
 function checkBatchSize(commands: readonly unknown[]): void {
   if (commands.length < 1 || commands.length > LEDGER_BATCH_MAX) {
     throw batchSizeOutOfRange(LEDGER_BATCH_MAX);
@@ -119,17 +131,8 @@ export async function applyTransfers(executor: Executor, clock: Clock, commands:
     const error = refusal(command, applied[index]);
     if (error && applied[index]?.status !== 'not_applied') throw error;
   });
-  // Postcondition, paired with ledger_transfers' checks (amount > 0, debit differs from credit) and the
-  // non-negative balance check: every posting applied or replayed as the very move it asked for, so the command
-  // debits exactly what it credits.
   const transfers = applied.map(present);
-  transfers.forEach((transfer, index) => {
-    const command = commands[index];
-    assert(
-      command !== undefined && transfer.key === command.key && transfer.amount_micro_pay === command.amount_micro_pay && transfer.debit_account === command.debit_account && transfer.credit_account === command.credit_account,
-      `ledger posting ${index} (${transfer.key}) is the move its command asked for`,
-    );
-  });
+  transfers.forEach((transfer, index) => assertMove(commands[index], transfer));
   return transfers;
 }
 
@@ -194,7 +197,7 @@ async function applyGrouped(group: GroupCommit<TransferCommand, AppliedItem>, co
   const error = refusal(command, item);
   if (error) throw error;
   const transfer = present(item);
-  assert(transfer.key === command.key && transfer.amount_micro_pay === command.amount_micro_pay && transfer.debit_account === command.debit_account && transfer.credit_account === command.credit_account, `grouped transfer ${command.key} is the move its command asked for`);
+  assertMove(command, transfer);
   return transfer;
 }
 
