@@ -12,6 +12,7 @@ import { loadConfig } from '../src/config.ts';
 import type { DatabaseHandle } from '../src/db/database.ts';
 import { openScratchDatabase } from '../src/db/scratch.ts';
 import { createMerchant, type CreatedMerchant } from '../src/modules/merchants/service.ts';
+import { countCpu, type CpuSpent } from './cpu.ts';
 import type { LoadJob, LoadResult } from './load.ts';
 
 export const BENCH_TOKEN = 'bench-token-0123456789abcdef0123';
@@ -25,7 +26,8 @@ export interface BenchContext {
   base_url: string;
   merchant: CreatedMerchant;
   env: Record<string, string>;
-  load(job: Omit<LoadJob, 'connections' | 'duration_s' | 'warmup_s'> & Partial<LoadJob>): Promise<LoadResult>;
+  /** Runs a load; `api_pids` are the processes serving it (default: this one), whose CPU counts as the api's. */
+  load(job: Omit<LoadJob, 'connections' | 'duration_s' | 'warmup_s'> & Partial<LoadJob>, api_pids?: number[]): Promise<LoadResult & { cpu: CpuSpent }>;
   connections: number;
   seconds: number;
   close(): Promise<void>;
@@ -72,11 +74,13 @@ export async function openBenchContext(options: { pglite: boolean; connections: 
     env,
     connections: options.connections,
     seconds: options.seconds,
-    load(job) {
-      return new Promise((resolve, reject) => {
+    async load(job, api_pids = [process.pid]) {
+      const stop = countCpu({ api: api_pids, load: loader.pid, database_name: database_url ? new URL(database_url).pathname.slice(1) : undefined });
+      const result = await new Promise<LoadResult>((resolve, reject) => {
         pending = { resolve, reject };
         loader.send({ connections: options.connections, duration_s: options.seconds, warmup_s: 1, ...job } satisfies LoadJob);
       });
+      return { ...result, cpu: stop() };
     },
     async close() {
       loader.kill();

@@ -33,6 +33,8 @@ export interface LoadResult {
   total: number;
   non_2xx: number;
   errors: number;
+  /** Requests of the warm-up before the measured run (the CPU counted covers both). */
+  warmup_total: number;
 }
 
 function options(target: LoadTarget, connections: number, run: string): autocannon.Options {
@@ -77,13 +79,14 @@ async function once(job: LoadJob, duration_s: number, amount: number | undefined
     total,
     non_2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
     errors: results.reduce((sum, result) => sum + result.errors + result.timeouts, 0),
+    warmup_total: 0,
   };
 }
 
 export async function runLoad(job: LoadJob): Promise<LoadResult> {
   const run = randomBytes(4).toString('hex');
-  if (job.warmup_s > 0 && !job.amount) await once(job, job.warmup_s, undefined, `${run}w`);
-  return once(job, job.duration_s, job.amount, run);
+  const warmup = job.warmup_s > 0 && !job.amount ? await once(job, job.warmup_s, undefined, `${run}w`) : undefined;
+  return { ...(await once(job, job.duration_s, job.amount, run)), warmup_total: warmup?.total ?? 0 };
 }
 
 if (process.send) {

@@ -56,7 +56,7 @@ try {
 }
 
 const fixed = (value: number | undefined, digits = 0) => (value === undefined ? '' : value.toFixed(digits));
-const header = ['figure', 'rate', 'p50 ms', 'p99 ms', 'baseline', 'base rate', 'base p99', 'ratio', 'target', 'fail', 'rss MB'];
+const header = ['figure', 'rate', 'p50 ms', 'p99 ms', 'baseline', 'base rate', 'base p99', 'ratio', 'target', 'fail', 'rss MB', 'cpu us/req api+db+load', 'idle'];
 const table = rows.map((row) => [
   row.figure,
   `${fixed(row.per_s)} ${row.unit}`,
@@ -69,6 +69,8 @@ const table = rows.map((row) => [
   row.target ?? '',
   row.failures === undefined ? '' : String(row.failures),
   fixed(row.rss_mb),
+  row.cpu ? `${fixed(row.cpu.api_us)}+${fixed(row.cpu.db_us)}+${fixed(row.cpu.load_us)}` : '',
+  row.cpu ? `${fixed(row.cpu.idle * 100)}%` : '',
 ]);
 const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column]!.length)));
 const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');

@@ -13,6 +13,7 @@ import { createMerchant } from '../src/modules/merchants/service.ts';
 import { PaymentCreateBatcher, type CreateBatcherStats } from '../src/modules/payments/create-batch.ts';
 import { runMatcher } from '../src/modules/payouts/matcher.ts';
 import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
+import type { CpuSpent } from './cpu.ts';
 import type { LoadResult } from './load.ts';
 
 export interface Row {
@@ -28,17 +29,25 @@ export interface Row {
   target?: string;
   failures?: number;
   rss_mb?: number;
+  /** CPU per request (warm-up included) of the api process(es), the database's backends and the load generator, and the machine's idle share. */
+  cpu?: { api_us: number; db_us: number; load_us: number; idle: number };
   note?: string;
 }
 
 const THB_SELLER = { currency: 'THB' as const, payment_method: 'promptpay' as const, display_name: 'Bench seller', promptpay_id: '0812345678' };
 const TRADE = { amount: 10_000, currency: 'THB', return_url: 'https://shop.example/r' };
 
-async function onlySellers(context: BenchContext, count: number): Promise<void> {
+/** `count` live sellers at the best rates; with `deeper`, that many more active offers behind them (worse rates). */
+async function onlySellers(context: BenchContext, count: number, deeper = 0): Promise<void> {
   const { db } = context.database;
   await db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
   for (let i = 0; i < count; i++) {
     await createSeller(db, context.application.clock, { ...THB_SELLER, display_name: `Bench seller ${i + 1}`, liquidity_minor: 9_000_000_000_000, rate: `35.0${i}` });
+  }
+  if (deeper > 0) {
+    // copies of the first seller at 40 THB/PAY and up
+    await sql`insert into sellers (select (jsonb_populate_record(null::sellers, to_jsonb(s) || jsonb_build_object('id', gen_random_uuid(), 'rate', 40 + g))).* from sellers s, generate_series(1, ${deeper}) g where s.id = (select id from sellers where active and not synthetic order by rate limit 1))`.execute(db);
+    await sql`analyze sellers`.execute(db);
   }
 }
 
@@ -48,7 +57,7 @@ const insertBaseline = (context: BenchContext) => context.load({ targets: [{ url
 function httpRow(
   scenario: string,
   figure: string,
-  result: LoadResult,
+  result: LoadResult & { cpu?: CpuSpent },
   baseline: { figure: string; result: LoadResult },
   extra: Pick<Row, 'target' | 'note' | 'rss_mb'> = {},
 ): Row {
@@ -62,8 +71,14 @@ function httpRow(
     failures: result.non_2xx + result.errors,
     baseline: { figure: baseline.figure, per_s: baseline.result.requests_per_s, p99_ms: baseline.result.p99_ms },
     ratio: result.requests_per_s / baseline.result.requests_per_s,
+    ...(result.cpu ? { cpu: perRequest(result.cpu, result.total + result.warmup_total) } : {}),
     ...extra,
   };
+}
+
+function perRequest(cpu: CpuSpent, requests: number): NonNullable<Row['cpu']> {
+  const us = (seconds: number) => (seconds * 1e6) / Math.max(1, requests);
+  return { api_us: us(cpu.api_s), db_us: us(cpu.db_s), load_us: us(cpu.load_s), idle: cpu.idle };
 }
 
 /**
@@ -71,11 +86,12 @@ function httpRow(
  * hot row. With `unbatched`, the same again with the batching allocator bypassed (every create alone, as before it),
  * so the two stand side by side in one run.
  */
-async function createRows(context: BenchContext, scenario: string, sellers: number, unbatched = false): Promise<Row[]> {
-  if (sellers > 0) await onlySellers(context, sellers);
+async function createRows(context: BenchContext, scenario: string, sellers: number, unbatched = false, deeper = 0): Promise<Row[]> {
+  if (sellers > 0) await onlySellers(context, sellers, deeper);
   const baseline = await insertBaseline(context);
   const key = sellers > 0 ? context.merchant.api_keys.live : context.merchant.api_keys.sandbox;
-  const what = sellers > 0 ? `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}` : 'POST /v1/trades, sandbox (no seller row reserved)';
+  const what =
+    sellers > 0 ? `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}${deeper ? ` before ${deeper.toLocaleString('en')} more offers` : ''}` : 'POST /v1/trades, sandbox (no seller row reserved)';
   const target = context.kind === 'pglite' ? '>= 500 req/s on PGlite' : '>= 0.5x, p99 <= 25 ms';
   const measure = async (figure: string, bypass: boolean): Promise<Row> => {
     const batcher = context.application.payments.create_batcher;
@@ -434,6 +450,19 @@ async function stopChild(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** An api process's batching allocator counters (bench/api-process.ts answers 'stats'). */
+function statsOf(child: ChildProcess): Promise<CreateBatcherStats | undefined> {
+  return new Promise((resolve) => {
+    const answer = (message: { stats?: CreateBatcherStats }) => {
+      if (!('stats' in message)) return;
+      child.off('message', answer);
+      resolve(message.stats);
+    };
+    child.on('message', answer);
+    child.send('stats');
+  });
+}
+
 export function rssOfChild(child: ChildProcess): number {
   try {
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
@@ -459,13 +488,27 @@ async function scaleRows(context: BenchContext): Promise<Row[]> {
   const first = await startApi();
   const second = await startApi();
   try {
-    const one = await context.load({ targets: [target(first.url)] });
-    const two = await context.load({ targets: [target(first.url), target(second.url)] });
+    const start = await statsOf(first.child);
+    const one = await context.load({ targets: [target(first.url)] }, [first.child.pid!]);
+    const between = [await statsOf(first.child), await statsOf(second.child)] as const;
+    const two = await context.load({ targets: [target(first.url), target(second.url)] }, [first.child.pid!, second.child.pid!]);
+    const end = [await statsOf(first.child), await statsOf(second.child)] as const;
     return [
+      {
+        scenario: 'scale',
+        figure: 'POST /v1/trades through 1 api process',
+        per_s: one.requests_per_s,
+        unit: 'req/s',
+        p50_ms: one.p50_ms,
+        p99_ms: one.p99_ms,
+        failures: one.non_2xx + one.errors,
+        cpu: perRequest(one.cpu, one.total + one.warmup_total),
+        note: batchNote(start, between[0]),
+      },
       httpRow('scale', 'POST /v1/trades through 2 api processes', two, { figure: 'the same through 1 api process', result: one }, {
         target: '>= 1.3x',
         rss_mb: Math.max(rssOfChild(first.child), rssOfChild(second.child)),
-        note: 'rss is the larger api process',
+        note: `rss is the larger api process; first: ${batchNote(between[0], end[0])}; second: ${batchNote(between[1], end[1])}`,
       }),
     ];
   } finally {
@@ -478,6 +521,7 @@ export const SCENARIOS: Record<string, (context: BenchContext) => Promise<Row[]>
   create1: (context) => createRows(context, 'create1', 1, true),
   create8: (context) => createRows(context, 'create8', 8),
   create0: (context) => createRows(context, 'create0', 0),
+  create_deep: (context) => createRows(context, 'create_deep', 1, false, 5_000),
   get: (context) => readRows(context, 'get'),
   list: (context) => readRows(context, 'list'),
   ledger: ledgerRows,
@@ -488,4 +532,4 @@ export const SCENARIOS: Record<string, (context: BenchContext) => Promise<Row[]>
 };
 
 /** Names that stand for several scenarios. */
-export const ALIASES: Record<string, string[]> = { create: ['create1', 'create8', 'create0'], reads: ['get', 'list'], all: Object.keys(SCENARIOS) };
+export const ALIASES: Record<string, string[]> = { create: ['create1', 'create8', 'create0', 'create_deep'], reads: ['get', 'list'], all: Object.keys(SCENARIOS) };
