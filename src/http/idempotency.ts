@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../db/database.ts';
-import { jsonRecords } from '../db/json-records.ts';
 import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
 import { merchantScope } from './auth.ts';
@@ -182,13 +181,11 @@ export async function settleIdempotencyKeys(trx: Trx, settle: { released: readon
 }
 
 /**
- * Claims keys and stores their responses at once, as a statement (or a data-modifying CTE) of the caller's that
- * returns one row per key claimed: the batched payment create knows each response before it writes anything, and
- * writes it all in one statement. A key that exists already (or comes twice) returns no row; the caller then refuses
- * the whole statement and settles those requests the usual way (claimIdempotencyKeys, idempotent()).
+ * The idempotency_keys rows that claim keys with their responses stored at once: the batched payment create knows
+ * each response before it writes anything, and its one call (mpay_create_batch) inserts these rows, refusing the
+ * whole batch when a key exists already (or comes twice); the caller then settles those requests the usual way
+ * (claimIdempotencyKeys, idempotent()).
  */
-export function claimKeysWithResponsesSql(claims: readonly { identity: KeyIdentity; fingerprint: string; status: number; body: unknown }[], now: Date): RawBuilder<unknown> {
-  const rows = claims.map((claim) => ({ ...claim.identity, fingerprint: claim.fingerprint, created_at: now, response_status: claim.status, response_body: claim.body }));
-  const { columns, records } = jsonRecords('idempotency_keys', rows);
-  return sql`insert into idempotency_keys (${columns}) select ${columns} from ${records} on conflict (merchant_id, is_sandbox, method, path, key) do nothing returning id`;
+export function keyClaimRows(claims: readonly { identity: KeyIdentity; fingerprint: string; status: number; body: unknown }[], now: Date) {
+  return claims.map((claim) => ({ ...claim.identity, fingerprint: claim.fingerprint, created_at: now, response_status: claim.status, response_body: claim.body }));
 }

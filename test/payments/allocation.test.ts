@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { OFFER_PAGE } from '../../src/modules/liquidity/service.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
@@ -122,6 +123,26 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.deepEqual(covered.json().data.match_details.map((leg: any) => [leg.seller_id, leg.allocated_fiat_amount, leg.amount_micro_pay]), [[cheap.id, 99, 28_285], [dear.id, 2, 1]]);
     const worthless = await t.db.selectFrom('payment_legs').select('payment_id').where('amount_micro_pay', '<=', 0).execute();
     assert.deepEqual(worthless, []);
+  });
+
+  it(`offers past the first ${OFFER_PAGE}: a payment they alone cover reads the next page, FIFO across pages, and later creates continue from there`, async () => {
+    // created worst rate first, rates shared in pairs (the pair at positions 31 and 32 straddles the first page's end)
+    const created = [];
+    for (let i = OFFER_PAGE + 7; i >= 0; i--) created.push(await t.createSeller(thbSeller(1_000, (35 + Math.floor((i + 1) / 2) / 100).toFixed(2), `08${10_000_000 + i}`)));
+    const fifo = (await t.db.selectFrom('sellers').select('id').where('id', 'in', created.map((seller) => seller.id)).orderBy('rate').orderBy('created_at').orderBy('id').execute()).map((row) => row.id);
+    // 34,500: 34 whole offers and half of the 35th, two pages
+    const wide = await create({ amount: 34_500 });
+    assert.equal(wide.statusCode, 201, wide.body);
+    assert.deepEqual(
+      wide.json().data.match_details.map((leg: any) => [leg.seller_id, leg.allocated_fiat_amount]),
+      [...fifo.slice(0, 34).map((id) => [id, 1_000]), [fifo[34]!, 500]],
+    );
+    // 5,500 is left: five of eight concurrent creates of 1,000 fit, each offer filled in FIFO order, none overbooked
+    const responses = await Promise.all(Array.from({ length: 8 }, () => create({ amount: 1_000 })));
+    assert.deepEqual(responses.map((r) => r.statusCode).sort(), [201, 201, 201, 201, 201, 409, 409, 409]);
+    const rows = await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('id', 'in', fifo).execute();
+    const reserved = new Map(rows.map((row) => [row.id, row.reserved_minor]));
+    assert.deepEqual(fifo.map((id) => reserved.get(id)), [...fifo.slice(0, -1).map(() => 1_000), 500]);
   });
 
   it('GET and list read the payment with its legs in one query, rates to the last stored digit', async () => {

@@ -70,7 +70,7 @@ describe('the batching allocator: many creates in one transaction, each with its
     const best = await t.createSeller(thbSeller(10_000, '35.00'));
     const next_best = await t.createSeller(thbSeller(10_000, '36.00'));
     // one create per batch: the second and third plan from a read taken while the one before them writes
-    const one_by_one = new PaymentCreateBatcher(t.application.payments, { max_batch: 1, gather_ms: 0, two_statements: t.application.database.kind === 'postgres' });
+    const one_by_one = new PaymentCreateBatcher(t.application.payments, { max_batch: 1, gather_ms: 0 });
     const scope = { merchant_id: merchant.id, is_sandbox: false };
     const alone = () => Promise.reject(new Error('no request of this test runs alone'));
     const outcomes = await Promise.allSettled(

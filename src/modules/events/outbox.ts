@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { DatabaseHandle, Db, Trx } from '../../db/database.ts';
-import { jsonRecords } from '../../db/json-records.ts';
 
 /** NOTIFY channel the webhook dispatcher listens on; the payload carries no meaning (a wake-up). */
 export const EVENTS_CHANNEL = 'mpay_events';
@@ -85,7 +84,7 @@ export async function recordEvents(trx: Trx, at: Date, events: readonly NewEvent
   return envelopes;
 }
 
-/** The outbox rows of `events` (in this order) and their envelopes, for recordEvents or insertEventsSql. */
+/** The outbox rows of `events` (in this order) and their envelopes, for recordEvents or the batched payment create's one call. */
 export function eventRows(at: Date, events: readonly NewEvent[]): { rows: EventRowValues[]; envelopes: EventEnvelope[] } {
   const envelopes = events.map((event): EventEnvelope => {
     const id = `evt_${randomUUID().replace(/-/g, '')}`;
@@ -122,14 +121,4 @@ export interface EventRowValues {
   resource_id: string;
   payload: EventEnvelope;
   created_at: Date;
-}
-
-/**
- * The INSERT of eventRows as a statement (or a data-modifying CTE) of the caller's, returning one row per event: the
- * batched payment create writes its events in the same statement as its payments. The commit wakes no dispatcher by
- * itself (CommitWatch sees only Kysely inserts): the caller calls `commits.fire(['events'])` after it.
- */
-export function insertEventsSql(rows: readonly EventRowValues[]): RawBuilder<unknown> {
-  const { columns, records } = jsonRecords('events', rows as unknown as Record<string, unknown>[]);
-  return sql`insert into events (${columns}) select ${columns} from ${records} returning id`;
 }

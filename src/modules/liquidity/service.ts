@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present } from '../../lib/assert.ts';
@@ -78,7 +78,7 @@ export async function planAllocation(
   options: { rate_override?: string | undefined; lock_offers?: boolean } = {},
 ): Promise<Leg[]> {
   if (offer.is_sandbox) return allocateSynthetic(executor, offer, [amount_minor], options);
-  return planLegs(await readOffers(executor, offer, options.lock_offers ?? false), offer, amount_minor, options.rate_override);
+  return new OfferBook(executor, offer, options.lock_offers ?? false).plan(amount_minor, options.rate_override);
 }
 
 /** A live offer as planning sees it; `available_minor` goes down as legs are planned on it. */
@@ -88,21 +88,66 @@ export interface OfferState {
   available_minor: number;
 }
 
-/** The live offers of `offer` in FIFO order (best rate, then the oldest), plain or locked (FOR NO KEY UPDATE, in that order). */
-export async function readOffers(executor: Executor, offer: OfferKey, lock: boolean): Promise<OfferState[]> {
-  const query = executor
-    .selectFrom('sellers')
-    .select(['id', 'rate', 'liquidity_minor', 'reserved_minor'])
-    .where('is_sandbox', '=', false)
-    .where('currency', '=', offer.currency)
-    .where('payment_method', '=', offer.payment_method)
-    .where('active', '=', true)
-    .where(sql<boolean>`liquidity_minor > reserved_minor`)
-    .orderBy('rate', 'asc')
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc');
-  const rows = await (lock ? query.forNoKeyUpdate() : query).execute();
-  return rows.map((row) => ({ id: row.id, rate: String(row.rate), available_minor: Number(row.liquidity_minor) - Number(row.reserved_minor) }));
+/** How many offers one read takes: planning reads the next ones only when those read so far fall short. */
+export const OFFER_PAGE = 32;
+
+/**
+ * The live offers of one currency and rail in FIFO order (best rate, then the oldest), read a page at a time as
+ * planning needs them, plain or locked (FOR NO KEY UPDATE, page after page in that order, so two lockers never
+ * deadlock). A batch plans many payments over one book; a payment that the offers read so far cannot cover reads the
+ * next page (keyset on rate, created_at, id) and plans again. A currency with thousands of offers thus costs a read of
+ * the first few, not of all of them, per batch.
+ */
+export class OfferBook {
+  readonly #executor: Executor;
+  readonly #offer: OfferKey;
+  readonly #lock: boolean;
+  readonly #offers: OfferState[] = [];
+  /** Where the next page starts: the last offer read (created_at as text: a Date would lose its microseconds). */
+  #after: { rate: string; created_at: string; id: string } | undefined;
+  #exhausted = false;
+
+  constructor(executor: Executor, offer: OfferKey, lock: boolean) {
+    this.#executor = executor;
+    this.#offer = offer;
+    this.#lock = lock;
+  }
+
+  /** Plans `amount_minor` over the book (planLegs), reading more offers while those read fall short. */
+  async plan(amount_minor: number, rate_override?: string): Promise<Leg[]> {
+    if (this.#offers.length === 0 && !this.#exhausted) await this.#read();
+    for (;;) {
+      try {
+        return planLegs(this.#offers, this.#offer, amount_minor, rate_override);
+      } catch (error) {
+        // planLegs leaves the offers as they were when they fall short
+        if (this.#exhausted || !(error instanceof AppError && error.code === 'PAYMENT_INSUFFICIENT_LIQUIDITY')) throw error;
+        await this.#read();
+      }
+    }
+  }
+
+  async #read(): Promise<void> {
+    const after = this.#after;
+    const query = this.#executor
+      .selectFrom('sellers')
+      .select(['id', 'rate', 'liquidity_minor', 'reserved_minor', sql<string>`created_at::text`.as('created_at_text')])
+      .where('is_sandbox', '=', false)
+      .where('currency', '=', this.#offer.currency)
+      .where('payment_method', '=', this.#offer.payment_method)
+      .where('active', '=', true)
+      .where(sql<boolean>`liquidity_minor > reserved_minor`)
+      .$if(after !== undefined, (next) => next.where(sql<boolean>`(rate, created_at, id) > (${after!.rate}::numeric, ${after!.created_at}::timestamptz, ${after!.id}::uuid)`))
+      .orderBy('rate', 'asc')
+      .orderBy('created_at', 'asc')
+      .orderBy('id', 'asc')
+      .limit(OFFER_PAGE);
+    const rows = await (this.#lock ? query.forNoKeyUpdate() : query).execute();
+    for (const row of rows) this.#offers.push({ id: row.id, rate: String(row.rate), available_minor: Number(row.liquidity_minor) - Number(row.reserved_minor) });
+    const last = rows.at(-1);
+    if (last) this.#after = { rate: String(last.rate), created_at: last.created_at_text, id: last.id };
+    if (rows.length < OFFER_PAGE) this.#exhausted = true;
+  }
 }
 
 /**
@@ -165,21 +210,10 @@ const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: num
  */
 export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   if (legs.length === 0) return;
-  const reserved = await sql<{ id: string }>`with ${reservationSql(legs)} select id from reserved`.execute(trx);
-  if (reserved.rows.length !== legs.length) throw new AllocationRaced();
-}
-
-/**
- * reserveLegs's statement as CTEs for a caller's statement: `reserved` returns one row per leg's offer reserved (fewer
- * than the legs: an offer no longer covers its leg, and the caller must roll back). With `after`, a boolean SQL
- * expression that reads the caller's other CTEs, the offers are locked only once it is computed (so after those
- * writes: the locks are held for as short a time as the statement allows), and not at all when it is false.
- */
-export function reservationSql(legs: readonly HeldLeg[], after: RawBuilder<boolean> = sql<boolean>`true`): RawBuilder<unknown> {
-  assert(legs.length > 0, 'a reservation has legs');
+  // the same statement as the batched create's last write (mpay_create_batch, migration 0163)
   const wanted = sql.join(legs.map((leg) => sql`(${leg.seller_id}::uuid, ${heldOf(leg)}::bigint)`));
-  return sql`
-    wanted (id, held_minor) as (select v.id, v.held_minor from (values ${wanted}) as v (id, held_minor) where ${after}),
+  const reserved = await sql<{ id: string }>`
+    with wanted (id, held_minor) as (values ${wanted}),
     locked as (
       select s.id, s.liquidity_minor - s.reserved_minor as available_minor
       from sellers s join wanted w on w.id = s.id
@@ -194,7 +228,9 @@ export function reservationSql(legs: readonly HeldLeg[], after: RawBuilder<boole
       from wanted w join locked l on l.id = w.id
       where s.id = w.id and l.available_minor >= w.held_minor
       returning s.id
-    )`;
+    )
+    select id from reserved`.execute(trx);
+  if (reserved.rows.length !== legs.length) throw new AllocationRaced();
 }
 
 /** A create that kept losing races for the same offers reports them as taken. */

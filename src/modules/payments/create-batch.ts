@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
-import { jsonRecords } from '../../db/json-records.ts';
-import { runInOneRoundTrip } from '../../db/simple-query.ts';
-import { claimIdempotencyKeys, claimKeysWithResponsesSql, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
+import { preparedQuery } from '../../db/prepared.ts';
+import { claimIdempotencyKeys, keyClaimRows, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { eventRows, insertEventsSql, recordEvents, type NewEvent } from '../events/outbox.ts';
-import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, planLegs, readOffers, reservationSql, reserveLegs, type HeldLeg, type Leg, type OfferState } from '../liquidity/service.ts';
+import { eventRows, recordEvents, type NewEvent } from '../events/outbox.ts';
+import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, OfferBook, reserveLegs, type HeldLeg, type Leg } from '../liquidity/service.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import { DEFAULT_EXPIRES_IN_SECONDS, newPaymentRow, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
 import { duplicateOrderId } from './errors.ts';
@@ -60,11 +59,6 @@ export interface CreateBatcherOptions {
   onBatchFailed?: (error: unknown) => void;
   /** Called after a batch's one round trip committed events (CommitWatch sees only the transactional way's inserts). */
   onEventsCommitted?: () => void;
-  /**
-   * PostgreSQL: a batch's round trip is two statements in one implicit transaction (runInOneRoundTrip), the
-   * reservation after the writes' triggers; else (PGlite, one statement per query) one statement of CTEs.
-   */
-  two_statements?: boolean;
 }
 
 /** What the batcher did so far (the bench prints the mean batch size). */
@@ -102,7 +96,6 @@ export class PaymentCreateBatcher {
   readonly #gather_ms: number;
   readonly #onBatchFailed: (error: unknown) => void;
   readonly #onEventsCommitted: () => void;
-  readonly #two_statements: boolean;
   readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0, transactional: 0 };
   #queue: Pending[] = [];
   /** Set from a batch's start until it begins to write: the next batch gathers meanwhile, and starts after. */
@@ -117,7 +110,6 @@ export class PaymentCreateBatcher {
     this.#gather_ms = options.gather_ms ?? 1;
     this.#onBatchFailed = options.onBatchFailed ?? (() => {});
     this.#onEventsCommitted = options.onEventsCommitted ?? (() => {});
-    this.#two_statements = options.two_statements ?? false;
   }
 
   /** Every create runs alone while set (the bench measures both ways in one run). */
@@ -169,9 +161,10 @@ export class PaymentCreateBatcher {
     let items: Item[] | undefined;
     try {
       if (planned) {
-        if (planned.statements?.length === 1) await planned.statements[0]!.execute(this.#deps.db);
-        else if (planned.statements) await runInOneRoundTrip(this.#deps.db, planned.statements);
-        if (planned.statements) this.#onEventsCommitted();
+        if (planned.write) {
+          await createBatch(this.#deps.db, ...planned.write);
+          this.#onEventsCommitted();
+        }
         items = planned.items;
       }
     } catch {
@@ -212,14 +205,14 @@ export class PaymentCreateBatcher {
 
   /**
    * The batch in one round trip, for the common case: the offers are read and the legs planned first (a plain read,
-   * FIFO over it as below), then one autocommitted round trip writes the idempotency keys with their responses, the
-   * payments, legs and events (data-modifying CTEs), and last reserves the offers (locked in FIFO order, each only if
-   * it still covers its legs): on PostgreSQL as a second statement of the same implicit transaction, so the offers are
-   * locked for the reservation and the commit only, after the writes' triggers (the webhook fan-out is most of a
-   * batch's time in the database); on PGlite as more CTEs of the one statement. Two round trips instead of eight. Any
-   * surprise (a key or order_id in use, an offer taken or deactivated meanwhile) makes a statement refuse (mpay_refuse),
-   * so nothing of the batch is kept, and it runs the transactional way (#attempt), which settles each of those cases
-   * exactly. Throws when the batch must go that way at once.
+   * FIFO over it as below), then one autocommitted call of `mpay_create_batch` (migration 0163) writes the idempotency
+   * keys with their responses, the payments, legs and events, and last reserves the offers (locked in FIFO order, each
+   * only if it still covers its legs), after the writes' triggers (the webhook fan-out is most of a batch's time in the
+   * database): the offers are locked for the reservation and the commit only. The call's text is fixed and its rows
+   * are jsonb parameters, so PostgreSQL runs it as a prepared statement instead of parsing and planning a new statement
+   * per batch. Two round trips instead of eight. Any surprise (a key or order_id in use, an offer taken or deactivated
+   * meanwhile) makes the call refuse (mpay_refuse), so nothing of the batch is kept, and it runs the transactional way
+   * (#attempt), which settles each of those cases exactly. Throws when the batch must go that way at once.
    */
   async #plan(jobs: readonly Pending[]): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
@@ -234,37 +227,19 @@ export class PaymentCreateBatcher {
     for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
 
     const keyed = created.filter((item) => item.job.idempotency);
-    const legs = created.flatMap(legRows);
-    const { rows: events } = eventRows(now, created.map(matchedEvent));
-    const payments = jsonRecords('payments', created.map((item) => item.row as unknown as Record<string, unknown>));
-    const leg_records = jsonRecords('payment_legs', legs as unknown as Record<string, unknown>[]);
-    const writes: RawBuilder<unknown>[] = [
-      sql`inserted as (insert into payments (${payments.columns}) select ${payments.columns} from ${payments.records} on conflict on constraint payments_order_id_unique do nothing returning id)`,
-      sql`legs as (insert into payment_legs (${leg_records.columns}) select ${leg_records.columns} from ${leg_records.records} returning 1)`,
-      sql`events as (${insertEventsSql(events)})`,
-    ];
-    const complete = [sql`(select count(*) from inserted) = ${created.length}`, sql`(select count(*) from legs) = ${legs.length}`, sql`(select count(*) from events) = ${events.length}`];
-    if (keyed.length) {
-      const claims = keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) }));
-      writes.unshift(sql`claimed as (${claimKeysWithResponsesSql(claims, now)})`);
-      complete.push(sql`(select count(*) from claimed) = ${keyed.length}`);
-    }
+    const claims = keyClaimRows(keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) })), now);
     const holds = heldPerSeller(created);
-    const refusal = sql`mpay_refuse('a key or order_id in use, or an offer taken')`;
-    if (this.#two_statements) {
-      // the writes' AFTER triggers (foreign keys, the webhook fan-out) run at the end of the first statement, before
-      // the second locks any offer: a seller's row is locked for the reservation and the commit only
-      const statements = [sql`with ${sql.join(writes)} select ${refusal} where not (${sql.join(complete, sql` and `)})`];
-      if (holds.length) statements.push(sql`with ${reservationSql(holds)} select ${refusal} where (select count(*) from reserved) <> ${holds.length}`);
-      return { items, statements };
-    }
-    writes.push(sql`written as (select ${sql.join(complete, sql` and `)} as complete)`);
-    let refuse = sql<boolean>`not complete`;
-    if (holds.length) {
-      writes.push(reservationSql(holds, sql<boolean>`(select complete from written)`));
-      refuse = sql<boolean>`not complete or (select count(*) from reserved) <> ${holds.length}`;
-    }
-    return { items, statements: [sql`with ${sql.join(writes)} select ${refusal} from written where ${refuse}`] };
+    return {
+      items,
+      write: [
+        claims.length ? JSON.stringify(claims) : null,
+        JSON.stringify(created.map((item) => item.row)),
+        JSON.stringify(created.flatMap(legRows)),
+        JSON.stringify(eventRows(now, created.map(matchedEvent)).rows),
+        holds.map((hold) => hold.seller_id),
+        holds.map((hold) => hold.allocated_fiat_amount),
+      ],
+    };
   }
 
   /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
@@ -292,11 +267,18 @@ export class PaymentCreateBatcher {
   }
 }
 
-/** A batch planned for its one round trip: each request's outcome, and its statements (none when every request failed). */
+/** A batch planned for its one round trip: each request's outcome, and its call's parameters (none when every request failed). */
 interface PlannedBatch {
   items: Item[];
-  statements?: RawBuilder<unknown>[];
+  write?: CreateBatchParameters;
 }
+
+type CreateBatchParameters = [claims: string | null, payments: string, legs: string, events: string, seller_ids: string[], held_minor: number[]];
+
+/** The batch's writes in one call (migration 0163), a named prepared statement on PostgreSQL. */
+const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>((db) =>
+  db.selectNoFrom(sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as('done')),
+);
 
 /** Marks a request that goes the single way after the batch (its idempotency key was used already). */
 const ALONE = Symbol('alone');
@@ -318,11 +300,12 @@ function prepare(jobs: readonly Pending[]): Item[] {
 }
 
 /**
- * Plans the live items' legs FIFO in arrival order over one read of the offers per currency and rail (live) or of the
- * synthetic sellers (sandbox); too little liquidity fails that item alone.
+ * Plans the live items' legs FIFO in arrival order over one offer book per currency and rail (live: read a page at a
+ * time, as far as the batch needs) or one read of the synthetic sellers (sandbox); too little liquidity fails that
+ * item alone.
  */
 async function planAll(executor: Executor, items: readonly Item[], lock_offers: boolean): Promise<void> {
-  const offers = new Map<string, OfferState[]>();
+  const books = new Map<string, OfferBook>();
   const sandbox = new Map<string, Leg>();
   for (const item of live(items)) {
     const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
@@ -335,9 +318,9 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
         item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
         continue;
       }
-      let state = offers.get(name);
-      if (!state) offers.set(name, (state = await readOffers(executor, key, lock_offers)));
-      item.legs = planLegs(state, key, item.amount_minor);
+      let book = books.get(name);
+      if (!book) books.set(name, (book = new OfferBook(executor, key, lock_offers)));
+      item.legs = await book.plan(item.amount_minor);
     } catch (error) {
       item.error = error;
     }

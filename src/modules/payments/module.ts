@@ -31,7 +31,6 @@ export const paymentsModule = defineModule({
       onBatchFailed: (error) => logger.warn({ err: error }, 'a batch of payment creates failed; each ran alone'),
       // the outbox's wake-up (wakeDispatchersAfterEventCommits) after a batch's one statement wrote events
       onEventsCommitted: () => commits.fire(['events']),
-      two_statements: config.database_url !== undefined,
     });
     const verdicts: VerdictDeps = { ...deps, validator: needs.validator, logger, completion_failures: createVerdictMetrics(registry) };
     const poll = config.worker_poll_interval_ms;
