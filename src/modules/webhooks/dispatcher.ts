@@ -20,6 +20,10 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const RESPONSE_EXCERPT_CHARS = 512;
 const DEFAULT_BATCH = 50;
 const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 4;
+/** In flight at once to an endpoint whose last attempt failed (`failing_since`, migration 0164), across every worker. */
+export const FAILING_MAX_IN_FLIGHT_PER_ENDPOINT = 1;
+/** The share of a worker's slots that deliveries to failing endpoints may take; the rest wait for endpoints that answer. */
+export const FAILING_SHARE_OF_SLOTS = 0.25;
 /** The worker's dispatcher polls at least this often beside its NOTIFY wake-ups (which are sent after commit and can be lost). */
 export const WEBHOOK_FALLBACK_POLL_MS = 250;
 
@@ -55,6 +59,8 @@ interface Claim {
   /** The line it waits in at its endpoint (the resource, or the one it is ordered after). */
   ordering_key: string;
   endpoint: Pick<EndpointRow, 'id' | 'url' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>;
+  /** Its endpoint's last attempt failed when it was claimed. */
+  failing: boolean;
   token: string;
 }
 
@@ -72,7 +78,8 @@ export async function orderDeliveriesAfter(trx: Trx, resource_id: string, orderi
  * WebhookDispatcher, which does not wait.
  */
 export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number> {
-  const claims = await claimDue(deps, deps.batch ?? DEFAULT_BATCH);
+  const batch = deps.batch ?? DEFAULT_BATCH;
+  const claims = await claimDue(deps, batch, batch);
   await Promise.all(claims.map((claim) => deliver(deps, claim, false)));
   return claims.length;
 }
@@ -82,18 +89,23 @@ export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number>
  * for the sends, so an endpoint that answers in 5 s (or never) holds its own slots and leases, not the pass; other
  * merchants' deliveries are claimed and sent by the next pass at once. A send that succeeds hands its slot to the next
  * event of its line as it records the success (see deliver), without waiting for a pass. Ordering and the lease
- * rules live in the SQL (migrations 0160, 0161), so N worker processes still share the queue without sending an event
- * twice.
+ * rules live in the SQL (migrations 0160, 0161, 0164), so N worker processes still share the queue without sending an
+ * event twice. Endpoints whose last attempt failed get one slot each and together at most FAILING_SHARE_OF_SLOTS of
+ * this worker's (a bulkhead): many dead endpoints of busy merchants cannot fill the worker and hold every other
+ * merchant's deliveries until their timeouts.
  */
 export class WebhookDispatcher {
   readonly #deps: DispatcherDeps;
   readonly #max_in_flight: number;
+  readonly #max_failing: number;
   readonly #in_flight = new Set<Promise<void>>();
+  #failing_in_flight = 0;
   readonly #onSettled: () => void;
 
   constructor(deps: DispatcherDeps & { max_in_flight: number; onSettled?: () => void }) {
     this.#deps = deps;
     this.#max_in_flight = deps.max_in_flight;
+    this.#max_failing = Math.max(1, Math.floor(deps.max_in_flight * FAILING_SHARE_OF_SLOTS));
     this.#onSettled = deps.onSettled ?? (() => {});
   }
 
@@ -101,15 +113,23 @@ export class WebhookDispatcher {
     return this.#in_flight.size;
   }
 
+  /** Sends to endpoints whose last attempt failed, now. */
+  get failing_in_flight(): number {
+    return this.#failing_in_flight;
+  }
+
   /** One pass: claims up to the free slots and starts the sends; resolves to how many it started. */
   async pass(): Promise<number> {
     const free = this.#max_in_flight - this.#in_flight.size;
     if (free <= 0) return 0;
-    const claims = await claimDue(this.#deps, Math.min(this.#deps.batch ?? DEFAULT_BATCH, free));
+    const batch = Math.min(this.#deps.batch ?? DEFAULT_BATCH, free);
+    const claims = await claimDue(this.#deps, batch, Math.min(batch, Math.max(0, this.#max_failing - this.#failing_in_flight)));
     for (const claim of claims) {
+      if (claim.failing) this.#failing_in_flight++;
       const sending: Promise<void> = deliverInLine(this.#deps, claim)
         .catch((error: unknown) => this.#deps.logger?.error({ err: error, delivery_id: claim.delivery_id }, 'webhook attempt could not be recorded'))
         .finally(() => {
+          if (claim.failing) this.#failing_in_flight--;
           this.#in_flight.delete(sending);
           // A finished send frees a slot and may unblock the next event of its resource.
           this.#onSettled();
@@ -136,22 +156,27 @@ interface ClaimedRow {
   secret_sealed: string;
   previous_secret_sealed: string | null;
   previous_secret_expires_at: Date | null;
+  /** Set by the claim; the record's chained next event is always of an endpoint that just answered. */
+  failing?: boolean;
 }
 
 /**
- * Claims due deliveries under a lease, in one statement (the function `mpay_claim_webhook_deliveries`, migration
- * 0160): only the oldest pending event of a line (ordering key) per endpoint, and at most an endpoint's free slots
- * (`max_in_flight_per_endpoint` less its live leases), so an endpoint at its cap never crowds others out of the
- * batch however long its backlog; rows locked `FOR UPDATE SKIP LOCKED` so N workers share the queue without sending
- * an event twice. The cap is counted from the statement's snapshot: two workers claiming at the same instant may
- * pass it by a few together.
+ * Claims due deliveries under a lease, in one statement (the function `mpay_claim_webhook_deliveries`, migrations
+ * 0160 and 0164): only the oldest pending event of a line (ordering key) per endpoint, and at most an endpoint's free
+ * slots (`max_in_flight_per_endpoint` less its live leases; FAILING_MAX_IN_FLIGHT_PER_ENDPOINT for an endpoint whose
+ * last attempt failed), so an endpoint at its cap never crowds others out of the batch however long its backlog, and at
+ * most `failing_batch` deliveries of failing endpoints; rows locked `FOR UPDATE SKIP LOCKED` so N workers share the
+ * queue without sending an event twice. The caps are counted from the statement's snapshot: two workers claiming at
+ * the same instant may pass them by a few together.
  */
-async function claimDue(deps: DispatcherDeps, batch: number): Promise<Claim[]> {
+async function claimDue(deps: DispatcherDeps, batch: number, failing_batch: number): Promise<Claim[]> {
   const now = deps.clock.now();
   const token = randomUUID();
   const per_endpoint = deps.max_in_flight_per_endpoint ?? DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT;
+  const failing_per_endpoint = Math.min(per_endpoint, FAILING_MAX_IN_FLIGHT_PER_ENDPOINT);
   const until = new Date(now.getTime() + claimLeaseMs(deps.timeout_ms));
-  const { rows } = await sql<ClaimedRow>`select * from mpay_claim_webhook_deliveries(${now}, ${until}, ${token}, ${per_endpoint}, ${batch})`.execute(deps.db);
+  const { rows } = await sql<ClaimedRow>`
+    select * from mpay_claim_webhook_deliveries(${now}, ${until}, ${token}, ${per_endpoint}, ${batch}, ${failing_per_endpoint}, ${failing_batch})`.execute(deps.db);
   return rows.map((row) => claimOf(row, token));
 }
 
@@ -163,6 +188,7 @@ function claimOf(row: ClaimedRow, token: string): Claim {
     is_sandbox: row.is_sandbox,
     ordering_key: row.ordering_key,
     endpoint: { id: row.endpoint_id, url: row.url, secret_sealed: row.secret_sealed, previous_secret_sealed: row.previous_secret_sealed, previous_secret_expires_at: row.previous_secret_expires_at },
+    failing: row.failing ?? false,
     token,
   };
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
@@ -29,6 +29,8 @@ export interface WebhookTables {
     created_at: Date;
     updated_at: Date;
     deleted_at: Date | null;
+    /** Set by a failed attempt, cleared by a successful one: the dispatcher gives a failing endpoint less (migration 0164). */
+    failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   };
   webhook_deliveries: {
     id: string;
