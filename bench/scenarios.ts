@@ -194,29 +194,45 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
   ];
 }
 
-/** POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up). */
+/**
+ * POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up): all for one
+ * receiver (every confirm credits the same account), then spread over 8 receivers (they share only the issuance
+ * account their mints debit).
+ */
 async function confirmRows(context: BenchContext): Promise<Row[]> {
-  const receiver = await createMerchant(context.application.merchants, { name: 'Bench receiver' });
   const receipt = { receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'), content_type: 'image/png' };
-  const count = context.kind === 'pglite' ? 200 : 500;
-  const ids: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const response = await context.application.app.inject({
-      method: 'POST',
-      url: '/internal/pending-funds',
-      headers: { authorization: `Bearer ${BENCH_TOKEN}` },
-      payload: { receiver_merchant_id: receiver.merchant.id, amount_minor: 1_000_000, payer_reference: `payer-${i}`, ...receipt },
+  const measure = async (receiver_count: number): Promise<Row> => {
+    // as many rows for each receiver: the load generator splits the requests evenly over them
+    const count = (context.kind === 'pglite' ? 200 : 496) - ((context.kind === 'pglite' ? 200 : 496) % receiver_count);
+    const receivers = await Promise.all(Array.from({ length: receiver_count }, (_, i) => createMerchant(context.application.merchants, { name: `Bench receiver ${i + 1}` })));
+    const ids: string[][] = receivers.map(() => []);
+    for (let i = 0; i < count; i++) {
+      const receiver = receivers[i % receiver_count]!;
+      const response = await context.application.app.inject({
+        method: 'POST',
+        url: '/internal/pending-funds',
+        headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+        payload: { receiver_merchant_id: receiver.merchant.id, amount_minor: 1_000_000, payer_reference: `payer-${receiver_count}-${i}`, ...receipt },
+      });
+      if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
+      ids[i % receiver_count]!.push(response.json().data.id);
+    }
+    const baseline = await context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }], amount: count, warmup_s: 0 });
+    const confirm = await context.load({
+      targets: receivers.map((receiver, index) => ({
+        url: `${context.base_url}/v1/pending-funds/x/receiver-confirm`,
+        method: 'POST' as const,
+        headers: { 'x-api-key': receiver.api_keys.live },
+        body: receipt,
+        paths: ids[index]!.map((id) => `/v1/pending-funds/${id}/receiver-confirm`),
+      })),
+      amount: count,
+      warmup_s: 0,
     });
-    if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
-    ids.push(response.json().data.id);
-  }
-  const baseline = await context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }], amount: count, warmup_s: 0 });
-  const confirm = await context.load({
-    targets: [{ url: `${context.base_url}/v1/pending-funds/x/receiver-confirm`, method: 'POST', headers: { 'x-api-key': receiver.api_keys.live }, body: receipt, paths: ids.map((id) => `/v1/pending-funds/${id}/receiver-confirm`) }],
-    amount: count,
-    warmup_s: 0,
-  });
-  return [httpRow('confirm', `receiver-confirm, ${count} rows`, confirm, { figure: 'bare INSERT endpoint', result: baseline })];
+    const figure = `receiver-confirm, ${count} rows${receiver_count > 1 ? ` over ${receiver_count} receivers` : ''}`;
+    return httpRow('confirm', figure, confirm, { figure: 'bare INSERT endpoint', result: baseline });
+  };
+  return [await measure(1), await measure(8)];
 }
 
 /** The sell/buy matcher over a book inserted in bulk, beside the bare ledger mints it makes (one per pair). */

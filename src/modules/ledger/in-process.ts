@@ -206,11 +206,17 @@ export async function applyTransfer(executor: Executor, clock: Clock, command: T
   return presentValue((await applyTransfers(executor, clock, [command]))[0], 'one command gives one transfer');
 }
 
+/**
+ * An account's balance: its row, plus its stripes for an issuance account (migration 0165: postings add to a stripe of
+ * an issuance account instead of locking its row).
+ */
+const accountBalance = sql<string>`(ledger_accounts.balance_micro_pay + coalesce((select sum(s.delta_micro_pay) from ledger_issuance_stripes s where s.account = ledger_accounts.name), 0))::text`;
+
 export async function readBalances(executor: Executor, names: readonly string[]): Promise<Map<string, number | null>> {
   const result = new Map<string, number | null>(names.map((name) => [name, null]));
   if (names.length === 0) return result;
-  const rows = await executor.selectFrom('ledger_accounts').select(['name', 'balance_micro_pay']).where('name', 'in', [...names]).execute();
-  for (const row of rows) result.set(row.name, row.balance_micro_pay);
+  const rows = await executor.selectFrom('ledger_accounts').select(['name', accountBalance.as('balance_micro_pay')]).where('name', 'in', [...names]).execute();
+  for (const row of rows) result.set(row.name, Number(row.balance_micro_pay));
   return result;
 }
 
@@ -227,7 +233,7 @@ export async function creditedSince(executor: Executor, account: string, since: 
 /** The invariants, recomputed from the journal in one snapshot (repeatable read, so concurrent writes cannot skew it). */
 export async function verifyLedger(db: Db): Promise<LedgerVerification> {
   const run = async (executor: Executor) => {
-    const accounts = await executor.selectFrom('ledger_accounts').selectAll().execute();
+    const accounts = await executor.selectFrom('ledger_accounts').select(['name', 'non_negative', accountBalance.as('balance_micro_pay')]).execute();
     const journal = await sql<{ account: string; net: string }>`
       select account, sum(net)::text as net from (
         select credit_account as account, amount_micro_pay as net from ledger_transfers

@@ -8,7 +8,7 @@ import { openIssuanceAccounts } from './supply.ts';
 /** The PAY ledger port (in-process, or HTTP with LEDGER_URL), its service API and the operator's adjustments. */
 export const ledgerModule = defineModule({
   name: 'ledger',
-  owns: ['ledger_accounts', 'ledger_transfers'],
+  owns: ['ledger_accounts', 'ledger_transfers', 'ledger_issuance_stripes'],
   calls: ['audit'],
   start: async ({ config, db, clock }, needs: { override?: Ledger | undefined }) => {
     const ledger = needs.override ?? createLedgerFromConfig(config, { db, clock });

@@ -5,8 +5,15 @@ export interface LedgerTables {
   ledger_accounts: {
     name: string;
     non_negative: boolean;
+    /** An issuance account's is frozen: its moves add to its stripes (see ledger_issuance_stripes). */
     balance_micro_pay: number;
     created_at: Date;
+  };
+  /** Migration 0165: an issuance account's balance is its row plus these, one per (account, stripe), never locked by a posting for long. */
+  ledger_issuance_stripes: {
+    account: string;
+    stripe: number;
+    delta_micro_pay: number;
   };
   ledger_transfers: {
     id: string;
