@@ -210,27 +210,10 @@ const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: num
  */
 export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   if (legs.length === 0) return;
-  // the same statement as the batched create's last write (mpay_create_batch, migration 0163)
-  const wanted = sql.join(legs.map((leg) => sql`(${leg.seller_id}::uuid, ${heldOf(leg)}::bigint)`));
-  const reserved = await sql<{ id: string }>`
-    with wanted (id, held_minor) as (values ${wanted}),
-    locked as (
-      select s.id, s.liquidity_minor - s.reserved_minor as available_minor
-      from sellers s join wanted w on w.id = s.id
-      where s.active and not s.synthetic
-      order by s.rate, s.created_at, s.id
-      -- not FOR UPDATE: the creating transaction's own leg rows hold KEY SHARE locks on these sellers (their
-      -- foreign key), which FOR UPDATE would wait on across transactions and deadlock
-      for no key update of s
-    ),
-    reserved as (
-      update sellers s set reserved_minor = s.reserved_minor + w.held_minor
-      from wanted w join locked l on l.id = w.id
-      where s.id = w.id and l.available_minor >= w.held_minor
-      returning s.id
-    )
-    select id from reserved`.execute(trx);
-  if (reserved.rows.length !== legs.length) throw new AllocationRaced();
+  // the batched create's last write too (mpay_create_batch): migration 0163
+  const { rows } = await sql<{ reserved: string }>`
+    select mpay_reserve_offers(${legs.map((leg) => leg.seller_id)}::uuid[], ${legs.map(heldOf)}::bigint[]) as reserved`.execute(trx);
+  if (Number(rows[0]?.reserved) !== legs.length) throw new AllocationRaced();
 }
 
 /** A create that kept losing races for the same offers reports them as taken. */
