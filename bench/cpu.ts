@@ -1,7 +1,8 @@
 /**
- * CPU time spent by the processes behind a figure, read from /proc (Linux): the api process(es), the database's
- * backends (PostgreSQL: the server processes connected to the bench's own database) and the load generator. The
- * bench prints it per request, so a figure says where its CPU went and not only how fast it was.
+ * CPU time spent by the processes behind a figure, read from /proc (Linux; elsewhere it reads 0): the api
+ * process(es), the database's backends (PostgreSQL: the server processes connected to the bench's own database) and
+ * the load generator. The bench prints it per request, so a figure says where its CPU went and not only how fast it
+ * was.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -37,7 +38,13 @@ function ticksOf(pid: number): number {
 
 function backendsOf(database_name: string): number[] {
   const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return pids; // not Linux: the database's CPU counts as 0
+  }
+  for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       // a backend's title: "postgres: 15/main: <user> <database> <client> <state>"
