@@ -1,4 +1,6 @@
 import type { Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
+import type { PayoutDestination } from '../reference/payout-destinations.ts';
 
 export type BuyOrderStatus = 'pending' | 'matched' | 'cancelled' | 'expired';
 
@@ -32,8 +34,19 @@ export interface BuyOrderTables {
     amount_micro_pay: number;
     fiat_amount: number;
     mint_transfer_id: string;
+    /** 1, 2, … in the order the buy order's fills were made (the QR route's `n`). */
+    buy_fill_number: number;
+    /** Whom the buyer pays for this fill, as the seller's destination and name were at the match. */
+    payee: Json<FillPayee | null>;
+    /** The buyer's name as the seller is shown it. */
+    payer_name: string | null;
     created_at: Date;
   };
+}
+
+export interface FillPayee {
+  display_name: string;
+  destination: PayoutDestination;
 }
 
 export type BuyOrderRow = Selectable<BuyOrderTables['buy_orders']>;
