@@ -240,12 +240,10 @@ describe('payouts: confirm-cash-leg checks the slip against the seller\'s destin
     assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'cash_leg_in_flight');
 
     const asked = fake.received.length;
-    const unnamed = await confirm(sell.id);
-    expectError(unnamed, 400, 'VALIDATION_ERROR');
-    assert.deepEqual(unnamed.json().error.details.map((detail: { field: string }) => detail.field), ['body.buy_order_id']);
     const stranger = await confirm(sell.id, { buy_order_id: randomUUID() });
     expectError(stranger, 400, 'VALIDATION_ERROR');
-    assert.equal(fake.received.length, asked, 'a slip that names no fill never reaches the provider');
+    assert.deepEqual(stranger.json().error.details.map((detail: { field: string }) => detail.field), ['body.buy_order_id']);
+    assert.equal(fake.received.length, asked, 'a slip for no fill of this order never reaches the provider');
 
     // b2's amount on b1's fill: refused.
     fake.answer({ kind: 'success', amount_baht: 210, receiver_account: 'xxx-x-x5678-x' });
@@ -254,12 +252,17 @@ describe('payouts: confirm-cash-leg checks the slip against the seller\'s destin
     fake.answer({ kind: 'success', amount_baht: 140, receiver_account: 'xxx-x-x5678-x' });
     const first = await confirm(sell.id, { buy_order_id: b1.id });
     assert.deepEqual([first.json().data.status, first.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'verified']);
+    // Unnamed, a slip is checked against the oldest fill still unpaid: b2's.
+    fake.answer({ kind: 'success', amount_baht: 140, receiver_account: 'xxx-x-x5678-x' });
+    const not_b2 = await confirm(sell.id);
+    assert.deepEqual([not_b2.json().data.status, not_b2.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'failed']);
     fake.answer({ kind: 'success', amount_baht: 210, receiver_account: 'xxx-x-x5678-x' });
-    const last = await confirm(sell.id, { buy_order_id: b2.id });
+    const last = await confirm(sell.id);
     assert.deepEqual([last.statusCode, last.json().data.status], [200, 'completed']);
     assert.deepEqual(await attempts(sell.id), [
       { outcome: 'failed', reason: 'amount_mismatch', buy_order_id: b1.id },
       { outcome: 'verified', reason: null, buy_order_id: b1.id },
+      { outcome: 'failed', reason: 'amount_mismatch', buy_order_id: b2.id },
       { outcome: 'verified', reason: null, buy_order_id: b2.id },
     ]);
     assert.equal((await t.application.ledger.verify()).ok, true);

@@ -35,7 +35,7 @@ const ConfirmBody = Type.Object(
     content_type: Type.Union(RECEIPT_CONTENT_TYPES.map((type) => Type.Literal(type))),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your rail\'s transfer reference' })),
     buy_order_id: Type.Optional(
-      Type.String({ format: 'uuid', description: 'The buy order whose transfer the slip shows (from `cash_leg.fills`); required when several buy orders filled this sell order' }),
+      Type.String({ format: 'uuid', description: 'The buy order whose transfer the slip shows (from `cash_leg.fills`); default: the oldest fill still without a verified transfer' }),
     ),
   },
   { additionalProperties: false },

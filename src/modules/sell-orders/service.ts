@@ -49,7 +49,7 @@ export interface ConfirmCashLegInput {
   receipt_base64: string;
   content_type: string;
   reference?: string | undefined;
-  /** The fill (its buy order) whose transfer the slip shows; needed when several buy orders filled the order. */
+  /** The fill (its buy order) whose transfer the slip shows; default: the oldest fill without a verified transfer. */
   buy_order_id?: string | undefined;
 }
 
