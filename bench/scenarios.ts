@@ -370,7 +370,10 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
       early ??
       (await new Promise<number | undefined>((resolve) => {
         const timer = setTimeout(() => resolve(undefined), Math.max(0, Math.min(WEBHOOK_WAIT_MS, wait_ms - (performance.now() - answered_ms))));
-        waiting.set(id, (at) => (clearTimeout(timer), resolve(at)));
+        waiting.set(id, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
       }));
     waiting.delete(id);
     if (arrived_ms === undefined) return undefined;

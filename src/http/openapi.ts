@@ -232,7 +232,7 @@ function derivedOperationId(method: string, path: string): string {
   const words = path
     .split('/')
     .filter((part) => part && part !== 'v1')
-    .map((part) => (part.startsWith('{') ? 'by-' + part.slice(1, -1) : part))
+    .map((part) => (part.startsWith('{') ? `by-${part.slice(1, -1)}` : part))
     .join('-')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);

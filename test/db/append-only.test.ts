@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { createApplication, type Application } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';

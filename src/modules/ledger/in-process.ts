@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present as presentValue } from '../../lib/assert.ts';
-import { AppError } from '../../lib/errors.ts';
+import type { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
 import { checkCommand, replayOrConflict } from './rules.ts';
 import type { TransferRow } from './tables.ts';
@@ -132,7 +132,7 @@ export async function applyTransfers(executor: Executor, clock: Clock, commands:
     if (error && applied[index]?.status !== 'not_applied') throw error;
   });
   const transfers = applied.map(present);
-  transfers.forEach((transfer, index) => assertMove(commands[index], transfer));
+  for (const [index, transfer] of transfers.entries()) assertMove(commands[index], transfer);
   return transfers;
 }
 
