@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
-/** Issue 10: POST /v1/payments carries Deprecation, Sunset and Link on every response, errors included. */
+/** POST /v1/payments carries Deprecation, Sunset and Link on every response, errors included. */
 describe('POST /v1/payments: deprecation headers on every response', () => {
   let t: TestApp;
   let merchant: TestMerchant;

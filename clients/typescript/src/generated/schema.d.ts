@@ -7179,6 +7179,8 @@ export interface operations {
                 limit?: number;
                 /** @description Legacy; ignored when cursor is given */
                 offset?: number;
+                /** @description The merchant's order id, matched exactly (at most one payment per mode) */
+                order_id?: string;
                 /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
