@@ -51,7 +51,7 @@ export function authRoutes({ app, deps, get, post }: PageRouter): void {
         if (outcome.reason === 'locked') {
           const locked_until = present(outcome.locked_until, 'a locked sign-in says until when');
           reply.header('Retry-After', String(Math.max(1, Math.ceil((new Date(locked_until).getTime() - deps.users.clock.now().getTime()) / 1000))));
-          return sendPage(reply, signInPage(context, { email, error: context.t('locked', { until: locked_until.replace('T', ' ').slice(0, 16) + ' UTC' }) }), 429);
+          return sendPage(reply, signInPage(context, { email, error: context.t('locked', { until: `${locked_until.replace('T', ' ').slice(0, 16)} UTC` }) }), 429);
         }
         return sendPage(reply, signInPage(context, { email, error: context.t('invalid_credentials') }), 401);
       }
