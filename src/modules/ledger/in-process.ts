@@ -10,7 +10,7 @@ import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './err
 import { GroupCommit } from './group-commit.ts';
 
 /**
- * One item's answer, completed from its command where `ledger_apply_one` (migration 0152) answers only the status and
+ * One item's answer, completed from its command where `ledger_apply_one` (ledger/sql) answers only the status and
  * id of an applied item.
  */
 interface AppliedItem {
@@ -57,7 +57,7 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
 }
 
 /**
- * Applies checked commands in one round trip: the SQL function `ledger_apply` (migrations 0131, 0152) runs, per item,
+ * Applies checked commands in one round trip: the SQL function `ledger_apply` (ledger/sql/ledger_apply.sql) runs, per item,
  * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
  * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
  */
@@ -70,7 +70,7 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
 }
 
 /**
- * The set-based path alone (`ledger_apply_all`, migration 0153): every item applied, or nothing written and null
+ * The set-based path alone (`ledger_apply_all`, ledger/sql/ledger_apply_all.sql): every item applied, or nothing written and null
  * (a replay, a conflict, a refusal or a key twice). It takes every key lock, then every account lock, each in sorted
  * order, so two such calls never deadlock.
  */
@@ -207,7 +207,7 @@ export async function applyTransfer(executor: Executor, clock: Clock, command: T
 }
 
 /**
- * An account's balance: its row, plus its stripes for an issuance account (migration 0165: postings add to a stripe of
+ * An account's balance: its row, plus its stripes for an issuance account (ledger_issuance_add: postings add to a stripe of
  * an issuance account instead of locking its row).
  */
 const accountBalance = sql<string>`(ledger_accounts.balance_micro_pay + coalesce((select sum(s.delta_micro_pay) from ledger_issuance_stripes s where s.account = ledger_accounts.name), 0))::text`;
