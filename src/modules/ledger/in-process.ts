@@ -10,11 +10,7 @@ import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './err
 import { GroupCommit } from './group-commit.ts';
 
 /**
-<<<<<<< HEAD
- * One item's answer, completed from its command where `ledger_apply_one` (ledger/sql) answers only the status and
-=======
  * One item's answer, completed from its command where `ledger_apply_one` answers only the status and
->>>>>>> main
  * id of an applied item.
  */
 interface AppliedItem {
@@ -74,11 +70,7 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
 }
 
 /**
-<<<<<<< HEAD
- * The set-based path alone (`ledger_apply_all`, ledger/sql/ledger_apply_all.sql): every item applied, or nothing written and null
-=======
  * The set-based path alone (`ledger_apply_all`): every item applied, or nothing written and null
->>>>>>> main
  * (a replay, a conflict, a refusal or a key twice). It takes every key lock, then every account lock, each in sorted
  * order, so two such calls never deadlock.
  */
@@ -215,13 +207,8 @@ export async function applyTransfer(executor: Executor, clock: Clock, command: T
 }
 
 /**
-<<<<<<< HEAD
- * An account's balance: its row, plus its stripes for an issuance account (ledger_issuance_add: postings add to a stripe of
- * an issuance account instead of locking its row).
-=======
  * An account's balance: its row, plus its stripes for an issuance account (postings add to a stripe of
  * an issuance account rather than lock its row, so mints do not queue on it).
->>>>>>> main
  */
 const accountBalance = sql<string>`(ledger_accounts.balance_micro_pay + coalesce((select sum(s.delta_micro_pay) from ledger_issuance_stripes s where s.account = ledger_accounts.name), 0))::text`;
 

@@ -205,11 +205,7 @@ export class PaymentCreateBatcher {
 
   /**
    * The batch in one round trip, for the common case: the offers are read and the legs planned first (a plain read,
-<<<<<<< HEAD
-   * FIFO over it as below), then one autocommitted call of `mpay_create_batch` (payments/sql/mpay_create_batch.sql) writes the idempotency
-=======
    * FIFO over it as below), then one autocommitted call of `mpay_create_batch` writes the idempotency
->>>>>>> main
    * keys with their responses, the payments, legs and events, and last reserves the offers (locked in FIFO order, each
    * only if it still covers its legs), after the writes' triggers (the webhook fan-out is most of a batch's time in the
    * database): the offers are locked for the reservation and the commit only. The call's text is fixed and its rows
@@ -279,11 +275,7 @@ interface PlannedBatch {
 
 type CreateBatchParameters = [claims: string | null, payments: string, legs: string, events: string, seller_ids: string[], held_minor: number[]];
 
-<<<<<<< HEAD
-/** The batch's writes in one call (payments/sql/mpay_create_batch.sql), a named prepared statement on PostgreSQL. */
-=======
 /** The batch's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL. */
->>>>>>> main
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>((db) =>
   db.selectNoFrom(sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as('done')),
 );

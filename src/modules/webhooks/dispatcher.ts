@@ -89,11 +89,7 @@ export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number>
  * for the sends, so an endpoint that answers in 5 s (or never) holds its own slots and leases, not the pass; other
  * merchants' deliveries are claimed and sent by the next pass at once. A send that succeeds hands its slot to the next
  * event of its line as it records the success (see deliver), without waiting for a pass. Ordering and the lease
-<<<<<<< HEAD
- * rules live in the SQL (webhooks/sql), so N worker processes still share the queue without sending an
-=======
  * rules live in the SQL (`mpay_claim_webhook_deliveries`, `mpay_record_webhook_attempt`), so N worker processes share the queue without sending an
->>>>>>> main
  * event twice. Endpoints whose last attempt failed get one slot each and together at most FAILING_SHARE_OF_SLOTS of
  * this worker's (a bulkhead): many dead endpoints of busy merchants cannot fill the worker and hold every other
  * merchant's deliveries until their timeouts.
@@ -292,11 +288,7 @@ const RETRY_DELAYS_LITERAL = `{${RETRY_DELAYS_MS.join(',')}}`;
 
 /**
  * Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept), in
-<<<<<<< HEAD
- * one call (`mpay_record_webhook_attempt`, webhooks/sql): a failure waits for the next step of RETRY_DELAYS_MS or,
-=======
  * one call (`mpay_record_webhook_attempt`): a failure waits for the next step of RETRY_DELAYS_MS or,
->>>>>>> main
  * past its end, marks the delivery failed. With `chain`, answers the next event of the line it leased (see deliver).
  */
 async function recordAttempt(deps: DispatcherDeps, claim: Claim, outcome: AttemptOutcome, chain: boolean): Promise<Claim | null> {

@@ -328,11 +328,7 @@ export async function requireActiveEndpoint(executor: Trx | Db, scope: MerchantS
   }
 }
 
-<<<<<<< HEAD
-/** The active endpoints subscribed to `type`: the trigger's rule (webhooks/sql/mpay_enqueue_webhook_delivery.sql), for re-queued skipped deliveries. */
-=======
 /** The active endpoints subscribed to `type`: the trigger's rule (`mpay_enqueue_webhook_delivery`), for re-queued skipped deliveries. */
->>>>>>> main
 export async function subscribedEndpointIds(trx: Trx, scope: MerchantScope, type: string): Promise<string[]> {
   const rows = await activeEndpoints(trx, scope)
     .where(sql<boolean>`(enabled_events @> '["*"]'::jsonb or enabled_events @> jsonb_build_array(${type}::text))`)

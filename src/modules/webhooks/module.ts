@@ -7,14 +7,8 @@ import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './sec
 
 /**
  * The database trigger that writes this module's `webhook_deliveries` rows: `after insert on events`, one row per
-<<<<<<< HEAD
- * subscribed endpoint of the event's merchant and mode, in the event's own transaction, once per INSERT statement
- * (sql/mpay_enqueue_webhook_delivery.sql). No TypeScript inserts deliveries; the dispatcher claims, sends and records
- * them.
-=======
  * subscribed endpoint of the event's merchant and mode, in the event's own transaction, once per INSERT statement. No TypeScript inserts deliveries; the dispatcher claims, sends and
  * records them.
->>>>>>> main
  */
 export const DELIVERY_TRIGGER = 'events_enqueue_webhook_delivery';
 

@@ -15,11 +15,7 @@ export type { AttemptView, DeliveryView, EventView } from './schema.ts';
 
 export type { WebhooksDeps } from './endpoints.ts';
 
-<<<<<<< HEAD
-// Delivery rows are not inserted here: the trigger `events_enqueue_webhook_delivery` (webhooks/sql) writes one per
-=======
 // Delivery rows are not inserted here: the trigger `events_enqueue_webhook_delivery` writes one per
->>>>>>> main
 // subscribed endpoint in the transaction that writes the event (see tables.ts). This module reads them, re-queues
 // them (redeliver, recover) and the dispatcher sends them.
 
