@@ -37,11 +37,15 @@ export function sqlFiles(): string[] {
  */
 export async function applySqlFiles<T>(db: Kysely<T>, only?: readonly string[]): Promise<string[]> {
   const files = only ?? sqlFiles();
-  await sql`create table if not exists schema_sql_files (name text primary key, sha256 text not null, applied_at timestamptz not null)`.execute(db);
+  await sql`create table if not exists schema_sql_files (name text primary key, sha256 text not null, applied_at timestamptz not null)`.execute(
+    db,
+  );
   const apply = async (trx: Kysely<T>) => {
     await sql`select pg_advisory_xact_lock(hashtext('mpay_schema_sql_files'))`.execute(trx);
     const stored = new Map(
-      (await sql<{ name: string; sha256: string }>`select name, sha256 from schema_sql_files`.execute(trx)).rows.map((row) => [row.name, row.sha256]),
+      (await sql<{ name: string; sha256: string }>`select name, sha256 from schema_sql_files`.execute(trx)).rows.map(
+        (row) => [row.name, row.sha256],
+      ),
     );
     const applied: string[] = [];
     for (const name of files) {
@@ -50,7 +54,9 @@ export async function applySqlFiles<T>(db: Kysely<T>, only?: readonly string[]):
       if (stored.get(name) === sha256) continue;
       for (const statement of splitStatements(text)) await sql.raw(statement).execute(trx);
       await sql`insert into schema_sql_files (name, sha256, applied_at) values (${name}, ${sha256}, now())
-                on conflict (name) do update set sha256 = excluded.sha256, applied_at = excluded.applied_at`.execute(trx);
+                on conflict (name) do update set sha256 = excluded.sha256, applied_at = excluded.applied_at`.execute(
+        trx,
+      );
       applied.push(name);
     }
     return applied;
@@ -90,5 +96,7 @@ export function splitStatements(text: string): string[] {
     } else i++;
   }
   statements.push(text.slice(start));
-  return statements.map((statement) => statement.trim()).filter((statement) => statement && !/^(--[^\n]*\n?\s*)+$/.test(statement));
+  return statements
+    .map((statement) => statement.trim())
+    .filter((statement) => statement && !/^(--[^\n]*\n?\s*)+$/.test(statement));
 }
