@@ -14,8 +14,11 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { createInProcessLedger } from '../../src/modules/ledger/in-process.ts';
 import type { Ledger } from '../../src/modules/ledger/port.ts';
 import type { ReceiptCheck, ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
+import type { ScratchDatabase } from '../../src/db/scratch.ts';
 import { ADMIN_HEADERS, INTERNAL_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
+import pg from 'pg';
 import { PNG } from 'pngjs';
 import { PAY } from '../helpers/orders.ts';
 import { seededRandom } from '../helpers/random.ts';
@@ -25,6 +28,8 @@ export interface SimulationOptions {
   steps: number;
   /** Stop and start the application on the same database now and then (PostgreSQL keeps the data across it). */
   restarts?: boolean;
+  /** With restarts: half of them are crashes, every connection killed by the server while a batch runs. */
+  crashes?: boolean;
   log?: (line: string) => void;
 }
 
@@ -395,8 +400,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   const clock = new ManualClock();
   const validator = new FaultyValidator(options.seed);
   const ledger = new FaultyLedger();
+  // On PostgreSQL each start opens its own pool on the scratch database, as a restarted process would.
+  let connection: DatabaseHandle | undefined;
   const start = async () => {
-    const app = await startTestApp({ database, clock, overrides: { validator, ledger }, env: { RECEIPT_VALIDATOR: 'null_validator' } });
+    await connection?.close();
+    connection = database.url ? await openDatabase({ database_url: database.url, data_dir: 'memory://' }) : undefined;
+    const handle: ScratchDatabase = connection ? { ...connection, url: database.url, close: async () => {} } : database;
+    const app = await startTestApp({ database: handle, clock, overrides: { validator, ledger }, env: { RECEIPT_VALIDATOR: 'null_validator' } });
     ledger.attach(app);
     return app;
   };
@@ -413,16 +423,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     for (let step = 0; step < options.steps; step += 1) {
       if (ledger.down_steps > 0) ledger.down_steps -= 1;
       else if (random() < 0.02) ledger.down_steps = between(random, 1, 4);
-      if (options.restarts && random() < 0.01) {
-        await world.t.application.close();
-        world.t = await start();
-        restarts += 1;
-        log(`step ${step}: restarted the application`);
-        continue;
-      }
+      const restart = options.restarts && random() < 0.02;
       // Most steps run one action; some run two to four at once, so that their transactions interleave.
-      const batch = random() < 0.25 ? between(random, 2, 4) : 1;
+      const batch = restart ? 3 : random() < 0.25 ? between(random, 2, 4) : 1;
       const chosen = Array.from({ length: batch }, choose);
+      // A crash: while the batch runs, the server kills every connection of the database (as a process killed with
+      // -9 loses its sessions: open transactions roll back), then the application starts again on the same data.
+      const crash = restart && random() < 0.5 && options.crashes ? killConnectionsAfter(database.url, between(random, 0, 20)) : undefined;
       await Promise.all(
         chosen.map(async (action) => {
           // Each action draws from its own generator, so concurrent actions replay the same choices whatever their order.
@@ -434,6 +441,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
           }
         }),
       );
+      if (restart) {
+        await crash;
+        await world.t.application.close();
+        world.t = await start();
+        restarts += 1;
+        log(`step ${step}: ${crash ? 'killed every connection and restarted' : 'restarted'} the application`);
+      }
     }
     // Heal, then let time pass every deadline (payment expiry, cash-leg retries, pending-funds TTL) with workers running.
     validator.faults = false;
@@ -455,6 +469,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     await check(world);
   } finally {
     await world.t.close().catch((error: unknown) => world.problems.push(`close: ${error instanceof Error ? error.message : String(error)}`));
+    if (connection) {
+      await connection.close();
+      await database.close();
+    }
   }
   return {
     seed: options.seed,
@@ -464,6 +482,19 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     faults: { validator: validator.injected, ledger: ledger.injected, restarts },
     problems: world.problems,
   };
+}
+
+/** Terminates every other session of the database after `delay_ms` (PostgreSQL only). */
+async function killConnectionsAfter(url: string | undefined, delay_ms: number): Promise<void> {
+  if (!url) return;
+  await new Promise((resolve) => setTimeout(resolve, delay_ms));
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+  } finally {
+    await client.end();
+  }
 }
 
 async function setUp(world: World): Promise<void> {

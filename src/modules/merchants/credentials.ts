@@ -99,7 +99,7 @@ export class ApiKeyCache {
   }
 }
 
-/** Verifies every credential kind of DESIGN.md: API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
+/** Verifies every credential kind (docs/api.md): API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
 export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache; jwt_max_lifetime_seconds: number }): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
 
@@ -176,7 +176,7 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
       const now_ms = deps.clock.now().getTime();
       if (!row || row.expires_at.getTime() <= now_ms) return null;
       if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
-      // Dashboard sign-ins (issue 14) also end on sign-out and after the idle timeout, and carry the view's mode.
+      // Dashboard sign-ins also end on sign-out and after the idle timeout, and carry the view's mode.
       if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
       // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
       const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);

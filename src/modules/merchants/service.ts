@@ -76,7 +76,7 @@ export async function createMerchant(deps: MerchantsDeps, input: { name: string;
 }
 
 export async function getMerchant(deps: Pick<MerchantsDeps, 'db'>, merchant_id: string): Promise<{ id: string; name: string; webhook_url: string | null }> {
-  // The merchant's webhook URL is its live default endpoint's (webhook endpoints are per mode since migration 0100).
+  // The merchant's webhook URL is its live default endpoint's (webhook endpoints are per mode).
   const row = await deps.db
     .selectFrom('merchants as m')
     .leftJoin('webhook_endpoints as w', (join) => join.onRef('w.merchant_id', '=', 'm.id').on('w.is_sandbox', '=', false).on('w.is_default', '=', true).on('w.deleted_at', 'is', null))
