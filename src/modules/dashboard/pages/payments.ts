@@ -37,21 +37,22 @@ export function paymentsPage(
 <div><label for="sim-order">${t('order_id')}</label><input id="sim-order" name="order_id" size="16" value="${values['order_id'] ?? ''}"></div>
 <div><button type="submit" id="simulate">${t('run')}</button></div></form></section>`
       : '';
-  const export_href = `/dashboard/payments/export.csv${query({ status: filter.status, from: filter.from, to: filter.to })}`;
+  const kept = { status: filter.status, from: filter.from, to: filter.to, q: filter.q };
+  const export_href = `/dashboard/payments/export.csv${query(kept)}`;
   return page(context, {
     title: t('payments'),
     section: 'payments',
     body: html`<h1>${t('payments')}</h1>${flash(model.notice)}${flash(model.error, 'error')}${simulate}
 <section class="card"><form method="get" action="/dashboard/payments" class="filters" role="search">
 <div><label for="q">${t('search')}</label><input id="q" name="q" value="${filter.q ?? ''}" placeholder="${t('search_hint')}" size="28"></div>
-<div><label for="status">${t('status')}</label><select id="status" name="status"><option value="">—</option>${PAYMENT_STATUSES.map((status) => html`<option value="${status}"${status === filter.status ? html` selected` : ''}>${wordOf(STATUS_WORDS, status, context.lang)}</option>`)}</select></div>
+<div><label for="status">${t('status')}</label><select id="status" name="status"><option value="">—</option><option value="succeeded"${filter.status === 'succeeded' ? html` selected` : ''}>${t('succeeded_filter')}</option>${PAYMENT_STATUSES.map((status) => html`<option value="${status}"${status === filter.status ? html` selected` : ''}>${wordOf(STATUS_WORDS, status, context.lang)}</option>`)}</select></div>
 <div><label for="from">${t('from')}</label><input id="from" name="from" type="date" value="${filter.from ?? ''}"></div>
 <div><label for="to">${t('to')}</label><input id="to" name="to" type="date" value="${filter.to ?? ''}"></div>
 <div><button type="submit">${t('filter')}</button></div>
 <div><a class="button" href="${export_href}" id="export-csv" download>${t('export_csv')}</a></div></form></section>
 <section class="card"><table id="payments" class="cards"><thead><tr><th class="num">${t('amount')}</th><th>${t('status')}</th><th>${t('order_id')}</th><th>${t('id')}</th><th>${t('created')}</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="5">${t('none')}</td></tr>`}</tbody></table>
-<p>${model.cursor ? html`<a href="/dashboard/payments${query({ status: filter.status, from: filter.from, to: filter.to })}">${t('first_page')}</a> ` : ''}${model.next_cursor ? html`<a id="next-page" href="/dashboard/payments${query({ status: filter.status, from: filter.from, to: filter.to, cursor: model.next_cursor })}">${t('next_page')}</a>` : ''}</p></section>`,
+<p>${model.cursor ? html`<a href="/dashboard/payments${query(kept)}">${t('first_page')}</a> ` : ''}${model.next_cursor ? html`<a id="next-page" href="/dashboard/payments${query({ ...kept, cursor: model.next_cursor })}">${t('next_page')}</a>` : ''}</p></section>`,
   });
 }
 
