@@ -3,13 +3,13 @@ import { dashboardAdminRoutes } from './admin-routes.ts';
 import { dashboardRoutes, type DashboardDeps } from './routes.ts';
 
 /**
- * The merchant dashboard (issue 14): the same services as the API behind dashboard sign-in; owns its users. The top
+ * The merchant dashboard: the same services as the API behind dashboard sign-in; owns its users. The top
  * of the graph: it calls every module whose pages it shows and none calls it.
  */
 export const dashboardModule = defineModule({
   name: 'dashboard',
-  owns: ['merchant_users'],
-  calls: ['balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
+  owns: ['merchant_users', 'dashboard_settings'],
+  calls: ['audit', 'balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
   start: ({ config, db, clock }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies'>) => {
     const users = { db, clock, public_base_url: config.public_base_url };
     const deps: DashboardDeps = { ...needs, users, secure_cookies: config.public_base_url.startsWith('https://') };
