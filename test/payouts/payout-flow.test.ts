@@ -43,6 +43,7 @@ describe('payouts: the buyer is told whom to pay', () => {
 
   it('a buy filled by two sellers: view and buy_order.matched carry each fill\'s payee, amount, reference and QR', async () => {
     const s1 = await createSell(t, seller.jwt, sellBody(4 * PAY, 'THB', 14_000, PROMPTPAY));
+    t.clock.advance(1_000);
     const s2 = await createSell(t, bank_seller.jwt, sellBody(6 * PAY, 'THB', 21_000, THAI_BANK));
     const buy = await createBuy(t, buyer.jwt, buyBody(10 * PAY, 'THB', 35_000));
     assert.equal(await matchAndInstruct(t), 2);
