@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Webhook endpoints become a resource per merchant and mode (issue 9): several endpoints per mode, each with its own
+ * Webhook endpoints become a resource per merchant and mode: several endpoints per mode, each with its own
  * secret and event filter, and one delivery row per event x subscribed endpoint (the delivery trigger fans out).
  *
  * The merchant's single URL moves to a live default endpoint, and its pending live deliveries move with it (none is
