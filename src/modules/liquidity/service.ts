@@ -18,7 +18,7 @@ export interface Leg {
   allocated_fiat_amount: number;
   rate: string;
   amount_micro_pay: number;
-  /** Liquidity the leg holds at the seller's own rate when that differs from allocated_fiat_amount (quote locks). */
+  /** Liquidity the leg holds when that differs from allocated_fiat_amount (legs written before quote locks filtered offers). */
   reserved_minor: number | null;
 }
 
@@ -41,33 +41,19 @@ export class AllocationRaced extends Error {
  */
 export const OPTIMISTIC_ALLOCATION_ATTEMPTS = 3;
 
-/** lock_rate / seller_rate as two integers (a fraction), from the decimal strings. */
-function rateRatio(seller_rate: string, lock_rate: string): { lock_scaled: bigint; seller_scaled: bigint } {
-  const seller = parseDecimal(seller_rate);
-  const lock = parseDecimal(lock_rate);
-  return { lock_scaled: lock.numerator * 10n ** BigInt(seller.scale), seller_scaled: seller.numerator * 10n ** BigInt(lock.scale) };
-}
-
-/** The share of `available_minor` a leg at `lock_rate` may take so that the seller's PAY (bought at `seller_rate`) covers it. */
-function coveredAtRate(available_minor: number, seller_rate: string, lock_rate: string): number {
-  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
-  // a lock at or above the seller's rate costs the seller no more PAY per fiat unit than its own rate
-  if (lock_scaled >= seller_scaled) return available_minor;
-  return Number((BigInt(available_minor) * lock_scaled) / seller_scaled);
-}
-
-/** The liquidity at the seller's rate that `take_minor` at `lock_rate` holds: ceil(take * seller_rate / lock_rate), never below take. */
-function heldAtSellerRate(take_minor: number, seller_rate: string, lock_rate: string): number {
-  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
-  if (lock_scaled >= seller_scaled) return take_minor;
-  return Number((BigInt(take_minor) * seller_scaled + lock_scaled - 1n) / lock_scaled);
+/** a <= b for two decimal rate strings, exactly. */
+export function rateAtOrBelow(a: string, b: string): boolean {
+  const left = parseDecimal(a);
+  const right = parseDecimal(b);
+  return left.numerator * 10n ** BigInt(right.scale) <= right.numerator * 10n ** BigInt(left.scale);
 }
 
 /**
  * Plans the legs of `amount_minor` FIFO across live seller offers (best rate first, i.e. the fewest fiat units per
  * PAY, then the oldest offer) from a plain read: no row is locked here. `reserveLegs` later reserves the plan in one
  * statement and fails if any offer no longer covers its leg, so the caller re-plans. Under a quote lock every leg
- * uses the lock's rate, and a seller gives only what its PAY (bought at its own rate) covers at that rate.
+ * uses the lock's rate, and only offers whose own rate is at or below it take part: a seller never sells below its
+ * posted rate (DESIGN 3a), so its PAY always covers a leg at the lock's rate.
  * `lock_offers` (the fallback after lost races) locks the offers in FIFO order instead, so the reservation cannot
  * lose. Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY.
  */
@@ -161,18 +147,15 @@ export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' 
   let remaining = amount_minor;
   for (const seller of offers) {
     if (remaining === 0) break;
-    const available = seller.available_minor;
-    const seller_rate = seller.rate;
-    const lock_rate = rate_override;
-    const take = Math.min(remaining, lock_rate ? coveredAtRate(available, seller_rate, lock_rate) : available);
+    if (rate_override !== undefined && !rateAtOrBelow(seller.rate, rate_override)) continue;
+    const take = Math.min(remaining, seller.available_minor);
     if (take <= 0) continue;
-    const rate = lock_rate ?? seller_rate;
+    const rate = rate_override ?? seller.rate;
     const amount_micro_pay = fiatMinorToMicroPay(take, offer.currency, rate);
     // A take too small to buy 1 micro-PAY at this rate would be fiat paid for nothing: this offer cannot cover it.
     if (amount_micro_pay <= 0) continue;
-    const held = lock_rate ? heldAtSellerRate(take, seller_rate, lock_rate) : take;
-    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: held === take ? null : held });
-    takes.push([seller, held]);
+    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: null });
+    takes.push([seller, take]);
     remaining -= take;
   }
   if (remaining > 0) {
@@ -226,7 +209,7 @@ export function raceLost(error: unknown): unknown {
  * number of synthetic sellers reuse the last one. Synthetic liquidity is unbounded: nothing is reserved or locked.
  */
 export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: number[], options: { rate_override?: string | undefined } = {}): Promise<Leg[]> {
-  const sellers = await trx
+  const all = await trx
     .selectFrom('sellers')
     .select(['id', 'rate'])
     .where('synthetic', '=', true)
@@ -235,7 +218,12 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
     .orderBy('rate', 'asc')
     .orderBy('id', 'asc')
     .execute();
-  if (sellers.length === 0) throw noSandboxSeller(offer);
+  if (all.length === 0) throw noSandboxSeller(offer);
+  // As live: under a quote lock only sellers whose own rate is at or below the lock's take part.
+  const lock_rate = options.rate_override;
+  const sellers = lock_rate === undefined ? all : all.filter((seller) => rateAtOrBelow(String(seller.rate), lock_rate));
+  const total = parts.reduce((sum, part) => sum + part, 0);
+  if (sellers.length === 0) throw insufficientLiquidity(offer, 0, total);
   const legs = parts.map((part, index) => {
     const seller = present(sellers[Math.min(index, sellers.length - 1)], 'there is at least one synthetic seller');
     const rate = options.rate_override ?? seller.rate;
@@ -244,7 +232,7 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
   // A quote lock's rate may make a small part worth nothing: no leg is worth 0 PAY, so the sandbox has no offer for it.
   const worthless = legs.find((leg) => leg.amount_micro_pay <= 0);
   if (worthless) throw legWorthNothing(worthless.allocated_fiat_amount, offer.currency, worthless.rate);
-  return checkedLegs(legs, parts.reduce((sum, part) => sum + part, 0));
+  return checkedLegs(legs, total);
 }
 
 /** A leg as release and consume need it: what it holds of the seller's liquidity. */

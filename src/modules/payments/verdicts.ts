@@ -187,8 +187,8 @@ async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, v
     if (verdict.outcome === 'verified') {
       const completed = await transition(trx, payment, 'completed', now);
       await consumeLegs(trx, legs);
-      await deps.completion.onCompleted(trx, completed, legs);
-      await emitPaymentEvent(trx, now, deps, completed, legs, 'payment.completed');
+      const charged = await deps.completion.onCompleted(trx, completed, legs);
+      await emitPaymentEvent(trx, now, deps, charged, legs, 'payment.completed');
     } else if (!retry || attempts >= PROOF_MAX_ATTEMPTS) {
       const failure_reason = retry ? 'receipt_unverifiable' : `receipt_${verdict.reason ?? 'rejected'}`;
       const failed = await transition(trx, payment, 'failed', now, { failure_reason });
