@@ -32,6 +32,7 @@ export const TAGS: { name: string; description: string }[] = [
   { name: 'settlements', description: 'Settlement batches of completed payments and their CSV export' },
   { name: 'webhooks', description: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)' },
   { name: 'sandbox', description: 'Sandbox scenarios for test and sandbox keys' },
+  { name: 'auth', description: 'Credentials: trade a secret API key for a short-lived merchant JWT' },
   { name: 'merchants', description: 'The calling merchant' },
   { name: 'reference', description: 'Reference data: Thai banks' },
   { name: 'admin', description: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)' },
@@ -47,6 +48,7 @@ const OPERATION_IDS: Record<string, string> = {
   'GET /healthz': 'getHealth',
   'GET /readyz': 'getReadiness',
   'GET /v1/merchants/me': 'getCurrentMerchant',
+  'POST /v1/auth/token': 'createAccessToken',
   'POST /admin/merchants': 'adminCreateMerchant',
   'POST /admin/merchants/{id}/tokens': 'adminCreateMerchantToken',
   'POST /admin/merchants/{id}/sessions': 'adminCreateMerchantSession',
@@ -158,6 +160,9 @@ const REQUEST_EXAMPLES: Record<string, unknown> = {
   'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
 };
 
+/** Bodies whose every field is optional: the request may leave the body out (the route fills in `{}`). */
+const OPTIONAL_BODIES = new Set(['POST /v1/auth/token']);
+
 /** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
 const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof']);
 
@@ -227,7 +232,7 @@ function derivedOperationId(method: string, path: string): string {
   const words = path
     .split('/')
     .filter((part) => part && part !== 'v1')
-    .map((part) => (part.startsWith('{') ? 'by-' + part.slice(1, -1) : part))
+    .map((part) => (part.startsWith('{') ? `by-${part.slice(1, -1)}` : part))
     .join('-')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);
@@ -388,6 +393,7 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
       const example = REQUEST_EXAMPLES[key];
       const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.['application/json'] as Json | undefined;
       if (example !== undefined && json_body) json_body['example'] = example;
+      if (OPTIONAL_BODIES.has(key) && operation['requestBody']) (operation['requestBody'] as Json)['required'] = false;
       const error_codes = errorCodesByStatus(route);
       for (const [status, codes] of error_codes) responses[String(status)] = errorResponse(status, codes, route.html);
 

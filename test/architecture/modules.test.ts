@@ -155,10 +155,10 @@ describe('module layout', () => {
     assert.deepEqual(rows.rows, [{ event_object_table: 'events', action_timing: 'AFTER', event_manipulation: 'INSERT' }]);
   });
 
-  it('the README\'s module table lists every module with exactly what it owns and may call', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  it('docs/architecture.md\'s module table lists every module with exactly what it owns and may call', () => {
+    const readme = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
     const start = readme.indexOf('| module | owns (tables) | may call |');
-    assert.ok(start >= 0, 'the README has the module table');
+    assert.ok(start >= 0, 'docs/architecture.md has the module table');
     const table = readme.slice(start, readme.indexOf('\n\n', start));
     const rows = new Map<string, { owns: string[]; calls: string[] }>();
     for (const match of table.matchAll(/^\| `([a-z-]+)` \| ([^|]*) \| ([^|]*) \|/gm)) {
@@ -166,7 +166,7 @@ describe('module layout', () => {
       rows.set(match[1]!, { owns: names(match[2]!), calls: names(match[3]!) });
     }
     for (const module of MODULES) {
-      assert.deepEqual(rows.get(module.name), { owns: [...module.owns].sort(), calls: [...module.calls].sort() }, `README row of ${module.name}`);
+      assert.deepEqual(rows.get(module.name), { owns: [...module.owns].sort(), calls: [...module.calls].sort() }, `docs/architecture.md row of ${module.name}`);
     }
     assert.deepEqual([...rows.keys()].sort(), MODULES.map((module) => module.name).sort());
   });

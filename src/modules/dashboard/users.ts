@@ -98,7 +98,7 @@ export async function findInvitation(deps: UsersDeps, token: string): Promise<{ 
     .select(['id', 'email', 'invitation_expires_at'])
     .where('invitation_token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
-  if (!row || !row.invitation_expires_at || row.invitation_expires_at.getTime() <= deps.clock.now().getTime()) return null;
+  if (!row?.invitation_expires_at || row.invitation_expires_at.getTime() <= deps.clock.now().getTime()) return null;
   return { id: row.id, email: row.email };
 }
 
@@ -129,7 +129,7 @@ export async function checkSignIn(deps: UsersDeps, email: string, password: stri
   const normalized = normalizeEmail(email);
   const candidate = await deps.db.selectFrom('merchant_users').select(['id', 'password_hash']).where('email', '=', normalized).executeTakeFirst();
   const matches = await verifyPassword(password.slice(0, PASSWORD_MAX_LENGTH * 4), candidate?.password_hash ?? (await DUMMY_HASH));
-  if (!candidate || !candidate.password_hash) return { ok: false, reason: 'invalid' };
+  if (!candidate?.password_hash) return { ok: false, reason: 'invalid' };
   return deps.db.transaction().execute(async (trx): Promise<SignInResult> => {
     const now = deps.clock.now();
     const user = await trx.selectFrom('merchant_users').selectAll().where('id', '=', candidate.id).forUpdate().executeTakeFirstOrThrow();

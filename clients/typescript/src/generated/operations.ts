@@ -2,6 +2,7 @@
 export const OPERATIONS = {
   getHealth: { method: 'GET', path: '/healthz', idempotency: 'none', list: false },
   getReadiness: { method: 'GET', path: '/readyz', idempotency: 'none', list: false },
+  createAccessToken: { method: 'POST', path: '/v1/auth/token', idempotency: 'none', list: false },
   getCurrentMerchant: { method: 'GET', path: '/v1/merchants/me', idempotency: 'none', list: false },
   adminCreateMerchant: { method: 'POST', path: '/admin/merchants', idempotency: 'none', list: false },
   adminCreateMerchantToken: { method: 'POST', path: '/admin/merchants/{id}/tokens', idempotency: 'none', list: false },

@@ -651,6 +651,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a secret API key for a short-lived merchant JWT in the key's mode
+         * @description OAuth 2.0 client credentials: authenticate with a secret API key (X-API-Key or `Authorization: Bearer`). The JWT reaches every merchant route (sell and buy orders, disputes, balance) in the key's mode: a live key gives a `live` token, a test or sandbox key a `sandbox` one. It ends at `expires_in`, when the key is rolled or revoked, or when the merchant's tokens are revoked. A JWT, a session or any other credential cannot be traded (401). The token fields also stand at the top level (RFC 6749 section 5.1), so OAuth client libraries read them as they are.
+         */
+        post: operations["createAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -5801,6 +5821,68 @@ export interface operations {
             };
         };
     };
+    createAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    grant_type?: "client_credentials";
+                    /** @description Lifetime in seconds (default 900) */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The merchant JWT: send it as `Authorization: Bearer <access_token>` */
+                        access_token: string;
+                        data: {
+                            /** @description The merchant JWT: send it as `Authorization: Bearer <access_token>` */
+                            access_token: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** @description Seconds until the token ends */
+                            expires_in: number;
+                            /** @description Which rows the credential reaches: live (default) or sandbox */
+                            mode: "live" | "sandbox";
+                            /** @enum {string} */
+                            token_type: "Bearer";
+                        };
+                        /** Format: date-time */
+                        expires_at: string;
+                        /** @description Seconds until the token ends */
+                        expires_in: number;
+                        /** @description Which rows the credential reaches: live (default) or sandbox */
+                        mode: "live" | "sandbox";
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -7097,6 +7179,8 @@ export interface operations {
                 limit?: number;
                 /** @description Legacy; ignored when cursor is given */
                 offset?: number;
+                /** @description The merchant's order id, matched exactly (at most one payment per mode) */
+                order_id?: string;
                 /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
