@@ -8,7 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
-import { fillsOfSellOrders } from '../buy-orders/service.ts';
+import { fillsOfSellOrders, reverseFillsOfSellOrder, type FillReversal } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
@@ -28,8 +28,11 @@ export interface SellOrdersDeps {
   cash_leg_retry_max: number;
   cash_leg_retry_timeout_hours: number;
   /** Called in the failing transaction when a cash leg is given up (the auto-open dispute switch plugs in here). */
-  onCashLegFailure?: (trx: Trx, order: SellOrderRow, at: Date) => Promise<void>;
+  onCashLegFailure?: CashLegFailureHook;
 }
+
+/** What a given-up cash leg hands on: the order and the fills taken back from its buyers. */
+export type CashLegFailureHook = (trx: Trx, order: SellOrderRow, at: Date, reversals: readonly FillReversal[]) => Promise<void>;
 
 export interface CreateSellOrderInput {
   amount_micro_pay: number;
@@ -302,11 +305,22 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
   return emit(trx, now, completed, 'sell_order.completed');
 }
 
+/**
+ * A cash leg given up: the seller's reserve goes back to it and the PAY its fills minted to the buyers is taken back
+ * (burned to the mint source; what a buyer already spent becomes its deficit), so the supply is what it was before
+ * the match. The reversal rides in `sell_order.failed` and in the auto-opened dispute.
+ */
 async function failExhausted(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
   await releaseReserve(deps, trx, failed);
-  await emit(trx, now, failed, 'sell_order.failed');
-  await deps.onCashLegFailure?.(trx, failed, now);
+  let reversals: FillReversal[];
+  try {
+    reversals = await reverseFillsOfSellOrder(trx, deps.ledger, failed, now);
+  } catch (error) {
+    mapLedgerError(error);
+  }
+  await emit(trx, now, failed, 'sell_order.failed', { reversal: { fills: reversals } });
+  await deps.onCashLegFailure?.(trx, failed, now, reversals);
   return failed;
 }
 
