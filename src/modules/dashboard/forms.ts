@@ -1,13 +1,14 @@
 import type { FastifyRequest } from 'fastify';
 import { formFields } from '../../http/multipart.ts';
 import { CURRENCIES, isCurrency, type Currency } from '../../lib/money.ts';
-import { fiatAmountInvalid, fieldNotOneOf, fieldRequired, payAmountInvalid } from './errors.ts';
+import { fiatAmountInvalid, fieldNotOneOf, fieldRequired, pageNotFound, payAmountInvalid } from './errors.ts';
 import { majorToMinor, payToMicro } from './format.ts';
 
 /** A dashboard form's text fields, by name. */
 export type Form = Record<string, string>;
 
 const DAY_MS = 24 * 3600 * 1000;
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function requireField(form: Form, name: string): string {
   const value = form[name]?.trim();
@@ -56,8 +57,10 @@ export function isoDay(value: string | undefined, plus_days = 0): string | undef
  * The `:id` of a dashboard route's path. Dashboard pages are HTML forms without a params schema (Fastify's router
  * guarantees the segment is there, not its shape); each handler checks the id's form where it matters.
  */
-export function pathId(request: FastifyRequest): string {
-  return (request.params as { id: string }).id;
+export function pathId(request: FastifyRequest, pattern: RegExp = UUID): string {
+  const id = (request.params as { id: string }).id;
+  if (!pattern.test(id)) throw pageNotFound();
+  return id;
 }
 
 /** The query of a page: its string values only (a repeated name keeps its first). */

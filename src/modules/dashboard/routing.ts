@@ -15,7 +15,8 @@ import type { SandboxDeps } from '../sandbox/service.ts';
 import type { SellOrdersDeps } from '../sell-orders/service.ts';
 import type { SettlementsDeps } from '../settlements/service.ts';
 import type { WebhooksDeps } from '../webhooks/endpoints.ts';
-import { can, checkCsrf, contextOf, currentSession, errorPage, securityHeaders, sendPage, statusOfError, type Permission } from './context.ts';
+import { backOf, can, checkCsrf, contextOf, currentSession, errorPage, securityHeaders, sendPage, statusOfError, type Permission } from './context.ts';
+import { csrfMismatch } from './errors.ts';
 import type { Form } from './forms.ts';
 import type { MessageKey } from './i18n.ts';
 import type { PageContext } from './layout.ts';
@@ -52,6 +53,8 @@ export interface Signed {
 export interface GuardOptions {
   permission?: Permission;
   multipart?: boolean;
+  /** The form's page again, with this message inline and the typed values kept (`signed.form`). */
+  on_error?: (signed: Signed, message: string) => Promise<string>;
 }
 
 export type Handler = (signed: Signed) => Promise<unknown>;
@@ -83,8 +86,9 @@ export async function balanceOrNull(deps: DashboardDeps, scope: MerchantScope) {
 }
 
 /**
- * Every signed-in route: session, role, the body (form or multipart), CSRF on anything but GET, then the handler;
- * domain errors become pages.
+ * Every signed-in route: session, role, the body (form or multipart), CSRF on anything but GET, then the handler.
+ * A refusal re-renders the form's page with the message inline and what was typed (`on_error`), or is an error page
+ * in the page's language that links back.
  */
 function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
@@ -92,36 +96,36 @@ function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) 
     const anonymous = contextOf(request, null);
     if (!session) {
       if (request.method === 'GET') return redirect(reply, `/dashboard/sign-in`);
-      return sendPage(reply, errorPage(anonymous, 401, anonymous.t('sign_in')), 401);
+      return sendPage(reply, errorPage(anonymous, 401, anonymous.t('sign_in'), '/dashboard/sign-in'), 401);
     }
     const context = contextOf(request, session);
     if (options.permission && !can(session, options.permission)) {
-      return sendPage(reply, errorPage(context, 403, context.t('forbidden_body', { role: session.user.role })), 403);
+      return sendPage(reply, errorPage(context, 403, context.t('forbidden_body', { role: session.user.role }), backOf(request)), 403);
     }
+    const scope: MerchantScope = { merchant_id: session.merchant.id, is_sandbox: session.mode === 'sandbox' };
+    const signed: Signed = { request, reply, session, context, scope, form: {} };
     try {
-      let form: Form = {};
-      let file: Signed['file'];
       if (request.method !== 'GET') {
         if (options.multipart) {
           const parsed = request.isMultipart() ? await readMultipartForm(request) : { fields: {} };
-          form = parsed.fields;
-          if (parsed.file?.data.length) file = { data: parsed.file.data, mimetype: parsed.file.mimetype };
+          signed.form = parsed.fields;
+          if (parsed.file?.data.length) signed.file = { data: parsed.file.data, mimetype: parsed.file.mimetype };
         } else {
-          form = formFields(request.body);
+          signed.form = formFields(request.body);
         }
         const header = request.headers['x-csrf-token'];
-        if (!checkCsrf(session, form['_csrf'] ?? (Array.isArray(header) ? header[0] : header))) {
-          return sendPage(reply, errorPage(context, 403, "The form's security token is missing or out of date. Reload the page and try again."), 403);
-        }
+        if (!checkCsrf(session, signed.form['_csrf'] ?? (Array.isArray(header) ? header[0] : header))) throw csrfMismatch();
       }
-      const scope: MerchantScope = { merchant_id: session.merchant.id, is_sandbox: session.mode === 'sandbox' };
       // The API's shared helpers (idempotency) read the caller from the principal.
       request.principal = { kind: 'merchant', merchant_id: scope.merchant_id, user_id: session.user.id, via: 'session', is_sandbox: scope.is_sandbox, may_move_money: can(session, 'money') };
-      return await handler({ request, reply, session, context, scope, form, file });
+      return await handler(signed);
     } catch (error) {
-      const known = statusOfError(error);
+      const known = statusOfError(error, context);
       if (!known) throw error;
-      return sendPage(reply, errorPage(context, known.status, known.message), known.status);
+      if (options.on_error && request.method !== 'GET' && known.status !== 403) {
+        return sendPage(reply, await options.on_error(signed, known.message), known.status);
+      }
+      return sendPage(reply, errorPage(context, known.status, known.message, backOf(request)), known.status);
     }
   };
 }

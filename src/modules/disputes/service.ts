@@ -34,7 +34,7 @@ export const DISPUTE_STATUSES: readonly DisputeStatus[] = ['opened', 'investigat
 export const DISPUTE_KINDS: readonly DisputeKind[] = ['cash_leg_failure', 'merchant_dispute', 'chargeback'];
 export const DISPUTE_OUTCOMES: readonly DisputeOutcome[] = ['favor_merchant', 'favor_counterparty', 'no_action'];
 
-/** Every allowed move of a dispute (contract 3.4 plus DESIGN: an escalated dispute is resolved too). */
+/** Every allowed move of a dispute (contract 3.4; an escalated dispute is resolved too, docs/disputes.md). */
 export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]> = {
   opened: ['investigating'],
   investigating: ['escalated', 'resolved'],

@@ -57,7 +57,7 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
 }
 
 /**
- * Applies checked commands in one round trip: the SQL function `ledger_apply` (migrations 0131, 0152) runs, per item,
+ * Applies checked commands in one round trip: the SQL function `ledger_apply` (ledger/sql/ledger_apply.sql) runs, per item,
  * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
  * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
  */

@@ -99,7 +99,7 @@ export class ApiKeyCache {
   }
 }
 
-/** Verifies every credential kind of DESIGN.md: API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
+/** Verifies every credential kind (docs/api.md): API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
 export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache; jwt_max_lifetime_seconds: number }): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
 

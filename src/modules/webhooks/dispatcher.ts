@@ -12,7 +12,7 @@ import type { AttemptRow, EndpointRow } from './tables.ts';
 import { checkTargetAtConnect, guardedLookup, TargetForbiddenError, type TargetPolicy } from './targets.ts';
 
 /**
- * DESIGN.md's schedule, about 3 days: the first attempt at once, then these waits after each failure; a failure
+ * The retry schedule (docs/webhooks.md), about 3 days: the first attempt at once, then these waits after each failure; a failure
  * after the last wait marks the delivery failed (10 attempts in all).
  */
 export const RETRY_DELAYS_MS: readonly number[] = [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000];

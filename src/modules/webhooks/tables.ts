@@ -5,7 +5,7 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
 
 /**
  * The webhook tables (migrations 0040, 0100). Rows of `webhook_deliveries` are written by no code in this module on
- * the way in: the trigger `events_enqueue_webhook_delivery` (function `mpay_enqueue_webhook_delivery`)
+ * the way in: the trigger `events_enqueue_webhook_delivery` (webhooks/sql/mpay_enqueue_webhook_delivery.sql)
  * inserts them in the transaction that inserts the event (outbox), one per enabled endpoint of the event's merchant
  * and mode subscribed to its type, or one `skipped` row with `endpoint_id` null when none is. The dispatcher then
  * claims and sends them; redeliver and recover re-queue them.

@@ -6985,6 +6985,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { formFields } from '../../../http/multipart.ts';
 import { present } from '../../../lib/assert.ts';
 import { asset } from '../assets.ts';
-import { clearedSessionCookie, contextOf, currentSession, errorPage, LANG_COOKIE, sendPage, sessionCookie, statusOfError } from '../context.ts';
+import { clearedSessionCookie, contextOf, currentSession, errorPage, errorText, LANG_COOKIE, sendPage, sessionCookie, statusOfError } from '../context.ts';
+import { crossSiteSignIn } from '../errors.ts';
 import { safeBack } from '../forms.ts';
 import { accountPage, invitePage, signInPage } from '../pages/auth.ts';
 import { noticeOf, PAGE_SCHEMA, redirect, type PageRouter } from '../routing.ts';
@@ -41,7 +42,7 @@ export function authRoutes({ app, deps, get, post }: PageRouter): void {
       // No session yet, so no synchronizer token: a cross-site sign-in post is refused by its Origin instead.
       const origin = request.headers.origin;
       if (origin && origin !== `${request.protocol}://${request.headers.host}` && origin !== new URL(deps.users.public_base_url).origin) {
-        return sendPage(reply, errorPage(context, 403, 'Cross-site sign-in refused'), 403);
+        return sendPage(reply, errorPage(context, 403, errorText(context, crossSiteSignIn()), '/dashboard/sign-in'), 403);
       }
       const form = formFields(request.body);
       const email = (form['email'] ?? '').slice(0, 320);
@@ -80,7 +81,7 @@ export function authRoutes({ app, deps, get, post }: PageRouter): void {
         reply.header('Set-Cookie', sessionCookie(token, cookie_options));
         return redirect(reply, '/dashboard');
       } catch (error) {
-        const known = statusOfError(error);
+        const known = statusOfError(error, context);
         if (!known) throw error;
         return sendPage(reply, invitePage(context, { token: request.params.token, email: invitation.email, error: known.message }), known.status);
       }
@@ -104,7 +105,7 @@ export function authRoutes({ app, deps, get, post }: PageRouter): void {
     try {
       await changePassword(deps.users, session, form['current_password'] ?? '', form['new_password'] ?? '');
     } catch (error) {
-      const known = statusOfError(error);
+      const known = statusOfError(error, context);
       if (!known) throw error;
       return sendPage(reply, accountPage(context, { error: known.message }), known.status);
     }

@@ -10,11 +10,11 @@ import { SCENARIOS, simulatePayment, type Scenario } from '../../sandbox/service
 import { csvCell } from '../../settlements/present.ts';
 import { listDeliveries, listEvents, redeliver } from '../../webhooks/service.ts';
 import { can, securityHeaders, sendPage } from '../context.ts';
-import { paymentNotFound, scenarioUnknown, simulateInSandboxView } from '../errors.ts';
+import { scenarioUnknown, simulateInSandboxView } from '../errors.ts';
 import { currencyField, isoDay, minorField, pathId, queryOf, safeBack, withFormKey } from '../forms.ts';
 import { html } from '../html.ts';
 import { paymentDetailPage, paymentsPage } from '../pages/payments.ts';
-import { noticeOf, redirect, type PageRouter } from '../routing.ts';
+import { noticeOf, redirect, type PageRouter, type Signed } from '../routing.ts';
 
 const PAYMENT_ID = new RegExp(PAYMENT_ID_PATTERN);
 const CSV_MAX_ROWS = 10_000;
@@ -58,7 +58,13 @@ export function paymentRoutes({ deps, get, post }: PageRouter): void {
       .send(`${lines.join('\r\n')}\r\n`);
   });
 
-  post('/dashboard/payments/simulate', 'Sandbox: simulate a payment scenario', { permission: 'simulate' }, async ({ request, reply, scope, form }) => {
+  /** A refused simulation: the first page of payments again, the message inline, the form as it was typed. */
+  const simulateAgain = async ({ context, session, scope, form }: Signed, error: string) => {
+    const list = await listPayments(deps.payments, scope, { limit: 25 });
+    return paymentsPage(context, { filter: {}, payments: list.data, next_cursor: list.next_cursor, can_simulate: can(session, 'simulate'), error, values: form });
+  };
+
+  post('/dashboard/payments/simulate', 'Sandbox: simulate a payment scenario', { permission: 'simulate', on_error: simulateAgain }, async ({ request, reply, scope, form }) => {
     if (!scope.is_sandbox) throw simulateInSandboxView();
     const scenario = form['scenario'] as Scenario;
     if (!SCENARIOS.includes(scenario)) throw scenarioUnknown(SCENARIOS);
@@ -72,8 +78,7 @@ export function paymentRoutes({ deps, get, post }: PageRouter): void {
   });
 
   get('/dashboard/payments/:id', 'Payment detail: timeline, legs, QR, checkout link, events and deliveries', {}, async ({ request, reply, context, session, scope }) => {
-    const id = pathId(request);
-    if (!PAYMENT_ID.test(id)) throw paymentNotFound();
+    const id = pathId(request, PAYMENT_ID);
     const payment = await getPayment(deps.payments, scope, id);
     const checkout = payment.match_details.length ? await getCheckoutForMerchant(deps.payments, scope, id) : null;
     const qr_data_urls = new Map<number, string>();
