@@ -311,6 +311,9 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
  * the match. The reversal rides in `sell_order.failed` and in the auto-opened dispute.
  */
 async function failExhausted(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
+  // One failure at a time: each moves PAY of a seller and of its buyers, and two failures whose seller and buyer are
+  // swapped would otherwise lock the same two merchants' accounts in opposite orders.
+  await sql`select pg_advisory_xact_lock(hashtextextended('mpay:cash-leg-failure', 0))`.execute(trx);
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
   await releaseReserve(deps, trx, failed);
   let reversals: FillReversal[];
