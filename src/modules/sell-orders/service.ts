@@ -241,8 +241,12 @@ export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: Merchant
   const order = await findOwned(deps.db, scope, id);
   if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
   // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.
-  const verdict = await deps.validator.validate({ image, content_type: input.content_type, currency: order.target_currency });
-  return { image, verdict };
+  try {
+    return { image, verdict: await deps.validator.validate({ image, content_type: input.content_type, currency: order.target_currency }) };
+  } catch (error) {
+    // A validator that crashed gave no verdict: the attempt counts as unverified, as a payment proof's would.
+    return { image, verdict: { outcome: 'unverified', validator_kind: deps.validator.kind, response: { error: (error as Error).message } } };
+  }
 }
 
 const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, timeout_hours: deps.cash_leg_retry_timeout_hours });
