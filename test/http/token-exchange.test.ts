@@ -5,7 +5,7 @@ import { rollKeys } from '../../src/modules/merchants/keys.ts';
 import { ADMIN_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { createSell, expectError, fund, merchantCall, PAY, sellBody } from '../helpers/orders.ts';
 
-type TokenBody = { access_token: string; token_type: string; expires_in: number; expires_at: string; mode: string };
+type TokenBody = { access_token: string; merchant_id: string; token_type: string; expires_in: number; expires_at: string; mode: string };
 
 describe('POST /v1/auth/token: a secret API key traded for a merchant JWT in its mode', () => {
   let t: TestApp;
@@ -35,11 +35,11 @@ describe('POST /v1/auth/token: a secret API key traded for a merchant JWT in its
     const body = response.json();
     assert.equal(body.success, true);
     assert.deepEqual(
-      { token_type: body.data.token_type, expires_in: body.data.expires_in, mode: body.data.mode },
-      { token_type: 'Bearer', expires_in: 900, mode: 'live' },
+      { token_type: body.data.token_type, expires_in: body.data.expires_in, mode: body.data.mode, merchant_id: body.data.merchant_id },
+      { token_type: 'Bearer', expires_in: 900, mode: 'live', merchant_id: merchant.id },
     );
     assert.equal(body.data.expires_at, new Date(t.clock.now().getTime() + 900_000).toISOString());
-    for (const field of ['access_token', 'token_type', 'expires_in', 'expires_at', 'mode']) assert.equal(body[field], body.data[field]);
+    for (const field of ['access_token', 'merchant_id', 'token_type', 'expires_in', 'expires_at', 'mode']) assert.equal(body[field], body.data[field]);
     const claims = decodeJwt(body.access_token);
     assert.deepEqual([claims['merchant_id'], claims['mode'], claims.exp! - claims.iat!], [merchant.id, 'live', 900]);
 

@@ -21,6 +21,7 @@ const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2
 
 const AccessToken = Type.Object({
   access_token: Type.String({ description: 'The merchant JWT: send it as `Authorization: Bearer <access_token>`' }),
+  merchant_id: Type.String({ description: 'The merchant the key belongs to (the balance route takes it)' }),
   token_type: Type.Literal('Bearer'),
   expires_in: Type.Integer({ description: 'Seconds until the token ends' }),
   expires_at: Timestamp,

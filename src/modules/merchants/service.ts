@@ -127,6 +127,7 @@ export const KEY_TOKEN_MAX_SECONDS = 3600;
 
 export interface AccessToken {
   access_token: string;
+  merchant_id: string;
   token_type: 'Bearer';
   expires_in: number;
   expires_at: string;
@@ -148,7 +149,7 @@ export async function exchangeApiKey(
   if (lifetime_seconds > max_seconds) throw jwtLifetimeTooLong(max_seconds, 'body.ttl_seconds');
   const mode = keyMode(key.key_kind);
   const minted = await mintJwt(deps, key.merchant_id, { user_id: `key:${key.key_id}`, lifetime_seconds, mode, key_id: key.key_id });
-  return { access_token: minted.jwt, token_type: 'Bearer', expires_in: lifetime_seconds, expires_at: minted.expires_at, mode };
+  return { access_token: minted.jwt, merchant_id: key.merchant_id, token_type: 'Bearer', expires_in: lifetime_seconds, expires_at: minted.expires_at, mode };
 }
 
 /** Revokes every JWT issued and every dashboard session opened before now (tokens minted afterwards work). */

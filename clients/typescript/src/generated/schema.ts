@@ -1163,7 +1163,7 @@ export interface paths {
          * Emit a sandbox event of a kind the payment scenarios do not produce; its signed webhook follows
          * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). The event describes a synthetic resource (a fresh UUID, no row behind it) shaped like the real one, and is written to the outbox and delivered to the sandbox endpoints exactly as a real event. Payment events come from POST /v1/sandbox/payments/simulate.
          */
-        post: operations["postSandboxEvents"];
+        post: operations["triggerSandboxEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1398,13 +1398,13 @@ export interface paths {
          * The caller's mode's webhook endpoints, oldest first (never their secrets)
          * @description A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        get: operations["getWebhookEndpoints"];
+        get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Create a webhook endpoint in the caller's mode; returns its signing secret once
          * @description At most 16 endpoints per mode (409 WEBHOOK_ENDPOINT_LIMIT). Live endpoints must resolve to public addresses; sandbox ones may also be loopback (400 WEBHOOK_URL_FORBIDDEN). A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        post: operations["postWebhookEndpoints"];
+        post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1422,21 +1422,21 @@ export interface paths {
          * One webhook endpoint (never its secret)
          * @description A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        get: operations["getWebhookEndpointsById"];
+        get: operations["getWebhookEndpointById"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint; its pending deliveries are skipped, its history stays
          * @description A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        delete: operations["deleteWebhookEndpointsById"];
+        delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change a webhook endpoint's URL, description, events or disabled flag
          * @description A disabled endpoint gets no new events; its queued deliveries wait until it is enabled again. A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        patch: operations["patchWebhookEndpointsById"];
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhook-endpoints/{id}/rotate-secret": {
@@ -1452,7 +1452,7 @@ export interface paths {
          * Rotate an endpoint's signing secret with overlap; the new one is shown only here
          * @description Both secrets sign during the grace period (webhook-signature: v1,<new> v1,<old>); X-Service-Signature uses the new one. A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        post: operations["postWebhookEndpointsByIdRotateSecret"];
+        post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5858,6 +5858,8 @@ export interface operations {
                             expires_at: string;
                             /** @description Seconds until the token ends */
                             expires_in: number;
+                            /** @description The merchant the key belongs to (the balance route takes it) */
+                            merchant_id: string;
                             /** @description Which rows the credential reaches: live (default) or sandbox */
                             mode: "live" | "sandbox";
                             /** @enum {string} */
@@ -5867,6 +5869,8 @@ export interface operations {
                         expires_at: string;
                         /** @description Seconds until the token ends */
                         expires_in: number;
+                        /** @description The merchant the key belongs to (the balance route takes it) */
+                        merchant_id: string;
                         /** @description Which rows the credential reaches: live (default) or sandbox */
                         mode: "live" | "sandbox";
                         /** @enum {boolean} */
@@ -7907,7 +7911,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postSandboxEvents: {
+    triggerSandboxEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -8655,7 +8659,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getWebhookEndpoints: {
+    listWebhookEndpoints: {
         parameters: {
             query?: never;
             header?: never;
@@ -8703,7 +8707,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postWebhookEndpoints: {
+    createWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -8769,7 +8773,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getWebhookEndpointsById: {
+    getWebhookEndpointById: {
         parameters: {
             query?: never;
             header?: {
@@ -8835,7 +8839,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteWebhookEndpointsById: {
+    deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -8874,7 +8878,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    patchWebhookEndpointsById: {
+    updateWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -8939,7 +8943,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postWebhookEndpointsByIdRotateSecret: {
+    rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
             header?: never;
