@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp } from '../helpers/app.ts';
-import { buyBody, createBuy, createSell, matchAndInstruct, merchantCall, PAY, RECEIPT, sellBody } from '../helpers/orders.ts';
+import { buyBody, createBuy, createSell, matchAndInstruct, merchantCall, PAY, receipt, sellBody } from '../helpers/orders.ts';
 
 /** Issue 10: an operator sees every unit of PAY that exists and why, per cause and mode. */
 describe('GET /admin/ledger/supply: minted and burned per cause', () => {
@@ -24,7 +24,7 @@ describe('GET /admin/ledger/supply: minted and burned per cause', () => {
     await createBuy(t, buyer.jwt, buyBody(4 * PAY, 'THB', 14_000));
     await createBuy(t, buyer.jwt, buyBody(2 * PAY, 'THB', 7_000));
     assert.equal(await matchAndInstruct(t), 2);
-    const confirmed = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'application/pdf' });
+    const confirmed = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'application/pdf' });
     assert.equal(confirmed.json().data.status, 'completed', confirmed.body);
 
     const response = await t.admin('GET', '/admin/ledger/supply');

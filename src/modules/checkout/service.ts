@@ -1,5 +1,5 @@
 import { buildCheckoutView, type CheckoutView } from './view.ts';
-import { findPaymentById, markCheckoutOpened, uploadProof, type PaymentsDeps, type ProofUploadResult } from '../payments/service.ts';
+import { findPaymentById, markCheckoutOpened, uploadProof, type PaymentsDeps, type ProofUpload, type ProofUploadResult } from '../payments/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { qrPng } from '../reference/promptpay.ts';
 
@@ -38,6 +38,6 @@ export async function checkoutStatus(deps: CheckoutDeps, id: string): Promise<Ch
 }
 
 /** The buyer's upload: public, scoped to this payment and to its status (matched or payment_pending only). */
-export async function uploadFromCheckout(deps: CheckoutDeps, id: string, file: Uint8Array | undefined): Promise<ProofUploadResult> {
-  return uploadProof(deps, null, id, file);
+export async function uploadFromCheckout(deps: CheckoutDeps, id: string, upload: ProofUpload): Promise<ProofUploadResult> {
+  return uploadProof(deps, null, id, upload);
 }
