@@ -1,6 +1,6 @@
 /**
  * Every setting, parsed and validated once at start-up. A bad value stops the process with a message
- * that names the variable. Defaults are DESIGN.md's.
+ * that names the variable. docs/operations.md lists every one with its default.
  */
 
 export type Role = 'api' | 'worker' | 'ledger';
@@ -160,7 +160,7 @@ function corsOrigins(env: Env, port: number, public_base_url: string): string[] 
   });
 }
 
-/** The mint source when LEDGER_MINT_SOURCE_ACCOUNT is unset: payouts work out of the box (DESIGN "Buy order"). */
+/** The mint source when LEDGER_MINT_SOURCE_ACCOUNT is unset: payouts work out of the box (docs/payouts.md). */
 export const DEFAULT_MINT_SOURCE_ACCOUNT = 'treasury';
 
 /**
