@@ -63,6 +63,11 @@ describe('multi-leg proofs', () => {
     const half = await read(payment.id);
     assert.equal(half.status, 'confirming', 'one verified leg of two does not complete the payment');
     assert.deepEqual(half.match_details.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null), [null, 'verified']);
+    const checkout = (await t.call('GET', `/v1/payments/${payment.id}/checkout`, merchant.live)).json().data;
+    assert.deepEqual(checkout.legs.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null), [null, 'verified'], 'the checkout view shows each leg\'s slip');
+    const page = await t.request({ method: 'GET', url: `/checkout/${payment.id}?lang=en` });
+    assert.equal((page.body.match(/type="file"/g) ?? []).length, 1, 'the hosted page asks only for the missing slip');
+    assert.match(page.body, /id="proof-form-1"/);
     const first = await upload(payment.id, [{ name: 'proof', value: newSlip().bytes }, { name: 'leg', value: '1' }]);
     assert.equal(first.statusCode, 200, first.body);
     assert.equal(first.json().data.proof.leg, 1);

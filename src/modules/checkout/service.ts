@@ -14,9 +14,9 @@ export async function openCheckout(deps: CheckoutDeps, id: string): Promise<{ vi
   const { payment, legs } = await findPaymentById(deps, id);
   const view = await buildCheckoutView(deps, payment, legs);
   const qr_data_urls = new Map<number, string>();
-  if (view.status === 'matched' || view.status === 'payment_pending') {
+  if (view.status === 'matched' || view.status === 'payment_pending' || view.status === 'confirming') {
     for (const leg of view.legs) {
-      if (leg.payee.type === 'promptpay') qr_data_urls.set(leg.match_order, `data:image/png;base64,${(await qrPng(leg.payee.qr_payload)).toString('base64')}`);
+      if (leg.payee.type === 'promptpay' && !leg.proof) qr_data_urls.set(leg.match_order, `data:image/png;base64,${(await qrPng(leg.payee.qr_payload)).toString('base64')}`);
     }
   }
   return { view, qr_data_urls };
