@@ -8,8 +8,8 @@ import { dashboardRoutes, type DashboardDeps } from './routes.ts';
  */
 export const dashboardModule = defineModule({
   name: 'dashboard',
-  owns: ['merchant_users'],
-  calls: ['balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
+  owns: ['merchant_users', 'dashboard_settings'],
+  calls: ['audit', 'balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
   start: ({ config, db, clock }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies'>) => {
     const users = { db, clock, public_base_url: config.public_base_url };
     const deps: DashboardDeps = { ...needs, users, secure_cookies: config.public_base_url.startsWith('https://') };
