@@ -7432,6 +7432,15 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                                 payment_method: string;
+                                /** @description This leg's slip and its verdict; null while the buyer has not sent it */
+                                proof: {
+                                    id: string;
+                                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    received_at: string;
+                                    status: "checking" | "verified" | "rejected";
+                                } | null;
                             }[];
                             order_id: string;
                             payment_id: string;
