@@ -304,7 +304,7 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
     // the buyer moves 3 of its 5 PAY into a sell order's reserve of its own: only 2 PAY are left to take back
     await createSell(t, spender.jwt, sellBody(3 * PAY, 'SGD', 10_000));
     validator.next.push('failed', 'failed');
-    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     await sweepSellOrders(t.application.payouts.sell_orders);
     assert.deepEqual(await balancesOf(t, spender.id), { available: 0, reserve: 3 * PAY });
     const fill = await t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
