@@ -359,6 +359,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/sellers/{id}/funding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fund a seller's PAY and put a suspended seller back into matching */
+        post: operations["postAdminSellersByIdFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/settlements/{id}/adjustments": {
         parameters: {
             query?: never;
@@ -2036,6 +2053,10 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             failure_reason: string | null;
+            /** @description The same fee in PAY, as posted to the fees account (null before completion) */
+            fee_micro_pay: number | null;
+            /** @description Settlement fee taken at completion, minor units (null before completion) */
+            fee_minor: number | null;
             id: string;
             is_sandbox: boolean;
             match_details: {
@@ -2154,7 +2175,9 @@ export interface components {
             /** @description Fee rate of this batch in basis points of each payment */
             fee_bps: number;
             fee_decimal: string;
-            /** @description Sum of the per-payment fees (each rounded down), minor units */
+            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+            fee_micro_pay: number;
+            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
             fee_minor: number;
             gross_decimal: string;
             /** @description Sum of the payments, minor units */
@@ -4830,6 +4853,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description False while out of matching (suspended) */
+                            active: boolean;
                             /** Format: date-time */
                             created_at: string;
                             currency: string;
@@ -4843,6 +4868,9 @@ export interface operations {
                             payment_method: string;
                             rate: string;
                             reserved_minor: number;
+                            /** @description When a refused completion took the seller out of matching */
+                            suspended_at: string | null;
+                            suspension_reason: string | null;
                         };
                         /** @enum {boolean} */
                         success: true;
@@ -4854,6 +4882,72 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAdminSellersByIdFunding: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description PAY to mint into the seller account, micro-PAY */
+                    amount_micro_pay: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description False while out of matching (suspended) */
+                            active: boolean;
+                            balance_micro_pay: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            display_name: string;
+                            id: string;
+                            is_sandbox: boolean;
+                            liquidity_minor: number;
+                            payee: {
+                                [key: string]: unknown;
+                            };
+                            payment_method: string;
+                            rate: string;
+                            reserved_minor: number;
+                            /** @description When a refused completion took the seller out of matching */
+                            suspended_at: string | null;
+                            suspension_reason: string | null;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4907,7 +5001,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -5041,7 +5137,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -5113,7 +5211,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -8144,7 +8244,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -8247,6 +8349,8 @@ export interface operations {
                             completed_at: string;
                             currency: string;
                             fee_decimal: string;
+                            /** @description The fee in PAY posted to the fees account at completion */
+                            fee_micro_pay: number;
                             fee_minor: number;
                             net_decimal: string;
                             net_minor: number;
