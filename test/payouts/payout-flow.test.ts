@@ -5,7 +5,7 @@ import { fillReference } from '../../src/modules/buy-orders/service.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
 import { promptpayPayload, qrPng } from '../../src/modules/reference/promptpay.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, createBuy, createSell, expectError, fund, matchAndInstruct, merchantCall, MINT_SOURCE, PAY, RECEIPT, sellBody } from '../helpers/orders.ts';
+import { buyBody, createBuy, createSell, expectError, fund, matchAndInstruct, merchantCall, MINT_SOURCE, PAY, sellBody } from '../helpers/orders.ts';
 import { startFakeEasySlip } from '../validators/fake-easyslip.ts';
 
 interface Fill {

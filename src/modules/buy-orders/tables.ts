@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 import type { PayoutDestination } from '../reference/payout-destinations.ts';
 
@@ -41,6 +41,12 @@ export interface BuyOrderTables {
     /** The buyer's name as the seller is shown it. */
     payer_name: string | null;
     created_at: Date;
+    /** Set when the sell order's cash leg failed and the fill was taken back (migration 0221). */
+    reversed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+    /** PAY burned back from the buyer to the mint source. */
+    reversed_micro_pay: ColumnType<number, number | undefined, number>;
+    /** PAY the buyer had already spent: its deficit, not an overdraft. reversed + shortfall = amount. */
+    shortfall_micro_pay: ColumnType<number, number | undefined, number>;
   };
 }
 
@@ -52,3 +58,5 @@ export interface FillPayee {
 export type BuyOrderRow = Selectable<BuyOrderTables['buy_orders']>;
 
 export type FillRow = Selectable<BuyOrderTables['order_fills']>;
+/** A fill as the matcher writes it (not reversed). */
+export type NewFill = Insertable<BuyOrderTables['order_fills']>;

@@ -7,7 +7,7 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { applyBuyFills, emitBuyOrderEvents, fillCounts, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
 import { merchantNames } from '../merchants/service.ts';
-import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
+import type { BuyOrderRow, NewFill } from '../buy-orders/tables.ts';
 import { accounts, LEDGER_BATCH_MAX, type Ledger, type TransferResult } from '../ledger/port.ts';
 import { applySellFills, eligibleSellsWindow } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
@@ -201,7 +201,7 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
     // Each fill tells its buyer whom to pay (the seller's destination and name) and numbers on from the buy's earlier fills.
     const names = await merchantNames(trx, planned.flatMap((fill) => [fill.buy.row.merchant_id, fill.sell.row.merchant_id]));
     const numbers = await fillCounts(trx, [...new Set(planned.filter((fill) => fill.buy.row.filled_micro_pay > 0).map((fill) => fill.buy.row.id))]);
-    const fills: FillRow[] = planned.map((fill, index) => {
+    const fills: NewFill[] = planned.map((fill, index) => {
       assert.notEqual(fill.sell.row.merchant_id, fill.buy.row.merchant_id, `buy order ${fill.buy.row.id} would fill its own merchant's sell order`);
       const number = (numbers.get(fill.buy.row.id) ?? 0) + 1;
       numbers.set(fill.buy.row.id, number);

@@ -3,6 +3,7 @@ import { AppError } from '../../lib/errors.ts';
 import { fillReference, fillsOfSellOrders } from '../buy-orders/service.ts';
 import { slipReceiver } from '../reference/payout-destinations.ts';
 import type { ReceiptCheck } from '../validators/port.ts';
+import { slipOwner } from '../validators/slips.ts';
 import type { SellOrderRow } from './tables.ts';
 
 /**
@@ -13,7 +14,9 @@ import type { SellOrderRow } from './tables.ts';
 export interface ExpectedCashLeg {
   /** The fill's buy order; null only for an order without fill rows. */
   buy_order_id: string | null;
-  check: Omit<ReceiptCheck, 'image' | 'content_type'>;
+  check: Omit<ReceiptCheck, 'image' | 'content_type' | 'check_duplicate' | 'reading'>;
+  /** Whose slip it is: the order's, or with several fills that fill's (one slip never confirms two transfers). */
+  slip_owner: string;
 }
 
 const notAFill = () => new AppError('VALIDATION_ERROR', 'buy_order_id is not a buy order that filled this sell order', [{ field: 'body.buy_order_id', message: 'is not a fill of this sell order' }]);
@@ -21,10 +24,15 @@ const notAFill = () => new AppError('VALIDATION_ERROR', 'buy_order_id is not a b
 export async function expectedCashLeg(executor: Executor, order: SellOrderRow, buy_order_id: string | undefined): Promise<ExpectedCashLeg> {
   const receiver = order.payout_destination ? { receiver: slipReceiver(order.payout_destination) } : {};
   const fills = await fillsOfSellOrders(executor, [order.id]);
-  if (fills.length === 0) return { buy_order_id: null, check: { expected_amount_minor: order.filled_fiat_amount, currency: order.target_currency, ...receiver } };
+  const whole = slipOwner.cashLeg(order.id);
+  if (fills.length === 0) return { buy_order_id: null, check: { expected_amount_minor: order.filled_fiat_amount, currency: order.target_currency, ...receiver }, slip_owner: whole };
   const fill = buy_order_id === undefined ? await nextUnverifiedFill(executor, order.id, fills) : fills.find((candidate) => candidate.buy_order_id === buy_order_id);
   if (!fill) throw notAFill();
-  return { buy_order_id: fill.buy_order_id, check: { expected_amount_minor: fill.fiat_amount, currency: order.target_currency, ...receiver } };
+  return {
+    buy_order_id: fill.buy_order_id,
+    check: { expected_amount_minor: fill.fiat_amount, currency: order.target_currency, ...receiver },
+    slip_owner: fills.length === 1 ? whole : `${whole}:fill:${fill.buy_order_id}`,
+  };
 }
 
 async function nextUnverifiedFill<Fill extends { buy_order_id: string }>(executor: Executor, sell_order_id: string, fills: readonly Fill[]): Promise<Fill | undefined> {

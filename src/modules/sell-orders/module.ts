@@ -1,11 +1,9 @@
-import type { Trx } from '../../db/database.ts';
 import type { Ledger } from '../ledger/port.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { defineModule } from '../module.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
 import { SellOrderSchema, sellOrderRoutes } from './routes.ts';
-import { requestCashLegs, sweepSellOrders, type SellOrdersDeps } from './service.ts';
-import type { SellOrderRow } from './tables.ts';
+import { requestCashLegs, sweepSellOrders, type CashLegFailureHook, type SellOrdersDeps } from './service.ts';
 
 /** Sell orders (PAY reserved, matched, cash legs requested and confirmed), their cash-leg attempts and sweeper. */
 export const sellOrdersModule = defineModule({
@@ -14,7 +12,7 @@ export const sellOrdersModule = defineModule({
   calls: ['buy-orders', 'events', 'ledger', 'reference', 'validators'],
   start: (
     { config, db, clock },
-    needs: { ledger: Ledger; validator: ReceiptValidator; banks: BankDirectory; on_cash_leg_failure?: ((trx: Trx, order: SellOrderRow, at: Date) => Promise<void>) | undefined },
+    needs: { ledger: Ledger; validator: ReceiptValidator; banks: BankDirectory; on_cash_leg_failure?: CashLegFailureHook | undefined },
   ) => {
     const deps: SellOrdersDeps = {
       db,

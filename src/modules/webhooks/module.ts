@@ -4,6 +4,7 @@ import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from
 import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
+import { EndpointSchema } from './schema.ts';
 
 /**
  * The database trigger that writes this module's `webhook_deliveries` rows: `after insert on events`, one row per
@@ -42,6 +43,7 @@ export const webhooksModule = defineModule({
       setup: webhookSetupPort(deps),
       stopListening,
       routes: async (server) => void (await server.register(webhookRoutes, { deps })),
+      schemas: { document: { WebhookEndpoint: EndpointSchema } },
       // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
       // and for retries that come due.
       jobs: [{ name: 'webhook-dispatch', interval_ms: Math.min(config.worker_poll_interval_ms, WEBHOOK_FALLBACK_POLL_MS), run: () => dispatcher.pass() }],
