@@ -22,13 +22,14 @@ export const webhooksModule = defineModule({
     const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
     // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
     await sealPlaintextSecrets(db, box);
-    const deps: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets };
+    const deps: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets, self_origin: config.public_base_url };
     const dispatch: DispatcherDeps = {
       db,
       clock,
       box,
       timeout_ms: config.webhook_timeout_ms,
       allow_private_targets: config.webhook_allow_private_targets,
+      self_origin: config.public_base_url,
       max_in_flight_per_endpoint: config.webhook_max_in_flight_per_endpoint,
       logger,
     };
