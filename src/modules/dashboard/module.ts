@@ -1,3 +1,4 @@
+import { SignInThrottle } from '../../http/sign-in-throttle.ts';
 import { defineModule } from '../module.ts';
 import { dashboardAdminRoutes } from './admin-routes.ts';
 import { dashboardRoutes, type DashboardDeps } from './routes.ts';
@@ -11,7 +12,8 @@ export const dashboardModule = defineModule({
   owns: ['merchant_users'],
   calls: ['balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
   start: ({ config, db, clock }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies'>) => {
-    const users = { db, clock, public_base_url: config.public_base_url };
+    const sign_in = new SignInThrottle({ now_ms: () => clock.now().getTime(), max_delay_ms: config.sign_in_max_delay_ms });
+    const users = { db, clock, public_base_url: config.public_base_url, sign_in };
     const deps: DashboardDeps = { ...needs, users, secure_cookies: config.public_base_url.startsWith('https://') };
     return {
       routes: async (server) => {

@@ -266,7 +266,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
 
   app.post(
     '/dashboard/sign-in',
-    { config: { auth: 'public', errors: [401, 403, 429] }, schema: { ...PAGE_SCHEMA('Sign in with email and password (form post); locks the account after repeated failures'), consumes: ['application/x-www-form-urlencoded'] } },
+    { config: { auth: 'public', errors: [401, 403, 429] }, schema: { ...PAGE_SCHEMA('Sign in with email and password (form post); repeated failures are refused per address and slowed per email'), consumes: ['application/x-www-form-urlencoded'] } },
     async (request, reply) => {
       const context = contextOf(request, null);
       // No session yet, so no synchronizer token: a cross-site sign-in post is refused by its Origin instead.
@@ -276,11 +276,11 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
       }
       const form = formOf(request.body);
       const email = (form['email'] ?? '').slice(0, 320);
-      const outcome = await checkSignIn(deps.users, email, form['password'] ?? '');
+      const outcome = await checkSignIn(deps.users, email, form['password'] ?? '', request.ip);
       if (!outcome.ok) {
-        if (outcome.reason === 'locked') {
-          reply.header('Retry-After', String(Math.max(1, Math.ceil((new Date(present(outcome.locked_until, 'a locked sign-in says until when')).getTime() - deps.users.clock.now().getTime()) / 1000))));
-          return sendPage(reply, signInPage(context, { email, error: context.t('locked', { until: present(outcome.locked_until, 'a locked sign-in says until when').replace('T', ' ').slice(0, 16) + ' UTC' }) }), 429);
+        if (outcome.reason === 'limited') {
+          reply.header('Retry-After', String(outcome.retry_after_seconds));
+          return sendPage(reply, signInPage(context, { email, error: context.t('sign_in_limited', { minutes: String(Math.ceil(outcome.retry_after_seconds / 60)) }) }), 429);
         }
         return sendPage(reply, signInPage(context, { email, error: context.t('invalid_credentials') }), 401);
       }
