@@ -83,7 +83,7 @@ function perRequest(cpu: CpuSpent, requests: number): NonNullable<Row['cpu']> {
 
 /**
  * `sellers` live sellers; 0: a sandbox key (synthetic sellers: no liquidity row is reserved), the create without its
- * hot row. With `unbatched`, the same again with the batching allocator bypassed (every create alone, as before it),
+ * hot row. With `unbatched`, the same again with the batching allocator bypassed (every create in its own transaction),
  * so the two stand side by side in one run.
  */
 async function createRows(context: BenchContext, scenario: string, sellers: number, unbatched = false, deeper = 0): Promise<Row[]> {
@@ -370,7 +370,10 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
       early ??
       (await new Promise<number | undefined>((resolve) => {
         const timer = setTimeout(() => resolve(undefined), Math.max(0, Math.min(WEBHOOK_WAIT_MS, wait_ms - (performance.now() - answered_ms))));
-        waiting.set(id, (at) => (clearTimeout(timer), resolve(at)));
+        waiting.set(id, (at) => {
+          clearTimeout(timer);
+          resolve(at);
+        });
       }));
     waiting.delete(id);
     if (arrived_ms === undefined) return undefined;

@@ -177,7 +177,10 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   for (const module of modules) for (const job of module.jobs ?? []) scheduler.add(job);
-  scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => (await purgeExpiredIdempotencyKeys(db, clock), 0) });
+  scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => {
+    await purgeExpiredIdempotencyKeys(db, clock);
+    return 0;
+  } });
 
   return {
     config,

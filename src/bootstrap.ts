@@ -4,7 +4,7 @@ import { createSeller } from './modules/liquidity/service.ts';
 import { countMerchants, createMerchant, type CreatedMerchant } from './modules/merchants/service.ts';
 import { bootstrapDashboardDemo } from './modules/dashboard/demo.ts';
 
-/** The demo merchant plus its dashboard sign-in (issue 14). */
+/** The demo merchant plus its dashboard sign-in. */
 export type DemoMerchant = CreatedMerchant & { dashboard?: { email: string; password: string; sign_in_url: string } };
 
 /**

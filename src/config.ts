@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 
 /**
  * Every setting, parsed and validated once at start-up. A bad value stops the process with a message
- * that names the variable. Defaults are DESIGN.md's.
+ * that names the variable. docs/operations.md lists every one with its default.
  */
 
 export type Role = 'api' | 'worker' | 'ledger';
@@ -198,7 +198,7 @@ function trustProxy(env: Env): false | string[] {
   });
 }
 
-/** The mint source when LEDGER_MINT_SOURCE_ACCOUNT is unset: payouts work out of the box (DESIGN "Buy order"). */
+/** The mint source when LEDGER_MINT_SOURCE_ACCOUNT is unset: payouts work out of the box (docs/payouts.md). */
 export const DEFAULT_MINT_SOURCE_ACCOUNT = 'treasury';
 
 /**

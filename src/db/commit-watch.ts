@@ -3,7 +3,7 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler,
 /**
  * Tells listeners, after the fact, that rows were inserted into a table and committed: the outbox's wake-up for the
  * webhook dispatcher without a NOTIFY inside the business transaction (PostgreSQL serialises the commits of all
- * transactions that queued a NOTIFY behind one database-wide lock held across the WAL flush; issue 11 measured it).
+ * transactions that queued a NOTIFY behind one database-wide lock held across the WAL flush).
  *
  * The dialect's driver is wrapped: a connection that runs an INSERT into a watched table inside a transaction is
  * marked, and its COMMIT, once it has returned, calls the table's listeners (a rollback forgets the mark; a rollback

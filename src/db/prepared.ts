@@ -4,8 +4,7 @@ import type { Executor } from './database.ts';
 
 /**
  * Hot reads as named prepared statements on PostgreSQL: parsed, analysed and planned once per pooled connection
- * instead of on every call. Issue 11 measured the payment read by id (a legs subquery) at about 210 us of backend CPU
- * unprepared and 75 us prepared, against 95 us for a bare unprepared `select *` by primary key.
+ * instead of on every call, which saves most of a short read's backend CPU (docs/performance.md).
  *
  * Opt-in by statement text, for a few fixed statements the code registers (at most MAX_PREPARED_STATEMENTS), never
  * every statement: a prepared `select *` would fail ("cached plan must not change result type") after a migration
@@ -23,7 +22,7 @@ function register(text: string): void {
 
 /**
  * The pool's client: a registered statement text runs under its name (pg then sends Parse only the first time on
- * each connection); everything else as before.
+ * each connection); everything else runs unnamed.
  */
 export class PreparingClient extends pg.Client {
   override query(...args: unknown[]): never {

@@ -4,7 +4,7 @@ import { openDatabase, type Db, type DatabaseHandle } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
 
 /** Bookkeeping the service reads and never writes. */
-const READ_ONLY_TABLES = new Set(['schema_migrations', 'schema_migrations_lock', 'append_only_tables']);
+const READ_ONLY_TABLES = new Set(['schema_migrations', 'schema_migrations_lock', 'schema_sql_files', 'append_only_tables']);
 
 export interface GrantReport {
   role: string;

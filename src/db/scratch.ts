@@ -24,6 +24,7 @@ import { Kysely, PGliteDialect } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type DatabaseHandle, type DatabaseTimeouts, type Db } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
+import { sqlFiles } from './repeatable.ts';
 import type { Database } from './schema.ts';
 
 export interface ScratchDatabase extends DatabaseHandle {
@@ -72,7 +73,10 @@ export async function openScratchDatabase(options: ScratchOptions): Promise<Scra
   };
 }
 
-/** What the migrated schema depends on: the migrations, the files they import or read, and the PGlite version. */
+/**
+ * What the migrated schema depends on: the migrations, the files they import or read, the functions' SQL files and the
+ * PGlite version.
+ */
 export function schemaHash(): string {
   const hash = createHash('sha256');
   const db_dir = fileURLToPath(new URL('./', import.meta.url));
@@ -81,6 +85,7 @@ export function schemaHash(): string {
     ...readdirSync(migrations_dir).sort().map((name) => join(migrations_dir, name)),
     ...readdirSync(db_dir).filter((name) => name.endsWith('.ts')).sort().map((name) => join(db_dir, name)),
     fileURLToPath(new URL('../modules/reference/thai-banks.csv', import.meta.url)),
+    ...sqlFiles().map((name) => fileURLToPath(new URL(`../${name}`, import.meta.url))),
   ];
   for (const file of files) {
     if (!statSync(file).isFile()) continue;

@@ -43,7 +43,7 @@ async function authenticate(request: FastifyRequest, config: FastifyContextConfi
     case 'key': {
       const raw = headerValue(request, 'x-api-key') ?? bearer(request);
       const principal = raw ? await authenticator.byApiKey(raw) : null;
-      if (!principal) throw missingApiKey();
+      if (!principal) throw missingApiKey(raw !== undefined && /^[\w-]+\.[\w-]+\.[\w-]*$/.test(raw));
       const mode = config.mode ?? 'any';
       if (mode === 'sandbox_only' && !principal.is_sandbox) {
         throw sandboxKeysOnly();

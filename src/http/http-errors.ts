@@ -7,7 +7,13 @@ import { AppError, type ErrorDetail } from '../lib/errors.ts';
  */
 
 // authentication
-export const missingApiKey = () => new AppError('UNAUTHORIZED', 'Missing or invalid API key (send X-API-Key or Authorization: Bearer)');
+export const missingApiKey = (presented_jwt = false) =>
+  new AppError(
+    'UNAUTHORIZED',
+    presented_jwt
+      ? 'This route takes a secret API key (svc_live_…, svc_test_… or svc_sandbox_…), not a JWT'
+      : 'Missing or invalid API key (send X-API-Key or Authorization: Bearer)',
+  );
 export const missingMerchantCredential = () => new AppError('UNAUTHORIZED', 'Missing or invalid merchant token or session');
 export const missingAdminToken = () => new AppError('UNAUTHORIZED', 'Missing or invalid admin service token');
 export const missingInternalToken = () => new AppError('UNAUTHORIZED', 'Missing or invalid internal service token');

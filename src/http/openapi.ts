@@ -6,6 +6,17 @@ import { ERROR_STATUS } from './errors.ts';
 import { hasEntityTag } from './conventions.ts';
 import type { AuthKind } from './principal.ts';
 import { present } from '../lib/assert.ts';
+import {
+  DEPRECATED_WITH_SUNSET,
+  EXTRA_RESPONSES,
+  HTML_ROUTES,
+  IDEMPOTENCY,
+  type Json,
+  OPERATION_IDS,
+  OPTIONAL_BODIES,
+  REQUEST_EXAMPLES,
+  TAGS,
+} from './openapi-operations.ts';
 
 /**
  * The OpenAPI document as a product, decorated in one place: every route's operationId, its error responses built
@@ -14,155 +25,7 @@ import { present } from '../lib/assert.ts';
  * the codes or statuses a route can answer beyond the common ones; `config.operation_id` to name a new operation).
  */
 
-type Json = Record<string, unknown>;
 type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; tags?: string[]; operationId?: string };
-
-/** Declared tags, in the order the docs show them. A route's tag must be one of these (a test checks it). */
-export const TAGS: { name: string; description: string }[] = [
-  { name: 'payments', description: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model' },
-  { name: 'checkout', description: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll' },
-  { name: 'promptpay', description: 'PromptPay EMVCo payloads and QR images' },
-  { name: 'fx', description: 'Reference prices and quote locks held for a trade' },
-  { name: 'rates', description: 'Seller rates per currency and payment method' },
-  { name: 'balance', description: 'A merchant\'s PAY balance, buffer and deficit' },
-  { name: 'sell-orders', description: 'Merchant sell orders: PAY out for fiat, the cash leg and its confirmation' },
-  { name: 'buy-orders', description: 'Merchant buy orders: fiat in for PAY, matched by price and time' },
-  { name: 'disputes', description: 'Disputes on sell orders, with their event log' },
-  { name: 'pending-funds', description: 'Incoming funds waiting for the receiver\'s confirmation' },
-  { name: 'settlements', description: 'Settlement batches of completed payments and their CSV export' },
-  { name: 'webhooks', description: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)' },
-  { name: 'sandbox', description: 'Sandbox scenarios for test and sandbox keys' },
-  { name: 'merchants', description: 'The calling merchant' },
-  { name: 'reference', description: 'Reference data: Thai banks' },
-  { name: 'admin', description: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)' },
-  { name: 'ledger', description: 'The PAY ledger service API (internal service token)' },
-  { name: 'ops', description: 'Liveness and readiness probes' },
-];
-
-/**
- * Stable operationIds (the SDK's method names). A route not listed here takes `config.operation_id`, else a name
- * derived from its method and path; a test checks that every id is unique.
- */
-const OPERATION_IDS: Record<string, string> = {
-  'GET /healthz': 'getHealth',
-  'GET /readyz': 'getReadiness',
-  'GET /v1/merchants/me': 'getCurrentMerchant',
-  'POST /admin/merchants': 'adminCreateMerchant',
-  'POST /admin/merchants/{id}/tokens': 'adminCreateMerchantToken',
-  'POST /admin/merchants/{id}/sessions': 'adminCreateMerchantSession',
-  'GET /v1/rates': 'listRates',
-  'POST /admin/sellers': 'adminCreateSeller',
-  'POST /internal/ledger/transfers': 'ledgerTransfer',
-  'POST /internal/ledger/balances': 'ledgerBalances',
-  'POST /internal/ledger/credited': 'ledgerCredited',
-  'GET /internal/ledger/verify': 'ledgerVerify',
-  'POST /admin/merchants/{id}/ledger-adjustments': 'adminCreateLedgerAdjustment',
-  'GET /admin/ledger/verify': 'adminVerifyLedger',
-  'GET /admin/ledger/accounts/{name}': 'adminGetLedgerAccount',
-  'POST /internal/pending-funds': 'internalCreatePendingFunds',
-  'GET /v1/pending-funds': 'listPendingFunds',
-  'GET /v1/pending-funds/{id}': 'getPendingFunds',
-  'POST /v1/pending-funds/{id}/receiver-confirm': 'confirmPendingFunds',
-  'GET /admin/audit/receiver-confirm': 'adminListReceiverConfirmAudit',
-  'GET /admin/audit/receiver-confirm/{id}': 'adminGetReceiverConfirmAudit',
-  'GET /v1/merchants/{id}/balance': 'getMerchantBalance',
-  'GET /admin/merchants/{id}/deficit': 'adminGetMerchantDeficit',
-  'GET /v1/reference/thai-banks': 'listThaiBanks',
-  'POST /v1/promptpay/qr': 'createPromptPayPayload',
-  'PUT /v1/webhook-endpoint': 'setWebhookEndpoint',
-  'GET /v1/webhook-endpoint': 'getWebhookEndpoint',
-  'POST /v1/webhook-endpoint/rotate-secret': 'rotateWebhookSecret',
-  'GET /v1/events': 'listEvents',
-  'GET /v1/webhook-deliveries': 'listWebhookDeliveries',
-  'POST /v1/webhook-deliveries/{id}/redeliver': 'redeliverWebhook',
-  'POST /v1/webhook-deliveries/recover': 'recoverWebhookDeliveries',
-  'POST /v1/sandbox/payments/simulate': 'simulateSandboxPayment',
-  'GET /checkout/{id}': 'getCheckoutPage',
-  'GET /checkout/{id}/status': 'getCheckoutStatus',
-  'POST /checkout/{id}/proof': 'uploadCheckoutProof',
-  'GET /v1/settlements': 'listSettlements',
-  'GET /v1/settlements/{id}': 'getSettlement',
-  'GET /v1/settlements/{id}/payments': 'listSettlementPayments',
-  'GET /v1/settlements/{id}/export.csv': 'exportSettlementCsv',
-  'POST /admin/settlements/run': 'adminRunSettlements',
-  'POST /admin/settlements/{id}/fail': 'adminFailSettlement',
-  'POST /admin/settlements/{id}/retry': 'adminRetrySettlement',
-  'POST /admin/settlements/{id}/adjustments': 'adminAdjustSettlement',
-  'GET /admin/settlements/{id}/audit-log': 'adminGetSettlementAuditLog',
-  'GET /v1/fx/reference-prices': 'getReferencePrice',
-  'POST /v1/fx/quote-locks': 'createQuoteLock',
-  'GET /v1/fx/quote-locks/{id}': 'getQuoteLock',
-  'PUT /admin/fx/reference-prices': 'adminSetReferencePrice',
-  'GET /v1/merchant-sell-orders': 'listSellOrders',
-  'POST /v1/merchant-sell-orders': 'createSellOrder',
-  'GET /v1/merchant-sell-orders/{id}': 'getSellOrder',
-  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': 'confirmSellOrderCashLeg',
-  'POST /v1/merchant-sell-orders/{id}/cancel': 'cancelSellOrder',
-  'GET /v1/merchant-buy-orders': 'listBuyOrders',
-  'POST /v1/merchant-buy-orders': 'createBuyOrder',
-  'GET /v1/merchant-buy-orders/{id}': 'getBuyOrder',
-  'POST /v1/merchant-buy-orders/{id}/cancel': 'cancelBuyOrder',
-  'GET /v1/merchant-disputes': 'listDisputes',
-  'POST /v1/merchant-disputes': 'createDispute',
-  'GET /v1/merchant-disputes/{id}': 'getDispute',
-  'GET /admin/disputes': 'adminListDisputes',
-  'GET /admin/disputes/{id}': 'adminGetDispute',
-  'POST /admin/disputes/{id}/investigate': 'adminInvestigateDispute',
-  'POST /admin/disputes/{id}/escalate': 'adminEscalateDispute',
-  'POST /admin/disputes/{id}/resolve': 'adminResolveDispute',
-  'POST /v1/payments': 'createPayment',
-  'GET /v1/payments': 'listPayments',
-  'POST /v1/trades': 'createTrade',
-  'GET /v1/trades/{id}': 'getTrade',
-  'GET /v1/payments/{id}': 'getPayment',
-  'GET /v1/payments/{id}/checkout': 'getPaymentCheckout',
-  'POST /v1/payments/{id}/cancel': 'cancelPayment',
-  'POST /v1/payments/{id}/proof': 'uploadPaymentProof',
-  'GET /v1/payments/{id}/promptpay-qr': 'getPaymentPromptPayQr',
-};
-
-/** POSTs that take `Idempotency-Key` (DESIGN.md: required UUID on sell orders, confirm-cash-leg, disputes, buy orders; optional on payments and trades). */
-export const IDEMPOTENCY: Record<string, 'required' | 'optional'> = {
-  'POST /v1/merchant-sell-orders': 'required',
-  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': 'required',
-  'POST /v1/merchant-sell-orders/{id}/cancel': 'required',
-  'POST /v1/merchant-disputes': 'required',
-  'POST /v1/merchant-buy-orders': 'required',
-  'POST /v1/merchant-buy-orders/{id}/cancel': 'required',
-  'POST /admin/merchants/{id}/ledger-adjustments': 'required',
-  'POST /v1/payments': 'optional',
-  'POST /v1/trades': 'optional',
-  'POST /v1/fx/quote-locks': 'optional',
-  'POST /v1/sandbox/payments/simulate': 'optional',
-};
-
-/** Responses that are not JSON envelopes and that no route schema states (the hosted page answers HTML). */
-const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
-  'GET /checkout/{id}': {
-    '200': { description: 'The hosted checkout page', content: { 'text/html': { schema: { type: 'string' } } } },
-  },
-  'POST /checkout/{id}/proof': {
-    '303': { description: 'Proof accepted: back to the page, which then shows `confirming`', headers: { Location: { description: 'The checkout page', schema: { type: 'string' } } } },
-    '200': { description: 'The page again (unknown payment id), in HTML', content: { 'text/html': { schema: { type: 'string' } } } },
-  },
-};
-
-const TRADE_EXAMPLE = { order_id: 'order-1001', amount: '250.00', currency: 'THB', return_url: 'https://shop.example/return' };
-
-/** Request examples of the calls an integrator makes first (redocly checks each against its schema). */
-const REQUEST_EXAMPLES: Record<string, unknown> = {
-  'POST /v1/trades': TRADE_EXAMPLE,
-  'POST /v1/payments': TRADE_EXAMPLE,
-  'POST /v1/merchant-sell-orders': { amount_micro_pay: 10_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 35_000 },
-  'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
-  'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
-};
-
-/** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
-const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof']);
-
-/** Responses of these operations carry the sunset headers (DESIGN.md: Sunset of POST /v1/payments). */
-const DEPRECATED_WITH_SUNSET = new Set(['POST /v1/payments']);
 
 const SUCCESS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No content', '503': 'Not ready' };
 
@@ -227,7 +90,7 @@ function derivedOperationId(method: string, path: string): string {
   const words = path
     .split('/')
     .filter((part) => part && part !== 'v1')
-    .map((part) => (part.startsWith('{') ? 'by-' + part.slice(1, -1) : part))
+    .map((part) => (part.startsWith('{') ? `by-${part.slice(1, -1)}` : part))
     .join('-')
     .split(/[^A-Za-z0-9]+/)
     .filter(Boolean);
@@ -388,6 +251,7 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
       const example = REQUEST_EXAMPLES[key];
       const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.['application/json'] as Json | undefined;
       if (example !== undefined && json_body) json_body['example'] = example;
+      if (OPTIONAL_BODIES.has(key) && operation['requestBody']) (operation['requestBody'] as Json)['required'] = false;
       const error_codes = errorCodesByStatus(route);
       for (const [status, codes] of error_codes) {
         // a route that describes its own 503 (readiness) keeps it

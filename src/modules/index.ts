@@ -23,7 +23,7 @@ import { webhooksModule } from './webhooks/module.ts';
 
 /**
  * Every module's declaration, lowest first: each calls only modules listed before it. What it owns and whom it may
- * call are checked by test/architecture against the database, the imports and the README's table.
+ * call are checked by test/architecture against the database, the imports and the table in docs/architecture.md.
  */
 export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; calls: readonly ModuleName[] }[] = [
   eventsModule,

@@ -85,10 +85,10 @@ export function defineModule<Needs, Offers>(module: AppModule<Needs, Offers>): A
 
 /**
  * Tables outside the modules: the platform's own. `idempotency_keys` belongs to `src/http/idempotency.ts`, the
- * key-value `settings` and the `append_only_tables` list to `src/db`. Kysely's `schema_migrations` tables are the
- * migrator's.
+ * key-value `settings`, the `append_only_tables` list and `schema_sql_files` (src/db/repeatable.ts) to `src/db`.
+ * Kysely's `schema_migrations` tables are the migrator's.
  */
 export const PLATFORM_TABLES = {
   http: ['idempotency_keys'],
-  db: ['settings', 'append_only_tables', 'schema_migrations', 'schema_migrations_lock'],
+  db: ['settings', 'append_only_tables', 'schema_sql_files', 'schema_migrations', 'schema_migrations_lock'],
 } as const;

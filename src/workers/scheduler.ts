@@ -57,6 +57,18 @@ export class Scheduler {
     })();
   }
 
+  /** The names of the jobs, in the order they were added. */
+  names(): string[] {
+    return [...this.#jobs.keys()];
+  }
+
+  /** One pass of a job, awaited (the simulation and tests drive workers step by step with it). */
+  async runOnce(name: string): Promise<number> {
+    const entry = this.#jobs.get(name);
+    if (!entry) throw new Error(`no job named ${name}`);
+    return entry.job.run();
+  }
+
   async stop(): Promise<void> {
     this.#stopped = true;
     for (const entry of this.#jobs.values()) clearTimeout(entry.timer);

@@ -4,6 +4,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import { sqlFiles } from '../../src/db/repeatable.ts';
 import { MODULES } from '../../src/modules/index.ts';
 import { PLATFORM_TABLES } from '../../src/modules/module.ts';
 import { DELIVERY_TRIGGER } from '../../src/modules/webhooks/module.ts';
@@ -11,7 +12,6 @@ import { openTestDatabase } from '../helpers/database.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const MODULES_DIR = join(ROOT, 'src/modules');
-
 
 /**
  * Writes into another module's table that remain (each a TODO with its way out). The test fails when a new one
@@ -68,6 +68,30 @@ function writesByModule(): Map<string, Set<string>> {
     for (const table of tables) writes.set(module, (writes.get(module) ?? new Set()).add(table));
   }
   return writes;
+}
+
+/** The owner of a SQL file (a path under src/): its module, or `src/db` / `src/http` for the platform's files. */
+function sqlOwner(name: string): string {
+  const parts = name.split('/');
+  return parts[0] === 'modules' ? parts[1]! : `src/${parts[0]}`;
+}
+
+/** The tables a SQL file writes: INSERT INTO, UPDATE ... SET, DELETE FROM and MERGE INTO targets, comments left out. */
+function sqlWrites(text: string): string[] {
+  const code = text.replace(/--[^\n]*/g, '');
+  const name = '([a-z_][a-z0-9_]*)';
+  return [
+    ...[...code.matchAll(new RegExp(`\\b(?:insert\\s+into|delete\\s+from|merge\\s+into)\\s+${name}`, 'gi'))].map((match) => match[1]!),
+    ...[...code.matchAll(new RegExp(`\\bupdate\\s+${name}(?:\\s+(?:as\\s+)?[a-z_][a-z0-9_]*)?\\s+set\\b`, 'gi'))].map((match) => match[1]!),
+  ].map((table) => table.toLowerCase());
+}
+
+/** Every table's owner: a module's name, or `src/<layer>` for the platform's tables. */
+function tableOwners(): Map<string, string> {
+  return new Map<string, string>([
+    ...MODULES.flatMap((module) => module.owns.map((table): [string, string] => [table, module.name])),
+    ...Object.entries(PLATFORM_TABLES).flatMap(([layer, names]) => names.map((table): [string, string] => [table, `src/${layer}`])),
+  ]);
 }
 
 describe('module layout', () => {
@@ -149,16 +173,59 @@ describe('module layout', () => {
     assert.deepEqual([...KNOWN_FOREIGN_WRITES].filter((write) => !foreign.has(write)).sort(), [], 'a known exception is gone: drop it from the list');
   });
 
+  it('a SQL file writes only the tables its owner owns (another module\'s rows go through that module\'s function)', () => {
+    const owners = tableOwners();
+    const foreign = sqlFiles().flatMap((name) => {
+      const owner = sqlOwner(name);
+      return sqlWrites(readFileSync(join(ROOT, 'src', name), 'utf8'))
+        .filter((table) => owners.get(table) !== owner)
+        .map((table) => `src/${name} (${owner}) writes ${table} (${owners.get(table) ?? 'no owner'})`);
+    });
+    assert.deepEqual([...new Set(foreign)].sort(), []);
+  });
+
+  it('the SQL write parser finds the targets, inside PL/pgSQL too', () => {
+    const body = `create or replace function f() returns void language plpgsql as $$
+      begin
+        -- update commented_out set x = 1
+        insert into a_table (x) values (1) on conflict (x) do update set x = excluded.x;
+        update b_table b set x = 2 from c_table c where c.x = b.x;
+        update ONLY_UPPER as u set x = 3;
+        with gone as (delete from d_table returning *) select 1 from gone for update;
+        merge into e_table t using f_table f on t.x = f.x when matched then update set x = f.x;
+        execute format('insert into %I select 1', 'dynamic');
+      end $$;`;
+    assert.deepEqual(sqlWrites(body).sort(), ['a_table', 'b_table', 'd_table', 'e_table', 'only_upper']);
+  });
+
+  it('every function and trigger in the migrated database has exactly one SQL file, which names it', async () => {
+    const defined = sqlFiles().flatMap((name) => {
+      const text = readFileSync(join(ROOT, 'src', name), 'utf8');
+      return [...text.matchAll(/create\s+or\s+replace\s+(function|trigger)\s+([a-z_][a-z0-9_]*)/gi)].map((match) => `${match[1]!.toLowerCase()} ${match[2]!}`);
+    });
+    const functions = await sql<{ name: string }>`
+      select p.proname as name from pg_proc p where p.pronamespace = current_schema()::regnamespace`.execute(database.db);
+    const triggers = await sql<{ name: string }>`
+      select t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where c.relnamespace = current_schema()::regnamespace and not t.tgisinternal`.execute(database.db);
+    const present = [
+      ...functions.rows.map((row) => `function ${row.name}`),
+      // each append-only table's guard is made by mpay_append_only (src/db/sql/mpay_append_only.sql)
+      ...triggers.rows.filter((row) => !row.name.endsWith('_append_only_guard')).map((row) => `trigger ${row.name}`),
+    ];
+    assert.deepEqual([...defined].sort(), [...new Set(present)].sort());
+  });
+
   it(`webhook_deliveries rows come from the trigger the webhooks module names (${DELIVERY_TRIGGER}, after insert on events)`, async () => {
     const rows = await sql<{ event_object_table: string; action_timing: string; event_manipulation: string }>`
       select event_object_table, action_timing, event_manipulation from information_schema.triggers where trigger_name = ${DELIVERY_TRIGGER}`.execute(database.db);
     assert.deepEqual(rows.rows, [{ event_object_table: 'events', action_timing: 'AFTER', event_manipulation: 'INSERT' }]);
   });
 
-  it('the README\'s module table lists every module with exactly what it owns and may call', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  it('docs/architecture.md\'s module table lists every module with exactly what it owns and may call', () => {
+    const readme = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
     const start = readme.indexOf('| module | owns (tables) | may call |');
-    assert.ok(start >= 0, 'the README has the module table');
+    assert.ok(start >= 0, 'docs/architecture.md has the module table');
     const table = readme.slice(start, readme.indexOf('\n\n', start));
     const rows = new Map<string, { owns: string[]; calls: string[] }>();
     for (const match of table.matchAll(/^\| `([a-z-]+)` \| ([^|]*) \| ([^|]*) \|/gm)) {
@@ -166,7 +233,7 @@ describe('module layout', () => {
       rows.set(match[1]!, { owns: names(match[2]!), calls: names(match[3]!) });
     }
     for (const module of MODULES) {
-      assert.deepEqual(rows.get(module.name), { owns: [...module.owns].sort(), calls: [...module.calls].sort() }, `README row of ${module.name}`);
+      assert.deepEqual(rows.get(module.name), { owns: [...module.owns].sort(), calls: [...module.calls].sort() }, `docs/architecture.md row of ${module.name}`);
     }
     assert.deepEqual([...rows.keys()].sort(), MODULES.map((module) => module.name).sort());
   });

@@ -9,7 +9,7 @@ import { createSell, merchantCall, PAY, sellBody } from '../helpers/orders.ts';
 const HOUR = 3600_000;
 
 /**
- * Issue 10: every balance field from its definition, with numbers worked by hand. The buffer is a real ledger balance
+ * Every balance field from its definition, with numbers worked by hand. The buffer is a real ledger balance
  * (funded here by an operator adjustment to the buffer account), and the trailing 30-day volume leaves out released
  * sell-order reserves, so cancel/expire cycles never raise a merchant's own deficit.
  */

@@ -327,7 +327,7 @@ describe('the matcher on the default set-up (LEDGER_MINT_SOURCE_ACCOUNT unset)',
   it('LEDGER_MINT_SOURCE_ACCOUNT is validated at start-up: a name or a full issuance account name, else a message naming it', () => {
     assert.equal(loadConfig({}).ledger_mint_source_account, 'treasury');
     assert.equal(loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: 'vault' }).ledger_mint_source_account, 'vault');
-    // A full name used to become live:issuance:live:issuance:vault, and every pass threw.
+    // A full name is reduced to its name, never prefixed twice (live:issuance:live:issuance:vault).
     assert.equal(loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: 'live:issuance:vault' }).ledger_mint_source_account, 'vault');
     assert.equal(loadConfig({ LEDGER_MINT_SOURCE_ACCOUNT: 'sandbox:issuance:vault' }).ledger_mint_source_account, 'vault');
     for (const bad of ['live:merchant:x:available', 'two words', 'live:issuance:', 'x'.repeat(101)]) {

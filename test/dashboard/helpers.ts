@@ -18,7 +18,8 @@ export async function addUser(t: TestApp, merchant_id: string, email: string, ro
 export function cookieOf(response: LightMyRequestResponse): string {
   const header = response.headers['set-cookie'];
   const value = Array.isArray(header) ? header.find((line) => line.startsWith('mpay_session=')) : header;
-  assert.ok(value !== undefined && value.startsWith('mpay_session='), `a session cookie: ${String(header)}`);
+  assert.ok(value !== undefined, `a session cookie: ${String(header)}`);
+  assert.ok(value.startsWith('mpay_session='), `a session cookie: ${String(header)}`);
   return value.split(';')[0]!;
 }
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { Kysely, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import pg from 'pg';
 import { createApplication, type Application } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -16,7 +16,7 @@ import { PNG_BASE64 } from '../helpers/pending-funds.ts';
 const ON_POSTGRES = Boolean(process.env['DATABASE_URL']);
 const POSTGRES_ONLY = ON_POSTGRES ? false : 'PostgreSQL only (set DATABASE_URL): PGlite has a single user and no roles to restrict';
 
-/** Issue 9 section 3: history nobody can rewrite, not even the service. */
+/** History nobody can rewrite, not even the service. */
 describe('append-only history', () => {
   let owner: DatabaseHandle & { url?: string };
   let tables: string[];

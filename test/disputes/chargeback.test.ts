@@ -7,7 +7,7 @@ import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
 
-/** Issue 10: the `chargeback` kind can occur: an operator opens one (admin route, audited), and its resolutions move PAY as the table says. */
+/** The `chargeback` kind can occur: an operator opens one (admin route, audited), and its resolutions move PAY as the table says. */
 describe('chargebacks', () => {
   let t: TestApp;
   let seller: TestMerchant;

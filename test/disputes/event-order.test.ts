@@ -7,7 +7,7 @@ import { fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedVa
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 /**
- * Issue 10: a sell order's `sell_order.failed` and the `gateway.dispute.opened` it causes reach the merchant in that
+ * A sell order's `sell_order.failed` and the `gateway.dispute.opened` it causes reach the merchant in that
  * order, through real deliveries: in the outbox, and at the merchant's endpoint even when the first delivery fails
  * and is retried (the dispute event waits behind it instead of overtaking it).
  */

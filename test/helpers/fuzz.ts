@@ -193,3 +193,18 @@ export const multipartProof: fc.Arbitrary<{ payload: Buffer; content_type: strin
     ]);
     return { payload, content_type: `multipart/form-data; boundary=${boundary}` };
   });
+
+/** Method and path of every route in Fastify's `printRoutes({ commonPrefix: false })` tree. */
+export function routesOf(printed: string): { method: string; path: string }[] {
+  const routes: { method: string; path: string }[] = [];
+  const stack: string[] = [];
+  for (const line of printed.split('\n')) {
+    const match = /^((?:│   |    )*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    stack.length = depth;
+    stack.push(match[2] ?? '');
+    for (const method of (match[3] ?? '').split(',').map((name) => name.trim()).filter(Boolean)) routes.push({ method, path: stack.join('') });
+  }
+  return routes;
+}

@@ -8,7 +8,7 @@ type Json = Record<string, any>;
 const DOCUMENT_ID = 'mpay-openapi';
 
 function pointer(segments: string[]): string {
-  return '#/' + segments.map((segment) => encodeURIComponent(segment.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/');
+  return `#/${segments.map((segment) => encodeURIComponent(segment.replace(/~/g, '~0').replace(/\//g, '~1'))).join('/')}`;
 }
 
 /**
@@ -27,7 +27,7 @@ export class OpenApiChecker {
     this.ajv = addFormats(new Ajv2020({ strict: false, allErrors: true, validateSchema: false }));
     this.ajv.addSchema({ ...document, $id: DOCUMENT_ID });
     for (const [path, operations] of Object.entries<Json>(document['paths'] ?? {})) {
-      const pattern = new RegExp('^' + path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+') + '$');
+      const pattern = new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`);
       for (const method of Object.keys(operations)) {
         this.operations.push({ method: method.toUpperCase(), pattern, params: (path.match(/\{/g) ?? []).length, path });
       }

@@ -138,7 +138,7 @@ export const RIGHT_CREDENTIAL: Record<Exclude<Scheme, 'public'>, keyof Credentia
   internalToken: 'internal',
 };
 
-/** What each scheme must answer to a credential of another kind (DESIGN.md "Credentials", contract §auth). */
+/** What each scheme must answer to a credential of another kind (docs/security.md, contract section 5). */
 export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credentials, number, string][]> = {
   apiKey: [
     ['merchant_jwt', 401, 'UNAUTHORIZED'],

@@ -4,7 +4,7 @@ import { SignJWT } from 'jose';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { buyBody, createBuy, createSell, expectError, fund, merchantCall, PAY, sellBody } from '../helpers/orders.ts';
 
-/** Issue 10: merchant JWTs and dashboard sessions carry a mode; issue 9: JWTs need `exp`, have a capped lifetime, and can be revoked. */
+/** Merchant JWTs and dashboard sessions carry a mode; JWTs need `exp`, have a capped lifetime, and can be revoked. */
 describe('merchant JWT and session mode: sandbox and live rows never mix', () => {
   let t: TestApp;
   let merchant: TestMerchant;

@@ -147,7 +147,7 @@ describe('configuration', () => {
     assert.throws(() => loadConfig({ RECEIVER_CONFIRM_MAX_ATTEMPTS: '0' }), /RECEIVER_CONFIRM_MAX_ATTEMPTS/);
   });
 
-  it('has DESIGN.md defaults', () => {
+  it('has the documented defaults', () => {
     const config = loadConfig({});
     assert.equal(config.port, 3000);
     assert.equal(config.host, '127.0.0.1');

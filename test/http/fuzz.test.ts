@@ -29,7 +29,7 @@ describe('fuzz: no input gives a 5xx, every refusal has the envelope and writes 
   let merchant: TestMerchant;
   let session_token: string;
   let payment_id: string;
-  let operations: Operation[] = [];
+  const operations: Operation[] = [];
   let resolve: ReturnType<typeof resolver>;
   let tables: string[] = [];
 
@@ -91,8 +91,8 @@ describe('fuzz: no input gives a 5xx, every refusal has the envelope and writes 
       { cookie: 'mpay_session=%' },
       { cookie: 'mpay_session="\\u0000"; other=%zz' },
       { authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' },
-      { authorization: 'Bearer ' + 'x'.repeat(5000) },
-      { 'x-api-key': 'svc_live_' + 'A'.repeat(200) },
+      { authorization: `Bearer ${'x'.repeat(5000)}` },
+      { 'x-api-key': `svc_live_${'A'.repeat(200)}` },
       {},
     );
     return options.length ? fc.oneof({ weight: 8, arbitrary: fc.oneof(...options) }, { weight: 1, arbitrary: broken }) : fc.oneof({ weight: 8, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: broken });

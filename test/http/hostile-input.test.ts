@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { LightMyRequestResponse } from 'fastify';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
-/** The six causes of 500s the fuzz pass of issue 9 found, one case each: every one is a 400/401 with the envelope. */
+/** The six causes of 500s a fuzz pass found, one case each: every one is a 400/401 with the envelope. */
 const cursor = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 const UUID = '00000000-0000-4000-8000-000000000000';
 

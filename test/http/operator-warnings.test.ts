@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
-/** Issue 9 section 5: an operator sees in /readyz that live proofs are approved unchecked (null_validator), still ready. */
+/** An operator sees in /readyz that live proofs are approved unchecked (null_validator), still ready. */
 describe('/readyz shows the receipt validator', () => {
   let t: TestApp;
   before(async () => {

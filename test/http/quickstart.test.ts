@@ -34,7 +34,7 @@ describe('first start on an empty store', () => {
       child!.on('exit', (code) => reject(new Error(`exited ${code}:\n${output}`)));
     });
 
-    // stdout is a pipe, not a terminal: the credentials are in an owner-only file whose path is printed (issue 9).
+    // stdout is a pipe, not a terminal: the credentials are in an owner-only file whose path is printed.
     assert.doesNotMatch(output, /svc_live_|ADMIN_SERVICE_TOKEN=/);
     const path = /live credentials written to (\S+first-start-credentials\.txt)/.exec(output)?.[1];
     assert.ok(path, `credentials file path printed:\n${output}`);

@@ -10,7 +10,7 @@ const B = accounts.merchantAvailable('44444444-4444-4444-8444-444444444444', fal
 const WORLD = accounts.world(false);
 
 /**
- * Migration 0165: postings add to a stripe of an issuance account instead of locking its row, so mints of different
+ * Postings add to a stripe of an issuance account rather than lock its row, so mints of different
  * merchants never wait for each other's commits; its balance is its row plus its stripes.
  */
 describe('ledger: issuance accounts move through stripes', () => {

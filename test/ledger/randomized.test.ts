@@ -22,7 +22,7 @@ describe('ledger: randomized mixed mints, burns and transfers', () => {
     const expected = new Map<string, number>();
     const applied: TransferCommand[] = [];
     const add = (account: string, delta: number) => expected.set(account, (expected.get(account) ?? 0) + delta);
-    let counts = { applied: 0, replayed: 0, insufficient: 0, conflict: 0 };
+    const counts = { applied: 0, replayed: 0, insufficient: 0, conflict: 0 };
     const total_ops = Number(process.env['LEDGER_OPS'] ?? 3000);
     const batch_size = 50;
 

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp } from '../helpers/app.ts';
 import { buyBody, createBuy, createSell, matchAndInstruct, merchantCall, PAY, RECEIPT, sellBody } from '../helpers/orders.ts';
 
-/** Issue 10: an operator sees every unit of PAY that exists and why, per cause and mode. */
+/** An operator sees every unit of PAY that exists and why, per cause and mode. */
 describe('GET /admin/ledger/supply: minted and burned per cause', () => {
   let t: TestApp;
   before(async () => {

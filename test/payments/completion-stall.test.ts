@@ -8,9 +8,9 @@ import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../hel
 import { multipart } from '../helpers/files.ts';
 
 /**
- * Issue 10: a verified payment whose completion the ledger refuses (a quote lock priced the legs below the seller's
- * funding rate) used to stay `confirming` for ever, retried in a silent loop while the rest of the batch waited out the
- * lease. Now it either never gets that far (allocation reserves only what the seller's PAY covers) or fails visibly:
+ * A verified payment whose completion the ledger refuses (a quote lock priced the legs below the seller's funding
+ * rate) must not stay `confirming` for ever, retried in a silent loop while the rest of the batch waits out the lease.
+ * It either never gets that far (allocation reserves only what the seller's PAY covers) or fails visibly:
  * `failed`, `failure_reason` = ledger_insufficient_funds, `payment.failed`, an error log and a metric.
  */
 describe('payments: a completion that cannot post ends visibly and never blocks the batch', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
-/** Issue 10: POST /v1/payments carries Deprecation, Sunset and Link on every response, errors included. */
+/** POST /v1/payments carries Deprecation, Sunset and Link on every response, errors included. */
 describe('POST /v1/payments: deprecation headers on every response', () => {
   let t: TestApp;
   let merchant: TestMerchant;
@@ -27,7 +27,7 @@ describe('POST /v1/payments: deprecation headers on every response', () => {
     assertDeprecated(await create(merchant.live, { order_id: 'dep-2' }), 400);
     assertDeprecated(await create(undefined, body('dep-3')), 401);
     assertDeprecated(await create(merchant.live, body('dep-1')), 409);
-    let limited;
+    let limited: Awaited<ReturnType<typeof create>> | undefined;
     for (let i = 0; i < 10 && !limited; i++) {
       const response = await create(merchant.live, body(`dep-rl-${i}`));
       if (response.statusCode === 429) limited = response;

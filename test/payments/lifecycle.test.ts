@@ -247,4 +247,35 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     }
     assert.equal((await t.call('GET', '/v1/payments', undefined)).statusCode, 401);
   });
+
+  it('finds a payment by its exact order_id, in the caller\'s merchant and mode only', async () => {
+    const finder = await t.createMerchant('Finder');
+    const make = async (key: string, order_id: string) => {
+      const response = await t.call('POST', '/v1/trades', key, { order_id, amount: 10_000, currency: 'THB', return_url: 'https://shop.example/return' });
+      assert.equal(response.statusCode, 201, response.body);
+      return response.json().data.id as string;
+    };
+    const live = await make(finder.live, 'shop-77');
+    const sandbox = await make(finder.sandbox, 'shop-77');
+    await make(finder.live, 'shop-770');
+    await make(other.live, 'shop-77');
+    const odd = await make(finder.live, 'ord/ü 1&x=2');
+    const find = async (key: string, query: string) => {
+      const response = await t.call('GET', `/v1/payments?${query}`, key);
+      assert.equal(response.statusCode, 200, response.body);
+      return (response.json().data as { id: string; order_id: string }[]).map((payment) => payment.id);
+    };
+    assert.deepEqual(await find(finder.live, 'order_id=shop-77'), [live]);
+    assert.deepEqual(await find(finder.sandbox, 'order_id=shop-77'), [sandbox]);
+    assert.deepEqual(await find(finder.live, 'order_id=shop-7'), []);
+    assert.deepEqual(await find(finder.live, 'order_id=SHOP-77'), []);
+    assert.deepEqual(await find(finder.live, `order_id=${encodeURIComponent('ord/ü 1&x=2')}`), [odd]);
+    assert.deepEqual(await find(finder.live, 'order_id=shop-77&status=matched'), [live]);
+    assert.deepEqual(await find(finder.live, 'order_id=shop-77&status=expired'), []);
+    for (const query of ['order_id=', `order_id=${'x'.repeat(256)}`]) {
+      const response = await t.call('GET', `/v1/payments?${query}`, finder.live);
+      assert.equal(response.statusCode, 400, query);
+      assert.equal(response.json().error.details[0].field, 'querystring.order_id');
+    }
+  });
 });

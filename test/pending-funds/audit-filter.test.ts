@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
 
-/** Issue 10: the receiver-confirm audit list keeps the contract's meaning by default; intake rows are an explicit filter. */
+/** The receiver-confirm audit list keeps the contract's meaning by default; intake rows are an explicit filter. */
 describe('GET /admin/audit/receiver-confirm: receiver-confirm rows by default', () => {
   let t: TestApp;
   let receiver: TestMerchant;

@@ -10,7 +10,7 @@ const MINUTE = 60_000;
 const HOUR = 3600_000;
 
 /**
- * Issue 10: a pending-funds row whose intake validation was unverified or timed out is validated again in the
+ * A pending-funds row whose intake validation was unverified or timed out is validated again in the
  * background with backoff (receipt kept at intake, each attempt an intake audit row), moves as the contract says on
  * a verdict, and after the last attempt is left to expire at its TTL with the reason recorded.
  */

@@ -99,7 +99,7 @@ describe('mpay sandbox trigger and mpay listen', () => {
         assert.deepEqual(hooks.map((hook) => hook.body['type']).sort(), ['payment.completed', 'sell_order.completed'], 'only the subscribed types');
         assert.deepEqual(real.received.map((hook) => hook.body['type']).sort(), ['buy_order.created', 'payment.completed', 'payment.matched', 'sell_order.completed'], 'the real endpoint got everything');
         while (!output.includes('sell_order.completed evt_')) await once(child.stdout, 'data');
-        assert.match(output, /--> payment\.completed evt_\w+ payment sbx_\S+ \[sandbox\]  \[200\]/);
+        assert.match(output, /--> payment\.completed evt_\w+ payment sbx_\S+ \[sandbox\] {2}\[200\]/);
         assert.match(output, /^\{"[^\n]*"type":"payment\.completed"/m, '--print-json prints each event');
       } finally {
         child.kill('SIGTERM');

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts
 import { expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT } from '../helpers/orders.ts';
 import { scriptedValidator } from '../helpers/validator.ts';
 
-/** Issue 10, sell orders: target_fiat_amount is never a check on the slip; the idempotency outcome comes before the provider call. */
+/** Sell orders: target_fiat_amount is never a check on the slip; the idempotency outcome comes before the provider call. */
 describe('sell orders: what confirm-cash-leg asks the validator, and when', () => {
   let t: TestApp;
   let seller: TestMerchant;

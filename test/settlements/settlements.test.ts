@@ -12,7 +12,6 @@ describe('settlements: batches and merchant routes', () => {
   let merchant: TestMerchant;
   let other: TestMerchant;
   let thb_ids: string[];
-  let usd_ids: string[];
   let sandbox_ids: string[];
   let thb_batch: Record<string, any>;
   let usd_batch: Record<string, any>;
@@ -30,7 +29,7 @@ describe('settlements: batches and merchant routes', () => {
       t.clock.advance(1000);
       thb_ids.push(...(await completedPayments(t, merchant.live, [{ order_id, amount }])));
     }
-    usd_ids = await completedPayments(t, merchant.live, [{ order_id: 'u-1', amount: 999, currency: 'USD' }]);
+    await completedPayments(t, merchant.live, [{ order_id: 'u-1', amount: 999, currency: 'USD' }]);
     sandbox_ids = await completedPayments(t, merchant.sandbox, [{ order_id: 's-1', amount: 5000 }]);
     await completedPayments(t, other.live, [{ order_id: 'x-1', amount: 777 }]);
     t.clock.advance(60_000);

@@ -78,6 +78,9 @@ export async function startFakeEasySlip(api_key: string) {
     answer(...answers: FakeAnswer[]) {
       next = answers;
     },
-    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+    close: () => new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

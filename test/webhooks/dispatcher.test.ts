@@ -181,7 +181,7 @@ describe('webhook dispatcher', () => {
     const since = t.clock.now().toISOString();
     await simulate('expired');
     await simulate('expired');
-    // a failing endpoint gets one delivery at a time (migration 0164): each pass sends one, every retry due at once
+    // a failing endpoint gets one delivery at a time: each pass sends one, every retry due at once
     for (let pass = 0; pass < 2 * MAX_ATTEMPTS; pass++) {
       await dispatch();
       t.clock.advance(Math.max(...RETRY_DELAYS_MS));

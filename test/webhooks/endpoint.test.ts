@@ -35,7 +35,7 @@ describe('webhook endpoint, events and the verification helper', () => {
     assert.equal(set.json().data.url, receiver.url);
     assert.equal(set.json().data.secret, merchant.webhook_secret, 'the secret issued with the merchant is the live default endpoint\'s');
     assert.deepEqual((await t.call('GET', '/v1/webhook-endpoint', merchant.live)).json().data, { url: receiver.url, secret_set: true });
-    // Per mode (issue 9): a sandbox key sees the sandbox default endpoint only, and there is none yet.
+    // Per mode: a sandbox key sees the sandbox default endpoint only, and there is none yet.
     const read = await t.call('GET', '/v1/webhook-endpoint', merchant.sandbox);
     assert.deepEqual(read.json().data, { url: null, secret_set: false });
     assert.ok(!read.body.includes('whsec_'));

@@ -7,7 +7,7 @@ import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts
 import { startReceiver, type Receiver } from './receiver.ts';
 
 /**
- * Migration 0164: an endpoint whose last attempt failed gets one delivery in flight, and failing endpoints together at
+ * An endpoint whose last attempt failed gets one delivery in flight, and failing endpoints together at
  * most a quarter of a worker's slots, so many dead endpoints cannot hold every other merchant's deliveries.
  */
 describe('dispatcher: failing endpoints get one slot each and a quarter of a worker', () => {

@@ -34,7 +34,10 @@ export async function startReceiver(): Promise<Receiver> {
       if (receiver.received.length >= count) return receiver.received;
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`receiver got ${receiver.received.length} of ${count} webhooks in ${timeout_ms} ms`)), timeout_ms);
-        waiters.push({ count, resolve: () => (clearTimeout(timer), resolve()) });
+        waiters.push({ count, resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        } });
       });
       return receiver.received;
     },

@@ -96,6 +96,9 @@ describe('migration 0100: the single merchant endpoint becomes a live default en
     await event('evt_live_1', with_url, false, 'p1');
     await event('evt_live_2', with_url, false, 'p2');
     await event('evt_sandbox_1', with_url, true, 'p3');
+    // the delivery rows the outbox had then: one per event (the delivery trigger is applied after the migrations)
+    await sql`insert into webhook_deliveries (id, event_id, event_seq, merchant_id, is_sandbox, resource_id, ordering_key, status, next_attempt_at, created_at)
+              select gen_random_uuid(), id, seq, merchant_id, is_sandbox, resource_id, resource_id, 'pending', created_at, created_at from events`.execute(database.db);
     await sql`update webhook_deliveries set status = 'succeeded' where event_id = 'evt_live_2'`.execute(database.db);
     await migrateToLatest(database.db);
 

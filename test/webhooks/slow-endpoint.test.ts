@@ -4,8 +4,8 @@ import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts
 import { startReceiver, type Receiver } from './receiver.ts';
 
 /**
- * Issue 11: one slow or dead endpoint must not delay other merchants' deliveries. Before, a dispatcher pass waited
- * for every send it had claimed, so a new event of another merchant waited for the slow endpoint's timeout.
+ * One slow or dead endpoint must not delay other merchants' deliveries: a dispatcher pass that waited for every send it
+ * had claimed would make a new event of another merchant wait for the slow endpoint's timeout.
  */
 describe('dispatcher: a slow endpoint holds only its own slots', () => {
   let t: TestApp;
@@ -50,8 +50,8 @@ describe('dispatcher: a slow endpoint holds only its own slots', () => {
   });
 
   it('a backlog at the capped endpoint longer than a pass\'s batch does not hide another merchant\'s events', async () => {
-    // A pass takes at most its free slots (8 less A's 2 here). It used to cut the oldest candidates (4x that) first and
-    // apply the per-endpoint cap after: 30 older resources of A filled that window, and B's events never got in.
+    // A pass takes at most its free slots (8 less A's 2 here), capping per endpoint before the batch is cut: cutting
+    // the oldest candidates (4x that) first would let 30 older resources of A fill the window and keep B's events out.
     for (let i = 0; i < 27; i++) assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', a.sandbox, { scenario: 'expired' })).statusCode, 201);
     const started = performance.now();
     assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', b.sandbox, { scenario: 'matched_then_completed' })).statusCode, 201);

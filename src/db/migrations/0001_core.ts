@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 export async function up(db: Kysely<unknown>): Promise<void> {

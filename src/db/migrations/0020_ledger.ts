@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
@@ -33,12 +33,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create index ledger_transfers_debit on ledger_transfers (debit_account, created_at);
   `,
   );
-  // A function body has semicolons inside, so it is sent as one statement of its own.
-  await sql.raw(`
-    create function ledger_transfers_append_only() returns trigger language plpgsql as $$
-    begin
-      raise exception 'ledger_transfers is append-only: % refused', tg_op;
-    end
-    $$`).execute(db);
-  await sql`create trigger ledger_transfers_append_only before update or delete on ledger_transfers for each row execute function ledger_transfers_append_only()`.execute(db);
 }

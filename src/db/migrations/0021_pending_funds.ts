@@ -1,9 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Pending funds and the receiver-confirm audit. The audit is append-only at the database level: a trigger makes
- * UPDATE and DELETE fail, so not even the service can edit evidence (archival copies rows out, never edits them).
+ * Pending funds and the receiver-confirm audit. The audit is append-only at the database level (its trigger:
+ * src/modules/pending-funds/sql/receiver_confirm_audit_append_only.sql).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await runStatements(
@@ -68,12 +68,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     create index receiver_confirm_audit_row on receiver_confirm_audit (pending_funds_id, created_at desc, id desc);
   `,
   );
-  await sql.raw(`
-    create function receiver_confirm_audit_append_only() returns trigger language plpgsql as $$
-    begin
-      raise exception 'receiver_confirm_audit is append-only: % refused', tg_op;
-    end
-    $$`).execute(db);
-  await sql`create trigger receiver_confirm_audit_append_only before update or delete on receiver_confirm_audit for each row execute function receiver_confirm_audit_append_only()`.execute(db);
-  await sql`create trigger receiver_confirm_audit_no_truncate before truncate on receiver_confirm_audit for each statement execute function receiver_confirm_audit_append_only()`.execute(db);
 }

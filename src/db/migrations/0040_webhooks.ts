@@ -1,10 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Webhook delivery bookkeeping beside the events outbox. Every event gets one delivery row, created by a trigger in
- * the same transaction as the event (so the outbox and its delivery queue commit together and no writer of events
- * needs to know about webhooks). Every HTTP attempt is its own append-only row.
+ * Webhook delivery bookkeeping beside the events outbox. Delivery rows are created by a trigger on events in the
+ * same transaction as the event (src/modules/webhooks/sql/mpay_enqueue_webhook_delivery.sql). Every HTTP attempt is its own append-only row.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await runStatements(
@@ -53,16 +52,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   `,
   );
-  // A plpgsql body has semicolons at line ends, so it is sent whole rather than through runStatements.
-  await sql.raw(`
-    create function mpay_enqueue_webhook_delivery() returns trigger language plpgsql as $$
-    begin
-      insert into webhook_deliveries (id, event_id, event_seq, merchant_id, is_sandbox, resource_id, ordering_key, status, next_attempt_at, created_at)
-      values (gen_random_uuid(), new.id, new.seq, new.merchant_id, new.is_sandbox, new.resource_id, new.resource_id, 'pending', new.created_at, new.created_at);
-      return new;
-    end
-    $$`).execute(db);
-  await sql.raw(`
-    create trigger events_enqueue_webhook_delivery after insert on events
-      for each row execute function mpay_enqueue_webhook_delivery()`).execute(db);
 }

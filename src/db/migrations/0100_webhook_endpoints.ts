@@ -1,9 +1,9 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Webhook endpoints become a resource per merchant and mode (issue 9): several endpoints per mode, each with its own
- * secret and event filter, and one delivery row per event x subscribed endpoint.
+ * Webhook endpoints become a resource per merchant and mode: several endpoints per mode, each with its own
+ * secret and event filter, and one delivery row per event x subscribed endpoint (the delivery trigger fans out).
  *
  * The merchant's single URL moves to a live default endpoint, and its pending live deliveries move with it (none is
  * lost). The old single URL also received sandbox events; a sandbox event must never reach a live endpoint now, so
@@ -56,25 +56,4 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     update merchants set webhook_url = null, webhook_secret = null where webhook_url is not null;
   `,
   );
-  // The trigger stays the outbox's only writer of delivery rows (so every writer of events gets deliveries in its
-  // own transaction), now fanning out: one row per enabled endpoint of the event's merchant and mode subscribed to
-  // its type, or one `skipped` row without endpoint when none is.
-  await sql.raw(`
-    create or replace function mpay_enqueue_webhook_delivery() returns trigger language plpgsql as $$
-    declare
-      fanned integer;
-    begin
-      insert into webhook_deliveries (id, event_id, event_seq, merchant_id, is_sandbox, resource_id, ordering_key, status, next_attempt_at, created_at, endpoint_id)
-        select gen_random_uuid(), new.id, new.seq, new.merchant_id, new.is_sandbox, new.resource_id, new.resource_id, 'pending', new.created_at, new.created_at, e.id
-        from webhook_endpoints e
-        where e.merchant_id = new.merchant_id and e.is_sandbox = new.is_sandbox and e.deleted_at is null and not e.disabled
-          and (e.enabled_events @> '["*"]'::jsonb or e.enabled_events @> jsonb_build_array(new.type));
-      get diagnostics fanned = row_count;
-      if fanned = 0 then
-        insert into webhook_deliveries (id, event_id, event_seq, merchant_id, is_sandbox, resource_id, ordering_key, status, next_attempt_at, created_at, endpoint_id, last_error)
-        values (gen_random_uuid(), new.id, new.seq, new.merchant_id, new.is_sandbox, new.resource_id, new.resource_id, 'skipped', new.created_at, new.created_at, null, 'no webhook endpoint subscribed');
-      end if;
-      return new;
-    end
-    $$`).execute(db);
 }

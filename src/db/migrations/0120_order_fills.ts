@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Buy orders honour their price (issue 10): the matcher fills a buy against the oldest pending sells of its fiat
+ * Buy orders honour their price: the matcher fills a buy against the oldest pending sells of its fiat
  * currency priced at or below it, partially where the amounts differ. Each fill is a row (with the mint that paid the
  * buyer); each order keeps how much of it is filled, so a partially filled order stays `pending` for the rest.
  * A sell order can now feed several buys, so the one-buy-per-sell index goes; the buy book index no longer keys on the

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Dashboard people (issue 14): merchant users with a scrypt password hash, a role and a one-time invitation, and
+ * Dashboard people: merchant users with a scrypt password hash, a role and a one-time invitation, and
  * the existing `merchant_sessions` extended for them: the user behind the session, the live/sandbox view it shows (`is_sandbox`),
  * a sliding idle deadline beside the absolute `expires_at`, and sign-out. Sessions the admin route opens keep
  * `merchant_user_id` null and no idle deadline, exactly as before. API keys gain a grace period on roll: a rolled

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Issue 10: a pending-funds row whose intake validation was `unverified` or `timeout` is validated again in the
+ * A pending-funds row whose intake validation was `unverified` or `timeout` is validated again in the
  * background with backoff. The receipt bytes are kept at intake (one row per pending-funds row), and the row counts
  * its intake validator calls and knows when the next one is due (null: none is, the row waits for its TTL).
  */

@@ -6,7 +6,7 @@ import type { Clock } from '../../lib/clock.ts';
 /** The audit tables whose rows older than ARCHIVE_AFTER_DAYS move to `<table>_archive` (contract section 8). */
 export const ARCHIVED_TABLES = ['receiver_confirm_audit', 'admin_audit_log'] as const;
 export type ArchivedTable = (typeof ARCHIVED_TABLES)[number];
-/** Fixed by the contract; the database function applies it (mpay_archive_move, migration 0151). */
+/** Fixed by the contract; the database function applies it (archival/sql/mpay_archive_move.sql). */
 export const ARCHIVE_AFTER_DAYS = 90;
 export const ARCHIVE_BATCH = 500;
 /** Batches per table and pass: a pass stays short; the scheduler runs the job again at once while it moves rows. */

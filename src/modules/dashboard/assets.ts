@@ -18,7 +18,8 @@ const FILES: Record<string, { path: () => string; type: string }> = {
 const cache = new Map<string, Buffer>();
 
 export function asset(name: string): { body: Buffer; type: string } | null {
-  const file = FILES[name];
+  // An own property only: `toString` or `__proto__` are names, not files.
+  const file = Object.hasOwn(FILES, name) ? FILES[name] : undefined;
   if (!file) return null;
   let body = cache.get(name);
   if (!body) {

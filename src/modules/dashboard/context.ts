@@ -3,10 +3,12 @@ import { ERROR_STATUS } from '../../http/errors.ts';
 import { MONEY_ROLES } from '../../http/principal.ts';
 import { constantTimeEqual, randomBase62 } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
+import { DashboardError } from './errors.ts';
 import { html } from './html.ts';
 import { pickLang, translator } from './i18n.ts';
 import { page, type PageContext } from './layout.ts';
 import type { DashboardRole } from './tables.ts';
+import { ERROR_WORDS_TH, FIELD_WORDS, REASON_WORDS, wordOf } from './words.ts';
 import { resumeSession, type DashboardSession, type UsersDeps } from './users.ts';
 
 export const SESSION_COOKIE = 'mpay_session';
@@ -84,14 +86,57 @@ export function checkCsrf(session: DashboardSession, supplied: unknown): boolean
   return typeof supplied === 'string' && constantTimeEqual(supplied, session.csrf_token);
 }
 
-export function errorPage(context: PageContext, status: number, message: string): string {
-  const title = status === 403 ? context.t('forbidden_title') : status === 404 ? context.t('not_found_title') : context.t('error_title');
-  return page(context, { title, section: null, body: html`<h1>${title}</h1><div class="error" role="alert" id="error-message">${message}</div><p><a href="/dashboard">${context.t('home')}</a></p>` });
+export function errorPage(context: PageContext, status: number, message: string, back = '/dashboard'): string {
+  const { t } = context;
+  const title = status === 403 ? t('forbidden_title') : status === 404 ? t('not_found_title') : t('error_title');
+  return page(context, {
+    title,
+    section: null,
+    body: html`<h1>${title}</h1><div class="error" role="alert" id="error-message">${message}</div>
+<p><a href="${back}" id="error-back">← ${t('back')}</a>${back === '/dashboard' ? '' : html` · <a href="/dashboard">${t('home')}</a>`}</p>`,
+  });
 }
 
-/** Domain errors become a page with their message and the status the API would give; anything else propagates (500). */
-export function statusOfError(error: unknown): { status: number; message: string } | null {
-  if (error instanceof AppError) return { status: ERROR_STATUS[error.code], message: error.message };
+/** Where an error page links back to: the page the person came from when it is a dashboard page, else home. */
+export function backOf(request: FastifyRequest): string {
+  const referer = request.headers.referer;
+  if (!referer) return '/dashboard';
+  try {
+    const url = new URL(referer);
+    if (url.host !== request.headers.host) return '/dashboard';
+    const back = `${url.pathname}${url.search}`;
+    return /^\/dashboard(\/[\w\-./?=&%]*)?$/.test(back) ? back : '/dashboard';
+  } catch {
+    return '/dashboard';
+  }
+}
+
+/** An AppError in the page's language: the dashboard's own errors carry their Thai; others by code and fields. */
+export function errorText(context: PageContext, error: AppError): string {
+  if (context.lang === 'en') return error.message;
+  if (error instanceof DashboardError) return error.thai;
+  const sentence = ERROR_WORDS_TH[error.code] ?? context.t('error_title');
+  const fields = error.details
+    .filter((detail) => typeof detail.field === 'string')
+    .map((detail) => {
+      const name = String(detail.field).replace(/^(body|querystring|params|headers)\./, '');
+      const reason = REASON_WORDS[detail.message] ? wordOf(REASON_WORDS, detail.message, 'th') : 'ไม่ถูกต้อง';
+      return `${wordOf(FIELD_WORDS, name, 'th')} ${reason}`;
+    });
+  return fields.length ? `${sentence}: ${fields.join(', ')}` : sentence;
+}
+
+/**
+ * Domain errors and the framework's refusals of a request (unreadable body, too large, unsupported type) become a
+ * status and a message in the page's language; anything else is not known here and propagates.
+ */
+export function statusOfError(error: unknown, context: PageContext): { status: number; message: string } | null {
+  if (error instanceof AppError) return { status: ERROR_STATUS[error.code], message: errorText(context, error) };
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const key = status === 413 ? 'request_too_large' : status === 429 ? 'too_many_requests' : 'request_unreadable';
+    return { status, message: context.t(key) };
+  }
   return null;
 }
 

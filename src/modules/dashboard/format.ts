@@ -23,9 +23,11 @@ export function when(timestamp: string | null | undefined): string {
   return `${timestamp.slice(0, 10)} ${timestamp.slice(11, 16)} UTC`;
 }
 
-/** A decimal string in major units ("100.00", "100") to minor units, or null. */
+/** A decimal string in major units ("100.00", "100", "1,250.00" grouped by thousands) to minor units, or null. */
 export function majorToMinor(value: string, exponent = 2): number | null {
-  const match = /^(\d{1,15})(?:\.(\d+))?$/.exec(value.trim());
+  const trimmed = value.trim();
+  const plain = /^\d{1,3}(,\d{3})+(\.\d*)?$/.test(trimmed) ? trimmed.replaceAll(',', '') : trimmed;
+  const match = /^(\d{1,15})(?:\.(\d+))?$/.exec(plain);
   if (!match) return null;
   const fraction = match[2] ?? '';
   if (fraction.length > exponent) return null;

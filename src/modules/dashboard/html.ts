@@ -17,7 +17,7 @@ export type Renderable = Html | string | number | boolean | null | undefined | r
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
 
-export function escape(value: string | number): string {
+export function escapeHtml(value: string | number): string {
   return String(value).replace(/[&<>"'`]/g, (char) => ESCAPES[char] ?? char);
 }
 
@@ -25,7 +25,7 @@ function render(value: Renderable): string {
   if (value === null || value === undefined || value === false || value === true) return '';
   if (value instanceof Html) return value.value;
   if (Array.isArray(value)) return value.map(render).join('');
-  return escape(value as string | number);
+  return escapeHtml(value as string | number);
 }
 
 export function html(strings: TemplateStringsArray, ...values: Renderable[]): Html {
@@ -41,7 +41,7 @@ export function raw(value: string): Html {
 
 /** JSON for a `<script type="application/json">` block: `<` escaped so no value can close the tag. */
 export function jsonBlock(id: string, value: unknown): Html {
-  return new Html(`<script type="application/json" id="${escape(id)}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`);
+  return new Html(`<script type="application/json" id="${escapeHtml(id)}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`);
 }
 
 /** A query string from the defined values (for links that keep filters). */

@@ -27,7 +27,8 @@ export function csrfField(context: PageContext): Html {
 }
 
 export function flash(message: string | undefined, kind: 'flash' | 'error' = 'flash'): Html {
-  return message ? html`<div class="${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</div>` : html``;
+  if (!message) return html``;
+  return kind === 'error' ? html`<div class="error" role="alert" id="error-message">${message}</div>` : html`<div class="flash" role="status">${message}</div>`;
 }
 
 export function statusBadge(status: string): Html {

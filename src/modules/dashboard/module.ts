@@ -4,7 +4,7 @@ import { dashboardAdminRoutes } from './admin-routes.ts';
 import { dashboardRoutes, type DashboardDeps } from './routes.ts';
 
 /**
- * The merchant dashboard (issue 14): the same services as the API behind dashboard sign-in; owns its users. The top
+ * The merchant dashboard: the same services as the API behind dashboard sign-in; owns its users. The top
  * of the graph: it calls every module whose pages it shows and none calls it.
  */
 export const dashboardModule = defineModule({

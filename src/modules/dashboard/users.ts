@@ -3,13 +3,13 @@ import type { Db } from '../../db/database.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import { notFound, validation } from '../../lib/errors.ts';
+import { notFound } from '../../lib/errors.ts';
 import type { InvitedUser } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';
 import type { SignInThrottle } from '../../http/sign-in-throttle.ts';
-import { currentPasswordWrong, invitationInvalid, userExists } from './errors.ts';
+import { currentPasswordWrong, invitationInvalid, passwordTooLong, passwordTooShort, userExists } from './errors.ts';
 
 /**
  * Dashboard people and their sessions. Passwords: scrypt (node:crypto) with a per-user salt. Invitations, sessions
@@ -56,8 +56,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 const DUMMY_HASH = hashPassword(randomBase62(24));
 
 function checkPassword(password: string): void {
-  if (password.length < PASSWORD_MIN_LENGTH) throw validation(`The password needs at least ${PASSWORD_MIN_LENGTH} characters`, 'password');
-  if (password.length > PASSWORD_MAX_LENGTH) throw validation(`The password may have at most ${PASSWORD_MAX_LENGTH} characters`, 'password');
+  if (password.length < PASSWORD_MIN_LENGTH) throw passwordTooShort(PASSWORD_MIN_LENGTH);
+  if (password.length > PASSWORD_MAX_LENGTH) throw passwordTooLong(PASSWORD_MAX_LENGTH);
 }
 
 export function normalizeEmail(email: string): string {
@@ -97,7 +97,7 @@ export async function findInvitation(deps: UsersDeps, token: string): Promise<{ 
     .select(['id', 'email', 'invitation_expires_at'])
     .where('invitation_token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
-  if (!row || !row.invitation_expires_at || row.invitation_expires_at.getTime() <= deps.clock.now().getTime()) return null;
+  if (!row?.invitation_expires_at || row.invitation_expires_at.getTime() <= deps.clock.now().getTime()) return null;
   return { id: row.id, email: row.email };
 }
 

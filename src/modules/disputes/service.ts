@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Db, Executor, Trx } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
-import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAdminAction } from '../audit/service.ts';
@@ -13,9 +11,11 @@ import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
-import type { DisputeAction, DisputeEventRow, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
+import type { DisputeAction, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
 import { present } from '../../lib/assert.ts';
-import type { DisputeEventView, DisputeView } from './schema.ts';
+import type { DisputeView } from './schema.ts';
+import { presentDispute } from './present.ts';
+import { loadEvents } from './queries.ts';
 import { disputeNotResolvable, resolutionBurnUncovered, unresolvedDisputeExists } from './errors.ts';
 
 export interface DisputesDeps {
@@ -33,7 +33,7 @@ export const DISPUTE_STATUSES: readonly DisputeStatus[] = ['opened', 'investigat
 export const DISPUTE_KINDS: readonly DisputeKind[] = ['cash_leg_failure', 'merchant_dispute', 'chargeback'];
 export const DISPUTE_OUTCOMES: readonly DisputeOutcome[] = ['favor_merchant', 'favor_counterparty', 'no_action'];
 
-/** Every allowed move of a dispute (contract 3.4 plus DESIGN: an escalated dispute is resolved too). */
+/** Every allowed move of a dispute (contract 3.4; an escalated dispute is resolved too, docs/disputes.md). */
 export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]> = {
   opened: ['investigating'],
   investigating: ['escalated', 'resolved'],
@@ -53,43 +53,8 @@ const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.di
 export const disputesIssuanceAccount = (is_sandbox: boolean) => accounts.mintSource('disputes', is_sandbox);
 
 export type { DisputeEventView, DisputeView } from './schema.ts';
-
-export function presentDispute(row: DisputeRow): DisputeView {
-  return {
-    id: row.id,
-    merchant_id: row.merchant_id,
-    is_sandbox: row.is_sandbox,
-    sell_order_id: row.sell_order_id,
-    kind: row.kind,
-    status: row.status,
-    notes: row.notes,
-    opened_by_user_id: row.opened_by_user_id,
-    outcome: row.outcome,
-    resolution:
-      row.outcome === null
-        ? null
-        : { outcome: row.outcome, ledger_effect: row.ledger_effect ?? 'none', amount_micro_pay: row.ledger_amount_micro_pay, ledger_transfer_id: row.ledger_transfer_id },
-    created_at: iso(row.created_at),
-    investigating_at: iso(row.investigating_at),
-    escalated_at: iso(row.escalated_at),
-    resolved_at: iso(row.resolved_at),
-  };
-}
-
-function presentEvent(row: DisputeEventRow): DisputeEventView {
-  return {
-    id: row.id,
-    seq: row.seq,
-    action: row.action,
-    from_status: row.from_status,
-    to_status: row.to_status,
-    actor_user_id: row.actor_user_id,
-    actor_role: row.actor_role,
-    notes: row.notes,
-    details: row.details,
-    created_at: iso(row.created_at),
-  };
-}
+export { presentDispute } from './present.ts';
+export { getDisputeForAdmin, getMerchantDispute, type ListDisputesQuery, listAllDisputes, listMerchantDisputes } from './queries.ts';
 
 /** One row of the dispute's own log (with `actor_user_id`) plus, for the three public kinds, its webhook. */
 async function logAction(
@@ -211,44 +176,6 @@ export async function openChargeback(deps: DisputesDeps, actor: Actor, input: Ne
     await auditAdmin(trx, now, actor, 'dispute.chargeback_opened', dispute.id, { sell_order_id: order.id, merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, reference, notes: input.notes });
     return { ...presentDispute(dispute), events: await loadEvents(trx, dispute.id) };
   });
-}
-
-async function loadEvents(executor: Executor, dispute_id: string): Promise<DisputeEventView[]> {
-  const rows = await executor.selectFrom('dispute_events').selectAll().where('dispute_id', '=', dispute_id).orderBy('seq').execute();
-  return rows.map(presentEvent);
-}
-
-export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
-  const dispute = owned(await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.dispute);
-  return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
-}
-
-export interface ListDisputesQuery {
-  status?: DisputeStatus[] | undefined;
-  kind?: DisputeKind[] | undefined;
-  sell_order_id?: string | undefined;
-  merchant_id?: string | undefined;
-  cursor?: string | undefined;
-  limit: number;
-}
-
-async function list(db: Db, scope: MerchantScope | null, query: ListDisputesQuery) {
-  let select = db.selectFrom('disputes').selectAll();
-  if (scope) select = select.where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
-  if (query.merchant_id) select = select.where('merchant_id', '=', query.merchant_id);
-  if (query.status?.length) select = select.where('status', 'in', query.status);
-  if (query.kind?.length) select = select.where('kind', 'in', query.kind);
-  if (query.sell_order_id) select = select.where('sell_order_id', '=', query.sell_order_id);
-  return listPage(select, query, presentDispute);
-}
-
-export const listMerchantDisputes = (deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, query: ListDisputesQuery) => list(deps.db, scope, query);
-export const listAllDisputes = (deps: Pick<DisputesDeps, 'db'>, query: ListDisputesQuery) => list(deps.db, null, query);
-
-export async function getDisputeForAdmin(deps: Pick<DisputesDeps, 'db'>, id: string) {
-  const dispute = await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst();
-  if (!dispute) throw notFound('Dispute');
-  return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
 /** One move under the row lock: two operators acting at once, one wins, the other gets 409 DISPUTE_BAD_STATE. */

@@ -62,7 +62,7 @@ const FLAT_REQUIRED: Record<string, string[]> = {
   Settlement: ['settlement_id', 'amount', 'currency', 'status', 'payment_count'],
 };
 
-/** The envelope schema of one event type (DESIGN.md: Webhook envelope). */
+/** The envelope schema of one event type (docs/webhooks.md, Envelope). */
 export function eventEnvelopeSchema(type: EventType): Json {
   const { resource } = EVENT_TYPES[type];
   return {

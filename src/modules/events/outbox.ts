@@ -16,7 +16,7 @@ export async function wakeDispatchers(db: Db): Promise<void> {
 /**
  * Wakes the dispatchers after events commit, never inside the business transaction: PostgreSQL serialises the
  * commits of every transaction that queued a NOTIFY behind one database-wide lock (held across the WAL flush), which
- * capped payment creation (issue 11). The first commit with events sends a NOTIFY at once; commits within the next
+ * would cap payment creation. The first commit with events sends a NOTIFY at once; commits within the next
  * WAKE_COALESCE_MS share one more. A NOTIFY lost to a crash between commit and send is covered by the dispatcher's
  * short poll. Returns the stop function.
  */

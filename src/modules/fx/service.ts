@@ -15,7 +15,7 @@ import { peggedPrice, priceNotPositive, pricesUnavailable, priceUnavailableForLo
 
 /** PAY is the only base: every price is "quote-currency major units per 1 PAY", the unit seller rates use. */
 export const FX_BASE = 'PAY';
-/** PAY's reference value is 1 USD (DESIGN.md); the pair is fixed and not an operator setting. */
+/** PAY's reference value is 1 USD (docs/settlements.md); the pair is fixed and not an operator setting. */
 export const PEGGED_QUOTE = 'USD';
 
 export interface FxDeps {

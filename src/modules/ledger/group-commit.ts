@@ -53,7 +53,7 @@ export class GroupCommit<Item, Answer> {
   async #run(batch: Waiting<Item, Answer>[]): Promise<void> {
     try {
       const answers = await this.#apply(batch.map((entry) => entry.item));
-      batch.forEach((entry, index) => entry.resolve(answers[index] as Answer));
+      for (const [index, entry] of batch.entries()) entry.resolve(answers[index] as Answer);
     } catch (error) {
       if (batch.length === 1) {
         batch[0]?.reject(error);

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present as presentValue } from '../../lib/assert.ts';
-import { AppError } from '../../lib/errors.ts';
+import type { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
 import { checkCommand, replayOrConflict } from './rules.ts';
 import type { TransferRow } from './tables.ts';
@@ -10,7 +10,7 @@ import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './err
 import { GroupCommit } from './group-commit.ts';
 
 /**
- * One item's answer, completed from its command where `ledger_apply_one` (migration 0152) answers only the status and
+ * One item's answer, completed from its command where `ledger_apply_one` answers only the status and
  * id of an applied item.
  */
 interface AppliedItem {
@@ -57,7 +57,7 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
 }
 
 /**
- * Applies checked commands in one round trip: the SQL function `ledger_apply` (migrations 0131, 0152) runs, per item,
+ * Applies checked commands in one round trip: the SQL function `ledger_apply` (ledger/sql/ledger_apply.sql) runs, per item,
  * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
  * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
  */
@@ -70,7 +70,7 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
 }
 
 /**
- * The set-based path alone (`ledger_apply_all`, migration 0153): every item applied, or nothing written and null
+ * The set-based path alone (`ledger_apply_all`): every item applied, or nothing written and null
  * (a replay, a conflict, a refusal or a key twice). It takes every key lock, then every account lock, each in sorted
  * order, so two such calls never deadlock.
  */
@@ -132,7 +132,7 @@ export async function applyTransfers(executor: Executor, clock: Clock, commands:
     if (error && applied[index]?.status !== 'not_applied') throw error;
   });
   const transfers = applied.map(present);
-  transfers.forEach((transfer, index) => assertMove(commands[index], transfer));
+  for (const [index, transfer] of transfers.entries()) assertMove(commands[index], transfer);
   return transfers;
 }
 
@@ -207,8 +207,8 @@ export async function applyTransfer(executor: Executor, clock: Clock, command: T
 }
 
 /**
- * An account's balance: its row, plus its stripes for an issuance account (migration 0165: postings add to a stripe of
- * an issuance account instead of locking its row).
+ * An account's balance: its row, plus its stripes for an issuance account (postings add to a stripe of
+ * an issuance account rather than lock its row, so mints do not queue on it).
  */
 const accountBalance = sql<string>`(ledger_accounts.balance_micro_pay + coalesce((select sum(s.delta_micro_pay) from ledger_issuance_stripes s where s.account = ledger_accounts.name), 0))::text`;
 

@@ -12,7 +12,7 @@ export const ledgerModule = defineModule({
   calls: ['audit'],
   start: async ({ config, db, clock }, needs: { override?: Ledger | undefined }) => {
     const ledger = needs.override ?? createLedgerFromConfig(config, { db, clock });
-    // The default mint source exists from the first start (DESIGN "Buy order"); an HTTP ledger opens it on first use.
+    // The default mint source exists from the first start (docs/payouts.md); an HTTP ledger opens it on first use.
     if (ledger.kind === 'in_process') {
       await openIssuanceAccounts(db, clock, [accounts.mintSource(config.ledger_mint_source_account, false), accounts.mintSource(config.ledger_mint_source_account, true)]);
     }

@@ -9,7 +9,7 @@ export interface LedgerTables {
     balance_micro_pay: number;
     created_at: Date;
   };
-  /** Migration 0165: an issuance account's balance is its row plus these, one per (account, stripe), never locked by a posting for long. */
+  /** An issuance account's balance is its row plus these, one per (account, stripe), never locked by a posting for long. */
   ledger_issuance_stripes: {
     account: string;
     stripe: number;

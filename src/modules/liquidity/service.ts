@@ -210,7 +210,7 @@ const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: num
  */
 export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
   if (legs.length === 0) return;
-  // the batched create's last write too (mpay_create_batch): migration 0163
+  // also the batched create's last write (mpay_create_batch)
   const { rows } = await sql<{ reserved: string }>`
     select mpay_reserve_offers(${legs.map((leg) => leg.seller_id)}::uuid[], ${legs.map(heldOf)}::bigint[]) as reserved`.execute(trx);
   if (Number(rows[0]?.reserved) !== legs.length) throw new AllocationRaced();

@@ -24,14 +24,26 @@ const JWT_ISSUER = 'mpay';
 /** Which rows a merchant JWT or dashboard session reaches: live (the default) or sandbox. */
 export type CredentialMode = 'live' | 'sandbox';
 
+/** The rows an API key reaches: test and sandbox keys both reach the sandbox rows. */
+export const keyMode = (kind: KeyKind): CredentialMode => (kind === 'live' ? 'live' : 'sandbox');
+
 export async function issueMerchantJwt(
   secrets: Pick<ServiceSecrets, 'jwt_secret'>,
   clock: Clock,
-  claims: { merchant_id: string; user_id: string; expires_in_seconds: number; mode?: CredentialMode | undefined; not_before?: Date | null | undefined },
+  claims: {
+    merchant_id: string;
+    user_id: string;
+    expires_in_seconds: number;
+    mode?: CredentialMode | undefined;
+    not_before?: Date | null | undefined;
+    /** The API key the token was traded for: the token ends when that key is revoked. */
+    key_id?: string | undefined;
+  },
 ): Promise<string> {
   // `iat` has whole seconds; a token minted in the second of a revocation must still count as after it.
   const issued_at_s = Math.max(Math.floor(clock.now().getTime() / 1000), claims.not_before ? Math.ceil(claims.not_before.getTime() / 1000) : 0);
-  return new SignJWT({ merchant_id: claims.merchant_id, mode: claims.mode ?? 'live' })
+  const key_claim = claims.key_id === undefined ? {} : { key_id: claims.key_id };
+  return new SignJWT({ merchant_id: claims.merchant_id, mode: claims.mode ?? 'live', ...key_claim })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(claims.user_id)
     .setIssuer(JWT_ISSUER)
@@ -87,7 +99,7 @@ export class ApiKeyCache {
   }
 }
 
-/** Verifies every credential kind of DESIGN.md: API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
+/** Verifies every credential kind (docs/api.md): API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
 export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache; jwt_max_lifetime_seconds: number }): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
 
@@ -95,6 +107,19 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
   async function tokensNotBefore(merchant_id: string): Promise<{ not_before: Date | null } | undefined> {
     const row = await deps.db.selectFrom('merchants').select('tokens_not_before').where('id', '=', merchant_id).executeTakeFirst();
     return row ? { not_before: row.tokens_not_before } : undefined;
+  }
+
+  /** A token traded for an API key lives only while that key works and only in that key's mode. */
+  async function keyStillValid(key_id: unknown, merchant_id: string, mode: CredentialMode): Promise<boolean> {
+    if (typeof key_id !== 'string' || !/^[0-9a-f-]{36}$/i.test(key_id)) return false;
+    const key = await deps.db
+      .selectFrom('api_keys')
+      .select('kind')
+      .where('id', '=', key_id)
+      .where('merchant_id', '=', merchant_id)
+      .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', deps.clock.now())]))
+      .executeTakeFirst();
+    return key !== undefined && keyMode(key.kind) === mode;
   }
 
   return {
@@ -133,6 +158,7 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         const merchant = await tokensNotBefore(merchant_id);
         if (!merchant) return null;
         if (merchant.not_before && payload.iat * 1000 < merchant.not_before.getTime()) return null;
+        if (payload['key_id'] !== undefined && !(await keyStillValid(payload['key_id'], merchant_id, mode))) return null;
         return { kind: 'merchant', merchant_id, user_id: payload.sub, via: 'jwt', is_sandbox: mode === 'sandbox', may_move_money: true };
       } catch {
         return null;
@@ -150,7 +176,7 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
       const now_ms = deps.clock.now().getTime();
       if (!row || row.expires_at.getTime() <= now_ms) return null;
       if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
-      // Dashboard sign-ins (issue 14) also end on sign-out and after the idle timeout, and carry the view's mode.
+      // Dashboard sign-ins also end on sign-out and after the idle timeout, and carry the view's mode.
       if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
       // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
       const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);

@@ -2,13 +2,72 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
 import { API_KEY_CACHE_TTL_MS } from './credentials.ts';
-import { createMerchant, createSession, getMerchant, issueToken, revokeTokens, rollApiKey, type MerchantsDeps } from './service.ts';
+import {
+  createMerchant,
+  createSession,
+  exchangeApiKey,
+  getMerchant,
+  issueToken,
+  KEY_TOKEN_DEFAULT_SECONDS,
+  KEY_TOKEN_MAX_SECONDS,
+  revokeTokens,
+  rollApiKey,
+  type MerchantsDeps,
+} from './service.ts';
 
 const Mode = Type.Union([Type.Literal('live'), Type.Literal('sandbox')], { description: 'Which rows the credential reaches: live (default) or sandbox' });
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 
+const AccessToken = Type.Object({
+  access_token: Type.String({ description: 'The merchant JWT: send it as `Authorization: Bearer <access_token>`' }),
+  merchant_id: Type.String({ description: 'The merchant the key belongs to (the balance route takes it)' }),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer({ description: 'Seconds until the token ends' }),
+  expires_at: Timestamp,
+  mode: Mode,
+});
+
 export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDeps }> = async (app, { deps }) => {
+  app.post(
+    '/v1/auth/token',
+    {
+      config: { auth: 'key' },
+      schema: {
+        tags: ['auth'],
+        summary: 'Trade a secret API key for a short-lived merchant JWT in the key\'s mode',
+        description:
+          'OAuth 2.0 client credentials: authenticate with a secret API key (X-API-Key or `Authorization: Bearer`). The JWT ' +
+          'reaches every merchant route (sell and buy orders, disputes, balance) in the key\'s mode: a live key gives a `live` ' +
+          'token, a test or sandbox key a `sandbox` one. It ends at `expires_in`, when the key is rolled or revoked, or when the ' +
+          'merchant\'s tokens are revoked. A JWT, a session or any other credential cannot be traded (401). The token fields ' +
+          'also stand at the top level (RFC 6749 section 5.1), so OAuth client libraries read them as they are.',
+        body: Type.Object(
+          {
+            grant_type: Type.Optional(Type.Literal('client_credentials')),
+            ttl_seconds: Type.Optional(
+              Type.Integer({ minimum: 60, maximum: KEY_TOKEN_MAX_SECONDS, description: `Lifetime in seconds (default ${KEY_TOKEN_DEFAULT_SECONDS})` }),
+            ),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Object({ success: Type.Literal(true), data: AccessToken, ...AccessToken.properties }) },
+      },
+      // Every field is optional: a POST with no body at all is the plain exchange.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const principal = request.principal;
+      if (principal.kind !== 'key') throw new Error('key route without a key principal');
+      const token = await exchangeApiKey(deps, principal, request.body);
+      // RFC 6749 section 5.1: a token response is never cached.
+      reply.header('Cache-Control', 'no-store');
+      return { success: true as const, data: token, ...token };
+    },
+  );
+
   app.get(
     '/v1/merchants/me',
     {

@@ -3,7 +3,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
-import { generateApiKey, issueMerchantJwt, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
+import { generateApiKey, issueMerchantJwt, keyMode, type ApiKeyCache, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
 import { rollKeys } from './keys.ts';
 import { insertSession } from './sessions.ts';
@@ -76,7 +76,7 @@ export async function createMerchant(deps: MerchantsDeps, input: { name: string;
 }
 
 export async function getMerchant(deps: Pick<MerchantsDeps, 'db'>, merchant_id: string): Promise<{ id: string; name: string; webhook_url: string | null }> {
-  // The merchant's webhook URL is its live default endpoint's (webhook endpoints are per mode since migration 0100).
+  // The merchant's webhook URL is its live default endpoint's (webhook endpoints are per mode).
   const row = await deps.db
     .selectFrom('merchants as m')
     .leftJoin('webhook_endpoints as w', (join) => join.onRef('w.merchant_id', '=', 'm.id').on('w.is_sandbox', '=', false).on('w.is_default', '=', true).on('w.deleted_at', 'is', null))
@@ -96,8 +96,6 @@ export async function issueToken(
   merchant_id: string,
   input: { user_id?: string | undefined; mode?: CredentialMode | undefined; ttl_seconds?: number | undefined; expires_in_seconds?: number | undefined },
 ): Promise<{ jwt: string; mode: CredentialMode; expires_at: string }> {
-  const merchant = await deps.db.selectFrom('merchants').select(['id', 'tokens_not_before']).where('id', '=', merchant_id).executeTakeFirst();
-  if (!merchant) throw notFound('Merchant');
   const max_seconds = maxLifetime(deps);
   const lifetime_seconds = input.ttl_seconds ?? input.expires_in_seconds ?? max_seconds;
   if (lifetime_seconds > max_seconds) {
@@ -105,9 +103,53 @@ export async function issueToken(
     throw jwtLifetimeTooLong(max_seconds, field);
   }
   const mode = input.mode ?? 'live';
-  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, user_id: input.user_id ?? `owner:${merchant_id}`, expires_in_seconds: lifetime_seconds, mode, not_before: merchant.tokens_not_before });
-  const issued_at_s = Math.max(Math.floor(deps.clock.now().getTime() / 1000), merchant.tokens_not_before ? Math.ceil(merchant.tokens_not_before.getTime() / 1000) : 0);
-  return { jwt, mode, expires_at: new Date((issued_at_s + lifetime_seconds) * 1000).toISOString() };
+  const minted = await mintJwt(deps, merchant_id, { user_id: input.user_id ?? `owner:${merchant_id}`, lifetime_seconds, mode });
+  return { jwt: minted.jwt, mode, expires_at: minted.expires_at };
+}
+
+/** Signs a merchant JWT that counts as issued after the merchant's last token revocation. */
+async function mintJwt(
+  deps: MerchantsDeps,
+  merchant_id: string,
+  claims: { user_id: string; lifetime_seconds: number; mode: CredentialMode; key_id?: string },
+): Promise<{ jwt: string; expires_at: string }> {
+  const merchant = await deps.db.selectFrom('merchants').select(['id', 'tokens_not_before']).where('id', '=', merchant_id).executeTakeFirst();
+  if (!merchant) throw notFound('Merchant');
+  const not_before = merchant.tokens_not_before;
+  const jwt = await issueMerchantJwt(deps.secrets, deps.clock, { merchant_id, expires_in_seconds: claims.lifetime_seconds, not_before, ...claims });
+  const issued_at_s = Math.max(Math.floor(deps.clock.now().getTime() / 1000), not_before ? Math.ceil(not_before.getTime() / 1000) : 0);
+  return { jwt, expires_at: new Date((issued_at_s + claims.lifetime_seconds) * 1000).toISOString() };
+}
+
+/** A token traded for an API key lives this long unless asked for less: short, a client trades again when it ends. */
+export const KEY_TOKEN_DEFAULT_SECONDS = 900;
+export const KEY_TOKEN_MAX_SECONDS = 3600;
+
+export interface AccessToken {
+  access_token: string;
+  merchant_id: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  expires_at: string;
+  mode: CredentialMode;
+}
+
+/**
+ * Trades a secret API key for a merchant JWT in the key's mode (OAuth 2.0 client credentials): the token reaches
+ * the merchant routes (payouts, balance, disputes) and ends with the key, with the merchant's token revocation, or
+ * at `expires_in`, whichever comes first.
+ */
+export async function exchangeApiKey(
+  deps: MerchantsDeps,
+  key: { merchant_id: string; key_id: string; key_kind: KeyKind },
+  input: { ttl_seconds?: number | undefined },
+): Promise<AccessToken> {
+  const max_seconds = Math.min(KEY_TOKEN_MAX_SECONDS, maxLifetime(deps));
+  const lifetime_seconds = input.ttl_seconds ?? Math.min(KEY_TOKEN_DEFAULT_SECONDS, max_seconds);
+  if (lifetime_seconds > max_seconds) throw jwtLifetimeTooLong(max_seconds, 'body.ttl_seconds');
+  const mode = keyMode(key.key_kind);
+  const minted = await mintJwt(deps, key.merchant_id, { user_id: `key:${key.key_id}`, lifetime_seconds, mode, key_id: key.key_id });
+  return { access_token: minted.jwt, merchant_id: key.merchant_id, token_type: 'Bearer', expires_in: lifetime_seconds, expires_at: minted.expires_at, mode };
 }
 
 /** Revokes every JWT issued and every dashboard session opened before now (tokens minted afterwards work). */

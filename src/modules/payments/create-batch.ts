@@ -74,7 +74,7 @@ export interface CreateBatcherStats {
 }
 
 /**
- * The per-process batching allocator (issue 11), group-commit style: creates that arrive while a batch plans (or
+ * The per-process batching allocator, group-commit style: creates that arrive while a batch plans (or
  * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order. A batch reads the offers, plans
  * and then writes everything in one round trip (#plan): the idempotency keys with their responses, the payments, legs
  * and `payment.matched` events, and one conditional reservation per seller as the last write (so a seller's row is
@@ -205,7 +205,7 @@ export class PaymentCreateBatcher {
 
   /**
    * The batch in one round trip, for the common case: the offers are read and the legs planned first (a plain read,
-   * FIFO over it as below), then one autocommitted call of `mpay_create_batch` (migration 0163) writes the idempotency
+   * FIFO over it as below), then one autocommitted call of `mpay_create_batch` writes the idempotency
    * keys with their responses, the payments, legs and events, and last reserves the offers (locked in FIFO order, each
    * only if it still covers its legs), after the writes' triggers (the webhook fan-out is most of a batch's time in the
    * database): the offers are locked for the reservation and the commit only. The call's text is fixed and its rows
@@ -275,7 +275,7 @@ interface PlannedBatch {
 
 type CreateBatchParameters = [claims: string | null, payments: string, legs: string, events: string, seller_ids: string[], held_minor: number[]];
 
-/** The batch's writes in one call (migration 0163), a named prepared statement on PostgreSQL. */
+/** The batch's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL. */
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>((db) =>
   db.selectNoFrom(sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as('done')),
 );

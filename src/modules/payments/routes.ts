@@ -136,6 +136,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         summary: 'List payments, newest first',
         querystring: Type.Object({
           status: Type.Optional(CsvEnum(PAYMENT_STATUSES, 'Payment status filter')),
+          order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The merchant's order id, matched exactly (at most one payment per mode)" })),
           from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= from' })),
           to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < to' })),
           cursor: Type.Optional(Cursor),

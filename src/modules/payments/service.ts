@@ -277,6 +277,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
 
 export interface ListPaymentsQuery {
   status?: PaymentStatus[] | undefined;
+  order_id?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
   cursor?: string | undefined;
@@ -292,6 +293,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
     .where('merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
+  if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
   if (query.to) select = select.where('created_at', '<', new Date(query.to));
   // The deprecated offset pages only without a cursor.

@@ -135,7 +135,7 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
   const payment_id = await deps.db.transaction().execute(async (trx) => {
     const proof = await trx.selectFrom('payment_proofs').selectAll().where('id', '=', proof_id).forUpdate().executeTakeFirstOrThrow();
     const payment = await lockPayment(trx, proof.payment_id);
-    if (!payment || payment.status !== 'confirming') return undefined;
+    if (payment?.status !== 'confirming') return undefined;
     await trx
       .updateTable('payment_proofs')
       .set({
@@ -167,7 +167,7 @@ async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, v
   await deps.db.transaction().execute(async (trx) => {
     const proof = await trx.selectFrom('payment_proofs').selectAll().where('id', '=', proof_id).forUpdate().executeTakeFirstOrThrow();
     const payment = await lockPayment(trx, proof.payment_id);
-    if (!payment || payment.status !== 'confirming') return;
+    if (payment?.status !== 'confirming') return;
     const attempts = proof.attempts + 1;
     const retry = verdict.outcome === 'unverified' || verdict.outcome === 'timeout';
     await trx

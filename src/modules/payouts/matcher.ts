@@ -53,7 +53,7 @@ export const fillMintKey = (buy_order_id: string, sell_order_id: string) => `buy
 let last_refusal_logged_ms = 0;
 
 /**
- * One matcher pass over both modes, price-time priority (DESIGN "Buy order"): buy orders are served oldest first;
+ * One matcher pass over both modes, price-time priority (docs/payouts.md): buy orders are served oldest first;
  * each fills against the oldest pending sell orders of its fiat currency whose asking price (target_fiat_amount per
  * PAY) is at or below its own (fiat_amount per PAY), compared exactly by cross-multiplication, partially where the
  * amounts differ. A fill is priced at the sell's asking price; the fill that completes a sell takes the rest of its

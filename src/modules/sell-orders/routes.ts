@@ -133,7 +133,7 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
   app.post(
     '/v1/merchant-sell-orders/:id/cancel',
     {
-      config: { auth: 'merchant', errors: [403, 404, 409] },
+      config: { auth: 'merchant', errors: [403, 404, 409, 502] },
       schema: {
         tags: ['sell-orders'],
         summary: 'Cancel a pending sell order (failed, cancelled_by_merchant); the reserved PAY returns to available',

@@ -31,7 +31,7 @@ export async function findSellOrder(executor: Executor, id: string): Promise<Sel
   return executor.selectFrom('sell_orders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** In flight and out of retries: attempts used up, or in flight longer than the retry timeout (DESIGN "Sell order"). */
+/** In flight and out of retries: attempts used up, or in flight longer than the retry timeout (docs/payouts.md). */
 export function cashLegExhausted(order: SellOrderRow, now: Date, limits: { retry_max: number; timeout_hours: number }): boolean {
   if (order.status !== 'cash_leg_in_flight') return false;
   if (order.cash_leg_attempts >= limits.retry_max) return true;

@@ -10,7 +10,7 @@ import { AppError, type ErrorCode } from '../../lib/errors.ts';
 export const RECEIPT_CONTENT_TYPES = ['image/jpeg', 'image/png', 'image/webp', 'application/pdf'] as const;
 export type ReceiptContentType = (typeof RECEIPT_CONTENT_TYPES)[number];
 
-/** Decoded, at most (DESIGN "Receiver-confirm body"). */
+/** The largest receipt, decoded (receiver-confirm and confirm-cash-leg). */
 export const RECEIPT_MAX_BYTES = 5 * 1024 * 1024;
 /** Base64 of the largest receipt plus JSON around it: the body limit of every route that takes a receipt. */
 export const RECEIPT_BODY_LIMIT_BYTES = Math.ceil((RECEIPT_MAX_BYTES * 4) / 3) + 64 * 1024;

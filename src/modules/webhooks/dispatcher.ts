@@ -12,7 +12,7 @@ import type { AttemptRow, EndpointRow } from './tables.ts';
 import { checkTargetAtConnect, guardedLookup, isPrivateAddress, TargetForbiddenError, type TargetPolicy } from './targets.ts';
 
 /**
- * DESIGN.md's schedule, about 3 days: the first attempt at once, then these waits after each failure; a failure
+ * The retry schedule (docs/webhooks.md), about 3 days: the first attempt at once, then these waits after each failure; a failure
  * after the last wait marks the delivery failed (10 attempts in all).
  */
 export const RETRY_DELAYS_MS: readonly number[] = [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000];
@@ -20,7 +20,7 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const RESPONSE_EXCERPT_CHARS = 512;
 const DEFAULT_BATCH = 50;
 const DEFAULT_MAX_IN_FLIGHT_PER_ENDPOINT = 4;
-/** In flight at once to an endpoint whose last attempt failed (`failing_since`, migration 0164), across every worker. */
+/** In flight at once to an endpoint whose last attempt failed (`failing_since`), across every worker. */
 export const FAILING_MAX_IN_FLIGHT_PER_ENDPOINT = 1;
 /** The share of a worker's slots that deliveries to failing endpoints may take; the rest wait for endpoints that answer. */
 export const FAILING_SHARE_OF_SLOTS = 0.25;
@@ -87,11 +87,11 @@ export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number>
 }
 
 /**
- * The worker's dispatcher (issue 11): a pass claims only as many deliveries as it has free slots and does not wait
+ * The worker's dispatcher: a pass claims only as many deliveries as it has free slots and does not wait
  * for the sends, so an endpoint that answers in 5 s (or never) holds its own slots and leases, not the pass; other
  * merchants' deliveries are claimed and sent by the next pass at once. A send that succeeds hands its slot to the next
  * event of its line as it records the success (see deliver), without waiting for a pass. Ordering and the lease
- * rules live in the SQL (migrations 0160, 0161, 0164), so N worker processes still share the queue without sending an
+ * rules live in the SQL (`mpay_claim_webhook_deliveries`, `mpay_record_webhook_attempt`), so N worker processes share the queue without sending an
  * event twice. Endpoints whose last attempt failed get one slot each and together at most FAILING_SHARE_OF_SLOTS of
  * this worker's (a bulkhead): many dead endpoints of busy merchants cannot fill the worker and hold every other
  * merchant's deliveries until their timeouts.
@@ -292,7 +292,7 @@ const RETRY_DELAYS_LITERAL = `{${RETRY_DELAYS_MS.join(',')}}`;
 
 /**
  * Records the attempt and applies its outcome, unless the lease was lost meanwhile (then only the attempt is kept), in
- * one call (`mpay_record_webhook_attempt`, migration 0161): a failure waits for the next step of RETRY_DELAYS_MS or,
+ * one call (`mpay_record_webhook_attempt`): a failure waits for the next step of RETRY_DELAYS_MS or,
  * past its end, marks the delivery failed. With `chain`, answers the next event of the line it leased (see deliver).
  */
 async function recordAttempt(deps: DispatcherDeps, claim: Claim, outcome: AttemptOutcome, chain: boolean): Promise<Claim | null> {

@@ -19,7 +19,7 @@ import type { EndpointView } from './schema.ts';
 export type { EndpointView } from './schema.ts';
 
 /**
- * Webhook endpoints as a resource, per merchant and mode (issue 9 section 1). A credential sees and changes only the
+ * Webhook endpoints as a resource, per merchant and mode. A credential sees and changes only the
  * endpoints of its own mode (`scope.is_sandbox`: a live key, a live merchant JWT or dashboard session manage live
  * endpoints; test and sandbox keys, or a JWT/session carrying mode sandbox, manage sandbox ones); another merchant's
  * or another mode's endpoint is 404, as everywhere in webhooks. Every function is one transaction.
@@ -225,7 +225,7 @@ export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'id' | 'se
   return secrets;
 }
 
-// ---- The single-endpoint shortcut (DESIGN: PUT /v1/webhook-endpoint), now per mode ----
+// ---- The single-endpoint shortcut (PUT /v1/webhook-endpoint): the default endpoint of the caller's mode ----
 
 async function findDefault(trx: Trx | Db, scope: MerchantScope, lock: boolean): Promise<EndpointRow | undefined> {
   let select = trx
@@ -330,7 +330,7 @@ export async function requireActiveEndpoint(executor: Trx | Db, scope: MerchantS
   }
 }
 
-/** The active endpoints subscribed to `type`: the trigger's rule (migration 0100), for re-queued skipped deliveries. */
+/** The active endpoints subscribed to `type`: the trigger's rule (`mpay_enqueue_webhook_delivery`), for re-queued skipped deliveries. */
 export async function subscribedEndpointIds(trx: Trx, scope: MerchantScope, type: string): Promise<string[]> {
   const rows = await activeEndpoints(trx, scope)
     .where(sql<boolean>`(enabled_events @> '["*"]'::jsonb or enabled_events @> jsonb_build_array(${type}::text))`)

@@ -7,8 +7,7 @@ import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './sec
 
 /**
  * The database trigger that writes this module's `webhook_deliveries` rows: `after insert on events`, one row per
- * subscribed endpoint of the event's merchant and mode, in the event's own transaction (migration 0040, endpoints
- * since 0100, once per INSERT statement since 0154). No TypeScript inserts deliveries; the dispatcher claims, sends and
+ * subscribed endpoint of the event's merchant and mode, in the event's own transaction, once per INSERT statement. No TypeScript inserts deliveries; the dispatcher claims, sends and
  * records them.
  */
 export const DELIVERY_TRIGGER = 'events_enqueue_webhook_delivery';

@@ -15,7 +15,7 @@ export type { AttemptView, DeliveryView, EventView } from './schema.ts';
 
 export type { WebhooksDeps } from './endpoints.ts';
 
-// Delivery rows are not inserted here: the trigger `events_enqueue_webhook_delivery` (migration 0100) writes one per
+// Delivery rows are not inserted here: the trigger `events_enqueue_webhook_delivery` writes one per
 // subscribed endpoint in the transaction that writes the event (see tables.ts). This module reads them, re-queues
 // them (redeliver, recover) and the dispatcher sends them.
 

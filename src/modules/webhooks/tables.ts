@@ -5,7 +5,7 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
 
 /**
  * The webhook tables (migrations 0040, 0100). Rows of `webhook_deliveries` are written by no code in this module on
- * the way in: the trigger `events_enqueue_webhook_delivery` (function `mpay_enqueue_webhook_delivery`, migration 0100)
+ * the way in: the trigger `events_enqueue_webhook_delivery` (webhooks/sql/mpay_enqueue_webhook_delivery.sql)
  * inserts them in the transaction that inserts the event (outbox), one per enabled endpoint of the event's merchant
  * and mode subscribed to its type, or one `skipped` row with `endpoint_id` null when none is. The dispatcher then
  * claims and sends them; redeliver and recover re-queue them.
@@ -29,7 +29,7 @@ export interface WebhookTables {
     created_at: Date;
     updated_at: Date;
     deleted_at: Date | null;
-    /** Set by a failed attempt, cleared by a successful one: the dispatcher gives a failing endpoint less (migration 0164). */
+    /** Set by a failed attempt, cleared by a successful one: the dispatcher gives a failing endpoint less. */
     failing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
   };
   webhook_deliveries: {

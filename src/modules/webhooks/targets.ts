@@ -6,7 +6,7 @@ import ipaddr from 'ipaddr.js';
 import { listeningPorts } from '../../lib/listening.ts';
 
 /**
- * Where a webhook may be sent (SSRF guard, issue 9 section 2). Checked twice: when an endpoint is registered, and on
+ * Where a webhook may be sent (SSRF guard). Checked twice: when an endpoint is registered, and on
  * every connection against the address DNS actually returned (a custom `lookup` on the request), so a name that
  * resolves to a public address at registration and to 127.0.0.1 later (DNS rebinding) is still refused.
  *

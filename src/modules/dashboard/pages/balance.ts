@@ -19,6 +19,8 @@ export interface BalanceModel {
   can_move_money: boolean;
   notice?: string | undefined;
   error?: string | undefined;
+  /** What was typed into a refused form, kept. */
+  values?: Record<string, string> | undefined;
 }
 
 const FIELDS: (keyof BalanceView)[] = ['available_micro_pay', 'buffer_micro_pay', 'net_obligation_micro_pay', 'deficit_micro_pay', 'apr_bps', 'entry_fee_usd', 'countdown_days'];
@@ -34,6 +36,11 @@ function fieldValue(balance: BalanceView, field: keyof BalanceView): string {
 
 export function balancePage(context: PageContext, model: BalanceModel): string {
   const { t } = context;
+  // Only the refused form gets its values back (the sell and buy forms share field names).
+  const of = (form: string): Record<string, string | undefined> => (model.values?.['_form'] === form ? model.values : {});
+  const sell = of('sell');
+  const buy = of('buy');
+  const dispute = of('dispute');
   const money_form = model.can_move_money;
   const key = () => html`<input type="hidden" name="_key" value="${formKey()}">`;
   const pending = model.pending_funds.map(
@@ -52,7 +59,7 @@ ${money_form && order.status === 'pending' ? html`<form method="post" action="/d
   const disputes = model.disputes.map(
     (dispute) => html`<tr><td class="mono"><a href="/dashboard/disputes/${dispute.id}">${dispute.id}</a></td><td class="mono">${dispute.sell_order_id}</td><td>${dispute.kind}</td><td>${statusBadge(dispute.status)}</td><td>${when(dispute.created_at)}</td></tr>`,
   );
-  const currency_options = CURRENCIES.map((currency) => html`<option>${currency}</option>`);
+  const currency_options = (selected: string | undefined) => CURRENCIES.map((currency) => html`<option${currency === selected ? html` selected` : ''}>${currency}</option>`);
   return page(context, {
     title: t('balance'),
     section: 'balance',
@@ -63,22 +70,22 @@ ${money_form && order.status === 'pending' ? html`<form method="post" action="/d
 <section class="card" id="pending-funds"><h2>${t('pending_funds')}</h2><table><thead><tr><th>${t('id')}</th><th class="num">${t('amount')}</th><th>${t('status')}</th><th>${t('reference')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${pending.length ? pending : html`<tr><td colspan="6">${t('none')}</td></tr>`}</tbody></table></section>
 <section class="card" id="sell-orders"><h2>${t('sell_orders')}</h2>
 ${money_form ? html`<form method="post" action="/dashboard/sell-orders" class="filters">${csrfField(context)}${key()}
-<div><label for="sell-amount">${t('amount_pay')}</label><input id="sell-amount" name="amount_pay" inputmode="decimal" required size="10"></div>
-<div><label for="sell-currency">${t('target_currency')}</label><select id="sell-currency" name="target_currency">${currency_options}</select></div>
-<div><label for="sell-fiat">${t('target_amount')}</label><input id="sell-fiat" name="target_amount" inputmode="decimal" required size="10"></div>
+<div><label for="sell-amount">${t('amount_pay')}</label><input id="sell-amount" name="amount_pay" inputmode="decimal" required size="10" value="${sell['amount_pay'] ?? ''}"></div>
+<div><label for="sell-currency">${t('target_currency')}</label><select id="sell-currency" name="target_currency">${currency_options(sell['target_currency'])}</select></div>
+<div><label for="sell-fiat">${t('target_amount')}</label><input id="sell-fiat" name="target_amount" inputmode="decimal" required size="10" value="${sell['target_amount'] ?? ''}"></div>
 <div><button type="submit" id="create-sell">${t('create_sell_order')}</button></div></form>` : ''}
 <table id="sell-order-table"><thead><tr><th>${t('id')}</th><th class="num">PAY</th><th class="num">${t('target_amount')}</th><th>${t('status')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${sells.length ? sells : html`<tr><td colspan="6">${t('none')}</td></tr>`}</tbody></table></section>
 <section class="card" id="buy-orders"><h2>${t('buy_orders')}</h2>
 ${money_form ? html`<form method="post" action="/dashboard/buy-orders" class="filters">${csrfField(context)}${key()}
-<div><label for="buy-amount">${t('amount_pay')}</label><input id="buy-amount" name="amount_pay" inputmode="decimal" required size="10"></div>
-<div><label for="buy-currency">${t('currency')}</label><select id="buy-currency" name="fiat_currency">${currency_options}</select></div>
-<div><label for="buy-fiat">${t('fiat_amount')}</label><input id="buy-fiat" name="fiat_amount" inputmode="decimal" required size="10"></div>
+<div><label for="buy-amount">${t('amount_pay')}</label><input id="buy-amount" name="amount_pay" inputmode="decimal" required size="10" value="${buy['amount_pay'] ?? ''}"></div>
+<div><label for="buy-currency">${t('currency')}</label><select id="buy-currency" name="fiat_currency">${currency_options(buy['fiat_currency'])}</select></div>
+<div><label for="buy-fiat">${t('fiat_amount')}</label><input id="buy-fiat" name="fiat_amount" inputmode="decimal" required size="10" value="${buy['fiat_amount'] ?? ''}"></div>
 <div><button type="submit" id="create-buy">${t('create_buy_order')}</button></div></form>` : ''}
 <table><thead><tr><th>${t('id')}</th><th class="num">PAY</th><th class="num">${t('fiat_amount')}</th><th>${t('status')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${buys.length ? buys : html`<tr><td colspan="6">${t('none')}</td></tr>`}</tbody></table></section>
 <section class="card" id="disputes"><h2>${t('disputes')}</h2>
 ${money_form ? html`<form method="post" action="/dashboard/disputes" class="filters">${csrfField(context)}${key()}
-<div><label for="dispute-order">${t('sell_order_id')}</label><input id="dispute-order" name="sell_order_id" required size="36"></div>
-<div><label for="dispute-notes">${t('notes')}</label><input id="dispute-notes" name="notes" required size="30"></div>
+<div><label for="dispute-order">${t('sell_order_id')}</label><input id="dispute-order" name="sell_order_id" required size="36" value="${dispute['sell_order_id'] ?? ''}"></div>
+<div><label for="dispute-notes">${t('notes')}</label><input id="dispute-notes" name="notes" required size="30" value="${dispute['notes'] ?? ''}"></div>
 <div><button type="submit">${t('open_dispute')}</button></div></form>` : ''}
 <table><thead><tr><th>${t('id')}</th><th>${t('sell_order_id')}</th><th>${t('kind')}</th><th>${t('status')}</th><th>${t('created')}</th></tr></thead><tbody>${disputes.length ? disputes : html`<tr><td colspan="5">${t('none')}</td></tr>`}</tbody></table></section>`,
   });

@@ -17,10 +17,13 @@ export interface DevelopersModel {
   revealed?: Html | undefined;
   notice?: string | undefined;
   error?: string | undefined;
+  /** What was typed into the endpoint form, kept when it is refused. */
+  values?: Record<string, string> | undefined;
 }
 
 export function developersPage(context: PageContext, model: DevelopersModel): string {
   const { t, session } = context;
+  const values = model.values ?? {};
   const mode = session?.mode ?? 'live';
   const keys = model.keys
     .filter((key) => (mode === 'live' ? key.kind === 'live' : key.kind !== 'live'))
@@ -41,9 +44,9 @@ export function developersPage(context: PageContext, model: DevelopersModel): st
 <section class="card" id="webhook-endpoints"><h2>${t('webhook_endpoints')} (${t(mode)})</h2>
 <table><thead><tr><th>${t('url')}</th><th>${t('events')}</th><th>${t('description')}</th><th>${t('status')}</th><th>${t('actions')}</th></tr></thead><tbody>${endpoints.length ? endpoints : html`<tr><td colspan="5">${t('none')}</td></tr>`}</tbody></table>
 ${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-endpoints" class="filters">${csrfField(context)}
-<div><label for="endpoint-url">${t('url')}</label><input id="endpoint-url" name="url" type="url" required size="36" placeholder="https://shop.example/webhooks"></div>
-<div><label for="endpoint-events">${t('enabled_events')}</label><input id="endpoint-events" name="enabled_events" value="*" size="24"></div>
-<div><label for="endpoint-description">${t('description')}</label><input id="endpoint-description" name="description" size="16"></div>
+<div><label for="endpoint-url">${t('url')}</label><input id="endpoint-url" name="url" type="url" required size="36" placeholder="https://shop.example/webhooks" value="${values['url'] ?? ''}"></div>
+<div><label for="endpoint-events">${t('enabled_events')}</label><input id="endpoint-events" name="enabled_events" value="${values['enabled_events'] ?? '*'}" size="24"></div>
+<div><label for="endpoint-description">${t('description')}</label><input id="endpoint-description" name="description" size="16" value="${values['description'] ?? ''}"></div>
 <div><button type="submit" id="create-endpoint">${t('create')}</button></div></form>` : ''}</section>
 <section class="card" id="deliveries"><h2>${t('delivery_log')}</h2>
 ${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-deliveries/recover" class="filters">${csrfField(context)}<div><label for="recover-since">${t('recover_since')}</label><input id="recover-since" name="since" type="datetime-local" required></div><div><button type="submit" class="secondary">${t('recover')}</button></div></form>` : ''}

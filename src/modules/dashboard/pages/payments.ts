@@ -18,20 +18,21 @@ export interface PaymentsFilter {
 
 export function paymentsPage(
   context: PageContext,
-  model: { filter: PaymentsFilter; payments: PaymentView[]; next_cursor: string | null; cursor?: string | undefined; can_simulate: boolean; notice?: string | undefined; error?: string | undefined },
+  model: { filter: PaymentsFilter; payments: PaymentView[]; next_cursor: string | null; cursor?: string | undefined; can_simulate: boolean; notice?: string | undefined; error?: string | undefined; values?: Record<string, string> },
 ): string {
   const { t, session } = context;
   const { filter } = model;
+  const values = model.values ?? {};
   const rows = model.payments.map(
     (payment) => html`<tr><td class="mono"><a href="/dashboard/payments/${payment.id}">${payment.id}</a></td><td>${payment.order_id}</td><td class="num">${money(payment.amount, payment.currency)}</td><td>${statusBadge(payment.status)}</td><td>${when(payment.created_at)}</td></tr>`,
   );
   const simulate =
     session?.mode === 'sandbox' && model.can_simulate
       ? html`<section class="card"><h2>${t('simulate')}</h2><form method="post" action="/dashboard/payments/simulate" class="filters">${csrfField(context)}<input type="hidden" name="_key" value="${formKey()}">
-<div><label for="scenario">${t('scenario')}</label><select id="scenario" name="scenario">${SCENARIOS.map((scenario) => html`<option value="${scenario}">${scenario}</option>`)}</select></div>
-<div><label for="sim-amount">${t('amount')}</label><input id="sim-amount" name="amount" inputmode="decimal" value="100.00" size="10"></div>
-<div><label for="sim-currency">${t('currency')}</label><select id="sim-currency" name="currency">${CURRENCIES.map((currency) => html`<option>${currency}</option>`)}</select></div>
-<div><label for="sim-order">${t('order_id')}</label><input id="sim-order" name="order_id" size="16"></div>
+<div><label for="scenario">${t('scenario')}</label><select id="scenario" name="scenario">${SCENARIOS.map((scenario) => html`<option value="${scenario}"${scenario === values['scenario'] ? html` selected` : ''}>${scenario}</option>`)}</select></div>
+<div><label for="sim-amount">${t('amount')}</label><input id="sim-amount" name="amount" inputmode="decimal" value="${values['amount'] ?? '100.00'}" size="10"></div>
+<div><label for="sim-currency">${t('currency')}</label><select id="sim-currency" name="currency">${CURRENCIES.map((currency) => html`<option${currency === values['currency'] ? html` selected` : ''}>${currency}</option>`)}</select></div>
+<div><label for="sim-order">${t('order_id')}</label><input id="sim-order" name="order_id" size="16" value="${values['order_id'] ?? ''}"></div>
 <div><button type="submit" id="simulate">${t('run')}</button></div></form></section>`
       : '';
   const export_href = `/dashboard/payments/export.csv${query({ status: filter.status, from: filter.from, to: filter.to })}`;

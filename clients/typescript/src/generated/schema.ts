@@ -651,6 +651,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade a secret API key for a short-lived merchant JWT in the key's mode
+         * @description OAuth 2.0 client credentials: authenticate with a secret API key (X-API-Key or `Authorization: Bearer`). The JWT reaches every merchant route (sell and buy orders, disputes, balance) in the key's mode: a live key gives a `live` token, a test or sandbox key a `sandbox` one. It ends at `expires_in`, when the key is rolled or revoked, or when the merchant's tokens are revoked. A JWT, a session or any other credential cannot be traded (401). The token fields also stand at the top level (RFC 6749 section 5.1), so OAuth client libraries read them as they are.
+         */
+        post: operations["createAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -1143,7 +1163,7 @@ export interface paths {
          * Emit a sandbox event of a kind the payment scenarios do not produce; its signed webhook follows
          * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). The event describes a synthetic resource (a fresh UUID, no row behind it) shaped like the real one, and is written to the outbox and delivered to the sandbox endpoints exactly as a real event. Payment events come from POST /v1/sandbox/payments/simulate.
          */
-        post: operations["postSandboxEvents"];
+        post: operations["triggerSandboxEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1378,13 +1398,13 @@ export interface paths {
          * The caller's mode's webhook endpoints, oldest first (never their secrets)
          * @description A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        get: operations["getWebhookEndpoints"];
+        get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Create a webhook endpoint in the caller's mode; returns its signing secret once
          * @description At most 16 endpoints per mode (409 WEBHOOK_ENDPOINT_LIMIT). Live endpoints must resolve to public addresses; sandbox ones may also be loopback (400 WEBHOOK_URL_FORBIDDEN). A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        post: operations["postWebhookEndpoints"];
+        post: operations["createWebhookEndpoint"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1402,21 +1422,21 @@ export interface paths {
          * One webhook endpoint (never its secret)
          * @description A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        get: operations["getWebhookEndpointsById"];
+        get: operations["getWebhookEndpointById"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint; its pending deliveries are skipped, its history stays
          * @description A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        delete: operations["deleteWebhookEndpointsById"];
+        delete: operations["deleteWebhookEndpoint"];
         options?: never;
         head?: never;
         /**
          * Change a webhook endpoint's URL, description, events or disabled flag
          * @description A disabled endpoint gets no new events; its queued deliveries wait until it is enabled again. A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        patch: operations["patchWebhookEndpointsById"];
+        patch: operations["updateWebhookEndpoint"];
         trace?: never;
     };
     "/v1/webhook-endpoints/{id}/rotate-secret": {
@@ -1432,7 +1452,7 @@ export interface paths {
          * Rotate an endpoint's signing secret with overlap; the new one is shown only here
          * @description Both secrets sign during the grace period (webhook-signature: v1,<new> v1,<old>); X-Service-Signature uses the new one. A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.
          */
-        post: operations["postWebhookEndpointsByIdRotateSecret"];
+        post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5801,6 +5821,72 @@ export interface operations {
             };
         };
     };
+    createAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    grant_type?: "client_credentials";
+                    /** @description Lifetime in seconds (default 900) */
+                    ttl_seconds?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The merchant JWT: send it as `Authorization: Bearer <access_token>` */
+                        access_token: string;
+                        data: {
+                            /** @description The merchant JWT: send it as `Authorization: Bearer <access_token>` */
+                            access_token: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            /** @description Seconds until the token ends */
+                            expires_in: number;
+                            /** @description The merchant the key belongs to (the balance route takes it) */
+                            merchant_id: string;
+                            /** @description Which rows the credential reaches: live (default) or sandbox */
+                            mode: "live" | "sandbox";
+                            /** @enum {string} */
+                            token_type: "Bearer";
+                        };
+                        /** Format: date-time */
+                        expires_at: string;
+                        /** @description Seconds until the token ends */
+                        expires_in: number;
+                        /** @description The merchant the key belongs to (the balance route takes it) */
+                        merchant_id: string;
+                        /** @description Which rows the credential reaches: live (default) or sandbox */
+                        mode: "live" | "sandbox";
+                        /** @enum {boolean} */
+                        success: true;
+                        /** @enum {string} */
+                        token_type: "Bearer";
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listEvents: {
         parameters: {
             query?: {
@@ -6903,6 +6989,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -7097,6 +7184,8 @@ export interface operations {
                 limit?: number;
                 /** @description Legacy; ignored when cursor is given */
                 offset?: number;
+                /** @description The merchant's order id, matched exactly (at most one payment per mode) */
+                order_id?: string;
                 /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
@@ -7822,7 +7911,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postSandboxEvents: {
+    triggerSandboxEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -8570,7 +8659,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getWebhookEndpoints: {
+    listWebhookEndpoints: {
         parameters: {
             query?: never;
             header?: never;
@@ -8618,7 +8707,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postWebhookEndpoints: {
+    createWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -8684,7 +8773,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    getWebhookEndpointsById: {
+    getWebhookEndpointById: {
         parameters: {
             query?: never;
             header?: {
@@ -8750,7 +8839,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    deleteWebhookEndpointsById: {
+    deleteWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -8789,7 +8878,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    patchWebhookEndpointsById: {
+    updateWebhookEndpoint: {
         parameters: {
             query?: never;
             header?: never;
@@ -8854,7 +8943,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    postWebhookEndpointsByIdRotateSecret: {
+    rotateWebhookEndpointSecret: {
         parameters: {
             query?: never;
             header?: never;

@@ -1,0 +1,43 @@
+-- The batched payment create in one call with its rows as jsonb parameters (a fixed text: a named prepared statement
+-- on PostgreSQL). In order: the idempotency keys with their responses, the payments, their legs, the
+-- `payment.matched` events (their AFTER triggers run inside the call) and last the offers' reservation, so a seller's
+-- row is locked for the reservation and the commit only. Any surprise refuses the whole call (mpay_refuse): a key in
+-- use, an order_id in use, an offer that no longer covers its holds. Column lists are explicit: a column added later
+-- gets its default here until this file names it. The statements keep PL/pgSQL's cached generic plans: none depends
+-- on the values.
+create or replace function mpay_create_batch(p_claims jsonb, p_payments jsonb, p_legs jsonb, p_events jsonb,
+                                             p_seller_ids uuid[], p_held_minor bigint[])
+returns void language plpgsql as $$
+declare
+  written bigint;
+begin
+  if p_claims is not null then
+    if mpay_store_idempotency_keys(p_claims) <> jsonb_array_length(p_claims) then
+      perform mpay_refuse('an idempotency key in use');
+    end if;
+  end if;
+
+  insert into payments (id, merchant_id, is_sandbox, order_id, amount_minor, currency, payment_method, return_url, status,
+    metadata, quote_lock_id, failure_reason, synthetic_match, settlement_id, expires_at, created_at, matched_at,
+    checkout_opened_at, confirming_at, completed_at, failed_at, expired_at, cancelled_at, settled_at)
+  select id, merchant_id, is_sandbox, order_id, amount_minor, currency, payment_method, return_url, status,
+    metadata, quote_lock_id, failure_reason, synthetic_match, settlement_id, expires_at, created_at, matched_at,
+    checkout_opened_at, confirming_at, completed_at, failed_at, expired_at, cancelled_at, settled_at
+  from jsonb_populate_recordset(null::payments, p_payments)
+  on conflict on constraint payments_order_id_unique do nothing;
+  get diagnostics written = row_count;
+  if written <> jsonb_array_length(p_payments) then perform mpay_refuse('an order_id in use'); end if;
+
+  insert into payment_legs (payment_id, seller_id, match_order, allocated_fiat_amount, rate, amount_micro_pay, reserved_minor)
+  select payment_id, seller_id, match_order, allocated_fiat_amount, rate, amount_micro_pay, reserved_minor
+  from jsonb_populate_recordset(null::payment_legs, p_legs);
+
+  perform mpay_append_events(p_events);
+
+  if cardinality(p_seller_ids) > 0 then
+    if mpay_reserve_offers(p_seller_ids, p_held_minor) <> cardinality(p_seller_ids) then
+      perform mpay_refuse('an offer taken');
+    end if;
+  end if;
+end
+$$;

@@ -1,0 +1,24 @@
+-- The outbox's only writer of delivery rows, so every writer of events gets its deliveries in its own transaction: per
+-- INSERT statement on events, one `pending` delivery per enabled endpoint of the event's merchant and mode subscribed
+-- to its type, or one `skipped` delivery without endpoint when none is. The trigger's name is DELIVERY_TRIGGER.
+create or replace function mpay_enqueue_webhook_delivery() returns trigger language plpgsql as $$
+begin
+  with fanned as (
+    insert into webhook_deliveries (id, event_id, event_seq, merchant_id, is_sandbox, resource_id, ordering_key, status, next_attempt_at, created_at, endpoint_id)
+    select gen_random_uuid(), n.id, n.seq, n.merchant_id, n.is_sandbox, n.resource_id, n.resource_id, 'pending', n.created_at, n.created_at, e.id
+    from inserted n
+    join webhook_endpoints e on e.merchant_id = n.merchant_id and e.is_sandbox = n.is_sandbox
+    where e.deleted_at is null and not e.disabled
+      and (e.enabled_events @> '["*"]'::jsonb or e.enabled_events @> jsonb_build_array(n.type))
+    returning event_id)
+  insert into webhook_deliveries (id, event_id, event_seq, merchant_id, is_sandbox, resource_id, ordering_key, status, next_attempt_at, created_at, endpoint_id, last_error)
+  select gen_random_uuid(), n.id, n.seq, n.merchant_id, n.is_sandbox, n.resource_id, n.resource_id, 'skipped', n.created_at, n.created_at, null, 'no webhook endpoint subscribed'
+  from inserted n
+  where not exists (select 1 from fanned f where f.event_id = n.id);
+  return null;
+end
+$$;
+
+create or replace trigger events_enqueue_webhook_delivery after insert on events
+  referencing new table as inserted
+  for each statement execute function mpay_enqueue_webhook_delivery();
