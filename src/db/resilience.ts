@@ -31,18 +31,37 @@ const CONNECTION_LOST_MESSAGES = [
 
 /** Also unavailable: timeouts (statement, lock, pooled-connection wait, a stalled server) and refused connections. */
 const UNAVAILABLE_SQLSTATES = new Set(['57014', '55P03', '53300', '53400', '25P03']);
-const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-const UNAVAILABLE_MESSAGES = ['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout', 'Query read timeout', 'Cannot use a pool after calling end'];
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+const UNAVAILABLE_MESSAGES = [
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+  'Query read timeout',
+  'Cannot use a pool after calling end',
+];
 
 function fields(error: unknown): { code: string; message: string } {
   if (typeof error !== 'object' || error === null) return { code: '', message: '' };
   const record = error as { code?: unknown; message?: unknown };
-  return { code: typeof record.code === 'string' ? record.code : '', message: typeof record.message === 'string' ? record.message : '' };
+  return {
+    code: typeof record.code === 'string' ? record.code : '',
+    message: typeof record.message === 'string' ? record.message : '',
+  };
 }
 
 export function isConnectionLost(error: unknown): boolean {
   const { code, message } = fields(error);
-  return CONNECTION_LOST_SQLSTATES.has(code) || CONNECTION_LOST_ERRNOS.has(code) || CONNECTION_LOST_MESSAGES.some((text) => message.startsWith(text));
+  return (
+    CONNECTION_LOST_SQLSTATES.has(code) ||
+    CONNECTION_LOST_ERRNOS.has(code) ||
+    CONNECTION_LOST_MESSAGES.some((text) => message.startsWith(text))
+  );
 }
 
 /** The database cannot serve now: a client should retry shortly (503 with Retry-After). */
@@ -50,7 +69,12 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (isConnectionLost(error)) return true;
   const { code, message } = fields(error);
   // class 08: connection exceptions
-  return UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08') || UNAVAILABLE_ERRNOS.has(code) || UNAVAILABLE_MESSAGES.some((text) => message.startsWith(text));
+  return (
+    UNAVAILABLE_SQLSTATES.has(code) ||
+    code.startsWith('08') ||
+    UNAVAILABLE_ERRNOS.has(code) ||
+    UNAVAILABLE_MESSAGES.some((text) => message.startsWith(text))
+  );
 }
 
 /** Errors of a transaction whose connection was lost before its COMMIT was sent: nothing of it can have committed. */
@@ -147,11 +171,19 @@ class ResilientDriver implements Driver {
     await this.#inner.savepoint!((connection as ResilientConnection).inner, name, compile);
   }
 
-  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+  async rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
     await this.#inner.rollbackToSavepoint!((connection as ResilientConnection).inner, name, compile);
   }
 
-  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+  async releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
     await this.#inner.releaseSavepoint!((connection as ResilientConnection).inner, name, compile);
   }
 

@@ -46,7 +46,8 @@ export class SignInThrottle {
   }
 
   #evict(now_ms: number): void {
-    for (const [key, window] of this.#windows) if (now_ms - window.started_ms >= SIGN_IN_WINDOW_MS) this.#windows.delete(key);
+    for (const [key, window] of this.#windows)
+      if (now_ms - window.started_ms >= SIGN_IN_WINDOW_MS) this.#windows.delete(key);
   }
 
   /** Before the password is checked: refused, or how long to wait first and how to report the outcome. */
@@ -59,7 +60,11 @@ export class SignInThrottle {
       [by_pair, PAIR_MAX_FAILURES],
       [by_address, ADDRESS_MAX_FAILURES],
     ] as const) {
-      if (window.count >= max) return { refused: true, retry_after_seconds: Math.max(1, Math.ceil((window.started_ms + SIGN_IN_WINDOW_MS - now_ms) / 1000)) };
+      if (window.count >= max)
+        return {
+          refused: true,
+          retry_after_seconds: Math.max(1, Math.ceil((window.started_ms + SIGN_IN_WINDOW_MS - now_ms) / 1000)),
+        };
     }
     const extra = by_email.count - EMAIL_FREE_FAILURES;
     const delay_ms = extra < 0 ? 0 : Math.min(this.#max_delay_ms, FIRST_DELAY_MS * 2 ** Math.min(extra, 20));

@@ -91,18 +91,38 @@ describe('slow clients are cut off (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOU
   after(() => t.close());
 
   it('a client that sends half its headers is answered 408 and closed after the header timeout', async () => {
-    const exchange = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: gateway.test\r\nX-Slow: ', { wait_ms: 6_000 });
+    const exchange = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: gateway.test\r\nX-Slow: ', {
+      wait_ms: 6_000,
+    });
     assert.equal(statusOf(exchange), 408, exchange.received);
-    assert.ok(exchange.closed_ms !== null && exchange.closed_ms >= HEADERS_TIMEOUT_MS - 50, `closed after ${exchange.closed_ms} ms`);
-    assert.ok(exchange.closed_ms < HEADERS_TIMEOUT_MS + CHECK_INTERVAL_MS + 1_000, `closed after ${exchange.closed_ms} ms`);
+    assert.ok(
+      exchange.closed_ms !== null && exchange.closed_ms >= HEADERS_TIMEOUT_MS - 50,
+      `closed after ${exchange.closed_ms} ms`,
+    );
+    assert.ok(
+      exchange.closed_ms < HEADERS_TIMEOUT_MS + CHECK_INTERVAL_MS + 1_000,
+      `closed after ${exchange.closed_ms} ms`,
+    );
   });
 
   it('a body sent a few bytes at a time is cut off at the request timeout', async () => {
-    const body = JSON.stringify({ order_id: 'slow', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' });
+    const body = JSON.stringify({
+      order_id: 'slow',
+      amount: '10.00',
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+    });
     const head = `POST /v1/trades HTTP/1.1\r\nHost: gateway.test\r\nX-API-Key: ${merchant.live}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
-    const exchange = await rawExchange(port, head, { body_chunks: body.match(/.{1,2}/g)!, chunk_interval_ms: 200, wait_ms: 8_000 });
+    const exchange = await rawExchange(port, head, {
+      body_chunks: body.match(/.{1,2}/g)!,
+      chunk_interval_ms: 200,
+      wait_ms: 8_000,
+    });
     assert.equal(statusOf(exchange), 408, exchange.received);
-    assert.ok(exchange.closed_ms !== null && exchange.closed_ms < REQUEST_TIMEOUT_MS + CHECK_INTERVAL_MS + 1_000, `closed after ${exchange.closed_ms} ms`);
+    assert.ok(
+      exchange.closed_ms !== null && exchange.closed_ms < REQUEST_TIMEOUT_MS + CHECK_INTERVAL_MS + 1_000,
+      `closed after ${exchange.closed_ms} ms`,
+    );
     const orders = await t.db.selectFrom('payments').select('id').where('order_id', '=', 'slow').execute();
     assert.equal(orders.length, 0, 'nothing was created from the partial body');
   });
@@ -111,7 +131,10 @@ describe('slow clients are cut off (HTTP_HEADERS_TIMEOUT_MS, HTTP_REQUEST_TIMEOU
     const exchange = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: gateway.test\r\n\r\n', { wait_ms: 6_000 });
     assert.equal(statusOf(exchange), 200, exchange.received);
     assert.match(exchange.received, /Keep-Alive: timeout=\d+/i);
-    assert.ok(exchange.closed_ms !== null && exchange.closed_ms < KEEP_ALIVE_TIMEOUT_MS + CHECK_INTERVAL_MS + 1_000, `closed after ${exchange.closed_ms} ms`);
+    assert.ok(
+      exchange.closed_ms !== null && exchange.closed_ms < KEEP_ALIVE_TIMEOUT_MS + CHECK_INTERVAL_MS + 1_000,
+      `closed after ${exchange.closed_ms} ms`,
+    );
   });
 });
 
@@ -131,16 +154,26 @@ describe('uploads are refused from their headers, before a byte of the body is s
 
   /** Sends only the request head (the body is promised, never sent) and reads the answer. */
   const headOnly = async (method: string, path: string, headers: Record<string, string>) => {
-    const lines = Object.entries({ Host: 'gateway.test', 'Content-Type': 'multipart/form-data; boundary=xyz', ...headers }).map(([name, value]) => `${name}: ${value}`);
-    const exchange = await rawExchange(port, `${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`, { wait_ms: 3_000, until_answered: true });
+    const lines = Object.entries({
+      Host: 'gateway.test',
+      'Content-Type': 'multipart/form-data; boundary=xyz',
+      ...headers,
+    }).map(([name, value]) => `${name}: ${value}`);
+    const exchange = await rawExchange(port, `${method} ${path} HTTP/1.1\r\n${lines.join('\r\n')}\r\n\r\n`, {
+      wait_ms: 3_000,
+      until_answered: true,
+    });
     const body = exchange.received.slice(exchange.received.indexOf('\r\n\r\n') + 4);
     return { status: statusOf(exchange), answered_ms: exchange.answered_ms, body };
   };
-  const codeOf = (body: string) => (/"code":"(\w+)"/.exec(body)?.[1] ?? body);
+  const codeOf = (body: string) => /"code":"(\w+)"/.exec(body)?.[1] ?? body;
 
   it('API proof: over PROOF_MAX_BYTES by Content-Length is 413; no credential is 401', async () => {
     const path = `/v1/payments/${randomUUID()}/proof`;
-    const big = await headOnly('POST', path, { 'X-API-Key': merchant.live, 'Content-Length': String(500 * 1024 * 1024) });
+    const big = await headOnly('POST', path, {
+      'X-API-Key': merchant.live,
+      'Content-Length': String(500 * 1024 * 1024),
+    });
     assert.equal(big.status, 413);
     assert.equal(codeOf(big.body), 'PAYLOAD_TOO_LARGE');
     assert.ok(big.answered_ms !== null && big.answered_ms < 1_000);
@@ -173,7 +206,11 @@ describe('uploads are refused from their headers, before a byte of the body is s
     const wrong_role = await headOnly('POST', path, { ...length, Cookie: viewer.cookie, 'X-CSRF-Token': viewer.csrf });
     assert.equal(wrong_role.status, 403);
     assert.equal(codeOf(wrong_role.body), 'FORBIDDEN');
-    const big = await headOnly('POST', path, { 'Content-Length': String(max_bytes * 100), Cookie: owner.cookie, 'X-CSRF-Token': owner.csrf });
+    const big = await headOnly('POST', path, {
+      'Content-Length': String(max_bytes * 100),
+      Cookie: owner.cookie,
+      'X-CSRF-Token': owner.csrf,
+    });
     assert.equal(big.status, 413);
     // the owner's upload with its token and a fitting size gets past the gate: the page waits for its body
     const fitting = await headOnly('POST', path, { ...length, Cookie: owner.cookie, 'X-CSRF-Token': owner.csrf });

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import { formFields } from '../../../http/multipart.ts';
-import { present } from '../../../lib/assert.ts';
 import { asset } from '../assets.ts';
 import { clearedSessionCookie, contextOf, currentSession, errorPage, errorText, LANG_COOKIE, sendPage, sessionCookie, statusOfError } from '../context.ts';
 import { crossSiteSignIn } from '../errors.ts';
