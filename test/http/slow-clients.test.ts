@@ -201,11 +201,10 @@ describe('uploads are refused from their headers, before a byte of the body is s
     const owner = await signIn(t, 'owner@uploads.test');
     const viewer = await signIn(t, 'viewer@uploads.test');
     const bad_csrf = await headOnly('POST', path, { ...length, Cookie: owner.cookie, 'X-CSRF-Token': '0'.repeat(64) });
+    // (dashboard refusals are pages: the status is what a browser and a script see)
     assert.equal(bad_csrf.status, 403);
-    assert.equal(codeOf(bad_csrf.body), 'FORBIDDEN');
     const wrong_role = await headOnly('POST', path, { ...length, Cookie: viewer.cookie, 'X-CSRF-Token': viewer.csrf });
     assert.equal(wrong_role.status, 403);
-    assert.equal(codeOf(wrong_role.body), 'FORBIDDEN');
     const big = await headOnly('POST', path, {
       'Content-Length': String(max_bytes * 100),
       Cookie: owner.cookie,

@@ -3,6 +3,7 @@ import { defineModule } from '../module.ts';
 import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from './dispatcher.ts';
 import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
+import { eventStreamRoutes } from './stream.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
 
 /**
@@ -17,7 +18,7 @@ export const webhooksModule = defineModule({
   name: 'webhooks',
   owns: ['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts'],
   calls: ['events', 'merchants'],
-  start: async ({ config, db, clock, logger, wake, listen }) => {
+  start: async ({ config, db, clock, logger, wake, listen, commits }) => {
     const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
     // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
     await sealPlaintextSecrets(db, box);
@@ -42,7 +43,10 @@ export const webhooksModule = defineModule({
       dispatcher,
       setup: webhookSetupPort(deps),
       stopListening,
-      routes: async (server) => void (await server.register(webhookRoutes, { deps })),
+      routes: async (server) => {
+        await server.register(webhookRoutes, { deps });
+        await server.register(eventStreamRoutes, { deps: { db, clock, commits } });
+      },
       // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
       // and for retries that come due.
       jobs: [{ name: 'webhook-dispatch', interval_ms: Math.min(config.worker_poll_interval_ms, WEBHOOK_FALLBACK_POLL_MS), run: () => dispatcher.pass() }],
