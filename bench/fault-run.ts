@@ -58,6 +58,8 @@ await post(
   },
   admin_headers,
 );
+const first_trade = await post('/v1/trades', { order_id: 'fault-first', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }, { 'x-api-key': live_key });
+const payment_id: string = first_trade.data.id;
 const killer = new pg.Client({ connectionString: database.url });
 await killer.connect();
 
@@ -67,7 +69,7 @@ interface Sample {
 }
 
 let order = 0;
-/** One request of the mix: a list, a read by id, a trade (a write with matching and the ledger). */
+/** One request of the mix: a list, a read by id, a trade (a write with matching and liquidity). */
 async function mixed(client: string): Promise<Sample> {
   const started = performance.now();
   const headers = { 'x-api-key': live_key, 'x-forwarded-for': client, 'content-type': 'application/json' };
@@ -76,7 +78,7 @@ async function mixed(client: string): Promise<Sample> {
     kind === 0
       ? await fetch(`${base}/v1/payments?limit=5`, { headers })
       : kind === 1
-        ? await fetch(`${base}/v1/balance`, { headers })
+        ? await fetch(`${base}/v1/payments/${payment_id}`, { headers })
         : await fetch(`${base}/v1/trades`, {
             method: 'POST',
             headers,
