@@ -19,7 +19,8 @@ function usage(groups: Map<string, CommandGroup>): string {
   const lines = [
     'mpay: operator command line for a running mpay server',
     '',
-    'Usage: mpay [--url URL] [--admin-token TOKEN] [--api-key KEY] [--json] <command> ...',
+    'Usage: mpay <command> ... [--url URL] [--admin-token TOKEN] [--api-key KEY] [--json]',
+    '  (the options below may stand anywhere: before the command, after it, or among its arguments)',
     '  --url          server base URL (env MPAY_URL, default http://localhost:3000)',
     '  --admin-token  admin service token (env ADMIN_SERVICE_TOKEN)',
     '  --api-key      merchant API key for merchant commands (env MPAY_API_KEY)',
@@ -35,13 +36,7 @@ function usage(groups: Map<string, CommandGroup>): string {
 /** One command's help: its summary and usage, one alternative per line. */
 function commandHelp(name: string, group: CommandGroup): string {
   const usage = group.usage.split(' | ').join('\n    | ');
-  return [`mpay ${name}: ${group.summary}`, '', 'Usage:', `  ${usage}`, '', 'Global options (before the command): --url, --admin-token, --api-key, --json. `mpay --help` lists every command.'].join('\n');
-}
-
-/** `--help`/`-h` anywhere among a command's arguments (before a `--`) asks for help and nothing else. */
-function wantsHelp(args: string[]): boolean {
-  const end = args.indexOf('--');
-  return (end === -1 ? args : args.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
+  return [`mpay ${name}: ${group.summary}`, '', 'Usage:', `  ${usage}`, '', 'Global options (anywhere on the line): --url, --admin-token, --api-key, --json. `mpay --help` lists every command.'].join('\n');
 }
 
 async function packageVersion(): Promise<string> {
@@ -113,23 +108,76 @@ export function createContext(
 const GLOBAL_WITH_VALUE = new Set(['--url', '--admin-token', '--api-key']);
 const GLOBAL_FLAGS = new Set(['--json', '--help', '-h', '--version', '-V']);
 
-function globalOptionsEnd(argv: string[]): number {
-  let index = 0;
-  while (index < argv.length) {
+/**
+ * The global options wherever they stand before a `--` (before the command, after it, or among its arguments), and
+ * the command with its own arguments in their order. `--help` after a `--` is the command's argument, not a global.
+ */
+export function splitGlobalOptions(argv: string[]): { globals: string[]; command: string[] } {
+  const globals: string[] = [];
+  const command: string[] = [];
+  for (let index = 0; index < argv.length; index += 1) {
     const token = present(argv[index], 'index is within argv');
-    if (GLOBAL_WITH_VALUE.has(token)) index += 2;
-    else if (GLOBAL_FLAGS.has(token) || [...GLOBAL_WITH_VALUE].some((name) => token.startsWith(`${name}=`))) index += 1;
-    else break;
+    if (token === '--') {
+      command.push(...argv.slice(index));
+      break;
+    }
+    if (GLOBAL_WITH_VALUE.has(token)) {
+      const value = argv[index + 1];
+      if (value === undefined || value === '--') throw new CliError(`${token} needs a value`, 2);
+      globals.push(`${token}=${value}`);
+      index += 1;
+    } else if (GLOBAL_FLAGS.has(token) || [...GLOBAL_WITH_VALUE].some((name) => token.startsWith(`${name}=`))) {
+      globals.push(token);
+    } else {
+      command.push(token);
+    }
   }
-  return Math.min(index, argv.length);
+  return { globals, command };
+}
+
+/** A mistake in how mpay was called (an unknown option, a missing value): node's parseArgs says which. */
+function isUsageError(error: unknown): error is Error {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_');
 }
 
 export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<number> {
+  try {
+    return await runCommand(argv, io);
+  } catch (error) {
+    const where = error instanceof CommandFailure ? `mpay ${error.command}` : 'mpay';
+    const cause = error instanceof CommandFailure ? error.cause : error;
+    if (cause instanceof CliError) {
+      io.stderr.write(`${where}: ${cause.message}\n`);
+      return cause.exit_code;
+    }
+    if (isUsageError(cause)) {
+      const help = error instanceof CommandFailure ? `mpay help ${error.command}` : 'mpay --help';
+      io.stderr.write(`${where}: ${cause.message}\nSee \`${help}\` for the usage.\n`);
+      return 2;
+    }
+    // Not a usage error: a bug or an unexpected failure. The message, and the stack only when asked for.
+    const message = cause instanceof Error ? cause.message : String(cause);
+    const stack = io.env['MPAY_DEBUG'] && cause instanceof Error ? `\n${cause.stack}` : ' (MPAY_DEBUG=1 shows the stack)';
+    io.stderr.write(`${where}: unexpected error: ${message}${stack}\n`);
+    return 1;
+  }
+}
+
+/** An error thrown while a command ran, with the command's name for the message. */
+class CommandFailure extends Error {
+  readonly command: string;
+  constructor(command: string, cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.command = command;
+  }
+}
+
+async function runCommand(argv: string[], io: CliIo): Promise<number> {
   const groups = await loadGroups();
-  // Global options come before the command; everything after it belongs to the command.
-  const command_at = globalOptionsEnd(argv);
+  const { globals, command } = splitGlobalOptions(argv);
   const { values } = parseArgs({
-    args: argv.slice(0, command_at),
+    args: globals,
     options: {
       url: { type: 'string' },
       'admin-token': { type: 'string' },
@@ -139,8 +187,10 @@ export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<numb
       version: { type: 'boolean', short: 'V', default: false },
     },
   });
-  const positionals = argv.slice(command_at);
-  const [name, ...rest] = positionals;
+  // The command is the first word; an option of the command's standing before it still goes to the command.
+  const at = command.findIndex((token) => !token.startsWith('-'));
+  const name = at === -1 || command.slice(0, at).includes('--') ? undefined : command[at];
+  const rest = name === undefined ? command : [...command.slice(0, at), ...command.slice(at + 1)];
   if (values.version || name === 'version') {
     io.stdout.write(`mpay ${await packageVersion()}\n`);
     return 0;
@@ -168,24 +218,20 @@ export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<numb
     io.stderr.write(`mpay: unknown command "${name}"\n${usage(groups)}\n`);
     return 2;
   }
-  if (values.help || wantsHelp(rest)) {
+  if (values.help) {
     io.stdout.write(`${commandHelp(name, group)}\n`);
     return 0;
   }
   const context = createContext({
-    url: (values.url as string | undefined) ?? io.env['MPAY_URL'] ?? `http://localhost:${io.env['PORT'] ?? 3000}`,
-    admin_token: (values['admin-token'] as string | undefined) ?? io.env['ADMIN_SERVICE_TOKEN'],
-    api_key: (values['api-key'] as string | undefined) ?? io.env['MPAY_API_KEY'],
-    json: values.json === true,
+    url: values.url ?? io.env['MPAY_URL'] ?? `http://localhost:${io.env['PORT'] ?? 3000}`,
+    admin_token: values['admin-token'] ?? io.env['ADMIN_SERVICE_TOKEN'],
+    api_key: values['api-key'] ?? io.env['MPAY_API_KEY'],
+    json: values.json,
   }, io);
   try {
     return await group.run(rest, context);
   } catch (error) {
-    if (error instanceof CliError) {
-      io.stderr.write(`mpay ${name}: ${error.message}\n`);
-      return error.exit_code;
-    }
-    throw error;
+    throw new CommandFailure(name, error);
   }
 }
 

@@ -1,5 +1,6 @@
 import { createQueryId, type Compilable, type CompiledQuery } from 'kysely';
 import pg from 'pg';
+import { declareWrites } from './commit-watch.ts';
 import type { Executor } from './database.ts';
 
 /**
@@ -44,15 +45,20 @@ export class PreparingClient extends pg.Client {
 /**
  * A query compiled once and run with new parameter values, prepared on PostgreSQL. `build` writes the query with any
  * values of the right types where the parameters go: they are replaced positionally on each run, so the query holds
- * no other parameters. Also skips building and compiling the query on every call.
+ * no other parameters. Also skips building and compiling the query on every call. `writes`: the tables a call of a
+ * database function inserts into (the commit watch's listeners hear of them).
  */
-export function preparedQuery<Row, Parameters extends unknown[]>(build: (db: Executor) => Compilable<Row>) {
+export function preparedQuery<Row, Parameters extends unknown[]>(
+  build: (db: Executor) => Compilable<Row>,
+  options: { writes?: readonly string[] } = {},
+) {
   let compiled: CompiledQuery<Row> | undefined;
   return async (executor: Executor, ...parameters: Parameters): Promise<Row[]> => {
     if (!compiled) {
       const first = build(executor).compile();
       if (first.parameters.length !== parameters.length) throw new Error(`a prepared query is run with all of its parameters: ${first.parameters.length} in its SQL, ${parameters.length} given`);
       register(first.sql);
+      if (options.writes) declareWrites(first.sql, options.writes);
       compiled = first;
     }
     return (await executor.executeQuery<Row>({ ...compiled, queryId: createQueryId(), parameters })).rows;

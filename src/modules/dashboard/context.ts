@@ -4,6 +4,7 @@ import { MONEY_ROLES } from '../../http/principal.ts';
 import { constantTimeEqual, randomBase62 } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { DashboardError } from './errors.ts';
+import { DEFAULT_TIME_ZONE } from './format.ts';
 import { html } from './html.ts';
 import { pickLang, translator } from './i18n.ts';
 import { page, type PageContext } from './layout.ts';
@@ -15,12 +16,13 @@ export const SESSION_COOKIE = 'mpay_session';
 export const LANG_COOKIE = 'mpay_lang';
 
 /** What each role may change (everyone signed in may read every page). */
-export type Permission = 'keys' | 'webhooks' | 'simulate' | 'money';
+export type Permission = 'keys' | 'webhooks' | 'simulate' | 'money' | 'team';
 export const PERMISSIONS: Record<Permission, readonly DashboardRole[]> = {
   keys: ['owner', 'developer'],
   webhooks: ['owner', 'developer'],
   simulate: ['owner', 'developer'],
   money: MONEY_ROLES as readonly DashboardRole[],
+  team: ['owner'],
 };
 
 export function can(session: DashboardSession, permission: Permission): boolean {
@@ -46,7 +48,7 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
 /** The page context of a request: language and, when signed in, the session. */
 export function contextOf(request: FastifyRequest, session: DashboardSession | null): PageContext {
   const lang = pickLang(readCookie(request, LANG_COOKIE), request.headers['accept-language']);
-  return { lang, t: translator(lang), session, url: request.url };
+  return { lang, t: translator(lang), session, url: request.url, time_zone: session?.merchant.time_zone ?? DEFAULT_TIME_ZONE };
 }
 
 /** Security headers of every dashboard response: scripts only from this origin, no framing, no caching. */

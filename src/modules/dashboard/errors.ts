@@ -29,6 +29,11 @@ export const csrfMismatch = () =>
 export const crossSiteSignIn = () => new DashboardError('FORBIDDEN', 'Cross-site sign-in refused', 'ปฏิเสธการเข้าสู่ระบบจากเว็บไซต์อื่น');
 
 // users
+export const memberNotFound = () => new DashboardError('NOT_FOUND', 'This person is not on your team (or has accepted already)', 'ไม่พบบุคคลนี้ในทีมของคุณ');
+export const lastOwner = () => new DashboardError('FORBIDDEN', 'The team needs at least one other owner first', 'ทีมต้องมีเจ้าของคนอื่นอย่างน้อยหนึ่งคนก่อน');
+export const notYourself = () => new DashboardError('FORBIDDEN', 'You cannot remove yourself; ask another owner', 'คุณนำตัวเองออกจากทีมไม่ได้ กรุณาให้เจ้าของคนอื่นทำ');
+export const confirmationRequired = () => new AppError('VALIDATION_ERROR', 'Tick the box to confirm', [{ field: 'confirm', message: 'required' }]);
+export const timeZoneUnknown = () => new AppError('VALIDATION_ERROR', 'time_zone must be a time zone such as Asia/Bangkok', [{ field: 'time_zone', message: 'unsupported' }]);
 export const userExists = (email: string) => new DashboardError('MERCHANT_USER_EXISTS', `A dashboard user with email ${email} already exists`, `มีผู้ใช้ที่ใช้อีเมล ${email} อยู่แล้ว`);
 export const invitationInvalid = () => new DashboardError('UNAUTHORIZED', 'This invitation link is invalid, used or expired', 'ลิงก์คำเชิญไม่ถูกต้อง ถูกใช้แล้ว หรือหมดอายุ');
 export const currentPasswordWrong = () => new DashboardError('UNAUTHORIZED', 'The current password is not correct', 'รหัสผ่านปัจจุบันไม่ถูกต้อง');

@@ -9,18 +9,41 @@ export function money(minor: number, currency: string): string {
   return `${grouped}${fraction ? `.${fraction}` : ''} ${currency}`;
 }
 
-/** micro-PAY as PAY with six decimals, exact (no float). */
+/** micro-PAY as PAY for people: grouped, two decimals, more only where they are not zero ("1,234.50", "0.125"). Exact. */
 export function pay(micro_pay: number): string {
   const negative = micro_pay < 0;
   const digits = String(Math.abs(micro_pay)).padStart(7, '0');
   const whole = digits.slice(0, -6).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
-  return `${negative ? '-' : ''}${whole}.${digits.slice(-6)}`;
+  const fraction = digits.slice(-6).replace(/0{1,4}$/, '');
+  return `${negative ? '-' : ''}${whole}.${fraction.padEnd(2, '0')}`;
 }
 
-/** "2026-11-22 14:03 UTC": the dashboard shows UTC so every user reads the same time. */
-export function when(timestamp: string | null | undefined): string {
+export const DEFAULT_TIME_ZONE = 'Asia/Bangkok';
+
+const TIME_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+/** "2026-11-22 21:03 GMT+7": a time in the merchant's zone, the zone named so a reader never guesses. */
+export function when(context: { time_zone: string }, timestamp: string | null | undefined): string {
   if (!timestamp) return '—';
-  return `${timestamp.slice(0, 10)} ${timestamp.slice(11, 16)} UTC`;
+  const at = new Date(timestamp);
+  if (Number.isNaN(at.getTime())) return '—';
+  let format = TIME_FORMATS.get(context.time_zone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', { timeZone: context.time_zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+    TIME_FORMATS.set(context.time_zone, format);
+  }
+  const part = Object.fromEntries(format.formatToParts(at).map((item) => [item.type, item.value]));
+  return `${part['year']}-${part['month']}-${part['day']} ${part['hour']}:${part['minute']} ${part['timeZoneName']}`;
+}
+
+/** Whether a name is an IANA time zone this runtime knows. */
+export function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return name.length <= 64;
+  } catch {
+    return false;
+  }
 }
 
 /** A decimal string in major units ("100.00", "100", "1,250.00" grouped by thousands) to minor units, or null. */

@@ -1,6 +1,7 @@
 import { html, raw, type Html, type Renderable } from './html.ts';
 import type { Lang, Translate } from './i18n.ts';
 import type { DashboardSession } from './users.ts';
+import { EVENT_WORDS, ROLE_WORDS, STATUS_WORDS, wordOf } from './words.ts';
 
 export interface PageContext {
   lang: Lang;
@@ -8,16 +9,20 @@ export interface PageContext {
   session: DashboardSession | null;
   /** The request's path and query, for the language switch's way back. */
   url: string;
+  /** The merchant's time zone (the default before sign-in). */
+  time_zone: string;
 }
 
-export type Section = 'home' | 'payments' | 'balance' | 'settlements' | 'developers' | 'account' | null;
+export type Section = 'home' | 'payments' | 'balance' | 'settlements' | 'developers' | 'team' | 'settings' | 'account' | null;
 
-const NAV: { section: Exclude<Section, null>; href: string; key: 'home' | 'payments' | 'balance' | 'settlements' | 'developers' | 'account' }[] = [
+const NAV: { section: Exclude<Section, null>; href: string; key: Exclude<Section, null> }[] = [
   { section: 'home', href: '/dashboard', key: 'home' },
   { section: 'payments', href: '/dashboard/payments', key: 'payments' },
   { section: 'balance', href: '/dashboard/balance', key: 'balance' },
   { section: 'settlements', href: '/dashboard/settlements', key: 'settlements' },
   { section: 'developers', href: '/dashboard/developers', key: 'developers' },
+  { section: 'team', href: '/dashboard/team', key: 'team' },
+  { section: 'settings', href: '/dashboard/settings', key: 'settings' },
   { section: 'account', href: '/dashboard/account', key: 'account' },
 ];
 
@@ -31,8 +36,17 @@ export function flash(message: string | undefined, kind: 'flash' | 'error' = 'fl
   return kind === 'error' ? html`<div class="error" role="alert" id="error-message">${message}</div>` : html`<div class="flash" role="status">${message}</div>`;
 }
 
-export function statusBadge(status: string): Html {
-  return html`<span class="status status-${status}">${status}</span>`;
+/** A status in the page's words; its class keeps the API's value (colours, tests). */
+export function statusBadge(context: PageContext, status: string): Html {
+  return html`<span class="status status-${status}" data-status="${status}">${wordOf(STATUS_WORDS, status, context.lang)}</span>`;
+}
+
+export function eventLabel(context: PageContext, type: string): Html {
+  return html`<span title="${type}">${wordOf(EVENT_WORDS, type, context.lang)}</span>`;
+}
+
+export function roleLabel(context: PageContext, role: string): string {
+  return wordOf(ROLE_WORDS, role, context.lang);
 }
 
 export function page(context: PageContext, options: { title: string; section: Section; body: Renderable; charts?: boolean }): string {
@@ -67,7 +81,7 @@ ${header}
 <main id="main">
 ${banner}
 ${raw(body)}
-${session ? html`<p class="muted">${t('signed_in_as', { email: session.user.email, role: session.user.role })}</p>` : ''}
+${session ? html`<p class="muted">${t('signed_in_as', { email: session.user.email, role: roleLabel(context, session.user.role) })}</p>` : ''}
 </main>
 <script src="/dashboard/assets/htmx.min.js"></script>
 ${options.charts ? html`<script src="/dashboard/assets/chart.umd.min.js"></script>` : ''}

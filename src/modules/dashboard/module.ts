@@ -9,8 +9,8 @@ import { dashboardRoutes, type DashboardDeps } from './routes.ts';
  */
 export const dashboardModule = defineModule({
   name: 'dashboard',
-  owns: ['merchant_users'],
-  calls: ['balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
+  owns: ['merchant_users', 'dashboard_settings'],
+  calls: ['audit', 'balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
   start: ({ config, db, clock }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies'>) => {
     const sign_in = new SignInThrottle({ now_ms: () => clock.now().getTime(), max_delay_ms: config.sign_in_max_delay_ms });
     const users = { db, clock, public_base_url: config.public_base_url, sign_in };

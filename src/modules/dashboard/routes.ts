@@ -8,6 +8,7 @@ import { developerRoutes } from './routes/developers.ts';
 import { homeRoutes } from './routes/home.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { settlementRoutes } from './routes/settlements.ts';
+import { teamRoutes } from './routes/team.ts';
 import { PAGE_SCHEMA, pageRouter, type DashboardDeps } from './routing.ts';
 
 export type { DashboardDeps } from './routing.ts';
@@ -26,7 +27,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   const router = pageRouter(app, deps);
-  for (const routes of [authRoutes, homeRoutes, paymentRoutes, balanceRoutes, settlementRoutes, developerRoutes]) routes(router);
+  for (const routes of [authRoutes, homeRoutes, paymentRoutes, balanceRoutes, settlementRoutes, developerRoutes, teamRoutes]) routes(router);
 
   // Any other /dashboard path is a page that says so, in the person's language, with the way back.
   app.all('/dashboard/*', { config: { auth: 'public', errors: [404] }, schema: PAGE_SCHEMA('No such dashboard page (404)') }, async (request, reply) => {

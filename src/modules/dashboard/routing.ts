@@ -122,7 +122,7 @@ function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) 
     } catch (error) {
       const known = statusOfError(error, context);
       if (!known) throw error;
-      if (options.on_error && request.method !== 'GET' && known.status !== 403) {
+      if (options.on_error && request.method !== 'GET') {
         return sendPage(reply, await options.on_error(signed, known.message), known.status);
       }
       return sendPage(reply, errorPage(context, known.status, known.message, backOf(request)), known.status);

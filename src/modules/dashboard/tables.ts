@@ -18,5 +18,13 @@ export interface DashboardTables {
     first_failed_at: Nullable<Date>;
     locked_until: Nullable<Date>;
     created_at: Date;
+    /** Removed from the merchant by an owner: no sign-in, no session. */
+    removed_at: Nullable<Date>;
+  };
+  dashboard_settings: {
+    merchant_id: string;
+    /** An IANA zone (`Asia/Bangkok`): the zone every time on the merchant's pages is shown in. */
+    time_zone: string;
+    updated_at: Date;
   };
 }

@@ -109,6 +109,7 @@ export const FIELD_WORDS: Words = {
   role: ['Role', 'บทบาท'],
   time_zone: ['Time zone', 'เขตเวลา'],
   cursor: ['Page', 'หน้า'],
+  confirm: ['Confirmation', 'การยืนยัน'],
 };
 
 /** Why a field was refused (the `message` of an error detail). */

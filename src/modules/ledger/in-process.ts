@@ -4,13 +4,13 @@ import type { Clock } from '../../lib/clock.ts';
 import { assert, present as presentValue } from '../../lib/assert.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
-import { checkCommand, replayOrConflict } from './rules.ts';
+import { checkCommand } from './rules.ts';
 import type { TransferRow } from './tables.ts';
-import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './errors.ts';
+import { batchSizeOutOfRange, insufficientFunds, keyUsedForAnotherTransfer, postingNotApplied } from './errors.ts';
 import { GroupCommit } from './group-commit.ts';
 
 /**
- * One item's answer, completed from its command where `ledger_apply_one` answers only the status and
+ * One item's answer, completed from its command where `ledger_apply_all` answers only the status and
  * id of an applied item.
  */
 interface AppliedItem {
@@ -46,20 +46,16 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
   if (item.status === 'insufficient_funds') {
     return insufficientFunds(command);
   }
-  if (item.status === 'conflict') {
-    try {
-      replayOrConflict(command, present(item));
-    } catch (error) {
-      return error as AppError;
-    }
-  }
+  // the key holds another move (the rule is ledger_apply_all's): its own error, never a silent success
+  if (item.status === 'conflict') return keyUsedForAnotherTransfer(command.key, present(item));
   return null;
 }
 
 /**
- * Applies checked commands in one round trip: the SQL function `ledger_apply` (ledger/sql/ledger_apply.sql) runs, per item,
- * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
- * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
+ * Applies checked commands in one round trip: `ledger_apply` (ledger/sql) applies them as one set, or item by item as
+ * sets of one when the set stops (a replay, a conflict, a refusal): the key locks, the idempotency rule, the account
+ * locks in name order, the overdraft check, the balance moves and the journal rows are ledger_apply_all's.
+ * `atomic`: the first refusal undoes the items before it.
  */
 async function applyChecked(trx: Executor, clock: Clock, commands: readonly TransferCommand[], atomic: boolean): Promise<AppliedItem[]> {
   if (commands.length === 0) return [];

@@ -28,7 +28,7 @@ export interface OfferKey {
   payment_method: PaymentMethod;
 }
 
-/** Thrown by `reserveLegs` when an offer changed between the plan and the reservation: re-plan and retry. */
+/** An offer changed between the plan and the reservation (mpay_reserve_offers): re-plan and retry. */
 export class AllocationRaced extends Error {
   constructor() {
     super('an offer changed between planning and reserving');
@@ -61,24 +61,6 @@ function heldAtSellerRate(take_minor: number, seller_rate: string, lock_rate: st
   const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
   if (lock_scaled >= seller_scaled) return take_minor;
   return Number((BigInt(take_minor) * seller_scaled + lock_scaled - 1n) / lock_scaled);
-}
-
-/**
- * Plans the legs of `amount_minor` FIFO across live seller offers (best rate first, i.e. the fewest fiat units per
- * PAY, then the oldest offer) from a plain read: no row is locked here. `reserveLegs` later reserves the plan in one
- * statement and fails if any offer no longer covers its leg, so the caller re-plans. Under a quote lock every leg
- * uses the lock's rate, and a seller gives only what its PAY (bought at its own rate) covers at that rate.
- * `lock_offers` (the fallback after lost races) locks the offers in FIFO order instead, so the reservation cannot
- * lose. Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY.
- */
-export async function planAllocation(
-  executor: Executor,
-  offer: OfferKey,
-  amount_minor: number,
-  options: { rate_override?: string | undefined; lock_offers?: boolean } = {},
-): Promise<Leg[]> {
-  if (offer.is_sandbox) return allocateSynthetic(executor, offer, [amount_minor], options);
-  return new OfferBook(executor, offer, options.lock_offers ?? false).plan(amount_minor, options.rate_override);
 }
 
 /** A live offer as planning sees it; `available_minor` goes down as legs are planned on it. */
@@ -201,20 +183,6 @@ export function checkedLegs<L extends Pick<Leg, 'match_order' | 'allocated_fiat_
 }
 
 const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: number | null }): number => leg.reserved_minor ?? leg.allocated_fiat_amount;
-
-/**
- * Reserves planned live legs in one statement: the offers are locked in FIFO order (so two reservations never
- * deadlock) and each is reserved only if it still covers its leg. Meant to be the creating transaction's last
- * write, so a seller's row stays locked only for this statement and the commit. Any offer short: AllocationRaced
- * (the caller's transaction must roll back; some offers may already be reserved in it).
- */
-export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
-  if (legs.length === 0) return;
-  // also the batched create's last write (mpay_create_batch)
-  const { rows } = await sql<{ reserved: string }>`
-    select mpay_reserve_offers(${legs.map((leg) => leg.seller_id)}::uuid[], ${legs.map(heldOf)}::bigint[]) as reserved`.execute(trx);
-  if (Number(rows[0]?.reserved) !== legs.length) throw new AllocationRaced();
-}
 
 /** A create that kept losing races for the same offers reports them as taken. */
 export function raceLost(error: unknown): unknown {

@@ -34,3 +34,9 @@ export async function revokeUserSessions(executor: Db | Trx, merchant_user_id: s
     .where('revoked_at', 'is', null)
     .execute();
 }
+
+/** Ends every session of a dashboard user (the person was removed from the merchant). */
+export async function revokeAllUserSessions(executor: Db | Trx, merchant_user_id: string, at: Date): Promise<number> {
+  const result = await executor.updateTable('merchant_sessions').set({ revoked_at: at }).where('merchant_user_id', '=', merchant_user_id).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -2,13 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotencyRequest, idempotent } from '../../http/idempotency.ts';
+import { idempotencyRequest } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { readProofFile } from '../../http/multipart.ts';
-import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
-import type { CreateAnswer } from './create-batch.ts';
+import { cancelPayment, type CreateAnswer, getPayment, listPayments, uploadProof, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import { createAlone } from './create-batch.ts';
 import { PAYMENT_STATUSES } from './schema.ts';
 import type { PaymentStatus } from './tables.ts';
 import { createPaymentsGone } from './errors.ts';
@@ -64,11 +64,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   /** POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher). */
   const create = async (request: FastifyRequest, reply: FastifyReply, input: CreatePaymentInput): Promise<CreateAnswer['body']> => {
     const scope = merchantScope(request);
-    const alone = async () => ({
-      body: await withAllocationRetry((attempt) =>
-        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, input, attempt)) })),
-      ),
-    });
+    const alone = createAlone(deps, scope, input, { request, reply });
     if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
     const answer = await deps.create_batcher.create({ scope, input, idempotency: idempotencyRequest(request, { required: false }), alone });
     if (answer.status !== undefined) reply.status(answer.status);

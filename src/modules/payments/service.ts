@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
+import type { KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -11,14 +12,13 @@ import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
-import type { BatchedCreate, CreateAnswer } from './create-batch.ts';
+import { releaseLegs } from '../liquidity/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedPayment } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
-import { duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofDuplicate, proofNotAccepted, quoteLocksUnavailable } from './errors.ts';
+import { duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofDuplicate, proofNotAccepted } from './errors.ts';
 
 export type { LegRow, PaymentRow };
 
@@ -32,6 +32,22 @@ export interface PaymentsDeps {
   onProofReceived?: () => void;
   /** The process's batching allocator for creates without a quote lock (absent: every create runs alone). */
   create_batcher?: { create(job: BatchedCreate): Promise<CreateAnswer> };
+}
+
+/** What a create answers: the body the route sends, and its status when a batch made it (alone() sets its own). */
+export interface CreateAnswer {
+  status?: number;
+  body: { success: true; data: PaymentView };
+}
+
+/** A create request as the batcher takes it (create-batch.ts). */
+export interface BatchedCreate {
+  scope: MerchantScope;
+  input: CreatePaymentInput;
+  /** The request's idempotency identity when it carries a key (see idempotencyRequest). */
+  idempotency: { identity: KeyIdentity; fingerprint: string } | undefined;
+  /** The request on its own (createAlone): a used key, or a batch that refused or failed. */
+  alone: () => Promise<CreateAnswer>;
 }
 
 export interface CreatePaymentInput {
@@ -165,66 +181,6 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
   return row;
 }
 
-/**
- * Creates a payment and matches it in the caller's transaction: legs planned FIFO from a plain read, the payment
- * inserted as `matched` with its legs and `payment.matched` in the outbox, and the sellers' liquidity reserved by
- * one conditional statement as the last write, so an offer's row is locked only for that statement and the commit
- * (nothing queues on the best seller's row through the rest of the work). A reservation that finds an offer
- * taken meanwhile throws AllocationRaced: the caller rolls back and runs it again (`withAllocationRetry`).
- * A duplicate order_id or too little liquidity is a 409 and keeps nothing, so the same order_id may be retried.
- */
-export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput, attempt: AllocationAttempt = { lock_offers: false }): Promise<PaymentView> {
-  const now = deps.clock.now();
-  const amount_minor = toMinor(input.amount, input.currency);
-  const payment_method = resolvePaymentMethod(input.currency, input.payment_method);
-  const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
-  let rate_override: string | undefined;
-  if (input.quote_lock_id !== undefined) {
-    if (!deps.quote_locks) throw quoteLocksUnavailable();
-    rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
-  }
-  const matched = await insertPayment(trx, {
-    id,
-    scope,
-    order_id: input.order_id,
-    amount_minor,
-    currency: input.currency,
-    payment_method,
-    return_url: input.return_url,
-    metadata: input.metadata ?? {},
-    quote_lock_id: input.quote_lock_id ?? null,
-    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
-    created_at: now,
-    matched_at: now,
-  });
-  const legs = await planAllocation(trx, { is_sandbox: scope.is_sandbox, currency: input.currency, payment_method }, amount_minor, { rate_override, lock_offers: attempt.lock_offers });
-  const leg_rows: LegRow[] = legs.map((leg) => ({ payment_id: id, ...leg }));
-  await trx.insertInto('payment_legs').values(leg_rows).execute();
-  const view = await emitPaymentEvent(trx, now, deps, matched, leg_rows, 'payment.matched');
-  if (!scope.is_sandbox) await reserveLegs(trx, legs);
-  return view;
-}
-
-export interface AllocationAttempt {
-  /** Plan with the offers locked (the last attempt, after lost races). */
-  lock_offers: boolean;
-}
-
-/**
- * Runs a create (its whole transaction) again when its reservation lost a race for an offer, re-planning from
- * fresh offers each time; after OPTIMISTIC_ALLOCATION_ATTEMPTS losses the last attempt plans with the offers
- * locked, so it cannot lose again.
- */
-export async function withAllocationRetry<T>(create: (attempt: AllocationAttempt) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await create({ lock_offers: attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS });
-    } catch (error) {
-      if (!(error instanceof AllocationRaced) || attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS) throw raceLost(error);
-    }
-  }
-}
-
 async function findOwned(executor: Db | Trx, scope: MerchantScope, id: string): Promise<PaymentRow> {
   return owned(await executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.payment);
 }
@@ -278,6 +234,8 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
 export interface ListPaymentsQuery {
   status?: PaymentStatus[] | undefined;
   order_id?: string | undefined;
+  /** Order ids that start with this text (the dashboard's search). */
+  order_id_prefix?: string | undefined;
   from?: string | undefined;
   to?: string | undefined;
   cursor?: string | undefined;
@@ -294,6 +252,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
     .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
+  if (query.order_id_prefix) select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
   if (query.to) select = select.where('created_at', '<', new Date(query.to));
   // The deprecated offset pages only without a cursor.

@@ -7,7 +7,7 @@ import { CURRENCIES } from '../../../lib/money.ts';
 import { formKey } from '../context.ts';
 import { html } from '../html.ts';
 import type { MessageKey } from '../i18n.ts';
-import { csrfField, flash, page, statusBadge, type PageContext } from '../layout.ts';
+import { csrfField, flash, page, type PageContext, statusBadge } from '../layout.ts';
 import { money, pay, when } from '../format.ts';
 
 export interface BalanceModel {
@@ -25,13 +25,14 @@ export interface BalanceModel {
 
 const FIELDS: (keyof BalanceView)[] = ['available_micro_pay', 'buffer_micro_pay', 'net_obligation_micro_pay', 'deficit_micro_pay', 'apr_bps', 'entry_fee_usd', 'countdown_days'];
 
-function fieldValue(balance: BalanceView, field: keyof BalanceView): string {
+function fieldValue(context: PageContext, balance: BalanceView, field: keyof BalanceView): string {
   const value = balance[field];
   if (value === null) return '—';
   if (field.endsWith('_micro_pay')) return `${pay(value as number)} PAY`;
-  if (field === 'apr_bps') return `${value} bps`;
+  // Basis points as a percentage: 1250 bps is 12.5 % a year.
+  if (field === 'apr_bps') return context.t('per_year', { rate: String(Number(value) / 100) });
   if (field === 'entry_fee_usd') return `${value} USD`;
-  return String(value);
+  return context.t('days', { n: Number(value) });
 }
 
 export function balancePage(context: PageContext, model: BalanceModel): string {
@@ -44,20 +45,20 @@ export function balancePage(context: PageContext, model: BalanceModel): string {
   const money_form = model.can_move_money;
   const key = () => html`<input type="hidden" name="_key" value="${formKey()}">`;
   const pending = model.pending_funds.map(
-    (row) => html`<tr><td class="mono">${row.id}</td><td class="num">${pay(row.amount_minor)} PAY</td><td>${statusBadge(row.status)}</td><td>${row.payer_reference}</td><td>${when(row.created_at)}</td>
+    (row) => html`<tr><td class="mono">${row.id}</td><td class="num">${pay(row.amount_minor)} PAY</td><td>${statusBadge(context, row.status)}</td><td>${row.payer_reference}</td><td>${when(context, row.created_at)}</td>
 <td>${money_form && row.status === 'validated_pending_receiver_confirm' ? html`<form method="post" action="/dashboard/pending-funds/${row.id}/confirm" enctype="multipart/form-data">${csrfField(context)}<label for="receipt-${row.id}">${t('receipt')}</label><input id="receipt-${row.id}" name="receipt" type="file" accept="image/jpeg,image/png,image/webp,application/pdf" required> <button type="submit" class="confirm-pending">${t('confirm_receipt')}</button></form>` : ''}</td></tr>`,
   );
   const sells = model.sell_orders.map(
-    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.target_fiat_amount, order.target_currency)}</td><td>${statusBadge(order.status)}</td><td>${when(order.created_at)}</td><td>
+    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.target_fiat_amount, order.target_currency)}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
 ${money_form && order.status === 'pending' ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/cancel">${csrfField(context)}${key()}<button type="submit" class="danger cancel-sell">${t('cancel')}</button></form>` : ''}
 ${money_form && order.status === 'cash_leg_in_flight' ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/confirm" enctype="multipart/form-data">${csrfField(context)}${key()}<label for="evidence-${order.id}">${t('receipt')}</label><input id="evidence-${order.id}" name="receipt" type="file" required><label for="ref-${order.id}">${t('reference')}</label><input id="ref-${order.id}" name="reference" size="12"> <button type="submit">${t('confirm_cash_leg')}</button></form>` : ''}</td></tr>`,
   );
   const buys = model.buy_orders.map(
-    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.fiat_amount, order.fiat_currency)}</td><td>${statusBadge(order.status)}</td><td>${when(order.created_at)}</td><td>
+    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.fiat_amount, order.fiat_currency)}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
 ${money_form && order.status === 'pending' ? html`<form method="post" action="/dashboard/buy-orders/${order.id}/cancel">${csrfField(context)}${key()}<button type="submit" class="danger">${t('cancel')}</button></form>` : ''}</td></tr>`,
   );
   const disputes = model.disputes.map(
-    (dispute) => html`<tr><td class="mono"><a href="/dashboard/disputes/${dispute.id}">${dispute.id}</a></td><td class="mono">${dispute.sell_order_id}</td><td>${dispute.kind}</td><td>${statusBadge(dispute.status)}</td><td>${when(dispute.created_at)}</td></tr>`,
+    (dispute) => html`<tr><td class="mono"><a href="/dashboard/disputes/${dispute.id}">${dispute.id}</a></td><td class="mono">${dispute.sell_order_id}</td><td>${statusBadge(context, dispute.kind)}</td><td>${statusBadge(context, dispute.status)}</td><td>${when(context, dispute.created_at)}</td></tr>`,
   );
   const currency_options = (selected: string | undefined) => CURRENCIES.map((currency) => html`<option${currency === selected ? html` selected` : ''}>${currency}</option>`);
   return page(context, {
@@ -65,7 +66,7 @@ ${money_form && order.status === 'pending' ? html`<form method="post" action="/d
     section: 'balance',
     body: html`<h1>${t('balance')}</h1>${flash(model.notice)}${flash(model.error, 'error')}
 <section class="card"><h2>${t('balance_fields')}</h2><dl class="fields" id="balance-fields">${FIELDS.map(
-      (field) => html`<dt>${field}</dt><dd><strong>${model.balance ? fieldValue(model.balance, field) : '—'}</strong><br><span class="muted">${t(`balance_help_${field}` as MessageKey)}</span></dd>`,
+      (field) => html`<dt>${t(`balance_label_${field}` as MessageKey)}</dt><dd><strong>${model.balance ? fieldValue(context, model.balance, field) : '—'}</strong><br><span class="muted">${t(`balance_help_${field}` as MessageKey)}</span></dd>`,
     )}</dl></section>
 <section class="card" id="pending-funds"><h2>${t('pending_funds')}</h2><table><thead><tr><th>${t('id')}</th><th class="num">${t('amount')}</th><th>${t('status')}</th><th>${t('reference')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${pending.length ? pending : html`<tr><td colspan="6">${t('none')}</td></tr>`}</tbody></table></section>
 <section class="card" id="sell-orders"><h2>${t('sell_orders')}</h2>
@@ -97,7 +98,7 @@ export function disputePage(context: PageContext, dispute: DisputeView & { event
     title: t('disputes'),
     section: 'balance',
     body: html`<p><a href="/dashboard/balance#disputes">← ${t('disputes')}</a></p><h1>${t('disputes')}</h1>
-<section class="card"><dl class="fields"><dt>${t('id')}</dt><dd class="mono">${dispute.id}</dd><dt>${t('status')}</dt><dd>${statusBadge(dispute.status)}</dd><dt>${t('kind')}</dt><dd>${dispute.kind}</dd><dt>${t('notes')}</dt><dd>${dispute.notes}</dd><dt>outcome</dt><dd>${dispute.outcome ?? '—'}</dd></dl></section>
-<section class="card"><h2>${t('events')}</h2><ol>${dispute.events.map((event) => html`<li>${when(event.created_at)} · ${event.action} → ${event.to_status} ${event.notes ?? ''}</li>`)}</ol></section>`,
+<section class="card"><dl class="fields"><dt>${t('id')}</dt><dd class="mono">${dispute.id}</dd><dt>${t('status')}</dt><dd>${statusBadge(context, dispute.status)}</dd><dt>${t('kind')}</dt><dd>${statusBadge(context, dispute.kind)}</dd><dt>${t('notes')}</dt><dd>${dispute.notes}</dd><dt>${t('outcome')}</dt><dd>${dispute.outcome ? statusBadge(context, dispute.outcome) : '—'}</dd></dl></section>
+<section class="card"><h2>${t('events')}</h2><ol>${dispute.events.map((event) => html`<li>${when(context, event.created_at)} · ${statusBadge(context, event.action)} → ${statusBadge(context, event.to_status)} ${event.notes ?? ''}</li>`)}</ol></section>`,
   });
 }

@@ -2,7 +2,7 @@ import type { ApiKeyView } from '../../merchants/keys.ts';
 import type { EndpointView } from '../../webhooks/endpoints.ts';
 import type { DeliveryView, EventView } from '../../webhooks/service.ts';
 import { html, type Html } from '../html.ts';
-import { csrfField, flash, page, statusBadge, type PageContext } from '../layout.ts';
+import { csrfField, eventLabel, flash, page, type PageContext, statusBadge } from '../layout.ts';
 import { when } from '../format.ts';
 import { deliveriesTable } from './payments.ts';
 
@@ -28,11 +28,11 @@ export function developersPage(context: PageContext, model: DevelopersModel): st
   const keys = model.keys
     .filter((key) => (mode === 'live' ? key.kind === 'live' : key.kind !== 'live'))
     .map(
-      (key) => html`<tr><td>${key.kind}</td><td class="mono">${key.hint}</td><td>${statusBadge(key.status)}</td><td>${when(key.created_at)}</td><td>${key.expires_at ? when(key.expires_at) : '—'}</td>
-<td>${model.can_keys && key.status === 'active' ? html`<form method="post" action="/dashboard/api-keys/${key.id}/roll" class="filters">${csrfField(context)}<label for="grace-${key.id}" class="muted">grace (h)</label><input id="grace-${key.id}" name="grace_hours" value="24" size="3" inputmode="numeric"><button type="submit" class="secondary roll-key">${t('roll')}</button></form>` : ''}</td></tr>`,
+      (key) => html`<tr><td>${statusBadge(context, key.kind)}</td><td class="mono">${key.hint}</td><td>${statusBadge(context, key.status)}</td><td>${when(context, key.created_at)}</td><td>${key.expires_at ? when(context, key.expires_at) : '—'}</td>
+<td>${model.can_keys && key.status === 'active' ? html`<form method="post" action="/dashboard/api-keys/${key.id}/roll" class="filters">${csrfField(context)}<label for="grace-${key.id}" class="muted">${t('grace_hours')}</label><input id="grace-${key.id}" name="grace_hours" value="24" size="3" inputmode="numeric"><button type="submit" class="secondary roll-key">${t('roll')}</button></form>` : ''}</td></tr>`,
     );
   const endpoints = model.endpoints.map(
-    (endpoint) => html`<tr><td class="mono">${endpoint.url}</td><td>${endpoint.enabled_events.join(', ')}</td><td>${endpoint.description ?? ''}</td><td>${endpoint.disabled ? 'disabled' : 'enabled'}${endpoint.previous_secret_expires_at ? html`<br><span class="muted">${when(endpoint.previous_secret_expires_at)}</span>` : ''}</td>
+    (endpoint) => html`<tr><td class="mono">${endpoint.url}</td><td>${endpoint.enabled_events.join(', ')}</td><td>${endpoint.description ?? ''}</td><td>${statusBadge(context, endpoint.disabled ? 'disabled' : 'enabled')}${endpoint.previous_secret_expires_at ? html`<br><span class="muted">${when(context, endpoint.previous_secret_expires_at)}</span>` : ''}</td>
 <td>${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-endpoints/${endpoint.id}/rotate">${csrfField(context)}<button type="submit" class="secondary rotate-secret">${t('rotate_secret')}</button></form><form method="post" action="/dashboard/webhook-endpoints/${endpoint.id}/reveal">${csrfField(context)}<button type="submit" class="secondary reveal-secret">${t('reveal_secret')}</button></form>` : ''}</td></tr>`,
   );
   return page(context, {
@@ -52,6 +52,6 @@ ${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-endpo
 ${model.can_webhooks ? html`<form method="post" action="/dashboard/webhook-deliveries/recover" class="filters">${csrfField(context)}<div><label for="recover-since">${t('recover_since')}</label><input id="recover-since" name="since" type="datetime-local" required></div><div><button type="submit" class="secondary">${t('recover')}</button></div></form>` : ''}
 ${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_webhooks, back: '/dashboard/developers' })}</section>
 <section class="card" id="events"><h2>${t('event_log')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('resource')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
-${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${event.type}</td><td class="mono" title="${event.resource_id}">${event.resource_id.slice(0, 12)}…</td><td>${when(event.created_at)}</td><td>${event.delivery_status ? statusBadge(event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>`,
+${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${eventLabel(context, event.type)}</td><td class="mono" title="${event.resource_id}">${event.resource_id.slice(0, 12)}…</td><td>${when(context, event.created_at)}</td><td>${event.delivery_status ? statusBadge(context, event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>`,
   });
 }

@@ -5,8 +5,9 @@ import { SCENARIOS } from '../../sandbox/service.ts';
 import type { DeliveryView, EventView } from '../../webhooks/service.ts';
 import { CURRENCIES } from '../../../lib/money.ts';
 import { formKey } from '../context.ts';
+import { STATUS_WORDS, wordOf } from '../words.ts';
 import { html, query } from '../html.ts';
-import { csrfField, flash, page, statusBadge, type PageContext } from '../layout.ts';
+import { csrfField, eventLabel, flash, page, type PageContext, statusBadge } from '../layout.ts';
 import { money, pay, when } from '../format.ts';
 
 export interface PaymentsFilter {
@@ -24,7 +25,8 @@ export function paymentsPage(
   const { filter } = model;
   const values = model.values ?? {};
   const rows = model.payments.map(
-    (payment) => html`<tr><td class="mono"><a href="/dashboard/payments/${payment.id}">${payment.id}</a></td><td>${payment.order_id}</td><td class="num">${money(payment.amount, payment.currency)}</td><td>${statusBadge(payment.status)}</td><td>${when(payment.created_at)}</td></tr>`,
+    (payment) =>
+      html`<tr><td class="num" data-label="${t('amount')}"><strong>${money(payment.amount, payment.currency)}</strong></td><td data-label="${t('status')}">${statusBadge(context, payment.status)}</td><td data-label="${t('order_id')}"><a href="/dashboard/payments/${payment.id}">${payment.order_id}</a></td><td class="mono" data-label="${t('id')}"><a href="/dashboard/payments/${payment.id}" aria-label="${t('id')} ${payment.id}">${payment.id}</a></td><td data-label="${t('created')}">${when(context, payment.created_at)}</td></tr>`,
   );
   const simulate =
     session?.mode === 'sandbox' && model.can_simulate
@@ -35,21 +37,22 @@ export function paymentsPage(
 <div><label for="sim-order">${t('order_id')}</label><input id="sim-order" name="order_id" size="16" value="${values['order_id'] ?? ''}"></div>
 <div><button type="submit" id="simulate">${t('run')}</button></div></form></section>`
       : '';
-  const export_href = `/dashboard/payments/export.csv${query({ status: filter.status, from: filter.from, to: filter.to })}`;
+  const kept = { status: filter.status, from: filter.from, to: filter.to, q: filter.q };
+  const export_href = `/dashboard/payments/export.csv${query(kept)}`;
   return page(context, {
     title: t('payments'),
     section: 'payments',
     body: html`<h1>${t('payments')}</h1>${flash(model.notice)}${flash(model.error, 'error')}${simulate}
 <section class="card"><form method="get" action="/dashboard/payments" class="filters" role="search">
 <div><label for="q">${t('search')}</label><input id="q" name="q" value="${filter.q ?? ''}" placeholder="${t('search_hint')}" size="28"></div>
-<div><label for="status">${t('status')}</label><select id="status" name="status"><option value="">—</option>${PAYMENT_STATUSES.map((status) => html`<option value="${status}"${status === filter.status ? html` selected` : ''}>${status}</option>`)}</select></div>
+<div><label for="status">${t('status')}</label><select id="status" name="status"><option value="">—</option><option value="succeeded"${filter.status === 'succeeded' ? html` selected` : ''}>${t('succeeded_filter')}</option>${PAYMENT_STATUSES.map((status) => html`<option value="${status}"${status === filter.status ? html` selected` : ''}>${wordOf(STATUS_WORDS, status, context.lang)}</option>`)}</select></div>
 <div><label for="from">${t('from')}</label><input id="from" name="from" type="date" value="${filter.from ?? ''}"></div>
 <div><label for="to">${t('to')}</label><input id="to" name="to" type="date" value="${filter.to ?? ''}"></div>
 <div><button type="submit">${t('filter')}</button></div>
 <div><a class="button" href="${export_href}" id="export-csv" download>${t('export_csv')}</a></div></form></section>
-<section class="card"><table id="payments"><thead><tr><th>${t('id')}</th><th>${t('order_id')}</th><th class="num">${t('amount')}</th><th>${t('status')}</th><th>${t('created')}</th></tr></thead>
+<section class="card"><table id="payments" class="cards"><thead><tr><th class="num">${t('amount')}</th><th>${t('status')}</th><th>${t('order_id')}</th><th>${t('id')}</th><th>${t('created')}</th></tr></thead>
 <tbody>${rows.length ? rows : html`<tr><td colspan="5">${t('none')}</td></tr>`}</tbody></table>
-<p>${model.cursor ? html`<a href="/dashboard/payments${query({ status: filter.status, from: filter.from, to: filter.to })}">${t('first_page')}</a> ` : ''}${model.next_cursor ? html`<a id="next-page" href="/dashboard/payments${query({ status: filter.status, from: filter.from, to: filter.to, cursor: model.next_cursor })}">${t('next_page')}</a>` : ''}</p></section>`,
+<p>${model.cursor ? html`<a href="/dashboard/payments${query(kept)}">${t('first_page')}</a> ` : ''}${model.next_cursor ? html`<a id="next-page" href="/dashboard/payments${query({ ...kept, cursor: model.next_cursor })}">${t('next_page')}</a>` : ''}</p></section>`,
   });
 }
 
@@ -59,7 +62,7 @@ export function deliveriesTable(context: PageContext, deliveries: DeliveryView[]
   return html`<table class="deliveries"><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('status')}</th><th class="num">${t('attempts')}</th><th>${t('response')}</th><th>${t('duration')}</th><th>${t('actions')}</th></tr></thead><tbody>
 ${deliveries.map((delivery) => {
   const last = delivery.attempts.at(-1);
-  return html`<tr><td class="mono" title="${delivery.id}">${delivery.id.slice(0, 8)}…</td><td>${delivery.event_type}</td><td>${statusBadge(delivery.status)}</td><td class="num">${delivery.attempt_count}</td><td>${last ? `${last.status_code ?? last.error ?? '—'}` : '—'}</td><td>${last ? `${last.duration_ms} ms · ${when(last.started_at)}` : '—'}</td>
+  return html`<tr><td class="mono" title="${delivery.id}">${delivery.id.slice(0, 8)}…</td><td>${eventLabel(context, delivery.event_type)}</td><td>${statusBadge(context, delivery.status)}</td><td class="num">${delivery.attempt_count}</td><td>${last ? `${last.status_code ?? last.error ?? '—'}` : '—'}</td><td>${last ? `${last.duration_ms} ms · ${when(context, last.started_at)}` : '—'}</td>
 <td id="redeliver-${delivery.id}">${options.can_redeliver ? html`<form method="post" action="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-post="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-target="#redeliver-${delivery.id}" hx-swap="innerHTML">${csrfField(context)}<input type="hidden" name="back" value="${options.back}"><button type="submit" class="secondary redeliver">${t('redeliver')}</button></form>` : ''}</td></tr>`;
 })}</tbody></table>`;
 }
@@ -79,12 +82,12 @@ export function paymentDetailPage(
 <div class="grid"><section class="card"><dl class="fields">
 <dt>${t('id')}</dt><dd class="mono" id="payment-id">${payment.id}</dd>
 <dt>${t('amount')}</dt><dd>${money(payment.amount, payment.currency)}</dd>
-<dt>${t('status')}</dt><dd id="payment-status">${statusBadge(payment.status)}</dd>
-<dt>${t('created')}</dt><dd>${when(payment.created_at)}</dd>
+<dt>${t('status')}</dt><dd id="payment-status">${statusBadge(context, payment.status)}</dd>
+<dt>${t('created')}</dt><dd>${when(context, payment.created_at)}</dd>
 <dt>${t('checkout_link')}</dt><dd class="mono"><a href="${payment.checkout_url}">${payment.checkout_url}</a></dd>
-${payment.failure_reason ? html`<dt>failure_reason</dt><dd>${payment.failure_reason}</dd>` : ''}
+${payment.failure_reason ? html`<dt>${t('failure_reason')}</dt><dd>${payment.failure_reason}</dd>` : ''}
 </dl></section>
-<section class="card"><h2>${t('timeline')}</h2><ol id="timeline">${timeline.length ? timeline.map((event) => html`<li>${when(event.created_at)} · ${event.type}</li>`) : html`<li>${when(payment.created_at)} · ${payment.status}</li>`}</ol></section></div>
+<section class="card"><h2>${t('timeline')}</h2><ol id="timeline">${timeline.length ? timeline.map((event) => html`<li>${when(context, event.created_at)} · ${eventLabel(context, event.type)}</li>`) : html`<li>${when(context, payment.created_at)} · ${statusBadge(context, payment.status)}</li>`}</ol></section></div>
 <section class="card"><h2>${t('legs')}</h2><table><thead><tr><th>#</th><th>${t('seller')}</th><th class="num">${t('amount')}</th><th class="num">${t('rate')}</th><th class="num">PAY</th><th>QR</th></tr></thead><tbody>
 ${payment.match_details.map((leg) => {
   const qr = model.qr_data_urls.get(leg.match_order);
@@ -92,7 +95,7 @@ ${payment.match_details.map((leg) => {
   return html`<tr><td>${leg.match_order}</td><td class="mono">${leg.seller_id}${payee && 'display_name' in payee ? html`<br>${payee.display_name}` : ''}</td><td class="num">${money(leg.allocated_fiat_amount, payment.currency)}</td><td class="num">${leg.rate}</td><td class="num">${pay(leg.amount_micro_pay)}</td><td>${qr ? html`<img class="qr" src="${qr}" alt="PromptPay QR ${leg.match_order}" width="200" height="200">` : '—'}</td></tr>`;
 })}</tbody></table></section>
 <section class="card"><h2>${t('events')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
-${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${event.type}</td><td>${when(event.created_at)}</td><td>${event.delivery_status ? statusBadge(event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
+${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${eventLabel(context, event.type)}</td><td>${when(context, event.created_at)}</td><td>${event.delivery_status ? statusBadge(context, event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
 <section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back })}</section>`,
   });
 }

@@ -3,6 +3,7 @@ import { ok, PAYMENT_ID_PATTERN } from '../../../http/schemas.ts';
 import { AppError } from '../../../lib/errors.ts';
 import { getCheckoutForMerchant } from '../../checkout/view.ts';
 import { PAYMENT_STATUSES } from '../../payments/schema.ts';
+import type { PaymentStatus } from '../../payments/tables.ts';
 import { getPayment, listPayments } from '../../payments/service.ts';
 import { paymentIdByOrderId } from '../../payments/stats.ts';
 import { qrPng } from '../../reference/promptpay.ts';
@@ -17,14 +18,24 @@ import { paymentDetailPage, paymentsPage } from '../pages/payments.ts';
 import { noticeOf, redirect, type PageRouter, type Signed } from '../routing.ts';
 
 const PAYMENT_ID = new RegExp(PAYMENT_ID_PATTERN);
+
+/** The list's status filter: one status, or `succeeded` for every payment whose money arrived (completed or settled). */
+function statusFilter(value: string | undefined): PaymentStatus[] | undefined {
+  if (value === 'succeeded') return ['completed', 'settled'];
+  const status = PAYMENT_STATUSES.find((candidate) => candidate === value);
+  return status ? [status] : undefined;
+}
 const CSV_MAX_ROWS = 10_000;
 
 export function paymentRoutes({ deps, get, post }: PageRouter): void {
-  get('/dashboard/payments', 'Payments: filters, id/order id search, cursor paging', {}, async ({ request, reply, context, session, scope }) => {
+  get('/dashboard/payments', 'Payments: filters, search by payment id, order id or its start, cursor paging', {}, async ({ request, reply, context, session, scope }) => {
     const query = queryOf(request);
-    const filter = { status: PAYMENT_STATUSES.find((status) => status === query['status']), from: query['from'], to: query['to'], q: query['q']?.trim() };
+    const status = statusFilter(query['status']);
+    const filter = { status: status ? query['status'] : undefined, from: query['from'], to: query['to'], q: query['q']?.trim().slice(0, 255) };
+    const can_simulate = can(session, 'simulate');
     if (filter.q) {
-      const id = PAYMENT_ID.test(filter.q) ? filter.q : await paymentIdByOrderId(deps.payments.db, scope, filter.q.slice(0, 255));
+      // A payment id or a whole order id opens that payment; otherwise the order ids that start with the text.
+      const id = PAYMENT_ID.test(filter.q) ? filter.q : await paymentIdByOrderId(deps.payments.db, scope, filter.q);
       if (id) {
         try {
           await getPayment(deps.payments, scope, id);
@@ -33,20 +44,22 @@ export function paymentRoutes({ deps, get, post }: PageRouter): void {
           if (!(error instanceof AppError && error.code === 'NOT_FOUND')) throw error;
         }
       }
-      return sendPage(reply, paymentsPage(context, { filter, payments: [], next_cursor: null, can_simulate: can(session, 'simulate'), error: `${context.t('not_found_title')}: ${filter.q}` }), 404);
     }
     const cursor = query['cursor']?.slice(0, 512);
-    const list = await listPayments(deps.payments, scope, { status: filter.status ? [filter.status] : undefined, from: isoDay(filter.from), to: isoDay(filter.to, 1), cursor, limit: 25 });
-    return sendPage(reply, paymentsPage(context, { filter, payments: list.data, next_cursor: list.next_cursor, cursor, can_simulate: can(session, 'simulate'), notice: noticeOf(context, query) }));
+    const list = await listPayments(deps.payments, scope, { status, order_id_prefix: filter.q, from: isoDay(filter.from), to: isoDay(filter.to, 1), cursor, limit: 25 });
+    if (filter.q && !list.data.length && !cursor) {
+      return sendPage(reply, paymentsPage(context, { filter, payments: [], next_cursor: null, can_simulate, error: `${context.t('not_found_title')}: ${filter.q}` }), 404);
+    }
+    return sendPage(reply, paymentsPage(context, { filter, payments: list.data, next_cursor: list.next_cursor, cursor, can_simulate, notice: noticeOf(context, query) }));
   });
 
   get('/dashboard/payments/export.csv', "Payments as CSV (the list's filters, at most 10,000 rows)", {}, async ({ request, reply, scope }) => {
     const query = queryOf(request);
-    const status = PAYMENT_STATUSES.find((candidate) => candidate === query['status']);
+    const status = statusFilter(query['status']);
     const lines = ['id,order_id,status,currency,amount_minor,amount,created_at,completed_at,failure_reason'];
     let cursor: string | undefined;
     do {
-      const page = await listPayments(deps.payments, scope, { status: status ? [status] : undefined, from: isoDay(query['from']), to: isoDay(query['to'], 1), cursor, limit: 100 });
+      const page = await listPayments(deps.payments, scope, { status, order_id_prefix: query['q']?.trim().slice(0, 255) || undefined, from: isoDay(query['from']), to: isoDay(query['to'], 1), cursor, limit: 100 });
       for (const payment of page.data) {
         lines.push([payment.id, payment.order_id, payment.status, payment.currency, payment.amount, payment.amount_decimal, payment.created_at, payment.completed_at ?? '', payment.failure_reason ?? ''].map(csvCell).join(','));
       }
