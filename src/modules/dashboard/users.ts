@@ -127,15 +127,10 @@ export type SignInResult = { ok: true; user_id: string } | { ok: false; reason: 
  */
 export async function checkSignIn(deps: UsersDeps, email: string, password: string, address: string): Promise<SignInResult> {
   const normalized = normalizeEmail(email);
-    .leftJoin('dashboard_settings as d', 'd.merchant_id', 's.merchant_id')
-    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 'u.id as user_id', 'u.email', 'u.role', 'u.removed_at'])
-    .select(['m.id as merchant_id', 'm.name as merchant_name', 'm.tokens_not_before', 'd.time_zone'])
-    .where('s.token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
-  // The role is read here on every request, so a changed role applies at the next one; a removed person has no session.
-  if (!row || row.revoked_at !== null || row.removed_at !== null) return null;
-  // The merchant's tokens were revoked after this sign-in: the session ended with them (as on the API, credentials.ts).
-  if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
+  const attempt = deps.sign_in?.attempt(address, normalized) ?? { refused: false as const, delay_ms: 0, settle: () => {} };
+  if (attempt.refused) return { ok: false, reason: 'limited', retry_after_seconds: attempt.retry_after_seconds };
+  if (attempt.delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, attempt.delay_ms));
+  const candidate = await deps.db.selectFrom('merchant_users').select(['id', 'password_hash']).where('email', '=', normalized).where('removed_at', 'is', null).executeTakeFirst();
   const matches = await verifyPassword(password.slice(0, PASSWORD_MAX_LENGTH * 4), candidate?.password_hash ?? (await DUMMY_HASH));
   const succeeded = matches && candidate !== undefined && candidate.password_hash !== null;
   attempt.settle(succeeded);
@@ -185,23 +180,15 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
     .selectFrom('merchant_sessions as s')
     .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
     .innerJoin('merchants as m', 'm.id', 's.merchant_id')
-<<<<<<< HEAD
-    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 'm.tokens_not_before'])
-    .select(['u.id as user_id', 'u.email', 'u.role', 'm.id as merchant_id', 'm.name as merchant_name'])
-    .where('s.token_hash', '=', sha256Hex(token))
-    .executeTakeFirst();
-  if (!row || row.revoked_at !== null) return null;
-  // The merchant's tokens were revoked after this sign-in: the session ended with them (as on the API, credentials.ts).
-  if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
-=======
     .leftJoin('dashboard_settings as d', 'd.merchant_id', 's.merchant_id')
-    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 'u.id as user_id', 'u.email', 'u.role', 'u.removed_at'])
-    .select(['m.id as merchant_id', 'm.name as merchant_name', 'd.time_zone'])
+    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 'u.id as user_id', 'u.email', 'u.role', 'u.removed_at'])
+    .select(['m.id as merchant_id', 'm.name as merchant_name', 'm.tokens_not_before', 'd.time_zone'])
     .where('s.token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
   // The role is read here on every request, so a changed role applies at the next one; a removed person has no session.
   if (!row || row.revoked_at !== null || row.removed_at !== null) return null;
->>>>>>> main
+  // The merchant's tokens were revoked after this sign-in: the session ended with them (as on the API, credentials.ts).
+  if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
   if (row.expires_at <= now || (row.idle_expires_at !== null && row.idle_expires_at <= now)) return null;
   const idle = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, row.expires_at.getTime()));
   await slideSessionIdle(deps.db, row.session_id, idle);
