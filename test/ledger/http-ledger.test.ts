@@ -130,8 +130,9 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     const paid = await payThreeLegs('n-leg-1', ['0891000001', '0891000002', '0891000003']);
     assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 1);
     assert.equal((await gateway.call('GET', `/v1/payments/${paid.id}`, receiver.live)).json().data.status, 'completed');
-    assert.deepEqual(await legKeys(paid.id), [1, 2, 3].map((n) => [`payment:${paid.id}:leg:${n}`, 1_000_000]));
-    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 3_000_000);
+    // each leg: 1 PAY less the 150 bps fee to the merchant, the fee to the fees account
+    assert.deepEqual(await legKeys(paid.id), [1, 2, 3].flatMap((n) => [[`payment:${paid.id}:leg:${n}`, 985_000], [`payment:${paid.id}:leg:${n}:fee`, 15_000]]));
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_000);
 
     // the third seller's PAY is gone: its posting is refused, the two before it are undone, the payment fails
     const refused = await payThreeLegs('n-leg-2', ['0891000004', '0891000005', '0891000006']);
@@ -141,7 +142,7 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     const failed = (await gateway.call('GET', `/v1/payments/${refused.id}`, receiver.live)).json().data;
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'ledger_insufficient_funds']);
     assert.deepEqual(await legKeys(refused.id), [], 'no leg of the refused command was posted');
-    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 3_000_000);
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_000);
     assert.equal((await gateway.application.ledger.verify()).ok, true);
   });
 });

@@ -105,7 +105,7 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
       completion: {
         async onCompleted(trx: Parameters<typeof t.application.payments.completion.onCompleted>[0], row: { id: string }, legs: Parameters<typeof t.application.payments.completion.onCompleted>[2]) {
           if (row.id === poisoned_id) throw new Error('boom');
-          await t.application.payments.completion.onCompleted(trx, row as never, legs);
+          return t.application.payments.completion.onCompleted(trx, row as never, legs);
         },
       },
     };

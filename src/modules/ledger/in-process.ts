@@ -62,7 +62,11 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
   const now = clock.now();
   const items = ledgerItems(commands);
   const result = await sql<{ results: AppliedItem[] | string }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
-  return completed(items, presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results, now);
+  const answers = presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results;
+  const answered = typeof answers === 'string' ? (JSON.parse(answers) as AppliedItem[]) : answers;
+  // An atomic call stops at its first refusal: the items after it were never tried.
+  const untried = atomic ? items.slice(answered.length).map((item) => ({ status: 'not_applied', key: item.key }) as AppliedItem) : [];
+  return completed(items, [...answered, ...untried], now);
 }
 
 /**

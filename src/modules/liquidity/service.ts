@@ -6,7 +6,10 @@ import { assert, present } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
 import { fiatMinorToMicroPay, METHODS_BY_CURRENCY, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import type { SellerView } from './schema.ts';
-import type { SellerPayee } from './tables.ts';
+import type { SellerPayee, SellerRow } from './tables.ts';
+import { accounts, type Ledger } from '../ledger/port.ts';
+import { recordAdminAction, type AdminActor } from '../audit/service.ts';
+import { notFound } from '../../lib/errors.ts';
 import { bankRequired, insufficientLiquidity, legWorthNothing, methodUnsupportedForCurrency, noSandboxSeller, offersTakenConcurrently, offersUnreadable, payidRequired, promptpayIdRequired, rateNotPositive } from './errors.ts';
 
 /** What a sandbox offer reports as available: synthetic sellers are not bounded. */
@@ -18,7 +21,7 @@ export interface Leg {
   allocated_fiat_amount: number;
   rate: string;
   amount_micro_pay: number;
-  /** Liquidity the leg holds at the seller's own rate when that differs from allocated_fiat_amount (quote locks). */
+  /** Liquidity the leg holds when that differs from allocated_fiat_amount (legs written before quote locks filtered offers). */
   reserved_minor: number | null;
 }
 
@@ -41,26 +44,11 @@ export class AllocationRaced extends Error {
  */
 export const OPTIMISTIC_ALLOCATION_ATTEMPTS = 3;
 
-/** lock_rate / seller_rate as two integers (a fraction), from the decimal strings. */
-function rateRatio(seller_rate: string, lock_rate: string): { lock_scaled: bigint; seller_scaled: bigint } {
-  const seller = parseDecimal(seller_rate);
-  const lock = parseDecimal(lock_rate);
-  return { lock_scaled: lock.numerator * 10n ** BigInt(seller.scale), seller_scaled: seller.numerator * 10n ** BigInt(lock.scale) };
-}
-
-/** The share of `available_minor` a leg at `lock_rate` may take so that the seller's PAY (bought at `seller_rate`) covers it. */
-function coveredAtRate(available_minor: number, seller_rate: string, lock_rate: string): number {
-  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
-  // a lock at or above the seller's rate costs the seller no more PAY per fiat unit than its own rate
-  if (lock_scaled >= seller_scaled) return available_minor;
-  return Number((BigInt(available_minor) * lock_scaled) / seller_scaled);
-}
-
-/** The liquidity at the seller's rate that `take_minor` at `lock_rate` holds: ceil(take * seller_rate / lock_rate), never below take. */
-function heldAtSellerRate(take_minor: number, seller_rate: string, lock_rate: string): number {
-  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
-  if (lock_scaled >= seller_scaled) return take_minor;
-  return Number((BigInt(take_minor) * seller_scaled + lock_scaled - 1n) / lock_scaled);
+/** a <= b for two decimal rate strings, exactly. */
+export function rateAtOrBelow(a: string, b: string): boolean {
+  const left = parseDecimal(a);
+  const right = parseDecimal(b);
+  return left.numerator * 10n ** BigInt(right.scale) <= right.numerator * 10n ** BigInt(left.scale);
 }
 
 /** A live offer as planning sees it; `available_minor` goes down as legs are planned on it. */
@@ -143,18 +131,15 @@ export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' 
   let remaining = amount_minor;
   for (const seller of offers) {
     if (remaining === 0) break;
-    const available = seller.available_minor;
-    const seller_rate = seller.rate;
-    const lock_rate = rate_override;
-    const take = Math.min(remaining, lock_rate ? coveredAtRate(available, seller_rate, lock_rate) : available);
+    if (rate_override !== undefined && !rateAtOrBelow(seller.rate, rate_override)) continue;
+    const take = Math.min(remaining, seller.available_minor);
     if (take <= 0) continue;
-    const rate = lock_rate ?? seller_rate;
+    const rate = rate_override ?? seller.rate;
     const amount_micro_pay = fiatMinorToMicroPay(take, offer.currency, rate);
     // A take too small to buy 1 micro-PAY at this rate would be fiat paid for nothing: this offer cannot cover it.
     if (amount_micro_pay <= 0) continue;
-    const held = lock_rate ? heldAtSellerRate(take, seller_rate, lock_rate) : take;
-    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: held === take ? null : held });
-    takes.push([seller, held]);
+    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: null });
+    takes.push([seller, take]);
     remaining -= take;
   }
   if (remaining > 0) {
@@ -194,7 +179,7 @@ export function raceLost(error: unknown): unknown {
  * number of synthetic sellers reuse the last one. Synthetic liquidity is unbounded: nothing is reserved or locked.
  */
 export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: number[], options: { rate_override?: string | undefined } = {}): Promise<Leg[]> {
-  const sellers = await trx
+  const all = await trx
     .selectFrom('sellers')
     .select(['id', 'rate'])
     .where('synthetic', '=', true)
@@ -203,7 +188,12 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
     .orderBy('rate', 'asc')
     .orderBy('id', 'asc')
     .execute();
-  if (sellers.length === 0) throw noSandboxSeller(offer);
+  if (all.length === 0) throw noSandboxSeller(offer);
+  // As live: under a quote lock only sellers whose own rate is at or below the lock's take part.
+  const lock_rate = options.rate_override;
+  const sellers = lock_rate === undefined ? all : all.filter((seller) => rateAtOrBelow(String(seller.rate), lock_rate));
+  const total = parts.reduce((sum, part) => sum + part, 0);
+  if (sellers.length === 0) throw insufficientLiquidity(offer, 0, total);
   const legs = parts.map((part, index) => {
     const seller = present(sellers[Math.min(index, sellers.length - 1)], 'there is at least one synthetic seller');
     const rate = options.rate_override ?? seller.rate;
@@ -212,7 +202,7 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
   // A quote lock's rate may make a small part worth nothing: no leg is worth 0 PAY, so the sandbox has no offer for it.
   const worthless = legs.find((leg) => leg.amount_micro_pay <= 0);
   if (worthless) throw legWorthNothing(worthless.allocated_fiat_amount, offer.currency, worthless.rate);
-  return checkedLegs(legs, parts.reduce((sum, part) => sum + part, 0));
+  return checkedLegs(legs, total);
 }
 
 /** A leg as release and consume need it: what it holds of the seller's liquidity. */
@@ -349,11 +339,98 @@ export async function createSeller(db: Db, clock: Clock, input: NewSeller, fundi
     await trx.insertInto('sellers').values(row).execute();
     await funding?.onSellerCreated(trx, { id: row.id, is_sandbox: row.is_sandbox, currency: input.currency, rate: input.rate, liquidity_minor: row.liquidity_minor });
   });
-  return { ...row, payee, rate: normalizeRate(input.rate), created_at: row.created_at.toISOString() };
+  return { ...row, payee, rate: normalizeRate(input.rate), suspended_at: null, suspension_reason: null, created_at: row.created_at.toISOString() };
 }
 
 export async function sellerPayees(executor: Executor, seller_ids: string[]): Promise<Map<string, { display_name: string; payee: SellerPayee }>> {
   if (seller_ids.length === 0) return new Map();
   const rows = await executor.selectFrom('sellers').select(['id', 'display_name', 'payee']).where('id', 'in', seller_ids).execute();
   return new Map(rows.map((row) => [row.id, { display_name: row.display_name, payee: row.payee }]));
+}
+
+/** The suspension reason of a seller whose PAY no longer covered a leg at completion. */
+export const SELLER_UNFUNDED = 'ledger_insufficient_funds';
+
+/**
+ * Takes a live seller out of matching in the caller's transaction: no plan, reservation or rate reads it until an
+ * operator funds it again (`fundSeller`). Returns false for an unknown or synthetic seller.
+ */
+export async function suspendSeller(trx: Trx, seller_id: string, reason: string, at: Date): Promise<boolean> {
+  const result = await trx
+    .updateTable('sellers')
+    .set({ active: false, suspended_at: at, suspension_reason: reason })
+    .where('id', '=', seller_id)
+    .where('synthetic', '=', false)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** The seller whose account a ledger refusal names (`<mode>:seller:<id>`), if it is one. */
+export function sellerOfAccount(account: string | undefined): string | undefined {
+  return /^(?:live|sandbox):seller:([0-9a-f-]{36})$/.exec(account ?? '')?.[1];
+}
+
+/**
+ * `POST /admin/sellers/{id}/funding`: an operator mints PAY into a seller's account (world account, key
+ * `seller:<id>:funding:<key>`) and puts a suspended seller back into matching, with its admin audit row, in one
+ * transaction. The Idempotency-Key makes the ledger key, so a retry replays instead of funding twice.
+ */
+export async function fundSeller(
+  deps: { db: Db; clock: Clock; ledger: Ledger },
+  actor: AdminActor,
+  seller_id: string,
+  input: { amount_micro_pay: number },
+  idempotency_key: string | undefined,
+): Promise<SellerView & { balance_micro_pay: number }> {
+  return deps.db.transaction().execute(async (trx) => {
+    const seller = await trx.selectFrom('sellers').selectAll().where('id', '=', seller_id).where('synthetic', '=', false).forUpdate().executeTakeFirst();
+    if (!seller) throw notFound('Seller');
+    const transfer = await deps.ledger.transfer(
+      {
+        key: `seller:${seller.id}:funding:${idempotency_key ?? randomUUID()}`,
+        kind: 'mint',
+        debit_account: accounts.world(seller.is_sandbox),
+        credit_account: accounts.seller(seller.id, seller.is_sandbox),
+        amount_micro_pay: input.amount_micro_pay,
+        memo: 'operator funding',
+      },
+      { trx },
+    );
+    const updated = await trx
+      .updateTable('sellers')
+      .set({ active: true, suspended_at: null, suspension_reason: null })
+      .where('id', '=', seller.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (!transfer.replayed) {
+      await recordAdminAction(trx, {
+        at: deps.clock.now(),
+        actor,
+        action: 'seller.funding',
+        target_type: 'seller',
+        target_id: seller.id,
+        details: { amount_micro_pay: input.amount_micro_pay, transfer_id: transfer.id, was_suspended: seller.suspended_at !== null, suspension_reason: seller.suspension_reason },
+      });
+    }
+    const balance_micro_pay = await deps.ledger.balance(accounts.seller(seller.id, seller.is_sandbox), { trx });
+    return { ...presentSeller(updated), balance_micro_pay };
+  });
+}
+
+export function presentSeller(row: SellerRow): SellerView {
+  return {
+    id: row.id,
+    display_name: row.display_name,
+    currency: row.currency,
+    payment_method: row.payment_method,
+    rate: normalizeRate(String(row.rate)),
+    liquidity_minor: Number(row.liquidity_minor),
+    reserved_minor: Number(row.reserved_minor),
+    payee: row.payee,
+    is_sandbox: row.is_sandbox,
+    active: row.active,
+    suspended_at: row.suspended_at?.toISOString() ?? null,
+    suspension_reason: row.suspension_reason,
+    created_at: row.created_at.toISOString(),
+  };
 }

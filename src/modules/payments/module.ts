@@ -23,7 +23,7 @@ export const paymentsModule = defineModule({
       db,
       clock,
       public_base_url: config.public_base_url,
-      completion: createPaymentCompletion(needs.ledger),
+      completion: createPaymentCompletion(needs.ledger, config.settlement_fee_bps),
       quote_locks: needs.quote_locks,
       onProofReceived: () => wake('payment-verdicts'),
     };

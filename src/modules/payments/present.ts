@@ -22,6 +22,7 @@ export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
 export const PRESENTED_COLUMNS = [
   'id', 'merchant_id', 'is_sandbox', 'order_id', 'amount_minor', 'currency', 'payment_method', 'return_url', 'status',
   'metadata', 'quote_lock_id', 'failure_reason', 'synthetic_match', 'expires_at', 'created_at', 'matched_at', 'completed_at',
+  'fee_minor', 'fee_micro_pay',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
@@ -45,6 +46,8 @@ export function presentPayment(payment: PresentedPayment, legs: readonly LegRow[
     failure_reason: payment.failure_reason,
     metadata: payment.metadata,
     quote_lock_id: payment.quote_lock_id,
+    fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
+    fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
     match_details: presentLegs(legs),
     ...(payment.synthetic_match ? { synthetic_match: payment.synthetic_match } : {}),
   };

@@ -34,6 +34,8 @@ export const PaymentSchema = Type.Object(
     failure_reason: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
     quote_lock_id: Type.Union([Type.String(), Type.Null()]),
+    fee_minor: Type.Union([Type.Integer(), Type.Null()], { description: 'Settlement fee taken at completion, minor units (null before completion)' }),
+    fee_micro_pay: Type.Union([Type.Integer(), Type.Null()], { description: 'The same fee in PAY, as posted to the fees account (null before completion)' }),
     match_details: Type.Array(MatchDetailSchema),
     synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },

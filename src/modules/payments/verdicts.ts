@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { consumeLegs, releaseLegs, sellerPayees } from '../liquidity/service.ts';
+import { consumeLegs, releaseLegs, SELLER_UNFUNDED, sellerOfAccount, sellerPayees, suspendSeller } from '../liquidity/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { emitPaymentEvent, loadLegs, type PaymentsDeps } from './service.ts';
 import { lockPayment, transition } from './state.ts';
@@ -127,7 +127,8 @@ function isLedgerRefusal(error: unknown): boolean {
 /**
  * The completion transaction rolled back because the ledger refused it. Retrying would loop for ever, so the payment
  * fails visibly instead (`failed`, `failure_reason` = ledger_insufficient_funds, `payment.failed`, liquidity released),
- * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator.
+ * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator; the seller the
+ * ledger found short is taken out of matching until an operator funds it (`POST /admin/sellers/{id}/funding`).
  */
 async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, verdict: ValidatorVerdict, refusal: AppError): Promise<void> {
   const now = deps.clock.now();
@@ -151,6 +152,10 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
     const legs = await loadLegs(trx, payment.id);
     const failed = await transition(trx, payment, 'failed', now, { failure_reason: reason });
     await releaseLegs(trx, legs);
+    // The seller whose PAY no longer covers its leg leaves matching until an operator funds it, so no next buyer
+    // pays it and fails the same way.
+    const unfunded = sellerOfAccount((refusal.details[0] as { account?: string } | undefined)?.account);
+    if (unfunded && legs.some((leg) => leg.seller_id === unfunded)) await suspendSeller(trx, unfunded, SELLER_UNFUNDED, now);
     await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
     return payment.id;
   });
@@ -187,8 +192,8 @@ async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, v
     if (verdict.outcome === 'verified') {
       const completed = await transition(trx, payment, 'completed', now);
       await consumeLegs(trx, legs);
-      await deps.completion.onCompleted(trx, completed, legs);
-      await emitPaymentEvent(trx, now, deps, completed, legs, 'payment.completed');
+      const charged = await deps.completion.onCompleted(trx, completed, legs);
+      await emitPaymentEvent(trx, now, deps, charged, legs, 'payment.completed');
     } else if (!retry || attempts >= PROOF_MAX_ATTEMPTS) {
       const failure_reason = retry ? 'receipt_unverifiable' : `receipt_${verdict.reason ?? 'rejected'}`;
       const failed = await transition(trx, payment, 'failed', now, { failure_reason });
