@@ -74,7 +74,7 @@ export const EVENT_WORDS: Words = {
   'settlement.completed': ['Settlement completed', 'ชำระบัญชีสำเร็จ'],
   'settlement.failed': ['Settlement failed', 'ชำระบัญชีล้มเหลว'],
   'settlement.adjusted': ['Settlement adjusted', 'ปรับปรุงการชำระบัญชีแล้ว'],
-  'test.ping': ['Test event', 'เหตุการณ์ทดสอบ'],
+  'webhook.test': ['Test event', 'เหตุการณ์ทดสอบ'],
 };
 
 export const ROLE_WORDS: Words = {

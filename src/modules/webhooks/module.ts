@@ -5,6 +5,7 @@ import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
 import { eventStreamRoutes } from './stream.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
+import { EndpointSchema } from './schema.ts';
 
 /**
  * The database trigger that writes this module's `webhook_deliveries` rows: `after insert on events`, one row per
@@ -47,6 +48,7 @@ export const webhooksModule = defineModule({
         await server.register(webhookRoutes, { deps });
         await server.register(eventStreamRoutes, { deps: { db, clock, commits } });
       },
+      schemas: { document: { WebhookEndpoint: EndpointSchema } },
       // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
       // and for retries that come due.
       jobs: [{ name: 'webhook-dispatch', interval_ms: Math.min(config.worker_poll_interval_ms, WEBHOOK_FALLBACK_POLL_MS), run: () => dispatcher.pass() }],

@@ -5,6 +5,7 @@ import { SCENARIOS } from '../../sandbox/service.ts';
 import type { DeliveryView, EventView } from '../../webhooks/service.ts';
 import { CURRENCIES } from '../../../lib/money.ts';
 import { formKey } from '../context.ts';
+import { deliveriesTable } from './deliveries.ts';
 import { STATUS_WORDS, wordOf } from '../words.ts';
 import { html, query } from '../html.ts';
 import { csrfField, eventLabel, flash, page, type PageContext, statusBadge } from '../layout.ts';
@@ -56,17 +57,6 @@ export function paymentsPage(
   });
 }
 
-export function deliveriesTable(context: PageContext, deliveries: DeliveryView[], options: { can_redeliver: boolean; back: string }): ReturnType<typeof html> {
-  const { t } = context;
-  if (!deliveries.length) return html`<p>${t('none')}</p>`;
-  return html`<table class="deliveries"><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('status')}</th><th class="num">${t('attempts')}</th><th>${t('response')}</th><th>${t('duration')}</th><th>${t('actions')}</th></tr></thead><tbody>
-${deliveries.map((delivery) => {
-  const last = delivery.attempts.at(-1);
-  return html`<tr><td class="mono" title="${delivery.id}">${delivery.id.slice(0, 8)}…</td><td>${eventLabel(context, delivery.event_type)}</td><td>${statusBadge(context, delivery.status)}</td><td class="num">${delivery.attempt_count}</td><td>${last ? `${last.status_code ?? last.error ?? '—'}` : '—'}</td><td>${last ? `${last.duration_ms} ms · ${when(context, last.started_at)}` : '—'}</td>
-<td id="redeliver-${delivery.id}">${options.can_redeliver ? html`<form method="post" action="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-post="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-target="#redeliver-${delivery.id}" hx-swap="innerHTML">${csrfField(context)}<input type="hidden" name="back" value="${options.back}"><button type="submit" class="secondary redeliver">${t('redeliver')}</button></form>` : ''}</td></tr>`;
-})}</tbody></table>`;
-}
-
 export function paymentDetailPage(
   context: PageContext,
   model: { payment: PaymentView; checkout: CheckoutView | null; qr_data_urls: Map<number, string>; events: EventView[]; deliveries: DeliveryView[]; can_redeliver: boolean; notice?: string | undefined },
@@ -96,6 +86,6 @@ ${payment.match_details.map((leg) => {
 })}</tbody></table></section>
 <section class="card"><h2>${t('events')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
 ${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${eventLabel(context, event.type)}</td><td>${when(context, event.created_at)}</td><td>${event.delivery_status ? statusBadge(context, event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
-<section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back })}</section>`,
+<section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back, events: model.events })}</section>`,
   });
 }
