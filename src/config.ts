@@ -28,7 +28,7 @@ export interface Config {
   /** The issuance account name the sell/buy matcher mints from (`treasury` unless LEDGER_MINT_SOURCE_ACCOUNT says otherwise). */
   ledger_mint_source_account: string;
   ledger_timeout_ms: number;
-  receipt_validator: 'null_validator' | 'easyslip';
+  receipt_validator: 'null_validator' | 'easyslip' | 'slip_qr';
   easyslip_base_url: string | undefined;
   easyslip_api_key: string | undefined;
   easyslip_timeout_ms: number;
@@ -229,7 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (roles.size === 0) throw new ConfigError('ROLES must name at least one role');
 
-  const receipt_validator = oneOf(env, 'RECEIPT_VALIDATOR', ['null_validator', 'easyslip'] as const, 'null_validator');
+  const receipt_validator = oneOf(env, 'RECEIPT_VALIDATOR', ['slip_qr', 'null_validator', 'easyslip'] as const, 'slip_qr');
   const easyslip_base_url = url(env, 'EASYSLIP_BASE_URL', ['http:', 'https:']);
   const easyslip_api_key = read(env, 'EASYSLIP_API_KEY');
   if (receipt_validator === 'easyslip' && (!easyslip_base_url || !easyslip_api_key)) {

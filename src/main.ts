@@ -48,6 +48,8 @@ async function main(): Promise<void> {
   if (banner) process.stdout.write(`${deliverBanner(banner, config)}\n`);
   if (config.receipt_validator === 'null_validator') {
     log.warn('RECEIPT_VALIDATOR=null_validator approves every live proof of payment without checking it; set RECEIPT_VALIDATOR=easyslip where slips are not verified elsewhere');
+  } else if (config.receipt_validator === 'slip_qr') {
+    log.warn('RECEIPT_VALIDATOR=slip_qr accepts THB slips with a new slip-verification QR without checking their amount or payee (RECEIPT_VALIDATOR=easyslip checks both); other rails use null_validator');
   }
 
   if (config.roles.has('worker')) application.scheduler.start();

@@ -140,8 +140,16 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     transform: ({ schema, url, route }) => {
       const files = route.config?.multipart_body;
       if (!files) return { schema, url };
-      const properties = Object.fromEntries(Object.entries(files).map(([name, description]) => [name, { type: 'string', format: 'binary', description }]));
-      return { schema: { ...schema, consumes: ['multipart/form-data'], body: { type: 'object', required: Object.keys(files), properties } } as typeof schema, url };
+      const fields = Object.entries(files).map(([name, field]) => [name, typeof field === 'string' ? { description: field } : field] as const);
+      const properties = Object.fromEntries(
+        fields.map(([name, field]) => {
+          const file = { type: 'string', format: 'binary' };
+          const shape = field.integer ? { type: 'integer', minimum: 1 } : field.repeated ? { type: 'array', items: file, minItems: 1 } : file;
+          return [name, { ...shape, description: field.description }];
+        }),
+      );
+      const required = fields.filter(([, field]) => !field.optional).map(([name]) => name);
+      return { schema: { ...schema, consumes: ['multipart/form-data'], body: { type: 'object', required, properties } } as typeof schema, url };
     },
     transformObject: (document) => decorateDocument(('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>, route_docs, deps.document ?? { schemas: {}, webhooks: {} }),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },

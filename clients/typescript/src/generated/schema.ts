@@ -1057,7 +1057,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload the buyer's proof of payment (multipart field `proof`); the payment becomes confirming */
+        /**
+         * Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming
+         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.
+         */
         post: operations["uploadPaymentProof"];
         delete?: never;
         options?: never;
@@ -2081,6 +2084,15 @@ export interface components {
                 allocated_fiat_amount: number;
                 amount_micro_pay: number;
                 match_order: number;
+                /** @description This leg's slip and its verdict; null while the leg has none */
+                proof: {
+                    id: string;
+                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                    reason: string | null;
+                    /** Format: date-time */
+                    received_at: string;
+                    status: "checking" | "verified" | "rejected";
+                } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
                 seller_id: string;
@@ -3533,7 +3545,7 @@ export interface operations {
                 pending_funds_id?: string;
                 /** @description receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all */
                 stage?: "receiver_confirm" | "intake" | "all";
-                validator_kind?: "null_validator" | "easyslip";
+                validator_kind?: "null_validator" | "easyslip" | "slip_qr";
             };
             header?: never;
             path?: never;
@@ -3572,7 +3584,7 @@ export interface operations {
                             stage: "intake" | "receiver_confirm";
                             status_after: string;
                             status_before: string;
-                            validator_kind: "null_validator" | "easyslip";
+                            validator_kind: "null_validator" | "easyslip" | "slip_qr";
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` to read the next page */
@@ -3637,7 +3649,7 @@ export interface operations {
                             stage: "intake" | "receiver_confirm";
                             status_after: string;
                             status_before: string;
-                            validator_kind: "null_validator" | "easyslip";
+                            validator_kind: "null_validator" | "easyslip" | "slip_qr";
                             validator_response: {
                                 [key: string]: unknown;
                             };
@@ -5369,11 +5381,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -7558,6 +7569,15 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                                 payment_method: string;
+                                /** @description This leg's slip and its verdict; null while the buyer has not sent it */
+                                proof: {
+                                    id: string;
+                                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    received_at: string;
+                                    status: "checking" | "verified" | "rejected";
+                                } | null;
                             }[];
                             order_id: string;
                             payment_id: string;
@@ -7628,11 +7648,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -7649,14 +7668,28 @@ export interface operations {
                     "application/json": {
                         data: {
                             payment_id: string;
+                            /** @description The first slip of this upload (the only one for a one-leg payment) */
                             proof: {
                                 content_type: string;
                                 id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
                                 /** Format: date-time */
                                 received_at: string;
                                 sha256: string;
                                 size_bytes: number;
                             };
+                            /** @description Every slip of this upload, one per leg, in match_order */
+                            proofs: {
+                                content_type: string;
+                                id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
+                                /** Format: date-time */
+                                received_at: string;
+                                sha256: string;
+                                size_bytes: number;
+                            }[];
                             status: string;
                         };
                         /** @enum {boolean} */
