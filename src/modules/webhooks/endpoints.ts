@@ -30,6 +30,8 @@ export interface WebhooksDeps {
   box: SecretBox;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: private and loopback targets for either mode (closed deployments). */
   allow_private_targets: boolean;
+  /** PUBLIC_BASE_URL: never a target. */
+  self_origin?: string;
 }
 
 export const MAX_ENDPOINTS_PER_MODE = 16;
@@ -71,8 +73,8 @@ function normalizeEvents(events: readonly string[] | undefined): string[] {
 }
 
 /** Refuses a target the SSRF guard does not allow for this mode: 400 WEBHOOK_URL_FORBIDDEN. */
-export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets'>, is_sandbox: boolean, url: string): Promise<void> {
-  const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets });
+export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets' | 'self_origin'>, is_sandbox: boolean, url: string): Promise<void> {
+  const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets, ...(deps.self_origin ? { self_origin: deps.self_origin } : {}) });
   if (reason) throw urlForbidden(is_sandbox, reason);
 }
 
