@@ -3,9 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, createBuy, createSell, inFlightSell, matchAndInstruct, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import { buyBody, createBuy, createSell, inFlightSell, matchAndInstruct, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
 import { completedPayments } from '../helpers/payments.ts';
-import { createPendingFunds, RECEIPT as PENDING_RECEIPT } from '../helpers/pending-funds.ts';
+import { createPendingFunds, receipt as pendingReceipt } from '../helpers/pending-funds.ts';
 
 /** DESIGN 3a: GET /admin/ledger/supply (and mpay ledger reconcile) lists every difference between ledger and records. */
 describe('reconciliation of the ledger with the business records', () => {
@@ -41,16 +41,16 @@ describe('reconciliation of the ledger with the business records', () => {
     const pending = await createPendingFunds(t, seller.id, 2 * PAY);
     assert.equal(pending.statusCode, 201, pending.body);
     validator.next.push('verified');
-    assert.equal((await t.call('POST', `/v1/pending-funds/${pending.json().data.id}/receiver-confirm`, seller.live, PENDING_RECEIPT)).statusCode, 201);
+    assert.equal((await t.call('POST', `/v1/pending-funds/${pending.json().data.id}/receiver-confirm`, seller.live, pendingReceipt())).statusCode, 201);
     // an audited adjustment, a sell filled and confirmed, a sell whose cash leg fails (reversal, dispute), a cancel
     assert.equal((await t.admin('POST', `/admin/merchants/${seller.id}/ledger-adjustments`, { amount_micro_pay: 50 * PAY, direction: 'credit', reason: 'opening' })).statusCode, 201);
     const confirmed = await inFlightSell(t, seller.jwt, buyer.jwt, 4 * PAY);
     validator.next.push('verified');
-    const done = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${confirmed.id}/confirm-cash-leg`, { ...RECEIPT_BODY });
+    const done = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${confirmed.id}/confirm-cash-leg`, cashLegReceipt());
     assert.equal(done.json().data.status, 'completed', done.body);
     const failing = await inFlightSell(t, seller.jwt, buyer.jwt, 3 * PAY);
     validator.next.push('failed');
-    await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${failing.id}/confirm-cash-leg`, { ...RECEIPT_BODY });
+    await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${failing.id}/confirm-cash-leg`, cashLegReceipt());
     await sweepSellOrders(t.application.payouts.sell_orders);
     const cancelled = await createSell(t, seller.jwt, sellBody(PAY, 'AUD', 100));
     await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${cancelled.id}/cancel`);
@@ -93,4 +93,4 @@ describe('reconciliation of the ledger with the business records', () => {
   });
 });
 
-const RECEIPT_BODY = { receipt_base64: RECEIPT, content_type: 'application/pdf' };
+const cashLegReceipt = () => ({ receipt_base64: receipt(), content_type: 'application/pdf' });

@@ -9,6 +9,7 @@ export const OPERATIONS = {
   postAdminMerchantsByIdApiKeysRoll: { method: 'POST', path: '/admin/merchants/{id}/api-keys/roll', idempotency: 'none', list: false, auth: 'admin' },
   adminCreateMerchantSession: { method: 'POST', path: '/admin/merchants/{id}/sessions', idempotency: 'none', list: false, auth: 'admin' },
   postAdminMerchantsByIdTokensRevoke: { method: 'POST', path: '/admin/merchants/{id}/tokens/revoke', idempotency: 'none', list: false, auth: 'admin' },
+  postAdminSellersByIdFunding: { method: 'POST', path: '/admin/sellers/{id}/funding', idempotency: 'none', list: false, auth: 'admin' },
   listRates: { method: 'GET', path: '/v1/rates', idempotency: 'none', list: false, auth: 'key' },
   adminCreateSeller: { method: 'POST', path: '/admin/sellers', idempotency: 'none', list: false, auth: 'admin' },
   ledgerTransfer: { method: 'POST', path: '/internal/ledger/transfers', idempotency: 'none', list: false, auth: 'internal' },

@@ -359,6 +359,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/sellers/{id}/funding": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fund a seller's PAY and put a suspended seller back into matching */
+        post: operations["postAdminSellersByIdFunding"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/settlements/{id}/adjustments": {
         parameters: {
             query?: never;
@@ -1040,7 +1057,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload the buyer's proof of payment (multipart field `proof`); the payment becomes confirming */
+        /**
+         * Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming
+         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.
+         */
         post: operations["uploadPaymentProof"];
         delete?: never;
         options?: never;
@@ -1961,6 +1981,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description A test event sent from the dashboard to this one endpoint (`data` is the endpoint). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -2033,6 +2073,10 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             failure_reason: string | null;
+            /** @description The same fee in PAY, as posted to the fees account (null before completion) */
+            fee_micro_pay: number | null;
+            /** @description Settlement fee taken at completion, minor units (null before completion) */
+            fee_minor: number | null;
             id: string;
             is_sandbox: boolean;
             match_details: {
@@ -2040,6 +2084,15 @@ export interface components {
                 allocated_fiat_amount: number;
                 amount_micro_pay: number;
                 match_order: number;
+                /** @description This leg's slip and its verdict; null while the leg has none */
+                proof: {
+                    id: string;
+                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                    reason: string | null;
+                    /** Format: date-time */
+                    received_at: string;
+                    status: "checking" | "verified" | "rejected";
+                } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
                 seller_id: string;
@@ -2142,7 +2195,9 @@ export interface components {
             /** @description Fee rate of this batch in basis points of each payment */
             fee_bps: number;
             fee_decimal: string;
-            /** @description Sum of the per-payment fees (each rounded down), minor units */
+            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+            fee_micro_pay: number;
+            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
             fee_minor: number;
             gross_decimal: string;
             /** @description Sum of the payments, minor units */
@@ -2156,6 +2211,23 @@ export interface components {
             payment_count: number;
             retry_count: number;
             status: "pending" | "completed" | "failed";
+        };
+        WebhookEndpoint: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            disabled: boolean;
+            enabled_events: string[];
+            /** Format: uuid */
+            id: string;
+            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+            is_default: boolean;
+            mode: "live" | "sandbox";
+            /** @description After a rotation the previous secret also signs until then */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
         };
     };
     responses: {
@@ -3473,7 +3545,7 @@ export interface operations {
                 pending_funds_id?: string;
                 /** @description receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all */
                 stage?: "receiver_confirm" | "intake" | "all";
-                validator_kind?: "null_validator" | "easyslip";
+                validator_kind?: "null_validator" | "easyslip" | "slip_qr";
             };
             header?: never;
             path?: never;
@@ -3512,7 +3584,7 @@ export interface operations {
                             stage: "intake" | "receiver_confirm";
                             status_after: string;
                             status_before: string;
-                            validator_kind: "null_validator" | "easyslip";
+                            validator_kind: "null_validator" | "easyslip" | "slip_qr";
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` to read the next page */
@@ -3577,7 +3649,7 @@ export interface operations {
                             stage: "intake" | "receiver_confirm";
                             status_after: string;
                             status_before: string;
-                            validator_kind: "null_validator" | "easyslip";
+                            validator_kind: "null_validator" | "easyslip" | "slip_qr";
                             validator_response: {
                                 [key: string]: unknown;
                             };
@@ -4818,6 +4890,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description False while out of matching (suspended) */
+                            active: boolean;
                             /** Format: date-time */
                             created_at: string;
                             currency: string;
@@ -4831,6 +4905,9 @@ export interface operations {
                             payment_method: string;
                             rate: string;
                             reserved_minor: number;
+                            /** @description When a refused completion took the seller out of matching */
+                            suspended_at: string | null;
+                            suspension_reason: string | null;
                         };
                         /** @enum {boolean} */
                         success: true;
@@ -4842,6 +4919,72 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postAdminSellersByIdFunding: {
+        parameters: {
+            query?: never;
+            header?: {
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description PAY to mint into the seller account, micro-PAY */
+                    amount_micro_pay: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description False while out of matching (suspended) */
+                            active: boolean;
+                            balance_micro_pay: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            display_name: string;
+                            id: string;
+                            is_sandbox: boolean;
+                            liquidity_minor: number;
+                            payee: {
+                                [key: string]: unknown;
+                            };
+                            payment_method: string;
+                            rate: string;
+                            reserved_minor: number;
+                            /** @description When a refused completion took the seller out of matching */
+                            suspended_at: string | null;
+                            suspension_reason: string | null;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["AdminForbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4895,7 +5038,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -5029,7 +5174,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -5101,7 +5248,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -5232,11 +5381,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -7421,6 +7569,15 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                                 payment_method: string;
+                                /** @description This leg's slip and its verdict; null while the buyer has not sent it */
+                                proof: {
+                                    id: string;
+                                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    received_at: string;
+                                    status: "checking" | "verified" | "rejected";
+                                } | null;
                             }[];
                             order_id: string;
                             payment_id: string;
@@ -7491,11 +7648,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -7512,14 +7668,28 @@ export interface operations {
                     "application/json": {
                         data: {
                             payment_id: string;
+                            /** @description The first slip of this upload (the only one for a one-leg payment) */
                             proof: {
                                 content_type: string;
                                 id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
                                 /** Format: date-time */
                                 received_at: string;
                                 sha256: string;
                                 size_bytes: number;
                             };
+                            /** @description Every slip of this upload, one per leg, in match_order */
+                            proofs: {
+                                content_type: string;
+                                id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
+                                /** Format: date-time */
+                                received_at: string;
+                                sha256: string;
+                                size_bytes: number;
+                            }[];
                             status: string;
                         };
                         /** @enum {boolean} */
@@ -8111,7 +8281,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -8214,6 +8386,8 @@ export interface operations {
                             completed_at: string;
                             currency: string;
                             fee_decimal: string;
+                            /** @description The fee in PAY posted to the fees account at completion */
+                            fee_micro_pay: number;
                             fee_minor: number;
                             net_decimal: string;
                             net_minor: number;
@@ -10265,6 +10439,54 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "settlement.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["WebhookEndpoint"];
+                    /** @constant */
+                    event: "webhook.test";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "webhook.test";
                 };
             };
         };
