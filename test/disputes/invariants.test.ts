@@ -5,7 +5,7 @@ import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
 import { requestCashLegs, sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 describe('ledger invariants after a randomized mix of sells, buys, confirms, cancels and disputes', () => {
@@ -56,7 +56,7 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
           const order = pick(target);
           const owner = merchants.find((x) => x.id === order.merchant_id)!;
           validator.next.push(pick(['verified', 'failed', 'unverified', 'verified'] as const));
-          const r = await merchantCall(t, owner.jwt, 'POST', `/v1/merchant-sell-orders/${order.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+          const r = await merchantCall(t, owner.jwt, 'POST', `/v1/merchant-sell-orders/${order.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
           assert.equal(r.statusCode, 200, r.body);
           validator.next.length = 0;
         }

@@ -144,8 +144,8 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id;
     const expected = [
-      { seller_id: first.id, match_order: 1, allocated_fiat_amount: 1_000, rate: '35.12345678', amount_micro_pay: 284_710 },
-      { seller_id: second.id, match_order: 2, allocated_fiat_amount: 500, rate: '35.50', amount_micro_pay: 140_845 },
+      { seller_id: first.id, match_order: 1, allocated_fiat_amount: 1_000, rate: '35.12345678', amount_micro_pay: 284_710, proof: null },
+      { seller_id: second.id, match_order: 2, allocated_fiat_amount: 500, rate: '35.50', amount_micro_pay: 140_845, proof: null },
     ];
     assert.deepEqual(created.json().data.match_details, expected);
     const read = await t.call('GET', `/v1/payments/${id}`, merchant.live);

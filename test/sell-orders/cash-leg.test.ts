@@ -17,13 +17,13 @@ import {
   merchantCall,
   MINT_SOURCE,
   PAY,
-  RECEIPT,
+  receipt,
   scriptedValidator,
   sellBody,
   switchableLedger,
 } from '../helpers/orders.ts';
 
-const confirmBody = (extra: Record<string, unknown> = {}) => ({ receipt_base64: RECEIPT, content_type: 'application/pdf', ...extra });
+const confirmBody = (extra: Record<string, unknown> = {}) => ({ receipt_base64: receipt(), content_type: 'application/pdf', ...extra });
 
 describe('sell orders: match, cash leg, confirm, sweeps', () => {
   let t: TestApp;
@@ -77,7 +77,8 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 6 * PAY);
     const before_balances = await balancesOf(t, seller.id);
     const key = randomUUID();
-    const response = await confirm(sell.id, confirmBody({ reference: 'TRX-1' }), key);
+    const evidence = confirmBody({ reference: 'TRX-1' });
+    const response = await confirm(sell.id, evidence, key);
     assert.equal(response.statusCode, 200, response.body);
     const order = response.json().data;
     assert.equal(order.status, 'completed');
@@ -94,7 +95,7 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested', 'sell_order.completed']);
     // Same key, same body: a no-op replay. Another body: 409. A new key on a completed order: 409 bad state.
     const calls = validator.calls;
-    const replay = await confirm(sell.id, confirmBody({ reference: 'TRX-1' }), key);
+    const replay = await confirm(sell.id, evidence, key);
     assert.equal(replay.statusCode, 200);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.json().data.cash_leg_attempts, 1);
@@ -125,7 +126,7 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
   it('400 on missing or bad evidence (no validator call); 403 for another merchant; 404 unknown; 401 without identity', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, PAY);
     const calls = validator.calls;
-    for (const body of [{}, { content_type: 'image/png' }, { receipt_base64: RECEIPT }, confirmBody({ receipt_base64: '' }), confirmBody({ receipt_base64: 'not base64!!' }), confirmBody({ receipt_base64: 'abcde' }), confirmBody({ content_type: 'text/plain' }), confirmBody({ extra: 1 })]) {
+    for (const body of [{}, { content_type: 'image/png' }, { receipt_base64: receipt() }, confirmBody({ receipt_base64: '' }), confirmBody({ receipt_base64: 'not base64!!' }), confirmBody({ receipt_base64: 'abcde' }), confirmBody({ content_type: 'text/plain' }), confirmBody({ extra: 1 })]) {
       expectError(await confirm(sell.id, body), 400, 'VALIDATION_ERROR');
     }
     expectError(await confirm(sell.id, confirmBody(), null), 400, 'VALIDATION_ERROR');
@@ -278,7 +279,7 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
   it('a cash-leg failure opens one cash_leg_failure dispute and fires gateway.dispute.opened alongside sell_order.failed', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 2 * PAY);
     validator.next.push('failed', 'failed');
-    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     // Several sweepers at once: one failure, one dispute.
     await Promise.all(Array.from({ length: 4 }, () => sweepSellOrders(t.application.payouts.sell_orders)));
     const disputes = await t.db.selectFrom('disputes').selectAll().where('sell_order_id', '=', sell.id).execute();
@@ -303,7 +304,7 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
     // the buyer moves 3 of its 5 PAY into a sell order's reserve of its own: only 2 PAY are left to take back
     await createSell(t, spender.jwt, sellBody(3 * PAY, 'SGD', 10_000));
     validator.next.push('failed', 'failed');
-    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     await sweepSellOrders(t.application.payouts.sell_orders);
     assert.deepEqual(await balancesOf(t, spender.id), { available: 0, reserve: 3 * PAY });
     const fill = await t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();

@@ -12,6 +12,10 @@ export const STATUS_WORDS: Words = {
   matched: ['Matched', 'จับคู่แล้ว'],
   payment_pending: ['Awaiting payment', 'รอชำระเงิน'],
   confirming: ['Confirming', 'กำลังตรวจสอบ'],
+  // a leg's slip
+  checking: ['Checking', 'กำลังตรวจสลิป'],
+  rejected: ['Rejected', 'ไม่ผ่าน'],
+  verified: ['Verified', 'ตรวจสอบแล้ว'],
   completed: ['Succeeded', 'สำเร็จ'],
   succeeded: ['Succeeded', 'สำเร็จ'],
   settled: ['Settled', 'ชำระบัญชีแล้ว'],

@@ -7,7 +7,7 @@ import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger,
 import { checkCommand } from './rules.ts';
 import type { TransferRow } from './tables.ts';
 import { batchSizeOutOfRange, insufficientFunds, keyUsedForAnotherTransfer, postingNotApplied } from './errors.ts';
-import { GroupCommit } from './group-commit.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
 
 /**
  * One item's answer, completed from its command where `ledger_apply_all` answers only the status and
@@ -161,19 +161,16 @@ export async function applyBatch(executor: Executor, clock: Clock, commands: rea
 const DEADLOCK_RETRIES = 5;
 
 /**
- * A group of lone transfers, each answered as if it had run alone. The group goes the set-based way when every item
- * applies; otherwise (a replay, a conflict, a refusal among them) each item runs alone, side by side: the
- * item-by-item path of one statement would hold one item's account locks while taking the next's, and two groups
- * could deadlock. A lone item can still meet a caller's multi-statement transaction in a deadlock; PostgreSQL then
- * rolls the victim's statement back whole, so it is run again.
+ * A group of lone transfers, each answered as if it had run alone: one set (ledger_apply_all). A set that stops (a
+ * replay, a conflict, a refusal among them) fails the group, and GroupCommit's rule runs each item alone, in arrival
+ * order, as a set of one. A lone item can still meet a caller's multi-statement transaction in a deadlock; PostgreSQL
+ * then rolls the victim's statement back whole, so it is run again.
  */
 async function applyLone(db: Db, clock: Clock, commands: readonly TransferCommand[]): Promise<AppliedItem[]> {
-  if (commands.length > 1) {
-    const all = await retryDeadlock(() => applyAllOrNothing(db, clock, commands));
-    if (all) return all;
-    return Promise.all(commands.map(async (command) => presentValue((await applyLone(db, clock, [command]))[0], 'one command gives one answer')));
-  }
-  return retryDeadlock(() => applyChecked(db, clock, commands, false));
+  if (commands.length === 1) return retryDeadlock(() => applyChecked(db, clock, commands, false));
+  const all = await retryDeadlock(() => applyAllOrNothing(db, clock, commands));
+  if (!all) throw new Error('the set stopped: its items run alone');
+  return all;
 }
 
 async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {

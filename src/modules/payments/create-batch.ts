@@ -6,6 +6,7 @@ import { preparedQuery } from '../../db/prepared.ts';
 import { idempotent, keyClaimRows } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { eventRows, type NewEvent } from '../events/outbox.ts';
 import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, OfferBook, raceLost, type HeldLeg, type Leg } from '../liquidity/service.ts';
@@ -24,10 +25,8 @@ import {
 import { paymentIdByOrderId } from './stats.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
-interface Pending extends BatchedCreate {
-  resolve: (answer: CreateAnswer) => void;
-  reject: (error: unknown) => void;
-}
+/** A request's outcome in its batch: its answer, its own error, or ALONE (it runs alone after the batch). */
+type Outcome = { answer: CreateAnswer } | { error: unknown } | typeof ALONE;
 
 /** One create inside a batch. */
 interface Item {
@@ -80,109 +79,68 @@ export interface CreateBatcherStats {
  */
 export class PaymentCreateBatcher {
   readonly #deps: PaymentsDeps;
-  readonly #max_batch: number;
-  readonly #gather_ms: number;
-  readonly #onBatchFailed: (error: unknown) => void;
+  readonly #group: GroupCommit<BatchedCreate, Outcome>;
   readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, refused: 0, failed_batches: 0 };
-  #queue: Pending[] = [];
-  /** Set from a batch's start until it begins to write: the next batch gathers meanwhile, and starts after. */
-  #planning = false;
-  /** Settles once the batch started last has written and answered (batches write one at a time, in order). */
-  #written: Promise<void> = Promise.resolve();
-  #timer: NodeJS.Timeout | undefined;
 
   constructor(deps: PaymentsDeps, options: CreateBatcherOptions = {}) {
     this.#deps = deps;
-    this.#max_batch = options.max_batch ?? 128;
-    this.#gather_ms = options.gather_ms ?? 1;
-    this.#onBatchFailed = options.onBatchFailed ?? (() => {});
+    const onBatchFailed = options.onBatchFailed ?? (() => {});
+    this.#group = new GroupCommit((jobs, previous) => this.#batch(jobs, previous), {
+      // one batch writes (and commits) while the next reads the offers and plans
+      max_in_flight: 2,
+      max_batch: options.max_batch ?? 128,
+      gather_ms: options.gather_ms ?? 1,
+      alone: async (job) => {
+        this.stats.alone++;
+        return { answer: await job.alone() };
+      },
+      onBatchFailed: (error) => {
+        if (refusalOf(error) !== undefined) this.stats.refused++;
+        else {
+          this.stats.failed_batches++;
+          onBatchFailed(error);
+        }
+      },
+    });
   }
 
   /** Every create runs alone while set (the bench measures both ways in one run). */
   bypass = false;
 
   /** Creates one payment in the next batch; resolves to its own answer or rejects with its own error. */
-  create(job: BatchedCreate): Promise<CreateAnswer> {
+  async create(job: BatchedCreate): Promise<CreateAnswer> {
     if (this.bypass) return job.alone();
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ ...job, resolve, reject });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#planning || this.#timer !== undefined) return;
-    if (this.#queue.length >= this.#max_batch) return void this.#drain();
-    this.#timer = setTimeout(() => this.#drain(), this.#gather_ms);
+    const outcome = await this.#group.submit(job);
+    if (outcome === ALONE) {
+      // a keyed request that failed in planning may be a replay: it runs alone, after its batch
+      this.stats.alone++;
+      return job.alone();
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.answer;
   }
 
   /**
-   * Starts the next batch. Two batches overlap at most: one writes (and commits) while the next reads the offers and
-   * plans, which is what a batch of another api process does anyway; the writes stay one at a time, in arrival order.
+   * Plans the batch, waits until the one before it is done (batches write one at a time, in arrival order), then
+   * writes; throws when the call refuses or fails.
    */
-  #drain(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#planning || this.#queue.length === 0) return;
-    const jobs = this.#queue.splice(0, this.#max_batch);
-    this.#planning = true;
-    const previous = this.#written;
-    this.#written = this.#run(jobs, previous, () => {
-      this.#planning = false;
-      // what arrived meanwhile goes at once: it has waited for a whole batch already
-      if (this.#queue.length > 0) this.#drain();
-    }).catch((error: unknown) => this.#onBatchFailed(error)); // #run answers every request itself; this is a bug's last stop
-  }
-
-  /** Plans the batch, waits for the previous one to write, then writes; answers every request. Never rejects. */
-  async #run(jobs: Pending[], previous: Promise<void>, writing: () => void): Promise<void> {
-    let planned: PlannedBatch | undefined;
-    let failure: unknown;
-    try {
-      planned = await this.#plan(jobs);
-    } catch (error) {
-      failure = error;
-    }
+  async #batch(jobs: BatchedCreate[], previous: Promise<void>): Promise<Outcome[]> {
+    const planned = await this.#plan(jobs);
     await previous;
-    writing();
-    if (planned?.write) {
-      try {
-        await createBatch(this.#deps.db, ...planned.write);
-      } catch (error) {
-        failure = error;
-        planned = undefined;
-      }
-    }
-    if (!planned) {
-      if (refusalOf(failure) !== undefined) this.stats.refused++;
-      else {
-        this.stats.failed_batches++;
-        this.#onBatchFailed(failure);
-      }
-      this.stats.alone += jobs.length;
-      for (const job of jobs) await job.alone().then(job.resolve, job.reject);
-      return;
-    }
+    if (planned.write) await createBatch(this.#deps.db, ...planned.write);
     this.stats.batches++;
-    for (const item of planned.items) {
-      const job = item.job as Pending;
-      if (item.error === ALONE) {
-        // a keyed request that failed in planning may be a replay: it runs alone, after this batch
-        this.stats.alone++;
-        await job.alone().then(job.resolve, job.reject);
-        continue;
-      }
+    return planned.items.map((item): Outcome => {
+      if (item.error === ALONE) return ALONE;
       this.stats.batched++;
-      if (item.error !== undefined) job.reject(item.error);
-      else job.resolve({ status: 201, body: ok(item.view!) });
-    }
+      return item.error !== undefined ? { error: item.error } : { answer: { status: 201, body: ok(item.view!) } };
+    });
   }
 
   /**
    * The batch's call, planned from a plain read of the offers (FIFO over it as below). The call's text is fixed and
    * its rows are jsonb parameters, so PostgreSQL runs it as a prepared statement. Throws when the read fails.
    */
-  async #plan(jobs: readonly Pending[]): Promise<PlannedBatch> {
+  async #plan(jobs: readonly BatchedCreate[]): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
     const items = prepare(jobs);
     for (const item of live(items)) item.row = paymentRow(item, now);

@@ -1,12 +1,21 @@
 import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
-import type { MatchDetail, PaymentView } from './schema.ts';
+import type { LegProof, MatchDetail, PaymentView } from './schema.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export type { MatchDetail, PaymentView } from './schema.ts';
 
-export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
+/** A leg as presented: its row and, when loaded, its slip. */
+export type PresentedLeg = LegRow & { proof?: LegProof | null };
+
+/** A stored proof's verdict as the leg's slip state. */
+export function legProof(row: { id: string; verdict: string | null; verdict_reason: string | null; created_at: Date | string }): LegProof {
+  const status: LegProof['status'] = row.verdict === 'verified' ? 'verified' : row.verdict === 'failed' ? 'rejected' : 'checking';
+  return { id: row.id, status, reason: status === 'rejected' ? row.verdict_reason : null, received_at: new Date(row.created_at).toISOString() };
+}
+
+export function presentLegs(legs: readonly PresentedLeg[]): MatchDetail[] {
   return [...legs]
     .sort((a, b) => a.match_order - b.match_order)
     .map((leg) => ({
@@ -15,6 +24,7 @@ export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
       allocated_fiat_amount: leg.allocated_fiat_amount,
       rate: normalizeRate(leg.rate),
       amount_micro_pay: leg.amount_micro_pay,
+      proof: leg.proof ?? null,
     }));
 }
 
@@ -26,7 +36,7 @@ export const PRESENTED_COLUMNS = [
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
-export function presentPayment(payment: PresentedPayment, legs: readonly LegRow[], public_base_url: string): PaymentView {
+export function presentPayment(payment: PresentedPayment, legs: readonly PresentedLeg[], public_base_url: string): PaymentView {
   return {
     id: payment.id,
     merchant_id: payment.merchant_id,

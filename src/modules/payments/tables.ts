@@ -57,6 +57,8 @@ export interface PaymentTables {
   payment_proofs: {
     id: string;
     payment_id: string;
+    /** The leg this slip pays (one slip per leg; migration 0210). */
+    match_order: number;
     is_sandbox: boolean;
     sha256: string;
     content_type: string;

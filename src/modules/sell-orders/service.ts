@@ -13,6 +13,7 @@ import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
+import { judgeSlip, slipOwner } from '../validators/slips.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
@@ -241,12 +242,9 @@ export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: Merchant
   const order = await findOwned(deps.db, scope, id);
   if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
   // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.
-  try {
-    return { image, verdict: await deps.validator.validate({ image, content_type: input.content_type, currency: order.target_currency }) };
-  } catch (error) {
-    // A validator that crashed gave no verdict: the attempt counts as unverified, as a payment proof's would.
-    return { image, verdict: { outcome: 'unverified', validator_kind: deps.validator.kind, response: { error: (error as Error).message } } };
-  }
+  // judgeSlip records a validator that crashed as unverified, as a payment proof's would be.
+  const { verdict } = await judgeSlip(deps, { owner: slipOwner.cashLeg(order.id), image, content_type: input.content_type, expect: { currency: order.target_currency } });
+  return { image, verdict };
 }
 
 const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, timeout_hours: deps.cash_leg_retry_timeout_hours });

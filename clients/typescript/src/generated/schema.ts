@@ -1057,7 +1057,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload the buyer's proof of payment (multipart field `proof`); the payment becomes confirming */
+        /**
+         * Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming
+         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.
+         */
         post: operations["uploadPaymentProof"];
         delete?: never;
         options?: never;
@@ -2081,6 +2084,15 @@ export interface components {
                 allocated_fiat_amount: number;
                 amount_micro_pay: number;
                 match_order: number;
+                /** @description This leg's slip and its verdict; null while the leg has none */
+                proof: {
+                    id: string;
+                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                    reason: string | null;
+                    /** Format: date-time */
+                    received_at: string;
+                    status: "checking" | "verified" | "rejected";
+                } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
                 seller_id: string;
@@ -3022,8 +3034,6 @@ export interface components {
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
         ServiceUnavailable: {
             headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -3088,6 +3098,24 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description Not ready */
+        ServiceUnavailable_27e809: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    checks: {
+                        [key: string]: {
+                            detail?: string;
+                            ok: boolean;
+                        };
+                    };
+                    status: "ready" | "unavailable";
+                };
+            };
+        };
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
         ServiceUnavailable_a3bfbc: {
             headers: {
@@ -3096,6 +3124,40 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "Service unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "SERVICE_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
+        ServiceUnavailable_adea5d: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -3533,7 +3595,7 @@ export interface operations {
                 pending_funds_id?: string;
                 /** @description receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all */
                 stage?: "receiver_confirm" | "intake" | "all";
-                validator_kind?: "null_validator" | "easyslip";
+                validator_kind?: "null_validator" | "easyslip" | "slip_qr";
             };
             header?: never;
             path?: never;
@@ -3572,7 +3634,7 @@ export interface operations {
                             stage: "intake" | "receiver_confirm";
                             status_after: string;
                             status_before: string;
-                            validator_kind: "null_validator" | "easyslip";
+                            validator_kind: "null_validator" | "easyslip" | "slip_qr";
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` to read the next page */
@@ -3585,7 +3647,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetReceiverConfirmAudit: {
@@ -3637,7 +3699,7 @@ export interface operations {
                             stage: "intake" | "receiver_confirm";
                             status_after: string;
                             status_before: string;
-                            validator_kind: "null_validator" | "easyslip";
+                            validator_kind: "null_validator" | "easyslip" | "slip_qr";
                             validator_response: {
                                 [key: string]: unknown;
                             };
@@ -3664,7 +3726,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminListDisputes: {
@@ -3734,7 +3796,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminDisputes: {
@@ -3826,7 +3888,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetDispute: {
@@ -3915,7 +3977,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminEscalateDispute: {
@@ -3997,7 +4059,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminInvestigateDispute: {
@@ -4079,7 +4141,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminResolveDispute: {
@@ -4163,7 +4225,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminSetReferencePrice: {
@@ -4215,7 +4277,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetLedgerAccount: {
@@ -4270,7 +4332,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getAdminLedgerSupply: {
@@ -4342,7 +4404,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminVerifyLedger: {
@@ -4387,7 +4449,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateMerchant: {
@@ -4443,7 +4505,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminMerchantsByIdApiKeysRoll: {
@@ -4490,7 +4552,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetMerchantDeficit: {
@@ -4546,7 +4608,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateLedgerAdjustment: {
@@ -4630,7 +4692,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateMerchantSession: {
@@ -4682,7 +4744,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateMerchantToken: {
@@ -4736,7 +4798,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminMerchantsByIdTokensRevoke: {
@@ -4776,7 +4838,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminMerchantsByIdUsers: {
@@ -4836,7 +4898,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateSeller: {
@@ -4907,7 +4969,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminSellersByIdFunding: {
@@ -4973,7 +5035,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminAdjustSettlement: {
@@ -5055,7 +5117,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetSettlementAuditLog: {
@@ -5111,7 +5173,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminFailSettlement: {
@@ -5191,7 +5253,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminRetrySettlement: {
@@ -5265,7 +5327,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminRunSettlements: {
@@ -5301,7 +5363,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getCheckoutPage: {
@@ -5369,11 +5431,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -5448,7 +5509,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getHealth: {
@@ -5475,6 +5536,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ledgerBalances: {
@@ -5516,7 +5578,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     ledgerCredited: {
@@ -5559,7 +5621,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postInternalLedgerTransactions: {
@@ -5621,7 +5683,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     ledgerTransfer: {
@@ -5706,7 +5768,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postInternalLedgerTransfersBatch: {
@@ -5770,7 +5832,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     ledgerVerify: {
@@ -5813,7 +5875,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     internalCreatePendingFunds: {
@@ -5906,7 +5968,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getReadiness: {
@@ -5938,24 +6000,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             500: components["responses"]["Internal"];
-            /** @description Not ready */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        checks: {
-                            [key: string]: {
-                                detail?: string;
-                                ok: boolean;
-                            };
-                        };
-                        status: "ready" | "unavailable";
-                    };
-                };
-            };
+            503: components["responses"]["ServiceUnavailable_27e809"];
         };
     };
     createAccessToken: {
@@ -6021,7 +6066,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listEvents: {
@@ -6076,7 +6121,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createQuoteLock: {
@@ -6144,7 +6189,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getQuoteLock: {
@@ -6211,7 +6256,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getReferencePrice: {
@@ -6255,7 +6300,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listBuyOrders: {
@@ -6322,7 +6367,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createBuyOrder: {
@@ -6404,7 +6449,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getBuyOrder: {
@@ -6479,7 +6524,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelBuyOrder: {
@@ -6547,7 +6592,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listDisputes: {
@@ -6614,7 +6659,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createDispute: {
@@ -6691,7 +6736,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getDispute: {
@@ -6780,7 +6825,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSellOrders: {
@@ -6861,7 +6906,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createSellOrder: {
@@ -6961,7 +7006,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getSellOrder: {
@@ -7047,7 +7092,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelSellOrder: {
@@ -7127,7 +7172,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     confirmSellOrderCashLeg: {
@@ -7217,7 +7262,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getMerchantBalance: {
@@ -7269,7 +7314,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getCurrentMerchant: {
@@ -7307,7 +7352,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listPayments: {
@@ -7356,7 +7401,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createPayment: {
@@ -7477,7 +7522,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelPayment: {
@@ -7514,7 +7559,7 @@ export interface operations {
             409: components["responses"]["PaymentBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPaymentCheckout: {
@@ -7558,6 +7603,15 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                                 payment_method: string;
+                                /** @description This leg's slip and its verdict; null while the buyer has not sent it */
+                                proof: {
+                                    id: string;
+                                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    received_at: string;
+                                    status: "checking" | "verified" | "rejected";
+                                } | null;
                             }[];
                             order_id: string;
                             payment_id: string;
@@ -7578,7 +7632,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPaymentPromptPayQr: {
@@ -7612,7 +7666,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     uploadPaymentProof: {
@@ -7628,11 +7682,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -7649,14 +7702,28 @@ export interface operations {
                     "application/json": {
                         data: {
                             payment_id: string;
+                            /** @description The first slip of this upload (the only one for a one-leg payment) */
                             proof: {
                                 content_type: string;
                                 id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
                                 /** Format: date-time */
                                 received_at: string;
                                 sha256: string;
                                 size_bytes: number;
                             };
+                            /** @description Every slip of this upload, one per leg, in match_order */
+                            proofs: {
+                                content_type: string;
+                                id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
+                                /** Format: date-time */
+                                received_at: string;
+                                sha256: string;
+                                size_bytes: number;
+                            }[];
                             status: string;
                         };
                         /** @enum {boolean} */
@@ -7671,7 +7738,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listPendingFunds: {
@@ -7745,7 +7812,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPendingFunds: {
@@ -7829,7 +7896,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     confirmPendingFunds: {
@@ -7917,7 +7984,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createPromptPayPayload: {
@@ -7961,7 +8028,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listRates: {
@@ -8006,7 +8073,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listThaiBanks: {
@@ -8045,7 +8112,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     triggerSandboxEvent: {
@@ -8092,7 +8159,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     simulateSandboxPayment: {
@@ -8159,7 +8226,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSettlements: {
@@ -8199,7 +8266,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getSettlement: {
@@ -8286,7 +8353,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     exportSettlementCsv: {
@@ -8317,7 +8384,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSettlementPayments: {
@@ -8374,7 +8441,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createTrade: {
@@ -8443,7 +8510,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd6More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalOrMatchingUnavailable_c8793f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getTrade: {
@@ -8494,7 +8561,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listWebhookDeliveries: {
@@ -8562,7 +8629,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     redeliverWebhook: {
@@ -8624,7 +8691,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     recoverWebhookDeliveries: {
@@ -8671,7 +8738,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getWebhookEndpoint: {
@@ -8706,7 +8773,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     setWebhookEndpoint: {
@@ -8753,7 +8820,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     rotateWebhookSecret: {
@@ -8797,7 +8864,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listWebhookEndpoints: {
@@ -8845,7 +8912,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createWebhookEndpoint: {
@@ -8911,7 +8978,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getWebhookEndpointById: {
@@ -8977,7 +9044,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     deleteWebhookEndpoint: {
@@ -9016,7 +9083,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     updateWebhookEndpoint: {
@@ -9081,7 +9148,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     rotateWebhookEndpointSecret: {
@@ -9142,7 +9209,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     webhook_buy_order_cancelled: {
