@@ -3034,8 +3034,6 @@ export interface components {
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
         ServiceUnavailable: {
             headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -3100,6 +3098,24 @@ export interface components {
                 "text/html": string;
             };
         };
+        /** @description Not ready */
+        ServiceUnavailable_27e809: {
+            headers: {
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    checks: {
+                        [key: string]: {
+                            detail?: string;
+                            ok: boolean;
+                        };
+                    };
+                    status: "ready" | "unavailable";
+                };
+            };
+        };
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
         ServiceUnavailable_a3bfbc: {
             headers: {
@@ -3108,6 +3124,40 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "Service unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "SERVICE_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
+        ServiceUnavailable_adea5d: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -3597,7 +3647,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetReceiverConfirmAudit: {
@@ -3676,7 +3726,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminListDisputes: {
@@ -3746,7 +3796,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminDisputes: {
@@ -3838,7 +3888,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetDispute: {
@@ -3927,7 +3977,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminEscalateDispute: {
@@ -4009,7 +4059,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminInvestigateDispute: {
@@ -4091,7 +4141,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminResolveDispute: {
@@ -4175,7 +4225,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminSetReferencePrice: {
@@ -4227,7 +4277,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetLedgerAccount: {
@@ -4282,7 +4332,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getAdminLedgerSupply: {
@@ -4354,7 +4404,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminVerifyLedger: {
@@ -4399,7 +4449,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateMerchant: {
@@ -4455,7 +4505,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminMerchantsByIdApiKeysRoll: {
@@ -4502,7 +4552,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetMerchantDeficit: {
@@ -4558,7 +4608,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateLedgerAdjustment: {
@@ -4642,7 +4692,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateMerchantSession: {
@@ -4694,7 +4744,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateMerchantToken: {
@@ -4748,7 +4798,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminMerchantsByIdTokensRevoke: {
@@ -4788,7 +4838,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminMerchantsByIdUsers: {
@@ -4848,7 +4898,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminCreateSeller: {
@@ -4919,7 +4969,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postAdminSellersByIdFunding: {
@@ -4985,7 +5035,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminAdjustSettlement: {
@@ -5067,7 +5117,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminGetSettlementAuditLog: {
@@ -5123,7 +5173,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminFailSettlement: {
@@ -5203,7 +5253,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminRetrySettlement: {
@@ -5277,7 +5327,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     adminRunSettlements: {
@@ -5313,7 +5363,7 @@ export interface operations {
             403: components["responses"]["AdminForbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getCheckoutPage: {
@@ -5459,7 +5509,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getHealth: {
@@ -5486,6 +5536,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             500: components["responses"]["Internal"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ledgerBalances: {
@@ -5527,7 +5578,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     ledgerCredited: {
@@ -5570,7 +5621,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postInternalLedgerTransactions: {
@@ -5632,7 +5683,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     ledgerTransfer: {
@@ -5717,7 +5768,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     postInternalLedgerTransfersBatch: {
@@ -5781,7 +5832,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     ledgerVerify: {
@@ -5824,7 +5875,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     internalCreatePendingFunds: {
@@ -5917,7 +5968,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getReadiness: {
@@ -5949,24 +6000,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError"];
             500: components["responses"]["Internal"];
-            /** @description Not ready */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["XRequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        checks: {
-                            [key: string]: {
-                                detail?: string;
-                                ok: boolean;
-                            };
-                        };
-                        status: "ready" | "unavailable";
-                    };
-                };
-            };
+            503: components["responses"]["ServiceUnavailable_27e809"];
         };
     };
     createAccessToken: {
@@ -6032,7 +6066,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listEvents: {
@@ -6087,7 +6121,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createQuoteLock: {
@@ -6155,7 +6189,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getQuoteLock: {
@@ -6222,7 +6256,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getReferencePrice: {
@@ -6266,7 +6300,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listBuyOrders: {
@@ -6333,7 +6367,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createBuyOrder: {
@@ -6415,7 +6449,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getBuyOrder: {
@@ -6490,7 +6524,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelBuyOrder: {
@@ -6558,7 +6592,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listDisputes: {
@@ -6625,7 +6659,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createDispute: {
@@ -6702,7 +6736,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getDispute: {
@@ -6791,7 +6825,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSellOrders: {
@@ -6872,7 +6906,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createSellOrder: {
@@ -6972,7 +7006,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getSellOrder: {
@@ -7058,7 +7092,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelSellOrder: {
@@ -7138,7 +7172,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     confirmSellOrderCashLeg: {
@@ -7228,7 +7262,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getMerchantBalance: {
@@ -7280,7 +7314,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getCurrentMerchant: {
@@ -7318,7 +7352,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listPayments: {
@@ -7367,7 +7401,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createPayment: {
@@ -7488,7 +7522,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelPayment: {
@@ -7525,7 +7559,7 @@ export interface operations {
             409: components["responses"]["PaymentBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPaymentCheckout: {
@@ -7598,7 +7632,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPaymentPromptPayQr: {
@@ -7632,7 +7666,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     uploadPaymentProof: {
@@ -7704,7 +7738,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listPendingFunds: {
@@ -7778,7 +7812,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPendingFunds: {
@@ -7862,7 +7896,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     confirmPendingFunds: {
@@ -7950,7 +7984,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createPromptPayPayload: {
@@ -7994,7 +8028,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listRates: {
@@ -8039,7 +8073,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listThaiBanks: {
@@ -8078,7 +8112,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     triggerSandboxEvent: {
@@ -8125,7 +8159,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     simulateSandboxPayment: {
@@ -8192,7 +8226,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSettlements: {
@@ -8232,7 +8266,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getSettlement: {
@@ -8319,7 +8353,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     exportSettlementCsv: {
@@ -8350,7 +8384,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSettlementPayments: {
@@ -8407,7 +8441,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createTrade: {
@@ -8476,7 +8510,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd6More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalOrMatchingUnavailable_c8793f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getTrade: {
@@ -8527,7 +8561,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listWebhookDeliveries: {
@@ -8595,7 +8629,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     redeliverWebhook: {
@@ -8657,7 +8691,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     recoverWebhookDeliveries: {
@@ -8704,7 +8738,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getWebhookEndpoint: {
@@ -8739,7 +8773,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     setWebhookEndpoint: {
@@ -8786,7 +8820,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     rotateWebhookSecret: {
@@ -8830,7 +8864,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listWebhookEndpoints: {
@@ -8878,7 +8912,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createWebhookEndpoint: {
@@ -8944,7 +8978,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getWebhookEndpointById: {
@@ -9010,7 +9044,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     deleteWebhookEndpoint: {
@@ -9049,7 +9083,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     updateWebhookEndpoint: {
@@ -9114,7 +9148,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     rotateWebhookEndpointSecret: {
@@ -9175,7 +9209,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     webhook_buy_order_cancelled: {
