@@ -123,7 +123,7 @@ function batchNote(before: CreateBatcherStats | undefined, after: CreateBatcherS
   if (!before || !after) return 'no batching allocator';
   const batches = after.batches - before.batches;
   const batched = after.batched - before.batched;
-  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.transactional - before.transactional} ran the transactional way, ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
+  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.refused - before.refused} refused (ran alone), ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
 }
 
 async function paymentPaths(context: BenchContext): Promise<string[]> {

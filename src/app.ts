@@ -15,6 +15,7 @@ import type { BalanceDeps } from './modules/balance/service.ts';
 import { buyOrdersModule } from './modules/buy-orders/module.ts';
 import { checkoutModule } from './modules/checkout/module.ts';
 import { dashboardModule } from './modules/dashboard/module.ts';
+import { csrfTokenFor } from './modules/dashboard/users.ts';
 import { disputesModule } from './modules/disputes/module.ts';
 import { eventsModule } from './modules/events/module.ts';
 import { fxModule } from './modules/fx/module.ts';
@@ -167,6 +168,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       return Object.assign({ database: { ok: true } }, ...modules.map((module) => module.readiness?.() ?? {}), limiter.health ? { rate_limit: limiter.health() } : {});
     },
     shared_schemas,
+    upload: { file_max_bytes: config.proof_max_bytes, csrfTokenFor },
     document: { schemas: document_schemas, webhooks: events.webhooks_section },
     routes: async (server) => {
       await server.register(multipart, { limits: { fileSize: config.proof_max_bytes, files: 1 } });

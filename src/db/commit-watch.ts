@@ -8,7 +8,8 @@ import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler,
  * The dialect's driver is wrapped: a connection that runs an INSERT into a watched table inside a transaction is
  * marked, and its COMMIT, once it has returned, calls the table's listeners (a rollback forgets the mark; a rollback
  * to a savepoint does not, which is harmless for wake-ups; an insert outside a transaction calls them as soon as it
- * returns). The listeners run after the commit, never inside it.
+ * returns). The listeners run after the commit, never inside it. A statement that writes through a database function
+ * names its tables once (declareWrites), and counts as an INSERT into each.
  */
 export class CommitWatch {
   readonly #listeners = new Map<string, Set<() => void>>();
@@ -39,10 +40,19 @@ export class CommitWatch {
   }
 }
 
-/** The table an INSERT writes into, from the compiled query's tree (no SQL text is parsed). */
-function insertedTable(query: CompiledQuery): string | undefined {
+/** Statement texts that write tables through a database function, and those tables. */
+const FUNCTION_WRITES = new Map<string, readonly string[]>();
+
+/** Declares that the statement `text` (a call of a database function) inserts into `tables`. */
+export function declareWrites(text: string, tables: readonly string[]): void {
+  FUNCTION_WRITES.set(text, tables);
+}
+
+/** The tables a statement inserts into: an INSERT's, from the compiled query's tree, or a declared call's. */
+function insertedTables(query: CompiledQuery): readonly string[] {
   const node = query.query as { kind: string; into?: { table: { identifier: { name: string } } } };
-  return node.kind === 'InsertQueryNode' ? node.into?.table.identifier.name : undefined;
+  if (node.kind === 'InsertQueryNode') return node.into ? [node.into.table.identifier.name] : [];
+  return FUNCTION_WRITES.get(query.sql) ?? [];
 }
 
 class WatchedConnection implements DatabaseConnection {
@@ -58,10 +68,10 @@ class WatchedConnection implements DatabaseConnection {
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     const result = await this.inner.executeQuery<R>(query);
-    const table = insertedTable(query);
-    if (table !== undefined && this.#watch.watches(table)) {
-      if (this.in_transaction) this.written.add(table);
-      else this.#watch.fire([table]);
+    const watched = insertedTables(query).filter((table) => this.#watch.watches(table));
+    if (watched.length) {
+      if (this.in_transaction) for (const table of watched) this.written.add(table);
+      else this.#watch.fire(watched);
     }
     return result;
   }

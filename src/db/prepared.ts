@@ -1,5 +1,6 @@
 import { createQueryId, type Compilable, type CompiledQuery } from 'kysely';
 import pg from 'pg';
+import { declareWrites } from './commit-watch.ts';
 import type { Executor } from './database.ts';
 
 /**
@@ -29,22 +30,35 @@ export class PreparingClient extends pg.Client {
     const [text, values] = args;
     const name = typeof text === 'string' && Array.isArray(values) && args.length === 2 ? names.get(text) : undefined;
     const call = super.query as (...rest: unknown[]) => never;
-    return name ? call.call(this, { name, text, values }) : call.apply(this, args);
+    const result: unknown = name ? call.call(this, { name, text, values }) : call.apply(this, args);
+    // A query the client gave up on (query_timeout: the server stopped answering) leaves the connection mid-protocol:
+    // its socket is closed, so the pool drops the connection instead of handing it out again.
+    if (result instanceof Promise) result.catch((error: unknown) => (error as Error)?.message === 'Query read timeout' && this.#abandon());
+    return result as never;
+  }
+
+  #abandon(): void {
+    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
 }
 
 /**
  * A query compiled once and run with new parameter values, prepared on PostgreSQL. `build` writes the query with any
  * values of the right types where the parameters go: they are replaced positionally on each run, so the query holds
- * no other parameters. Also skips building and compiling the query on every call.
+ * no other parameters. Also skips building and compiling the query on every call. `writes`: the tables a call of a
+ * database function inserts into (the commit watch's listeners hear of them).
  */
-export function preparedQuery<Row, Parameters extends unknown[]>(build: (db: Executor) => Compilable<Row>) {
+export function preparedQuery<Row, Parameters extends unknown[]>(
+  build: (db: Executor) => Compilable<Row>,
+  options: { writes?: readonly string[] } = {},
+) {
   let compiled: CompiledQuery<Row> | undefined;
   return async (executor: Executor, ...parameters: Parameters): Promise<Row[]> => {
     if (!compiled) {
       const first = build(executor).compile();
       if (first.parameters.length !== parameters.length) throw new Error(`a prepared query is run with all of its parameters: ${first.parameters.length} in its SQL, ${parameters.length} given`);
       register(first.sql);
+      if (options.writes) declareWrites(first.sql, options.writes);
       compiled = first;
     }
     return (await executor.executeQuery<Row>({ ...compiled, queryId: createQueryId(), parameters })).rows;

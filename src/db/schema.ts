@@ -16,6 +16,7 @@ import type { AuditTables } from '../modules/audit/tables.ts';
 import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
+import type { SlipTables } from '../modules/validators/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -38,4 +39,4 @@ export interface CoreTables {
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables, AuditTables, ArchiveTables, MerchantTables, EventTables {}
+export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables, AuditTables, ArchiveTables, MerchantTables, EventTables, SlipTables {}

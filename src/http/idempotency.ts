@@ -1,5 +1,4 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
 import type { Db, Trx } from '../db/database.ts';
 import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -148,43 +147,10 @@ export async function purgeExpiredIdempotencyKeys(db: Db, clock: Clock): Promise
   return Number(result.numDeletedRows);
 }
 
-function identityName(identity: Pick<KeyIdentity, 'merchant_id' | 'is_sandbox' | 'method' | 'path' | 'key'>): string {
-  return JSON.stringify([identity.merchant_id, identity.is_sandbox, identity.method, identity.path, identity.key]);
-}
-
-/**
- * Claims many requests' keys in one statement (the batched payment create): the claimed row id per request, in
- * order, or undefined where the key exists already or comes earlier in the same list (that request goes the single way).
- */
-export async function claimIdempotencyKeys(trx: Trx, claims: readonly { identity: KeyIdentity; fingerprint: string }[], now: Date): Promise<(number | undefined)[]> {
-  const rows = await trx
-    .insertInto('idempotency_keys')
-    .values(claims.map((claim) => ({ ...claim.identity, fingerprint: claim.fingerprint, created_at: now })))
-    .onConflict((conflict) => conflict.columns(['merchant_id', 'is_sandbox', 'method', 'path', 'key']).doNothing())
-    .returning(['id', 'merchant_id', 'is_sandbox', 'method', 'path', 'key'])
-    .execute();
-  const ids = new Map(rows.map((row) => [identityName(row), row.id]));
-  return claims.map((claim) => {
-    const name = identityName(claim.identity);
-    const id = ids.get(name);
-    ids.delete(name);
-    return id;
-  });
-}
-
-/** Settles claimed keys in two statements at most: released ones are deleted (a retry runs anew), the others store their response. */
-export async function settleIdempotencyKeys(trx: Trx, settle: { released: readonly number[]; responses: readonly { id: number; status: number; body: unknown }[] }): Promise<void> {
-  if (settle.released.length) await trx.deleteFrom('idempotency_keys').where('id', 'in', settle.released).execute();
-  if (!settle.responses.length) return;
-  const values = sql.join(settle.responses.map((response) => sql`(${response.id}::bigint, ${response.status}::int, ${JSON.stringify(response.body)}::jsonb)`));
-  await sql`update idempotency_keys as k set response_status = v.status, response_body = v.body from (values ${values}) as v(id, status, body) where k.id = v.id`.execute(trx);
-}
-
 /**
  * The idempotency_keys rows that claim keys with their responses stored at once: the batched payment create knows
  * each response before it writes anything, and its one call (mpay_create_batch) inserts these rows, refusing the
- * whole batch when a key exists already (or comes twice); the caller then settles those requests the usual way
- * (claimIdempotencyKeys, idempotent()).
+ * whole batch when a key exists already (or comes twice); those requests then run alone through idempotent().
  */
 export function keyClaimRows(claims: readonly { identity: KeyIdentity; fingerprint: string; status: number; body: unknown }[], now: Date) {
   return claims.map((claim) => ({ ...claim.identity, fingerprint: claim.fingerprint, created_at: now, response_status: claim.status, response_body: claim.body }));

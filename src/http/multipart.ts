@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { proofMultipartMalformed, proofNotMultipart } from './http-errors.ts';
+import { proofLegMalformed, proofMultipartMalformed, proofNotMultipart, proofPartsOverLegs } from './http-errors.ts';
 
 export interface MultipartForm {
   fields: Record<string, string>;
@@ -31,11 +31,41 @@ export async function readMultipartForm(request: FastifyRequest, limits: { max_b
   return form;
 }
 
-/** Reads the one `proof` file of a multipart body; too large is 413, anything else wrong is 400. */
-export async function readProofFile(request: FastifyRequest, max_bytes: number): Promise<Buffer | undefined> {
+/** The proof upload's body: the `proof` files in order and the optional `leg` field. */
+export interface ProofParts {
+  files: Buffer[];
+  leg?: number | undefined;
+}
+
+/**
+ * Reads a proof upload: at most `max_files` `proof` parts (one per leg of the payment) of at most `max_bytes` each,
+ * and an optional `leg` field (a positive integer). A part too large is 413; more parts than legs, a bad `leg` or a
+ * broken body is 400.
+ */
+export async function readProofParts(request: FastifyRequest, max_bytes: number, max_files: number): Promise<ProofParts> {
   if (!request.isMultipart()) throw proofNotMultipart();
-  const { file } = await readMultipartForm(request, { max_bytes, fields: 10 });
-  return file?.field === 'proof' ? file.data : undefined;
+  const files: Buffer[] = [];
+  let leg_text: string | undefined;
+  try {
+    for await (const part of request.parts({ limits: { fileSize: max_bytes, files: max_files, fields: 10 } })) {
+      if (part.type === 'file') {
+        const buffer = await part.toBuffer();
+        // A browser sends an empty part for a file input left empty.
+        if (part.fieldname === 'proof' && buffer.byteLength > 0) files.push(buffer);
+      } else if (part.fieldname === 'leg') {
+        leg_text = String(part.value);
+      }
+    }
+  } catch (error) {
+    // Too large stays 413; more parts than legs, a body without a boundary, truncated or with broken part headers: 400.
+    const code = (error as { code?: string }).code;
+    if (code === 'FST_FILES_LIMIT') throw proofPartsOverLegs(max_files);
+    if (code === 'FST_REQ_FILE_TOO_LARGE' || (error as { statusCode?: number }).statusCode === 413) throw error;
+    throw proofMultipartMalformed((error as Error).message);
+  }
+  if (leg_text === undefined || leg_text.trim() === '') return { files };
+  if (!/^[1-9]\d{0,3}$/.test(leg_text.trim())) throw proofLegMalformed();
+  return { files, leg: Number(leg_text.trim()) };
 }
 
 /** The text fields of a parsed urlencoded body (the first of a repeated name; anything else dropped). */

@@ -46,8 +46,11 @@ declare module 'fastify' {
     errors?: (number | ErrorCode)[];
     /** The OpenAPI operationId of a route openapi.ts does not name. */
     operation_id?: string;
-    /** Multipart routes: file fields and their descriptions, for the OpenAPI request body (Fastify does not validate these). */
-    multipart_body?: Record<string, string>;
+    /**
+     * Multipart routes, for the OpenAPI request body (Fastify does not validate these): a required file field by its
+     * description, or a field with its shape (`repeated` file parts, an optional `integer` field).
+     */
+    multipart_body?: Record<string, string | { description: string; repeated?: boolean; integer?: boolean; optional?: boolean }>;
   }
   interface FastifyRequest {
     principal: Principal;

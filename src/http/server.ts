@@ -5,10 +5,13 @@ import swagger from '@fastify/swagger';
 import type { Registry } from 'prom-client';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
+import { constantTimeEqual, sha256Hex } from '../lib/crypto.ts';
+import { listeningPorts } from '../lib/listening.ts';
 import { installAuth } from './auth.ts';
 import { errorBody, installErrorHandler } from './errors.ts';
 import { installInputGuard } from './input-guard.ts';
 import { installHttpMetrics } from './metrics.ts';
+import { installUploadGate, type UploadGateOptions } from './upload-gate.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { collectRouteDocs, decorateDocument } from './openapi.ts';
 import type { Json } from './openapi-operations.ts';
@@ -23,7 +26,10 @@ import type { RateLimiter } from './rate-limit.ts';
 export type App = FastifyInstance;
 
 export interface ServerDeps {
-  config: Pick<Config, 'log_level' | 'public_base_url' | 'cors_allowed_origins'> & Partial<Pick<Config, 'rate_limit_failed_auth_per_second'>>;
+  config: Pick<Config, 'log_level' | 'public_base_url' | 'cors_allowed_origins'> &
+    Partial<
+      Pick<Config, 'rate_limit_failed_auth_per_second' | 'trust_proxy' | 'metrics_token' | 'http_headers_timeout_ms' | 'http_request_timeout_ms' | 'http_keep_alive_timeout_ms'>
+    >;
   authenticator: Authenticator;
   limiter: RateLimiter;
   metrics: Registry;
@@ -32,9 +38,14 @@ export interface ServerDeps {
   /** Schemas with an `$id`, shared by reference in responses (registered at the root: a child's addSchema would drop the custom validator). */
   shared_schemas: TSchema[];
   routes: (app: App) => Promise<void>;
+  /** Uploads refused from their headers (upload-gate.ts); without it, only the body parsers' own limits apply. */
+  upload?: Omit<UploadGateOptions, 'authenticator'>;
   /** Named schemas and the `webhooks` section the OpenAPI document adds (openapi.ts). */
   document?: { schemas: Record<string, TSchema>; webhooks: Record<string, unknown> };
 }
+
+/** /readyz answers within this (a load balancer's probe typically times out after 2 s). */
+const READINESS_TIMEOUT_MS = 1_500;
 
 const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
   key: [{ apiKey: [] }, { apiKeyBearer: [] }],
@@ -90,7 +101,13 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
-    trustProxy: false,
+    // X-Forwarded-For is believed only from the proxies TRUST_PROXY names (addresses, CIDR ranges, `loopback`).
+    trustProxy: deps.config.trust_proxy ? deps.config.trust_proxy.join(',') : false,
+    // Slow clients are cut off: headers, then the whole request (body included), then an idle keep-alive socket.
+    // (Node checks them every connectionsCheckingInterval: once a second, not its default 30 s)
+    http: { headersTimeout: deps.config.http_headers_timeout_ms ?? 10_000, connectionsCheckingInterval: 1_000 },
+    requestTimeout: deps.config.http_request_timeout_ms ?? 30_000,
+    keepAliveTimeout: deps.config.http_keep_alive_timeout_ms ?? 60_000,
     // A path that is not valid percent-encoding or is too long is refused before routing: still the error envelope.
     frameworkErrors: (error, request, framework_reply) => {
       const reply = framework_reply as unknown as FastifyReply;
@@ -100,11 +117,22 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  let listening_port: number | undefined;
   app.addHook('onRequest', async (request, reply) => {
     const incoming = request.headers['x-request-id'];
     // Echo a caller's id only when it is short and plain; otherwise ours.
     if (typeof incoming === 'string' && !/^[\w.:-]{1,128}$/.test(incoming)) request.id = randomUUID();
     reply.header('X-Request-Id', request.id);
+  });
+
+  // The ports this process listens on are never a webhook target (lib/listening.ts).
+  app.addHook('onListen', async () => {
+    const address = app.server.address();
+    if (address && typeof address === 'object') listening_port = address.port;
+    if (listening_port !== undefined) listeningPorts.add(listening_port);
+  });
+  app.addHook('onClose', async () => {
+    if (listening_port !== undefined) listeningPorts.delete(listening_port);
   });
 
   app.setValidatorCompiler(createValidatorCompiler());
@@ -148,8 +176,16 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     transform: ({ schema, url, route }) => {
       const files = route.config?.multipart_body;
       if (!files) return { schema, url };
-      const properties = Object.fromEntries(Object.entries(files).map(([name, description]) => [name, { type: 'string', format: 'binary', description }]));
-      return { schema: { ...schema, consumes: ['multipart/form-data'], body: { type: 'object', required: Object.keys(files), properties } } as typeof schema, url };
+      const fields = Object.entries(files).map(([name, field]) => [name, typeof field === 'string' ? { description: field } : field] as const);
+      const properties = Object.fromEntries(
+        fields.map(([name, field]) => {
+          const file = { type: 'string', format: 'binary' };
+          const shape = field.integer ? { type: 'integer', minimum: 1 } : field.repeated ? { type: 'array', items: file, minItems: 1 } : file;
+          return [name, { ...shape, description: field.description }];
+        }),
+      );
+      const required = fields.filter(([, field]) => !field.optional).map(([name]) => name);
+      return { schema: { ...schema, consumes: ['multipart/form-data'], body: { type: 'object', required, properties } } as typeof schema, url };
     },
     transformObject: (document) => decorateDocument(('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>, route_docs, deps.document ?? { schemas: {}, webhooks: {} }),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
@@ -160,6 +196,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   const served = (): SplitDocuments => (documents ??= servedDocuments(app.swagger() as unknown as Json, library));
 
   installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second);
+  if (deps.upload) installUploadGate(app, { ...deps.upload, authenticator: deps.authenticator });
   installHttpMetrics(app, deps.metrics);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => served().merchant);
@@ -178,10 +215,17 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   const readiness_schema = { tags: ['ops'], summary: 'Readiness: the database answers', response: { 200: Readiness, 503: { ...Readiness, description: 'Not ready' } } };
   app.get('/readyz', { schema: readiness_schema, config: { auth: 'public', rate_limit: false } }, async (_request, reply) => {
     let checks: Record<string, { ok: boolean; detail?: string }>;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      checks = await deps.readiness();
+      // Answered in time whatever the database does: a check still waiting counts as a failure.
+      const too_slow = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_TIMEOUT_MS} ms`)), READINESS_TIMEOUT_MS);
+      });
+      checks = await Promise.race([deps.readiness(), too_slow]);
     } catch (error) {
       checks = { database: { ok: false, detail: (error as Error).message } };
+    } finally {
+      clearTimeout(timer);
     }
     // Every check counts: a job that cannot run (the matcher without a mint source) makes the process not ready.
     const ready = checks['database']?.ok === true && Object.values(checks).every((check) => check.ok);
@@ -189,7 +233,13 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     return { status: ready ? ('ready' as const) : ('unavailable' as const), checks };
   });
 
-  app.get('/metrics', { schema: { hide: true }, config: { rate_limit: false } }, async (_request, reply) => {
+  const metrics_token = deps.config.metrics_token;
+  app.get('/metrics', { schema: { hide: true }, config: { rate_limit: false } }, async (request, reply) => {
+    const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
+    if (metrics_token !== undefined && (presented === undefined || !constantTimeEqual(sha256Hex(presented), sha256Hex(metrics_token)))) {
+      reply.header('WWW-Authenticate', 'Bearer');
+      return reply.status(401).send(errorBody('UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>'));
+    }
     reply.header('Content-Type', deps.metrics.contentType);
     return deps.metrics.metrics();
   });

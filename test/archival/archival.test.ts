@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { ARCHIVE_AFTER_DAYS, archiveBatch, archiveOldAuditRows } from '../../src/modules/archival/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { completedPayments } from '../helpers/payments.ts';
-import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
+import { createPendingFunds, receipt } from '../helpers/pending-funds.ts';
 
 const DAY = 24 * 3600_000;
 
@@ -27,7 +27,7 @@ describe('90-day archival of the audit tables', () => {
     const created = await createPendingFunds(t, merchant.id);
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id as string;
-    const confirmed = await t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, merchant.live, RECEIPT);
+    const confirmed = await t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, merchant.live, receipt());
     assert.equal(confirmed.statusCode, 201, confirmed.body);
     return id;
   }

@@ -9,9 +9,12 @@ import { nullValidator } from '../../src/modules/validators/null-validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { decodeQr, uniquePng } from '../helpers/files.ts';
 import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { newSlip } from '../helpers/slips.ts';
 
 /** MPAY_CHECKOUT_SCREENSHOT=path saves the page as the buyer first sees it (docs/checkout.png is made this way). */
 const SCREENSHOT = process.env['MPAY_CHECKOUT_SCREENSHOT'];
+/** MPAY_CHECKOUT_TWO_LEGS_SCREENSHOT=path saves a two-leg payment's page after its first slip. */
+const TWO_LEGS_SCREENSHOT = process.env['MPAY_CHECKOUT_TWO_LEGS_SCREENSHOT'];
 
 describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, () => {
   let t: TestApp;
@@ -97,6 +100,46 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     await tab.reload();
     assert.equal(await tab.locator('#status h1').textContent(), 'This payment has expired');
     assert.ok((await tab.locator('#return').getAttribute('href'))?.includes('status=expired'));
+    await context.close();
+  });
+
+  it('a two-leg payment shows two payees and two uploads; each slip goes with its leg; completed when both are verified', async () => {
+    // Better-priced offers than the suite's seller, together exactly the payment: two legs.
+    await t.createSeller(thbSeller(100_000, '34.00', '0811111111'));
+    await t.createSeller(thbSeller(50_000, '34.50', '0822222222'));
+    const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'order-1003', amount: 150_000, currency: 'THB', return_url: shop_url });
+    const payment = created.json().data;
+    assert.equal(payment.match_details.length, 2, created.body);
+    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, locale: 'en-US' });
+    const tab = await context.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (error) => errors.push(error.message));
+    await tab.goto(payment.checkout_url);
+    assert.equal(await tab.locator('section.leg').count(), 2);
+    assert.equal(await tab.locator('img.qr').count(), 2);
+    assert.equal(await tab.locator('input[type=file]').count(), 2, 'one upload per payee');
+    assert.match((await tab.locator('section.leg[data-leg="2"]').textContent()) ?? '', /0822222222/);
+
+    await tab.locator('#proof-1').setInputFiles({ name: 'slip-1.png', mimeType: 'image/png', buffer: newSlip().bytes });
+    await tab.locator('#submit-1').click();
+    await tab.locator('section.leg[data-leg="1"] .legstate').waitFor();
+    assert.equal(await tab.locator('section.leg[data-leg="1"] .legstate').getAttribute('data-state'), 'checking');
+    assert.equal(await tab.locator('input[type=file]').count(), 1, 'only the leg without a slip asks for one');
+    assert.equal((await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data.status, 'confirming');
+    if (TWO_LEGS_SCREENSHOT) {
+      mkdirSync(new URL('.', `file://${TWO_LEGS_SCREENSHOT}`).pathname, { recursive: true });
+      await tab.screenshot({ path: TWO_LEGS_SCREENSHOT, fullPage: true });
+    }
+    await tab.locator('#proof-2').setInputFiles({ name: 'slip-2.jpg', mimeType: 'image/jpeg', buffer: newSlip({ format: 'jpeg' }).bytes });
+    await tab.locator('#submit-2').click();
+    await tab.locator('#status h1').waitFor();
+    assert.equal(await tab.locator('#status [data-state]').count(), 2);
+
+    // The default validator (slip_qr on THB) reads each slip's QR; both legs verified complete the payment.
+    while ((await processProofVerdicts({ ...t.application.payments, validator: t.application.validator })) > 0);
+    await tab.waitForURL((url) => url.href.startsWith(shop_url), { timeout: 20_000 });
+    assert.equal(new URL(tab.url()).searchParams.get('status'), 'completed');
+    assert.deepEqual(errors, []);
     await context.close();
   });
 });

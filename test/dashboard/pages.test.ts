@@ -59,17 +59,17 @@ describe('dashboard roles, pages and the services behind them', () => {
 
   it('a viewer cannot roll a key (403 page, key unchanged); finance cannot either; a developer can', async () => {
     const key_id = await liveKeyId();
-    const refused = await viewer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1' });
+    const refused = await viewer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1', confirm: 'yes' });
     assert.equal(refused.statusCode, 403);
     assert.match(refused.body, /Your role \(viewer\) cannot do this/);
-    assert.equal((await finance.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1' })).statusCode, 403);
+    assert.equal((await finance.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1', confirm: 'yes' })).statusCode, 403);
     assert.equal(await liveKeyId(), key_id, 'nothing rolled');
     assert.equal((await viewer.post('/dashboard/webhook-endpoints', { url: 'https://shop.example/hook' })).statusCode, 403);
     assert.equal((await developer.post('/dashboard/sell-orders', { amount_pay: '1', target_currency: 'THB', target_amount: '35.00' })).statusCode, 403);
     assert.equal((await viewer.post('/dashboard/mode', { mode: 'sandbox' })).statusCode, 303, 'a viewer may still switch the view');
     await viewer.post('/dashboard/mode', { mode: 'live' });
 
-    const rolled = await developer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '2' });
+    const rolled = await developer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '2', confirm: 'yes' });
     assert.equal(rolled.statusCode, 200, rolled.body.slice(0, 300));
     const new_key = /id="new-key">(svc_live_[0-9A-Za-z]+)</.exec(rolled.body)?.[1];
     assert.ok(new_key, 'the new key is shown once');
@@ -85,15 +85,15 @@ describe('dashboard roles, pages and the services behind them', () => {
     viewer = await signIn(t, 'viewer@roles.example');
     finance = await signIn(t, 'finance@roles.example');
     developer = await signIn(t, 'developer@roles.example');
-    const again = await developer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1' });
+    const again = await developer.post(`/dashboard/api-keys/${key_id}/roll`, { grace_hours: '1', confirm: 'yes' });
     assert.equal(again.statusCode, 403, 'a rolled key does not roll twice');
     // A roll with no grace ends the old key at once, although this process had just cached it.
     const new_key_id = await liveKeyId();
     assert.equal((await t.call('GET', '/v1/payments', new_key)).statusCode, 200);
-    assert.equal((await developer.post(`/dashboard/api-keys/${new_key_id}/roll`, { grace_hours: '0' })).statusCode, 200);
+    assert.equal((await developer.post(`/dashboard/api-keys/${new_key_id}/roll`, { grace_hours: '0', confirm: 'yes' })).statusCode, 200);
     assert.equal((await t.call('GET', '/v1/payments', new_key)).statusCode, 401);
     const foreign = (await t.db.selectFrom('api_keys').select('id').where('merchant_id', '=', other.id).executeTakeFirstOrThrow()).id;
-    assert.equal((await owner.post(`/dashboard/api-keys/${foreign}/roll`, { grace_hours: '1' })).statusCode, 404, 'another merchant\'s key is not found');
+    assert.equal((await owner.post(`/dashboard/api-keys/${foreign}/roll`, { grace_hours: '1', confirm: 'yes' })).statusCode, 404, 'another merchant\'s key is not found');
   });
 
   it('payments: simulate in sandbox, the list keeps modes apart, search by order id, CSV export, merchant text escaped', async () => {

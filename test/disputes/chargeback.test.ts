@@ -5,7 +5,7 @@ import { accounts } from '../../src/modules/ledger/port.ts';
 import { disputesIssuanceAccount } from '../../src/modules/disputes/service.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
 
 /** The `chargeback` kind can occur: an operator opens one (admin route, audited), and its resolutions move PAY as the table says. */
 describe('chargebacks', () => {
@@ -28,14 +28,14 @@ describe('chargebacks', () => {
     admin('POST', '/admin/disputes', { kind: 'chargeback', sell_order_id, notes: 'the bank reversed the payout', ...extra }, headers);
   async function completedSell(jwt: string, amount: number) {
     const sell = await inFlightSell(t, jwt, buyer.jwt, amount);
-    const done = await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    const done = await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     assert.equal(done.json().data.status, 'completed', done.body);
     return sell;
   }
   async function failedMatchedSell(jwt: string, amount: number) {
     const sell = await inFlightSell(t, jwt, buyer.jwt, amount);
     validator.next.push('failed');
-    await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     await sweepSellOrders(t.application.payouts.sell_orders);
     return sell;
   }

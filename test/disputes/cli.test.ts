@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { runMpay } from '../helpers/cli.ts';
-import { createSell, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, sellBody } from '../helpers/orders.ts';
+import { createSell, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, sellBody } from '../helpers/orders.ts';
+import { newSlip } from '../helpers/slips.ts';
 
 /** Runs `mpay` as a separate process against the test server. */
 const mpay = (url: string, ...args: string[]) => runMpay(['--url', url, ...args]);
@@ -44,7 +45,7 @@ describe('mpay orders: disputes from the command line', () => {
     const buyer = await t.createMerchant('CLI chargeback buyer');
     await fund(t, seller.id, 10 * PAY);
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 2 * PAY);
-    const done = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'application/pdf' });
+    const done = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' });
     assert.equal(done.json().data.status, 'completed', done.body);
     const opened = await mpay(url, '--json', 'orders', 'chargeback', sell.id, '--notes', 'bank recall', '--reference', 'CB-7');
     assert.equal(opened.code, 0, opened.stderr);

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
 
 describe('disputes', () => {
   let t: TestApp;
@@ -28,14 +28,14 @@ describe('disputes', () => {
     t.request({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
   async function completedSell(jwt: string, amount = 5 * PAY) {
     const sell = await inFlightSell(t, jwt, buyer.jwt, amount);
-    const done = await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    const done = await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     assert.equal(done.json().data.status, 'completed', done.body);
     return sell;
   }
   async function failedMatchedSell(jwt: string, amount = 5 * PAY) {
     const sell = await inFlightSell(t, jwt, buyer.jwt, amount);
     validator.next.push('failed');
-    await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     await sweepSellOrders(t.application.payouts.sell_orders);
     assert.equal((await merchantCall(t, jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.failure_reason, 'cash_leg_retry_exhausted');
     return sell;

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { dispatchDueWebhooks, RETRY_DELAYS_MS } from '../../src/modules/webhooks/dispatcher.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT, scriptedValidator } from '../helpers/orders.ts';
+import { fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator } from '../helpers/orders.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 /**
@@ -39,7 +39,7 @@ describe('event order: sell_order.failed before the gateway.dispute.opened it ca
   async function failWithDispute() {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 5 * PAY);
     validator.next.push('failed');
-    const attempt = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    const attempt = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     assert.equal(attempt.statusCode, 200, attempt.body);
     // Everything before the failure is delivered and forgotten.
     await drain();

@@ -28,3 +28,17 @@ export function multipart(field: string, bytes: Buffer, filename = 'proof.png', 
   ]);
   return { payload, headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
 }
+
+/** A multipart/form-data body with several parts: files (bytes) and fields (strings), in order. */
+export function multipartParts(parts: { name: string; value: Buffer | string }[]): { payload: Buffer; headers: Record<string, string> } {
+  const boundary = `----mpay${randomBytes(8).toString('hex')}`;
+  const chunks: Buffer[] = [];
+  for (const [index, part] of parts.entries()) {
+    const head = typeof part.value === 'string'
+      ? `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n`
+      : `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="slip-${index}.png"\r\nContent-Type: image/png\r\n\r\n`;
+    chunks.push(Buffer.from(head), Buffer.from(part.value), Buffer.from('\r\n'));
+  }
+  chunks.push(Buffer.from(`--${boundary}--\r\n`));
+  return { payload: Buffer.concat(chunks), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+}

@@ -7,7 +7,8 @@ import { AppError } from '../../src/lib/errors.ts';
 import type { TestApp } from './app.ts';
 
 export const MINT_SOURCE = 'treasury';
-export const RECEIPT = Buffer.from('%PDF-1.4 payout receipt').toString('base64');
+/** A payout receipt (base64) unlike any other: a receipt accepted for one cash leg is a duplicate on another. */
+export const receipt = () => Buffer.from(`%PDF-1.4 payout receipt ${randomUUID()}`).toString('base64');
 export const PAY = 1_000_000;
 
 /** A merchant route call with the merchant JWT; POSTs get a fresh Idempotency-Key unless one is given (null: none). */

@@ -2,15 +2,17 @@ import assert from 'node:assert/strict';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import type { SettlementsDeps } from '../../src/modules/settlements/service.ts';
 import type { TestApp } from './app.ts';
-import { multipart, uniquePng } from './files.ts';
+import { multipart } from './files.ts';
+import { newSlip } from './slips.ts';
 
+/** Uploads a slip with a new bank reference (the default validator reads its slip-verification QR). */
 export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
-  const { payload, headers } = multipart('proof', uniquePng());
+  const { payload, headers } = multipart('proof', newSlip().bytes);
   const response = await t.request({ method: 'POST', url: `/v1/payments/${payment_id}/proof`, headers: { 'x-api-key': key, ...headers }, payload });
   assert.equal(response.statusCode, 200, response.body);
 }
 
-/** Runs the verdict worker until it has nothing left (the null validator verifies every proof). */
+/** Runs the verdict worker until it has nothing left. */
 export async function drainVerdicts(t: TestApp): Promise<void> {
   while ((await processProofVerdicts({ ...t.application.payments, validator: t.application.validator })) > 0) {
     // keep going

@@ -15,9 +15,9 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { multipart, uniquePng } from './files.ts';
-import { buyBody, createBuy, createSell, fund, merchantCall, PAY, RECEIPT as PAYOUT_RECEIPT, sellBody } from './orders.ts';
+import { buyBody, createBuy, createSell, fund, merchantCall, PAY, receipt as payoutReceipt, sellBody } from './orders.ts';
 import { completedPayments } from './payments.ts';
-import { RECEIPT, createPendingFunds } from './pending-funds.ts';
+import { receipt, createPendingFunds } from './pending-funds.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
 export type Scheme = 'apiKey' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';
@@ -168,8 +168,8 @@ export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credent
 /** Bodies the schema cannot describe (multipart uploads, base64 content), by `METHOD /path`. */
 export const BODIES: Record<string, () => { payload: Buffer | object; headers: Record<string, string> }> = {
   'POST /v1/payments/{id}/proof': () => multipart('proof', uniquePng(), 'slip.png', 'image/png'),
-  'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: RECEIPT, headers: {} }),
-  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': () => ({ payload: { receipt_base64: PAYOUT_RECEIPT, content_type: 'application/pdf' }, headers: {} }),
+  'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: receipt(), headers: {} }),
+  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': () => ({ payload: { receipt_base64: payoutReceipt(), content_type: 'application/pdf' }, headers: {} }),
 };
 
 /** Routes declared `mode: 'live_only'` in their route config (not visible in the OpenAPI document). */

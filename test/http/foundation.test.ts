@@ -155,7 +155,9 @@ describe('configuration', () => {
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.public_base_url, 'http://localhost:3000');
     assert.deepEqual([...config.roles].sort(), ['api', 'ledger', 'worker']);
-    assert.equal(config.receipt_validator, 'null_validator');
+    // The slip QR check by rail (THB), not null_validator: the default approves nothing without a slip QR.
+    assert.equal(config.receipt_validator, 'slip_qr');
+    assert.equal(loadConfig({ RECEIPT_VALIDATOR: 'null_validator' }).receipt_validator, 'null_validator');
     assert.equal(config.receiver_confirm_max_attempts, 5);
     assert.equal(config.pending_funds_ttl_hours, 72);
     assert.equal(config.receiver_confirm_window_hours, 24);

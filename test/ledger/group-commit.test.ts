@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { GroupCommit } from '../../src/modules/ledger/group-commit.ts';
+import { GroupCommit } from '../../src/lib/group-commit.ts';
 import { accounts, type Ledger, type TransferResult } from '../../src/modules/ledger/port.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -44,6 +44,24 @@ describe('group commit: the calls of one turn travel together, each answered alo
       [2, 'poisoned by 13 among 1', 3],
     );
     assert.deepEqual(calls, [[1, 13, 2], [1], [13], [2]]);
+  });
+
+  it('batches that await `previous` write in arrival order, and a failed batch runs its items alone after the one before', async () => {
+    const log: string[] = [];
+    const group = new GroupCommit(
+      async (items: number[], previous: Promise<void>) => {
+        // the later batch plans faster than the one before it
+        await new Promise((resolve) => setTimeout(resolve, items[0] === 0 ? 20 : 1));
+        await previous;
+        if (items.length > 1 && items.includes(3)) throw new Error('refused');
+        log.push(`wrote ${items.join('+')}`);
+        return items;
+      },
+      { max_in_flight: 2, max_batch: 2 },
+    );
+    const answers = await Promise.all([0, 1, 2, 3].map((item) => group.submit(item)));
+    assert.deepEqual(answers, [0, 1, 2, 3]);
+    assert.deepEqual(log, ['wrote 0+1', 'wrote 2', 'wrote 3']);
   });
 });
 

@@ -5,9 +5,9 @@ import { createApplication, type Application } from '../../src/app.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { INTERNAL_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
-import { multipart, uniquePng } from '../helpers/files.ts';
+import { multipart, multipartParts, uniquePng } from '../helpers/files.ts';
 import { ScriptedValidator } from '../helpers/validator.ts';
-import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
+import { createPendingFunds, receipt } from '../helpers/pending-funds.ts';
 
 /**
  * The gateway with LEDGER_URL against a real ledger server (ROLES=ledger) on loopback, then with that server
@@ -70,7 +70,7 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     const id = created.json().data.id;
 
     await ledger_server.close();
-    const down = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, RECEIPT);
+    const down = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, receipt());
     assert.equal(down.statusCode, 502, down.body);
     assert.equal(down.json().error.code, 'PENDING_FUNDS_LEDGER_UNAVAILABLE');
     const row = await gateway.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -86,7 +86,7 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     assert.equal(balance_down.json().error.code, 'LEDGER_UNAVAILABLE');
 
     ledger_server = await serveLedger(port);
-    const retry = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, RECEIPT);
+    const retry = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, receipt());
     assert.equal(retry.statusCode, 201, retry.body);
     assert.equal(retry.json().data.pending_funds.status, 'confirmed');
     assert.equal(retry.json().data.pending_funds.attempts, 1);
@@ -104,7 +104,7 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     // Simulate "ledger committed, gateway commit lost": the mint with key = row id is already in the ledger.
     await gateway.application.ledger.transfer({ key: id, kind: 'mint', debit_account: accounts.world(false), credit_account: accounts.merchantAvailable(receiver.id, false), amount_micro_pay: 1_000_000 });
     const before_balance = await gateway.application.ledger.balance(accounts.merchantAvailable(receiver.id, false));
-    const confirm = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, RECEIPT);
+    const confirm = await gateway.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, receipt());
     assert.equal(confirm.statusCode, 201);
     assert.equal(await gateway.application.ledger.balance(accounts.merchantAvailable(receiver.id, false)), before_balance);
     assert.equal((await gateway.application.ledger.verify()).ok, true);
@@ -119,7 +119,8 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
       assert.equal(created.statusCode, 201, created.body);
       const payment = created.json().data;
       assert.equal(payment.match_details.length, 3);
-      const { payload, headers } = multipart('proof', uniquePng());
+      // One slip per leg: the payment completes only when every leg is verified.
+      const { payload, headers } = multipartParts([1, 2, 3].map(() => ({ name: 'proof', value: uniquePng() })));
       const upload = await gateway.request({ method: 'POST', url: `/v1/payments/${payment.id}/proof`, headers: { 'x-api-key': receiver.live, ...headers }, payload });
       assert.equal(upload.statusCode, 200, upload.body);
       return payment as { id: string; match_details: { seller_id: string }[] };
@@ -128,20 +129,21 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     // three legs of 1 PAY each: one command, all three posted
     const before = await gateway.application.ledger.balance(merchant_account);
     const paid = await payThreeLegs('n-leg-1', ['0891000001', '0891000002', '0891000003']);
-    assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 1);
+    assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 3);
     assert.equal((await gateway.call('GET', `/v1/payments/${paid.id}`, receiver.live)).json().data.status, 'completed');
-    assert.deepEqual(await legKeys(paid.id), [1, 2, 3].map((n) => [`payment:${paid.id}:leg:${n}`, 1_000_000]));
-    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 3_000_000);
+    // each leg: 1 PAY less the 150 bps fee to the merchant, the fee to the fees account
+    assert.deepEqual(await legKeys(paid.id), [1, 2, 3].flatMap((n) => [[`payment:${paid.id}:leg:${n}`, 985_000], [`payment:${paid.id}:leg:${n}:fee`, 15_000]]));
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_000);
 
     // the third seller's PAY is gone: its posting is refused, the two before it are undone, the payment fails
     const refused = await payThreeLegs('n-leg-2', ['0891000004', '0891000005', '0891000006']);
     const third = accounts.seller(refused.match_details[2]!.seller_id, false);
     await gateway.application.ledger.transfer({ key: `drain-${third}`, kind: 'burn', debit_account: third, credit_account: accounts.world(false), amount_micro_pay: 1 });
-    assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 1);
+    assert.equal(await processProofVerdicts({ ...gateway.application.payments, validator: new ScriptedValidator() }), 3);
     const failed = (await gateway.call('GET', `/v1/payments/${refused.id}`, receiver.live)).json().data;
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'ledger_insufficient_funds']);
     assert.deepEqual(await legKeys(refused.id), [], 'no leg of the refused command was posted');
-    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 3_000_000);
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_000);
     assert.equal((await gateway.application.ledger.verify()).ok, true);
   });
 });

@@ -68,7 +68,7 @@ describe('ledger: issuance accounts move through stripes', () => {
     await inside;
     const waiting = (ms: number) => new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), ms));
     try {
-      // one alone (ledger_apply_one) and two together (ledger_apply_all), both from the held account
+      // one alone (a set of one) and two together (one set), both from the held account
       const single = ledger.transfer({ key: 'free-mint-1', kind: 'mint', debit_account: WORLD, credit_account: B, amount_micro_pay: 7 }).then(() => 'applied');
       assert.equal(await Promise.race([single, waiting(3_000)]), 'applied');
       const batch = ledger

@@ -142,7 +142,7 @@ describe('ledger: transfers, idempotency, overdraft, modes, invariants, adjustme
     assert.equal(await ledger.balance(accounts.merchantAvailable(merchant.id, false)), 3_000_000);
   });
 
-  it('a live seller is funded at creation; payment completion moves each leg from the seller to the merchant (key payment:<id>:leg:<n>)', async () => {
+  it('a live seller is funded at creation; payment completion moves each leg from the seller to the merchant less the fee (keys payment:<id>:leg:<n> and ...:fee)', async () => {
     const seller = await t.createSeller(thbSeller(350_000, '35.00'));
     // 3,500.00 THB at 35.00 THB per PAY = 100 PAY
     assert.equal(await ledger.balance(accounts.seller(seller.id, false)), 100_000_000);
@@ -154,10 +154,13 @@ describe('ledger: transfers, idempotency, overdraft, modes, invariants, adjustme
     await processProofVerdicts({ ...t.application.payments, validator: nullValidator });
     const read = await t.call('GET', `/v1/payments/${payment.id}`, merchant.live);
     assert.equal(read.json().data.status, 'completed');
-    assert.equal(await ledger.balance(accounts.merchantAvailable(merchant.id, false)), before_available + 10_000_000);
+    // the default settlement fee, 150 bps of the leg's 10 PAY, goes to the fees account
+    assert.equal(await ledger.balance(accounts.merchantAvailable(merchant.id, false)), before_available + 9_850_000);
     assert.equal(await ledger.balance(accounts.seller(seller.id, false)), 90_000_000);
     const leg = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', `payment:${payment.id}:leg:1`).executeTakeFirstOrThrow();
-    assert.equal(leg.amount_micro_pay, 10_000_000);
+    assert.equal(leg.amount_micro_pay, 9_850_000);
+    const fee = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', `payment:${payment.id}:leg:1:fee`).executeTakeFirstOrThrow();
+    assert.deepEqual([fee.credit_account, fee.amount_micro_pay], [accounts.fees(false), 150_000]);
     assert.equal((await ledger.verify()).ok, true);
   });
 

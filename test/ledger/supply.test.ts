@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp } from '../helpers/app.ts';
-import { buyBody, createBuy, createSell, matchAndInstruct, merchantCall, PAY, RECEIPT, sellBody } from '../helpers/orders.ts';
+import { buyBody, createBuy, createSell, matchAndInstruct, merchantCall, PAY, sellBody } from '../helpers/orders.ts';
+import { newSlip } from '../helpers/slips.ts';
 
 /** An operator sees every unit of PAY that exists and why, per cause and mode. */
 describe('GET /admin/ledger/supply: minted and burned per cause', () => {
@@ -24,7 +25,7 @@ describe('GET /admin/ledger/supply: minted and burned per cause', () => {
     await createBuy(t, buyer.jwt, buyBody(4 * PAY, 'THB', 14_000));
     await createBuy(t, buyer.jwt, buyBody(2 * PAY, 'THB', 7_000));
     assert.equal(await matchAndInstruct(t), 2);
-    const confirmed = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'application/pdf' });
+    const confirmed = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' });
     assert.equal(confirmed.json().data.status, 'completed', confirmed.body);
 
     const response = await t.admin('GET', '/admin/ledger/supply');

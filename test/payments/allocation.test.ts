@@ -49,26 +49,26 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.deepEqual(Object.fromEntries(legs.map((leg) => [leg.seller_id, Number(leg.total)])), { [first.id]: 50_000, [second.id]: 50_000, [third.id]: 47_000 }, 'reservations equal the legs');
   });
 
-  it('under a quote lock below the seller\'s rate, a seller gives only what its PAY covers, and the trade completes', async () => {
+  it('a quote lock below the seller\'s rate never takes its offer (DESIGN 3a); a lock at or above it does, and the trade completes', async () => {
     // 35.00 THB of liquidity at 35 THB/PAY: the seller holds exactly 1 PAY
     const seller = await t.createSeller(thbSeller(3_500, '35.00', '0844444444'));
-    await t.admin('PUT', '/admin/fx/reference-prices', { base: 'PAY', quote: 'THB', price: '30.00' });
-    const lock = async () => (await t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' })).json().data.id as string;
-
-    // at 30 THB/PAY, 35.00 THB would cost 1.166666 PAY: more than the seller has
-    const too_much = await create({ amount: 3_500, quote_lock_id: await lock() });
-    assert.equal(too_much.statusCode, 409, too_much.body);
-    assert.equal(too_much.json().error.code, 'PAYMENT_INSUFFICIENT_LIQUIDITY');
+    const lockAt = async (price: string) => {
+      await t.admin('PUT', '/admin/fx/reference-prices', { base: 'PAY', quote: 'THB', price });
+      return (await t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' })).json().data.id as string;
+    };
+    for (const amount of [3_000, 100]) {
+      const below = await create({ amount, quote_lock_id: await lockAt('34.99') });
+      assert.equal(below.statusCode, 409, below.body);
+      assert.equal(below.json().error.code, 'PAYMENT_INSUFFICIENT_LIQUIDITY');
+    }
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 0 });
 
-    // 30.00 THB at 30 THB/PAY is exactly 1 PAY: it holds the seller's whole 35.00 THB
-    const covered = await create({ amount: 3_000, quote_lock_id: await lock() });
+    // at exactly the seller's rate: 35.00 THB is 1 PAY
+    const covered = await create({ amount: 3_500, quote_lock_id: await lockAt('35.00') });
     assert.equal(covered.statusCode, 201, covered.body);
     const payment = covered.json().data;
-    assert.deepEqual(payment.match_details.map((leg: any) => [leg.seller_id, leg.allocated_fiat_amount, leg.rate, leg.amount_micro_pay]), [[seller.id, 3_000, '30.00', 1_000_000]]);
+    assert.deepEqual(payment.match_details.map((leg: any) => [leg.seller_id, leg.allocated_fiat_amount, leg.rate, leg.amount_micro_pay]), [[seller.id, 3_500, '35.00', 1_000_000]]);
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 3_500 });
-    const nothing_left = await create({ amount: 100 });
-    assert.equal(nothing_left.json().error.code, 'PAYMENT_INSUFFICIENT_LIQUIDITY');
 
     // the buyer pays; completion moves the seller's whole PAY and does not overdraw it
     const upload = await t.request({
@@ -87,25 +87,17 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 0, reserved_minor: 0 });
   });
 
-  it('a lock at or above the seller\'s rate takes the seller\'s fiat one for one; an expired lock-priced payment gives back all it held', async () => {
+  it('a lock above the seller\'s rate takes the seller\'s fiat one for one; an expired lock-priced payment gives back all it held', async () => {
     const seller = await t.createSeller(thbSeller(3_500, '35.00', '0855555555'));
-    const lockAt = async (price: string) => {
-      await t.admin('PUT', '/admin/fx/reference-prices', { base: 'PAY', quote: 'THB', price });
-      return (await t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' })).json().data.id as string;
-    };
-    const above = await create({ amount: 3_500, quote_lock_id: await lockAt('40.00') });
+    await t.admin('PUT', '/admin/fx/reference-prices', { base: 'PAY', quote: 'THB', price: '40.00' });
+    const lock = (await t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' })).json().data.id as string;
+    const above = await create({ amount: 3_500, quote_lock_id: lock });
     assert.equal(above.statusCode, 201, above.body);
+    assert.deepEqual(above.json().data.match_details.map((leg: any) => [leg.rate, leg.amount_micro_pay]), [['40.00', 875_000]]);
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 3_500 });
     t.clock.advance(901_000);
     assert.equal((await t.call('GET', `/v1/payments/${above.json().data.id}`, merchant.live)).json().data.status, 'expired');
     assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 0 });
-
-    const below = await create({ amount: 3_000, quote_lock_id: await lockAt('30.00') });
-    assert.equal(below.statusCode, 201, below.body);
-    assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 3_500 });
-    t.clock.advance(901_000);
-    assert.equal((await t.call('GET', `/v1/payments/${below.json().data.id}`, merchant.live)).json().data.status, 'expired');
-    assert.deepEqual(await sellerRow(seller.id), { liquidity_minor: 3_500, reserved_minor: 0 }, 'the release gives back what the leg held, not only its fiat');
   });
 
   it('no leg is worth 0 PAY: a tail too small to buy 1 micro-PAY at the next offer\'s rate is not covered by it', async () => {
@@ -152,8 +144,8 @@ describe('payment allocation: races and quote-lock capacity', () => {
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id;
     const expected = [
-      { seller_id: first.id, match_order: 1, allocated_fiat_amount: 1_000, rate: '35.12345678', amount_micro_pay: 284_710 },
-      { seller_id: second.id, match_order: 2, allocated_fiat_amount: 500, rate: '35.50', amount_micro_pay: 140_845 },
+      { seller_id: first.id, match_order: 1, allocated_fiat_amount: 1_000, rate: '35.12345678', amount_micro_pay: 284_710, proof: null },
+      { seller_id: second.id, match_order: 2, allocated_fiat_amount: 500, rate: '35.50', amount_micro_pay: 140_845, proof: null },
     ];
     assert.deepEqual(created.json().data.match_details, expected);
     const read = await t.call('GET', `/v1/payments/${id}`, merchant.live);

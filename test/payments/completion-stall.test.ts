@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import QRCode from 'qrcode';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipart } from '../helpers/files.ts';
+import { newSlip } from '../helpers/slips.ts';
 
 /**
  * A verified payment whose completion the ledger refuses (a quote lock priced the legs below the seller's funding
@@ -27,7 +26,7 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
   const trade = (body: Record<string, unknown>) =>
     t.call('POST', '/v1/trades', merchant.live, { order_id: `stall-${++order}`, currency: 'THB', return_url: 'https://shop.example/r', ...body });
   async function uploadProof(id: string) {
-    const { payload, headers } = multipart('proof', await QRCode.toBuffer(`slip-${randomUUID()}`, { type: 'png' }));
+    const { payload, headers } = multipart('proof', newSlip().bytes);
     const response = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': merchant.live } });
     assert.equal(response.statusCode, 200, response.body);
   }
@@ -105,7 +104,7 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
       completion: {
         async onCompleted(trx: Parameters<typeof t.application.payments.completion.onCompleted>[0], row: { id: string }, legs: Parameters<typeof t.application.payments.completion.onCompleted>[2]) {
           if (row.id === poisoned_id) throw new Error('boom');
-          await t.application.payments.completion.onCompleted(trx, row as never, legs);
+          return t.application.payments.completion.onCompleted(trx, row as never, legs);
         },
       },
     };

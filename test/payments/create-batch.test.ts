@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { PaymentCreateBatcher } from '../../src/modules/payments/create-batch.ts';
+import { createAlone, PaymentCreateBatcher } from '../../src/modules/payments/create-batch.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
 const RETURN_URL = 'https://shop.example/return';
@@ -72,11 +72,12 @@ describe('the batching allocator: many creates in one transaction, each with its
     // one create per batch: the second and third plan from a read taken while the one before them writes
     const one_by_one = new PaymentCreateBatcher(t.application.payments, { max_batch: 1, gather_ms: 0 });
     const scope = { merchant_id: merchant.id, is_sandbox: false };
-    const alone = () => Promise.reject(new Error('no request of this test runs alone'));
     const outcomes = await Promise.allSettled(
-      [4_000, 4_000, 4_000, 4_000, 8_000].map((amount) =>
-        one_by_one.create({ scope, input: { order_id: next(), amount, currency: 'THB', return_url: RETURN_URL }, idempotency: undefined, alone }),
-      ),
+      [4_000, 4_000, 4_000, 4_000, 8_000].map((amount) => {
+        const input = { order_id: next(), amount, currency: 'THB' as const, return_url: RETURN_URL };
+        // a batch that planned from a read the one before overtook is refused and runs alone
+        return one_by_one.create({ scope, input, idempotency: undefined, alone: createAlone(t.application.payments, scope, input) });
+      }),
     );
     const legs = outcomes.map((outcome) =>
       outcome.status === 'fulfilled' ? outcome.value.body.data.match_details.map((leg) => `${leg.seller_id === best.id ? 'best' : 'next'} ${leg.allocated_fiat_amount}`) : (outcome.reason as { code: string }).code,
@@ -95,5 +96,23 @@ describe('the batching allocator: many creates in one transaction, each with its
     assert.deepEqual(responses.map((r) => r.statusCode), [201, 201]);
     assert.equal(responses[0]!.json().data.id, responses[1]!.json().data.id);
     assert.equal(responses.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 1);
+  });
+
+  it('a batch and a lone create both wake the listeners of commits that wrote events (the outbox wake-up)', async () => {
+    await t.createSeller(thbSeller(100_000));
+    let woken = 0;
+    const off = t.application.database.commits.on('events', () => woken++);
+    try {
+      const batched = await Promise.all([create({ order_id: next(), amount: 1_000 }), create({ order_id: next(), amount: 1_000 })]);
+      assert.deepEqual(batched.map((r) => r.statusCode), [201, 201]);
+      const after_batch = woken;
+      assert.ok(after_batch >= 1, 'the batch woke the listener');
+      const scope = { merchant_id: merchant.id, is_sandbox: false };
+      const input = { order_id: next(), amount: 1_000, currency: 'THB' as const, return_url: RETURN_URL };
+      assert.equal((await createAlone(t.application.payments, scope, input)()).status, 201);
+      assert.ok(woken > after_batch, 'the lone create woke it after its commit');
+    } finally {
+      off();
+    }
   });
 });

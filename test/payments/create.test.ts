@@ -39,7 +39,7 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
       assert.equal(payment.checkout_url, `http://gateway.test/checkout/${payment.id}`);
       assert.equal(payment.expires_at, new Date(t.clock.now().getTime() + 900_000).toISOString());
       // 100.50 THB at 35 THB per PAY = 2.871428 PAY, rounded down to the micro-PAY
-      assert.deepEqual(payment.match_details, [{ seller_id: seller.id, match_order: 1, allocated_fiat_amount: 10_050, rate: '35.00', amount_micro_pay: 2_871_428 }]);
+      assert.deepEqual(payment.match_details, [{ seller_id: seller.id, match_order: 1, allocated_fiat_amount: 10_050, rate: '35.00', amount_micro_pay: 2_871_428, proof: null }]);
     }
     const row = await t.db.selectFrom('sellers').select(['reserved_minor']).where('id', '=', seller.id).executeTakeFirstOrThrow();
     assert.equal(row.reserved_minor, 20_100);

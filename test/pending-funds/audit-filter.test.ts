@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
+import { createPendingFunds, receipt } from '../helpers/pending-funds.ts';
 
 /** The receiver-confirm audit list keeps the contract's meaning by default; intake rows are an explicit filter. */
 describe('GET /admin/audit/receiver-confirm: receiver-confirm rows by default', () => {
@@ -17,7 +17,7 @@ describe('GET /admin/audit/receiver-confirm: receiver-confirm rows by default', 
     const created = await createPendingFunds(t, receiver.id);
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id;
-    const confirmed = await t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, RECEIPT);
+    const confirmed = await t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, receipt());
     assert.equal(confirmed.statusCode, 201, confirmed.body);
     const list = async (query: string) => (await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${id}${query}`)).json().data as { id: string }[];
     const by_default = await list('');

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepPendingFunds } from '../../src/modules/pending-funds/service.ts';
-import { createPendingFunds, RECEIPT } from '../helpers/pending-funds.ts';
+import { createPendingFunds, receipt } from '../helpers/pending-funds.ts';
 import { ScriptedValidator } from '../helpers/validator.ts';
 
 const HOUR = 3600_000;
@@ -14,7 +14,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
   let receiver: TestMerchant;
   let other: TestMerchant;
   const validator = new ScriptedValidator({ failure_reason: 'slip_not_found' });
-  const confirm = (id: string, key: string, body: unknown = RECEIPT) => t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, key, body);
+  const confirm = (id: string, key: string, body: unknown = receipt()) => t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, key, body);
   const row = async (id: string) => t.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const auditCount = async (id: string, stage = 'receiver_confirm') =>
     Number((await t.db.selectFrom('receiver_confirm_audit').select((eb) => eb.fn.countAll<string>().as('n')).where('pending_funds_id', '=', id).where('stage', '=', stage as never).executeTakeFirstOrThrow()).n);
@@ -44,7 +44,7 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     assert.equal(failed.json().data.failure_reason, 'slip_not_found');
 
     const before_rows = (await t.db.selectFrom('pending_funds').select('id').execute()).length;
-    const no_token = await t.request({ method: 'POST', url: '/internal/pending-funds', payload: { receiver_merchant_id: receiver.id, amount_minor: 1, payer_reference: 'x', ...RECEIPT } });
+    const no_token = await t.request({ method: 'POST', url: '/internal/pending-funds', payload: { receiver_merchant_id: receiver.id, amount_minor: 1, payer_reference: 'x', ...receipt() } });
     assert.equal(no_token.statusCode, 401);
     assert.equal((await createPendingFunds(t, '00000000-0000-4000-8000-000000000000')).statusCode, 404);
     const bad_type = await createPendingFunds(t, receiver.id, 1, { content_type: 'text/plain' });
@@ -103,8 +103,8 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
       [{ receipt_base64: 'not base64!', content_type: 'image/png' }, 'RECEIVER_CONFIRM_MALFORMED_RECEIPT'],
       [{ receipt_base64: 'abc', content_type: 'image/png' }, 'RECEIVER_CONFIRM_MALFORMED_RECEIPT'],
       [{ receipt_base64: '', content_type: 'image/png' }, 'RECEIVER_CONFIRM_MALFORMED_RECEIPT'],
-      [{ receipt_base64: RECEIPT.receipt_base64, content_type: 'image/gif' }, 'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED'],
-      [{ receipt_base64: RECEIPT.receipt_base64 }, 'VALIDATION_ERROR'],
+      [{ receipt_base64: receipt().receipt_base64, content_type: 'image/gif' }, 'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED'],
+      [{ receipt_base64: receipt().receipt_base64 }, 'VALIDATION_ERROR'],
     ] as const) {
       const response = await confirm(id, receiver.live, body);
       assert.equal(response.statusCode, 400, JSON.stringify(body));

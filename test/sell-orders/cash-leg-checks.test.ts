@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, RECEIPT } from '../helpers/orders.ts';
+import { expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt } from '../helpers/orders.ts';
 import { scriptedValidator } from '../helpers/validator.ts';
 
 /** Sell orders: target_fiat_amount is never a check on the slip; the idempotency outcome comes before the provider call. */
@@ -11,7 +11,7 @@ describe('sell orders: what confirm-cash-leg asks the validator, and when', () =
   let seller: TestMerchant;
   let buyer: TestMerchant;
   const validator = scriptedValidator({ fallback: 'unverified' });
-  const body = (content_type = 'application/pdf') => ({ receipt_base64: RECEIPT, content_type });
+  const body = (content_type = 'application/pdf') => ({ receipt_base64: receipt(), content_type });
   const confirm = (id: string, key: string, payload: unknown) => merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, payload, key);
 
   before(async () => {
@@ -37,12 +37,13 @@ describe('sell orders: what confirm-cash-leg asks the validator, and when', () =
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 3 * PAY);
     const key = randomUUID();
     const calls = validator.checks.length;
-    const first = await confirm(sell.id, key, body());
+    const evidence = body();
+    const first = await confirm(sell.id, key, evidence);
     assert.equal(first.statusCode, 200, first.body);
     assert.deepEqual([first.json().data.status, first.json().data.cash_leg_attempts], ['cash_leg_in_flight', 1]);
     assert.equal(validator.checks.length, calls + 1);
 
-    const replay = await confirm(sell.id, key, body());
+    const replay = await confirm(sell.id, key, evidence);
     assert.equal(replay.statusCode, 200);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.deepEqual(replay.json(), first.json());

@@ -17,13 +17,13 @@ import {
   merchantCall,
   MINT_SOURCE,
   PAY,
-  RECEIPT,
+  receipt,
   scriptedValidator,
   sellBody,
   switchableLedger,
 } from '../helpers/orders.ts';
 
-const confirmBody = (extra: Record<string, unknown> = {}) => ({ receipt_base64: RECEIPT, content_type: 'application/pdf', ...extra });
+const confirmBody = (extra: Record<string, unknown> = {}) => ({ receipt_base64: receipt(), content_type: 'application/pdf', ...extra });
 
 describe('sell orders: match, cash leg, confirm, sweeps', () => {
   let t: TestApp;
@@ -77,7 +77,8 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 6 * PAY);
     const before_balances = await balancesOf(t, seller.id);
     const key = randomUUID();
-    const response = await confirm(sell.id, confirmBody({ reference: 'TRX-1' }), key);
+    const evidence = confirmBody({ reference: 'TRX-1' });
+    const response = await confirm(sell.id, evidence, key);
     assert.equal(response.statusCode, 200, response.body);
     const order = response.json().data;
     assert.equal(order.status, 'completed');
@@ -94,7 +95,7 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested', 'sell_order.completed']);
     // Same key, same body: a no-op replay. Another body: 409. A new key on a completed order: 409 bad state.
     const calls = validator.calls;
-    const replay = await confirm(sell.id, confirmBody({ reference: 'TRX-1' }), key);
+    const replay = await confirm(sell.id, evidence, key);
     assert.equal(replay.statusCode, 200);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.json().data.cash_leg_attempts, 1);
@@ -125,7 +126,7 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
   it('400 on missing or bad evidence (no validator call); 403 for another merchant; 404 unknown; 401 without identity', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, PAY);
     const calls = validator.calls;
-    for (const body of [{}, { content_type: 'image/png' }, { receipt_base64: RECEIPT }, confirmBody({ receipt_base64: '' }), confirmBody({ receipt_base64: 'not base64!!' }), confirmBody({ receipt_base64: 'abcde' }), confirmBody({ content_type: 'text/plain' }), confirmBody({ extra: 1 })]) {
+    for (const body of [{}, { content_type: 'image/png' }, { receipt_base64: receipt() }, confirmBody({ receipt_base64: '' }), confirmBody({ receipt_base64: 'not base64!!' }), confirmBody({ receipt_base64: 'abcde' }), confirmBody({ content_type: 'text/plain' }), confirmBody({ extra: 1 })]) {
       expectError(await confirm(sell.id, body), 400, 'VALIDATION_ERROR');
     }
     expectError(await confirm(sell.id, confirmBody(), null), 400, 'VALIDATION_ERROR');
@@ -204,8 +205,11 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.equal(await sweep(), 0, 'nothing left to sweep');
   });
 
-  it('sweep: CASH_LEG_RETRY_MAX failed attempts -> failed cash_leg_retry_exhausted, reserve released, sell_order.failed; no dispute while the switch is off', async () => {
+  it('sweep: CASH_LEG_RETRY_MAX failed attempts -> failed cash_leg_retry_exhausted, reserve released, the buyer\'s PAY taken back, supply as before the match; no dispute while the switch is off', async () => {
+    const supply_before = (await t.admin('GET', '/admin/ledger/supply')).json().data.live.circulation_micro_pay;
+    const buyer_before = await balancesOf(t, buyer.id);
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 8 * PAY);
+    assert.equal((await balancesOf(t, buyer.id)).available, buyer_before.available + 8 * PAY);
     const before_balances = await balancesOf(t, seller.id);
     for (let i = 0; i < 3; i++) {
       validator.next.push('failed');
@@ -217,6 +221,13 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.equal(failed.failure_reason, 'cash_leg_retry_exhausted');
     assert.equal(failed.cash_leg_attempts, 3);
     assert.deepEqual(await balancesOf(t, seller.id), { available: before_balances.available + 8 * PAY, reserve: before_balances.reserve - 8 * PAY });
+    // the fill's mint is burned back to the mint source: the buyer holds what it held before the match
+    assert.deepEqual(await balancesOf(t, buyer.id), buyer_before);
+    assert.equal((await t.admin('GET', '/admin/ledger/supply')).json().data.live.circulation_micro_pay, supply_before);
+    const fill = await t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
+    assert.deepEqual([fill.reversed_micro_pay, fill.shortfall_micro_pay, fill.reversed_at?.getTime()], [8 * PAY, 0, t.clock.now().getTime()]);
+    const burn = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', `buy_order:${sell.matched_buy_order_id}:fill:${sell.id}:reversal`).executeTakeFirstOrThrow();
+    assert.deepEqual([burn.kind, burn.debit_account, burn.credit_account, burn.amount_micro_pay], ['burn', accounts.merchantAvailable(buyer.id, false), accounts.mintSource(MINT_SOURCE, false), 8 * PAY]);
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested', 'sell_order.failed']);
     assert.equal((await t.db.selectFrom('disputes').select('id').where('sell_order_id', '=', sell.id).execute()).length, 0);
     const late = await confirm(sell.id);
@@ -268,7 +279,7 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
   it('a cash-leg failure opens one cash_leg_failure dispute and fires gateway.dispute.opened alongside sell_order.failed', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 2 * PAY);
     validator.next.push('failed', 'failed');
-    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: RECEIPT, content_type: 'image/png' });
+    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
     // Several sweepers at once: one failure, one dispute.
     await Promise.all(Array.from({ length: 4 }, () => sweepSellOrders(t.application.payouts.sell_orders)));
     const disputes = await t.db.selectFrom('disputes').selectAll().where('sell_order_id', '=', sell.id).execute();
@@ -285,6 +296,29 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
     assert.equal(listed.json().data.length, 1);
     const detail = await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-disputes/${disputes[0]!.id}`);
     assert.equal(detail.json().data.events[0].actor_user_id, 'system');
+  });
+
+  it('a buyer that already spent part of the fill: the rest is burned, the spent part is its deficit (no overdraft), and the dispute records the reversal', async () => {
+    const spender = await t.createMerchant('Spender');
+    const sell = await inFlightSell(t, seller.jwt, spender.jwt, 5 * PAY);
+    // the buyer moves 3 of its 5 PAY into a sell order's reserve of its own: only 2 PAY are left to take back
+    await createSell(t, spender.jwt, sellBody(3 * PAY, 'SGD', 10_000));
+    validator.next.push('failed', 'failed');
+    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+    await sweepSellOrders(t.application.payouts.sell_orders);
+    assert.deepEqual(await balancesOf(t, spender.id), { available: 0, reserve: 3 * PAY });
+    const fill = await t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
+    assert.deepEqual([fill.reversed_micro_pay, fill.shortfall_micro_pay], [2 * PAY, 3 * PAY]);
+    const balance = await merchantCall(t, spender.jwt, 'GET', `/v1/merchants/${spender.id}/balance`);
+    assert.equal(balance.statusCode, 200, balance.body);
+    assert.deepEqual([balance.json().data.available_micro_pay, balance.json().data.deficit_micro_pay], [0, 3 * PAY]);
+    assert.notEqual(balance.json().data.countdown_days, null);
+    const dispute = await t.db.selectFrom('disputes').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
+    const opened = await t.db.selectFrom('dispute_events').selectAll().where('dispute_id', '=', dispute.id).executeTakeFirstOrThrow();
+    const reversal = (opened.details as { reversal: { reversed_micro_pay: number; shortfall_micro_pay: number; fills: { buyer_merchant_id: string }[] } }).reversal;
+    assert.deepEqual([reversal.reversed_micro_pay, reversal.shortfall_micro_pay, reversal.fills[0]?.buyer_merchant_id], [2 * PAY, 3 * PAY, spender.id]);
+    assert.match(dispute.notes, /2000000 micro-PAY burned, 3000000 micro-PAY owed/);
+    assert.equal((await t.application.ledger.verify()).ok, true);
   });
 
   it('a merchant cancel or an expiry is not a cash-leg failure: no dispute', async () => {

@@ -123,11 +123,11 @@ describe('settlement runs: concurrency, crashes, batch size, sandbox scenario', 
     assert.deepEqual(rerun.map((batch) => [batch.gross_minor, batch.fee_minor, batch.net_minor]), [[4321, 64, 4257]]);
   });
 
-  it('uses the configured fee and never settles a payment completed after the run started', async () => {
+  it('reports the fee taken at completion, whatever the run\'s setting; never settles a payment completed after the run started', async () => {
     const ids = await completedPayments(t, a.live, [{ order_id: 'fee-1', amount: 10001 }]);
     const batches = await runSettlements(settlementDeps(t, { fee_bps: 275 }));
-    // 10001 * 2.75% = 275.0275 -> 275
-    assert.deepEqual(batches.map((batch) => [batch.fee_bps, batch.fee_minor, batch.net_minor]), [[275, 275, 9726]]);
+    // completed at the configured 150 bps: 10001 * 1.5% = 150.015 -> 150
+    assert.deepEqual(batches.map((batch) => [batch.fee_bps, batch.fee_minor, batch.net_minor]), [[150, 150, 9851]]);
     const late = await completedPayments(t, a.live, [{ order_id: 'late-1', amount: 100 }]);
     t.clock.advance(-1000);
     assert.deepEqual(await runSettlements(settlementDeps(t)), [], 'completed after the cutoff');

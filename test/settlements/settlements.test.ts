@@ -150,7 +150,7 @@ describe('settlements: batches and merchant routes', () => {
     assert.equal(response.headers['content-disposition'], `attachment; filename="settlement-${thb_batch.id}.csv"`);
     const lines = response.body.split('\r\n');
     assert.equal(lines.pop(), '', 'ends with CRLF');
-    assert.equal(lines[0], 'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at');
+    assert.equal(lines[0], 'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay');
     assert.equal(lines.length, 1 + 4);
     assert.ok(lines[1]!.startsWith(`${thb_ids[0]},o-100,THB,10000,100.00,150,1.50,9850,98.50,`), lines[1]);
     assert.ok(lines[2]!.startsWith(`${thb_ids[1]},o-333,THB,333,3.33,4,0.04,329,3.29,`), lines[2]);

@@ -7,7 +7,7 @@ import { recalcBufferThresholds, type BalanceDeps } from './service.ts';
 export const balanceModule = defineModule({
   name: 'balance',
   owns: ['merchant_balance_state'],
-  calls: ['ledger', 'pending-funds', 'sell-orders'],
+  calls: ['buy-orders', 'ledger', 'pending-funds', 'sell-orders'],
   start: ({ config, db, clock }, needs: { ledger: Ledger }) => {
     const deps: BalanceDeps = {
       db,

@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
+import { fillShortfallMicroPay } from '../buy-orders/service.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
 import { releasedReserveMicroPaySince } from '../sell-orders/service.ts';
 import { notOwnBalance } from './errors.ts';
@@ -22,9 +23,12 @@ export interface BalanceDeps {
 const DAY_MS = 24 * 3600_000;
 export const TRAILING_WINDOW_MS = 30 * DAY_MS;
 
-/** deficit = max(0, threshold - (available + buffer - net obligation)). */
-export function deficitMicroPay(threshold: number, available: number, buffer: number, net_obligation: number): number {
-  return Math.max(0, threshold - (available + buffer - net_obligation));
+/**
+ * deficit = max(0, threshold - (available + buffer - net obligation)) + shortfall, where the shortfall is PAY of
+ * buy-order fills taken back (their cash leg failed) that the merchant had already spent: owed, never an overdraft.
+ */
+export function deficitMicroPay(threshold: number, available: number, buffer: number, net_obligation: number, shortfall = 0): number {
+  return Math.max(0, threshold - (available + buffer - net_obligation)) + shortfall;
 }
 
 /** Whole days left of the grace period since the deficit began; null without a deficit. */
@@ -45,12 +49,13 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
   const available = balances.get(available_account) ?? null;
   const buffer = balances.get(buffer_account) ?? null;
   if (available === null && buffer === null) throw notFound('PAY balance of this merchant');
-  const [net_obligation, state] = await Promise.all([
+  const [net_obligation, shortfall, state] = await Promise.all([
     netObligationMicroPay(deps.db, merchant_id, is_sandbox),
+    fillShortfallMicroPay(deps.db, merchant_id, is_sandbox),
     deps.db.selectFrom('merchant_balance_state').selectAll().where('merchant_id', '=', merchant_id).where('is_sandbox', '=', is_sandbox).executeTakeFirst(),
   ]);
   const threshold = state?.buffer_threshold_micro_pay ?? 0;
-  const deficit = deficitMicroPay(threshold, available ?? 0, buffer ?? 0, net_obligation);
+  const deficit = deficitMicroPay(threshold, available ?? 0, buffer ?? 0, net_obligation, shortfall);
   return {
     merchant_id,
     available_micro_pay: available ?? 0,
@@ -99,7 +104,8 @@ export async function recalcBufferThresholds(deps: BalanceDeps): Promise<number>
     const threshold = Number((BigInt(volume) * BigInt(deps.threshold_bps)) / 10_000n);
     const balances = await deps.ledger.balances([available_account, accounts.merchantBuffer(id, false)]);
     const net_obligation = await netObligationMicroPay(deps.db, id, false);
-    const deficit = deficitMicroPay(threshold, balances.get(available_account) ?? 0, balances.get(accounts.merchantBuffer(id, false)) ?? 0, net_obligation);
+    const shortfall = await fillShortfallMicroPay(deps.db, id, false);
+    const deficit = deficitMicroPay(threshold, balances.get(available_account) ?? 0, balances.get(accounts.merchantBuffer(id, false)) ?? 0, net_obligation, shortfall);
     await deps.db
       .insertInto('merchant_balance_state')
       .values({ merchant_id: id, is_sandbox: false, buffer_threshold_micro_pay: threshold, trailing_30d_volume_micro_pay: volume, buffer_last_recalc_at: now, deficit_since: deficit > 0 ? now : null })

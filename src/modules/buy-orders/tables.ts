@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Insertable, Selectable } from 'kysely';
 
 export type BuyOrderStatus = 'pending' | 'matched' | 'cancelled' | 'expired';
 
@@ -33,9 +33,17 @@ export interface BuyOrderTables {
     fiat_amount: number;
     mint_transfer_id: string;
     created_at: Date;
+    /** Set when the sell order's cash leg failed and the fill was taken back (migration 0221). */
+    reversed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+    /** PAY burned back from the buyer to the mint source. */
+    reversed_micro_pay: ColumnType<number, number | undefined, number>;
+    /** PAY the buyer had already spent: its deficit, not an overdraft. reversed + shortfall = amount. */
+    shortfall_micro_pay: ColumnType<number, number | undefined, number>;
   };
 }
 
 export type BuyOrderRow = Selectable<BuyOrderTables['buy_orders']>;
 
 export type FillRow = Selectable<BuyOrderTables['order_fills']>;
+/** A fill as the matcher writes it (not reversed). */
+export type NewFill = Insertable<BuyOrderTables['order_fills']>;

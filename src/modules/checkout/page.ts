@@ -38,6 +38,8 @@ dl{display:grid;grid-template-columns:auto 1fr;gap:4px 12px;margin:8px 0 0}dt{co
 .note{font-size:14px;color:#5b6778}input[type=file]{display:block;width:100%;margin:10px 0;padding:10px;border:1px dashed #9fb0cc;border-radius:10px;background:#f8faff}
 button,.button{display:block;width:100%;text-align:center;border:0;border-radius:10px;padding:14px;font-size:17px;font-weight:600;background:#2451b3;color:#fff;text-decoration:none;cursor:pointer}
 .status{text-align:center}.status h1{font-size:22px;margin:8px 0}.icon{font-size:48px}.error{background:#fde7e6;color:#8c1d18;border-radius:10px;padding:10px 12px;margin-bottom:12px}
+.legstate{margin:10px 0 0;font-weight:600}.legstate.verified{color:#1d6b34}.legstate.rejected{color:#8c1d18}.legstate.checking{color:#2451b3}
+.legform{margin-top:12px;border-top:1px solid #e3e8ef;padding-top:10px}
 .spinner{width:40px;height:40px;margin:8px auto;border:4px solid #dbe3f1;border-top-color:#2451b3;border-radius:50%;animation:spin 1s linear infinite}@keyframes spin{to{transform:rotate(360deg)}}
 `;
 
@@ -67,7 +69,7 @@ function money(amount_decimal: string, currency: string): string {
   return `${currency === 'THB' ? '฿' : ''}${amount_decimal} ${currency}`;
 }
 
-function legCard(t: Strings, leg: CheckoutLeg, count: number, currency: string, qr: string | undefined): string {
+function legCard(t: Strings, leg: CheckoutLeg, count: number, currency: string, qr: string | undefined, footer = ''): string {
   const heading = count > 1 ? `<h2>${escapeHtml(fill(t.part, { n: leg.match_order, m: count }))}</h2>` : '';
   const amount = money(leg.amount_decimal, currency);
   let details: string;
@@ -81,7 +83,30 @@ ${qr ? `<img class="qr" data-leg="${leg.match_order}" src="${qr}" width="360" he
   } else {
     details = `<div class="note">${t.transfer_to}</div><dl><dt>${t.bank}</dt><dd>${escapeHtml(payee.bank_name ?? payee.bank_code)}</dd><dt>${t.account_number}</dt><dd>${escapeHtml(payee.account_number)}</dd><dt>${t.account_name}</dt><dd>${escapeHtml(payee.account_name)}</dd></dl>`;
   }
-  return `<section class="card leg" data-leg="${leg.match_order}">${heading}<div class="legamount">${escapeHtml(amount)}</div>${details}<div class="note">${t.pay_exact}</div></section>`;
+  return `<section class="card leg" data-leg="${leg.match_order}">${heading}<div class="legamount">${escapeHtml(amount)}</div>${details}<div class="note">${t.pay_exact}</div>${footer}</section>`;
+}
+
+const LEG_STATE_WORDS = { checking: 'leg_checking', verified: 'leg_verified', rejected: 'leg_rejected' } as const;
+
+/** A leg's slip state on a payment split between several payees. */
+function legState(t: Strings, leg: CheckoutLeg): string {
+  const state = leg.proof?.status ?? 'missing';
+  const words = leg.proof ? t[LEG_STATE_WORDS[leg.proof.status]] : t.leg_missing;
+  return `<p class="legstate ${state}" data-state="${state}">${t.leg_state}: ${escapeHtml(words)}</p>`;
+}
+
+/** The upload form of one leg (a payment split between payees takes one slip per payee). */
+function legUpload(t: Strings, view: CheckoutView, leg: CheckoutLeg, lang: string): string {
+  const n = leg.match_order;
+  return `<form class="legform" id="proof-form-${n}" method="post" action="/checkout/${encodeURIComponent(view.payment_id)}/proof?lang=${lang}" enctype="multipart/form-data">
+<input type="hidden" name="leg" value="${n}">
+<label class="label" for="proof-${n}">${escapeHtml(fill(t.leg_upload, { n, payee: leg.payee.display_name }))}</label><input id="proof-${n}" name="proof" type="file" accept="image/jpeg,image/png,image/webp,image/heic" required>
+<button type="submit" id="submit-${n}">${escapeHtml(fill(t.leg_submit, { n }))}</button></form>`;
+}
+
+/** A payment still collecting slips: matched, payment_pending, or confirming with a leg whose slip has not come. */
+function collecting(view: CheckoutView): boolean {
+  return view.status === 'matched' || view.status === 'payment_pending' || (view.status === 'confirming' && view.legs.some((leg) => !leg.proof));
 }
 
 function statusPoller(model: PageModel): string {
@@ -122,6 +147,14 @@ export function renderCheckoutPage(model: PageModel): string {
   const toggle = `/checkout/${encodeURIComponent(view.payment_id)}?lang=${lang === 'th' ? 'en' : 'th'}`;
   const back = `<a class="button" id="return" href="${escapeHtml(view.return_redirect_url)}">${t.back_to_shop}</a>`;
   const error = model.error ? `<div class="error" role="alert">${t.error_prefix}: ${escapeHtml(model.error)}</div>` : '';
+  if (view.legs.length > 1 && collecting(view)) {
+    const missing = view.legs.filter((leg) => !leg.proof).length;
+    const legs = view.legs
+      .map((leg) => legCard(t, leg, view.legs.length, view.currency, leg.proof ? undefined : model.qr_data_urls.get(leg.match_order), leg.proof ? legState(t, leg) : legUpload(t, view, leg, lang)))
+      .join('\n');
+    const split = `<p class="note" id="split">${escapeHtml(fill(t.split_note, { m: view.legs.length }))}</p><p class="note" id="missing">${escapeHtml(fill(t.legs_missing, { k: missing, m: view.legs.length }))}</p>`;
+    return layout(model, `${t.title} ${money(view.amount_decimal, view.currency)}`, toggle, `${error}${header(t, view, true)}${split}${legs}`, countdownScript(view.seconds_remaining) + statusPoller(model));
+  }
   switch (view.status) {
     case 'matched':
     case 'payment_pending': {
@@ -133,8 +166,10 @@ export function renderCheckoutPage(model: PageModel): string {
 <button type="submit" id="submit">${t.submit}</button></form></section>`;
       return layout(model, `${t.title} ${money(view.amount_decimal, view.currency)}`, toggle, `${error}${header(t, view, true)}${split}${legs}${upload}`, countdownScript(view.seconds_remaining) + statusPoller(model));
     }
-    case 'confirming':
-      return layout(model, t.confirming_title, toggle, `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.confirming_title, t.confirming_body)}`, statusPoller(model));
+    case 'confirming': {
+      const states = view.legs.length > 1 ? view.legs.map((leg) => `<div data-leg="${leg.match_order}">${escapeHtml(fill(t.part, { n: leg.match_order, m: view.legs.length }))}${legState(t, leg)}</div>`).join('') : '';
+      return layout(model, t.confirming_title, toggle, `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.confirming_title, t.confirming_body, states)}`, statusPoller(model));
+    }
     case 'completed':
     case 'settled':
       return layout(

@@ -4,7 +4,9 @@ import { Type } from 'typebox';
 import { PAYMENT_ID_PATTERN, Envelope, ok } from '../../http/schemas.ts';
 import { randomBase62 } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
-import { readProofFile } from '../../http/multipart.ts';
+import { readProofParts } from '../../http/multipart.ts';
+import { proofPartsAllowed } from '../payments/service.ts';
+import { PROOF_MULTIPART_BODY } from '../payments/schema.ts';
 import { pickLang, type Lang } from './i18n.ts';
 import { renderCheckoutPage, renderNotFoundPage } from './page.ts';
 import { checkoutStatus, openCheckout, uploadFromCheckout, type CheckoutDeps } from './service.ts';
@@ -92,7 +94,7 @@ export const checkoutRoutes: FastifyPluginAsyncTypebox<CheckoutRoutesOptions> = 
   app.post(
     '/checkout/:id/proof',
     {
-      config: { auth: 'public', multipart_body: { proof: 'JPEG, PNG, WebP or HEIC image' }, errors: [404, 409, 413] },
+      config: { auth: 'public', multipart_body: PROOF_MULTIPART_BODY, errors: [404, 409, 413] },
       schema: {
         tags: ['checkout'],
         summary: 'The buyer\'s proof upload from the hosted page (form post; 303 back to the page, which then shows confirming)',
@@ -105,8 +107,8 @@ export const checkoutRoutes: FastifyPluginAsyncTypebox<CheckoutRoutesOptions> = 
       const lang_query = request.query.lang;
       if (!PAYMENT_ID.test(id)) return page(id, lang_query, request.headers['accept-language'], reply);
       try {
-        const file = await readProofFile(request, options.proof_max_bytes);
-        await uploadFromCheckout(deps, id, file);
+        const parts = await readProofParts(request, options.proof_max_bytes, await proofPartsAllowed(deps, id));
+        await uploadFromCheckout(deps, id, parts);
       } catch (caught) {
         const code = (caught as { code?: string }).code;
         if (caught instanceof AppError && caught.code === 'NOT_FOUND') return page(id, lang_query, request.headers['accept-language'], reply);

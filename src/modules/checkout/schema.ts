@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Timestamp } from '../../http/schemas.ts';
+import { LegProofSchema } from '../payments/schema.ts';
 
 /** Who a leg is paid to, by payment method. The OpenAPI document shows it as an object with a `type` (see CheckoutLegSchema). */
 export type CheckoutPayee =
@@ -13,6 +14,7 @@ export const CheckoutLegSchema = Type.Object({
   amount_decimal: Type.String(),
   payment_method: Type.String(),
   payee: Type.Unsafe<CheckoutPayee>(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+  proof: Type.Union([LegProofSchema, Type.Null()], { description: "This leg's slip and its verdict; null while the buyer has not sent it" }),
 });
 
 /** The checkout view-model as the API shows it (`GET /v1/payments/{id}/checkout`) and the hosted page renders it: the response schema, and its type. */

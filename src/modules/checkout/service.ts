@@ -1,5 +1,5 @@
 import { buildCheckoutView, type CheckoutView } from './view.ts';
-import { findPaymentById, markCheckoutOpened, uploadProof, type PaymentsDeps, type ProofUploadResult } from '../payments/service.ts';
+import { findPaymentById, markCheckoutOpened, uploadProof, type PaymentsDeps, type ProofUpload, type ProofUploadResult } from '../payments/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { qrPng } from '../reference/promptpay.ts';
 
@@ -14,9 +14,9 @@ export async function openCheckout(deps: CheckoutDeps, id: string): Promise<{ vi
   const { payment, legs } = await findPaymentById(deps, id);
   const view = await buildCheckoutView(deps, payment, legs);
   const qr_data_urls = new Map<number, string>();
-  if (view.status === 'matched' || view.status === 'payment_pending') {
+  if (view.status === 'matched' || view.status === 'payment_pending' || view.status === 'confirming') {
     for (const leg of view.legs) {
-      if (leg.payee.type === 'promptpay') qr_data_urls.set(leg.match_order, `data:image/png;base64,${(await qrPng(leg.payee.qr_payload)).toString('base64')}`);
+      if (leg.payee.type === 'promptpay' && !leg.proof) qr_data_urls.set(leg.match_order, `data:image/png;base64,${(await qrPng(leg.payee.qr_payload)).toString('base64')}`);
     }
   }
   return { view, qr_data_urls };
@@ -38,6 +38,6 @@ export async function checkoutStatus(deps: CheckoutDeps, id: string): Promise<Ch
 }
 
 /** The buyer's upload: public, scoped to this payment and to its status (matched or payment_pending only). */
-export async function uploadFromCheckout(deps: CheckoutDeps, id: string, file: Uint8Array | undefined): Promise<ProofUploadResult> {
-  return uploadProof(deps, null, id, file);
+export async function uploadFromCheckout(deps: CheckoutDeps, id: string, upload: ProofUpload): Promise<ProofUploadResult> {
+  return uploadProof(deps, null, id, upload);
 }

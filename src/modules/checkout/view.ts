@@ -4,7 +4,7 @@ import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { sellerPayees } from '../liquidity/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
-import { findPaymentById, getPayment, type LegRow, type PaymentRow, type PaymentsDeps } from '../payments/service.ts';
+import { findPaymentById, getPayment, legsWithProofs, type LegRow, type PaymentRow, type PaymentsDeps } from '../payments/service.ts';
 import { legNotPromptPay, promptPayQrThbOnly } from './errors.ts';
 import type { CheckoutLeg, CheckoutPayee, CheckoutView } from './schema.ts';
 
@@ -19,7 +19,8 @@ export function returnRedirectUrl(return_url: string, payment_id: string, status
 }
 
 /** The view-model behind both `GET /v1/payments/{id}/checkout` and the hosted page. */
-export async function buildCheckoutView(deps: PaymentsDeps & { banks: BankDirectory }, payment: PaymentRow, legs: readonly LegRow[]): Promise<CheckoutView> {
+export async function buildCheckoutView(deps: PaymentsDeps & { banks: BankDirectory }, payment: PaymentRow, leg_rows: readonly LegRow[]): Promise<CheckoutView> {
+  const legs = await legsWithProofs(deps.db, payment, leg_rows);
   const payees = await sellerPayees(deps.db, legs.map((leg) => leg.seller_id));
   const currency = payment.currency as Currency;
   const base = deps.public_base_url;
@@ -55,6 +56,7 @@ export async function buildCheckoutView(deps: PaymentsDeps & { banks: BankDirect
       amount_decimal: minorToDecimal(leg.allocated_fiat_amount, currency),
       payment_method: payment.payment_method,
       payee,
+      proof: leg.proof ?? null,
     });
   }
   const now_ms = deps.clock.now().getTime();

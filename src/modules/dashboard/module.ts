@@ -1,5 +1,7 @@
+import { SignInThrottle } from '../../http/sign-in-throttle.ts';
 import { defineModule } from '../module.ts';
 import { dashboardAdminRoutes } from './admin-routes.ts';
+import { RequestLog } from './request-log.ts';
 import { dashboardRoutes, type DashboardDeps } from './routes.ts';
 
 /**
@@ -8,13 +10,19 @@ import { dashboardRoutes, type DashboardDeps } from './routes.ts';
  */
 export const dashboardModule = defineModule({
   name: 'dashboard',
-  owns: ['merchant_users', 'dashboard_settings'],
+  owns: ['merchant_users', 'dashboard_settings', 'api_request_log'],
   calls: ['audit', 'balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
-  start: ({ config, db, clock }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies'>) => {
-    const users = { db, clock, public_base_url: config.public_base_url };
-    const deps: DashboardDeps = { ...needs, users, secure_cookies: config.public_base_url.startsWith('https://') };
+  start: ({ config, db, clock, logger }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies' | 'request_log'>) => {
+    const sign_in = new SignInThrottle({ now_ms: () => clock.now().getTime(), max_delay_ms: config.sign_in_max_delay_ms });
+    const users = { db, clock, public_base_url: config.public_base_url, sign_in };
+    const request_log = new RequestLog(db, clock, (error) => logger.warn({ err: error }, 'api request log: a batch was not written'));
+    const deps: DashboardDeps = { ...needs, users, request_log, secure_cookies: config.public_base_url.startsWith('https://') };
     return {
+      jobs: [{ name: 'api-request-log-purge', interval_ms: 3600_000, run: () => request_log.purge() }],
       routes: async (server) => {
+        // On the root, so it sees every route's response (the Developers page shows each key's calls).
+        server.addHook('onResponse', request_log.hook);
+        server.addHook('onClose', async () => request_log.flush());
         await server.register(dashboardAdminRoutes, { deps: users });
         await server.register(dashboardRoutes, { deps });
       },

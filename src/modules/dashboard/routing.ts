@@ -20,6 +20,7 @@ import { csrfMismatch } from './errors.ts';
 import type { Form } from './forms.ts';
 import type { MessageKey } from './i18n.ts';
 import type { PageContext } from './layout.ts';
+import type { RequestLog } from './request-log.ts';
 import type { DashboardSession, UsersDeps } from './users.ts';
 
 export interface DashboardDeps {
@@ -37,6 +38,8 @@ export interface DashboardDeps {
   settlements: SettlementsDeps;
   /** Secure cookies when PUBLIC_BASE_URL is https. */
   secure_cookies: boolean;
+  /** Each key's recent API calls. */
+  request_log: RequestLog;
 }
 
 /** What a signed-in handler gets: the request, its session and page context, the merchant scope and the form. */

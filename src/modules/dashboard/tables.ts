@@ -27,4 +27,17 @@ export interface DashboardTables {
     time_zone: string;
     updated_at: Date;
   };
+  api_request_log: {
+    id: string;
+    merchant_id: string;
+    api_key_id: string;
+    is_sandbox: boolean;
+    method: string;
+    /** Without the query string. */
+    path: string;
+    status: number;
+    duration_ms: number;
+    request_id: string;
+    created_at: Date;
+  };
 }

@@ -10,7 +10,7 @@ import { openCashLegFailureDispute, type DisputesDeps } from './service.ts';
 export const disputesModule = defineModule({
   name: 'disputes',
   owns: ['disputes', 'dispute_events'],
-  calls: ['audit', 'events', 'ledger', 'sell-orders', 'webhooks'],
+  calls: ['audit', 'buy-orders', 'events', 'ledger', 'sell-orders', 'webhooks'],
   start: ({ config, db, clock }, needs: { ledger: Ledger }) => {
     const deps: DisputesDeps = { db, clock, ledger: needs.ledger };
     return {

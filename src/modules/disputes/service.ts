@@ -9,6 +9,7 @@ import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
+import type { FillReversal } from '../buy-orders/service.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
@@ -134,11 +135,11 @@ export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: M
 }
 
 /** The auto-open switch: a given-up cash leg opens a `cash_leg_failure` dispute in the failing transaction (at most one open). */
-export async function openCashLegFailureDispute(trx: Trx, order: SellOrderRow, at: Date): Promise<void> {
-  await insertDispute(trx, at, order, 'cash_leg_failure', `Cash leg failed (${order.failure_reason}) after ${order.cash_leg_attempts} attempt(s)`, {
-    actor_user_id: 'system',
-    actor_role: 'system',
-  });
+export async function openCashLegFailureDispute(trx: Trx, order: SellOrderRow, at: Date, reversals: readonly FillReversal[] = []): Promise<void> {
+  const reversed_micro_pay = reversals.reduce((sum, fill) => sum + fill.reversed_micro_pay, 0);
+  const shortfall_micro_pay = reversals.reduce((sum, fill) => sum + fill.shortfall_micro_pay, 0);
+  const notes = `Cash leg failed (${order.failure_reason}) after ${order.cash_leg_attempts} attempt(s); fills taken back: ${reversed_micro_pay} micro-PAY burned, ${shortfall_micro_pay} micro-PAY owed by buyers`;
+  await insertDispute(trx, at, order, 'cash_leg_failure', notes, { actor_user_id: 'system', actor_role: 'system' }, { reversal: { reversed_micro_pay, shortfall_micro_pay, fills: reversals } });
 }
 
 /**

@@ -32,6 +32,7 @@ export const EVENT_TYPES = {
   'settlement.completed': { resource: 'Settlement', description: 'A settlement batch completed' },
   'settlement.failed': { resource: 'Settlement', description: 'An operator marked the batch failed' },
   'settlement.adjusted': { resource: 'Settlement', description: 'An operator adjusted the batch' },
+  'webhook.test': { resource: 'WebhookEndpoint', description: 'A test event sent from the dashboard to this one endpoint (`data` is the endpoint)' },
 } as const satisfies Record<string, { resource: string; description: string }>;
 
 export type EventType = keyof typeof EVENT_TYPES;

@@ -1,12 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { DatabaseHandle, Db, Trx } from '../../db/database.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
 
 /** NOTIFY channel the webhook dispatcher listens on; the payload carries no meaning (a wake-up). */
 export const EVENTS_CHANNEL = 'mpay_events';
-
-/** At most one wake-up NOTIFY per this many ms per process. */
-export const WAKE_COALESCE_MS = 2;
 
 /** Wakes every dispatcher (all processes): one NOTIFY of its own, outside any business transaction. */
 export async function wakeDispatchers(db: Db): Promise<void> {
@@ -16,27 +14,24 @@ export async function wakeDispatchers(db: Db): Promise<void> {
 /**
  * Wakes the dispatchers after events commit, never inside the business transaction: PostgreSQL serialises the
  * commits of every transaction that queued a NOTIFY behind one database-wide lock (held across the WAL flush), which
- * would cap payment creation. The first commit with events sends a NOTIFY at once; commits within the next
- * WAKE_COALESCE_MS share one more. A NOTIFY lost to a crash between commit and send is covered by the dispatcher's
- * short poll. Returns the stop function.
+ * would cap payment creation. The commits of one turn share one NOTIFY, and those while it is in flight share the
+ * next (a GroupCommit of one in flight). A NOTIFY lost to a crash between commit and send is covered by the
+ * dispatcher's short poll. Returns the stop function.
  */
 export function wakeDispatchersAfterEventCommits(db: Db, commits: DatabaseHandle['commits'], onError: (error: unknown) => void): () => void {
-  let timer: NodeJS.Timeout | undefined;
-  let last_sent = 0;
   let stopped = false;
-  const send = () => {
-    timer = undefined;
-    if (stopped) return;
-    last_sent = performance.now();
-    wakeDispatchers(db).catch(onError);
-  };
+  const wake = new GroupCommit<null, null>(
+    async (commits_seen) => {
+      if (!stopped) await wakeDispatchers(db).catch(onError);
+      return commits_seen;
+    },
+    { max_in_flight: 1, max_batch: Number.MAX_SAFE_INTEGER },
+  );
   const unsubscribe = commits.on('events', () => {
-    if (timer !== undefined || stopped) return;
-    timer = setTimeout(send, Math.max(0, last_sent + WAKE_COALESCE_MS - performance.now()));
+    if (!stopped) void wake.submit(null);
   });
   return () => {
     stopped = true;
-    clearTimeout(timer);
     unsubscribe();
   };
 }

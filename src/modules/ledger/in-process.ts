@@ -4,13 +4,13 @@ import type { Clock } from '../../lib/clock.ts';
 import { assert, present as presentValue } from '../../lib/assert.ts';
 import type { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
-import { checkCommand, replayOrConflict } from './rules.ts';
+import { checkCommand } from './rules.ts';
 import type { TransferRow } from './tables.ts';
-import { batchSizeOutOfRange, insufficientFunds, postingNotApplied } from './errors.ts';
-import { GroupCommit } from './group-commit.ts';
+import { batchSizeOutOfRange, insufficientFunds, keyUsedForAnotherTransfer, postingNotApplied } from './errors.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
 
 /**
- * One item's answer, completed from its command where `ledger_apply_one` answers only the status and
+ * One item's answer, completed from its command where `ledger_apply_all` answers only the status and
  * id of an applied item.
  */
 interface AppliedItem {
@@ -46,27 +46,27 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
   if (item.status === 'insufficient_funds') {
     return insufficientFunds(command);
   }
-  if (item.status === 'conflict') {
-    try {
-      replayOrConflict(command, present(item));
-    } catch (error) {
-      return error as AppError;
-    }
-  }
+  // the key holds another move (the rule is ledger_apply_all's): its own error, never a silent success
+  if (item.status === 'conflict') return keyUsedForAnotherTransfer(command.key, present(item));
   return null;
 }
 
 /**
- * Applies checked commands in one round trip: the SQL function `ledger_apply` (ledger/sql/ledger_apply.sql) runs, per item,
- * the per-key advisory lock, the idempotency check, the account locks in name order, the overdraft check, the
- * balance moves and the journal row. `atomic`: the first refusal undoes the items before it.
+ * Applies checked commands in one round trip: `ledger_apply` (ledger/sql) applies them as one set, or item by item as
+ * sets of one when the set stops (a replay, a conflict, a refusal): the key locks, the idempotency rule, the account
+ * locks in name order, the overdraft check, the balance moves and the journal rows are ledger_apply_all's.
+ * `atomic`: the first refusal undoes the items before it.
  */
 async function applyChecked(trx: Executor, clock: Clock, commands: readonly TransferCommand[], atomic: boolean): Promise<AppliedItem[]> {
   if (commands.length === 0) return [];
   const now = clock.now();
   const items = ledgerItems(commands);
   const result = await sql<{ results: AppliedItem[] | string }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
-  return completed(items, presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results, now);
+  const answers = presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results;
+  const answered = typeof answers === 'string' ? (JSON.parse(answers) as AppliedItem[]) : answers;
+  // An atomic call stops at its first refusal: the items after it were never tried.
+  const untried = atomic ? items.slice(answered.length).map((item) => ({ status: 'not_applied', key: item.key }) as AppliedItem) : [];
+  return completed(items, [...answered, ...untried], now);
 }
 
 /**
@@ -161,19 +161,16 @@ export async function applyBatch(executor: Executor, clock: Clock, commands: rea
 const DEADLOCK_RETRIES = 5;
 
 /**
- * A group of lone transfers, each answered as if it had run alone. The group goes the set-based way when every item
- * applies; otherwise (a replay, a conflict, a refusal among them) each item runs alone, side by side: the
- * item-by-item path of one statement would hold one item's account locks while taking the next's, and two groups
- * could deadlock. A lone item can still meet a caller's multi-statement transaction in a deadlock; PostgreSQL then
- * rolls the victim's statement back whole, so it is run again.
+ * A group of lone transfers, each answered as if it had run alone: one set (ledger_apply_all). A set that stops (a
+ * replay, a conflict, a refusal among them) fails the group, and GroupCommit's rule runs each item alone, in arrival
+ * order, as a set of one. A lone item can still meet a caller's multi-statement transaction in a deadlock; PostgreSQL
+ * then rolls the victim's statement back whole, so it is run again.
  */
 async function applyLone(db: Db, clock: Clock, commands: readonly TransferCommand[]): Promise<AppliedItem[]> {
-  if (commands.length > 1) {
-    const all = await retryDeadlock(() => applyAllOrNothing(db, clock, commands));
-    if (all) return all;
-    return Promise.all(commands.map(async (command) => presentValue((await applyLone(db, clock, [command]))[0], 'one command gives one answer')));
-  }
-  return retryDeadlock(() => applyChecked(db, clock, commands, false));
+  if (commands.length === 1) return retryDeadlock(() => applyChecked(db, clock, commands, false));
+  const all = await retryDeadlock(() => applyAllOrNothing(db, clock, commands));
+  if (!all) throw new Error('the set stopped: its items run alone');
+  return all;
 }
 
 async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {

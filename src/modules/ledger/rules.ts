@@ -1,5 +1,5 @@
-import { ACCOUNT_PATTERN, accountMode, isIssuanceAccount, type TransferCommand, type TransferResult } from './port.ts';
-import { keyUsedForAnotherTransfer, malformedTransfer } from './errors.ts';
+import { ACCOUNT_PATTERN, accountMode, isIssuanceAccount, type TransferCommand } from './port.ts';
+import { malformedTransfer } from './errors.ts';
 
 /**
  * Checks a command before anything is read or written, in this order: amount, account names, same mode, kind
@@ -21,17 +21,4 @@ export function checkCommand(command: TransferCommand): void {
   if (command.kind === 'burn' && !(!debit_issuance && credit_issuance)) fail('kind', 'burn must credit an issuance account from another');
   if (command.kind === 'transfer' && (debit_issuance || credit_issuance)) fail('kind', 'transfer must not touch an issuance account (use mint or burn)');
   if (!['mint', 'burn', 'transfer'].includes(command.kind)) fail('kind', 'must be mint, burn or transfer');
-}
-
-/** The same key with other fields is its own error, never a silent success (memo is not part of the identity). */
-export function replayOrConflict(command: TransferCommand, existing: Omit<TransferResult, 'replayed'>): TransferResult {
-  const same =
-    existing.kind === command.kind &&
-    existing.debit_account === command.debit_account &&
-    existing.credit_account === command.credit_account &&
-    existing.amount_micro_pay === command.amount_micro_pay;
-  if (!same) {
-    throw keyUsedForAnotherTransfer(command.key, existing);
-  }
-  return { ...existing, replayed: true };
 }

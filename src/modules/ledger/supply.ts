@@ -7,7 +7,8 @@ import { present } from '../../lib/assert.ts';
 /**
  * Why every unit of PAY exists: the journal's mints and burns grouped by the path that made them. A cause is read off
  * the transfer's key and its issuance account, which every path sets in one place:
- * - `seller_funding`: `seller:<id>:funding`, a live seller's liquidity backed at its rate (world account);
+ * - `seller_funding`: `seller:<id>:funding`, a live seller's liquidity backed at its rate, and an operator's later
+ *   funding `seller:<id>:funding:<key>` (world account);
  * - `payment_synthetic_seller`: `payment:<id>:leg:<n>:fund`, sandbox sellers minted at payment completion;
  * - `pending_funds`: a receiver-confirmed pending-funds row (key = row id, world account);
  * - `buy_order_fill`: `buy_order:<id>:fill:<sell id>` (or the older `buy_order:<id>:mint`), the buyer's PAY;
@@ -37,7 +38,7 @@ export const SupplyReportSchema = Type.Object({ live: ModeSupply, sandbox: ModeS
 export type SupplyReport = Static<typeof SupplyReportSchema>;
 
 const CAUSE_SQL = sql<SupplyCause>`case
-  when key like 'seller:%:funding' then 'seller_funding'
+  when key like 'seller:%:funding' or key like 'seller:%:funding:%' then 'seller_funding'
   when key like 'payment:%:fund' then 'payment_synthetic_seller'
   when key like 'buy_order:%' then 'buy_order_fill'
   when debit_account like '%:issuance:adjustments' or credit_account like '%:issuance:adjustments' then 'adjustment'

@@ -1,6 +1,6 @@
 import { fiatMinorToMicroPay } from '../../lib/money.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import type { SellerFundingPort } from './service.ts';
+import type { SellerFundingPort } from './sellers.ts';
 
 /**
  * A live seller's liquidity is backed by PAY: on creation the PAY its liquidity is worth at its rate (rounded down,

@@ -7,9 +7,9 @@ import { liquidityRoutes } from './routes.ts';
 export const liquidityModule = defineModule({
   name: 'liquidity',
   owns: ['sellers'],
-  calls: ['ledger'],
+  calls: ['audit', 'ledger'],
   start: ({ db, clock }, needs: { ledger: Ledger }) => {
     const funding = createSellerFunding(needs.ledger);
-    return { funding, routes: async (server) => void (await server.register(liquidityRoutes, { db, clock, funding })) };
+    return { funding, routes: async (server) => void (await server.register(liquidityRoutes, { db, clock, funding, ledger: needs.ledger })) };
   },
 });

@@ -2,11 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { merchantScope } from '../../http/auth.ts';
-import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
+import { Envelope, MinorUnits, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import { SellerSchema } from './schema.ts';
-import { createSeller, rateSnapshot, type SellerFundingPort } from './service.ts';
+import { createSeller, fundSeller, rateSnapshot, type SellerFundingPort } from './service.ts';
+import type { Ledger } from '../ledger/port.ts';
+import { adminActor } from '../../http/auth.ts';
 
 const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 const MethodSchema = Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)));
@@ -22,7 +24,23 @@ export const RateSnapshotSchema = Type.Object({
   as_of: Timestamp,
 });
 
-export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; funding?: SellerFundingPort }> = async (app, { db, clock, funding }) => {
+export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; funding?: SellerFundingPort; ledger: Ledger }> = async (app, { db, clock, funding, ledger }) => {
+  app.post(
+    '/admin/sellers/:id/funding',
+    {
+      config: { auth: 'admin', errors: [404, 502] },
+      schema: {
+        tags: ['admin'],
+        summary: "Fund a seller's PAY and put a suspended seller back into matching",
+        params: UuidParams,
+        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })) }),
+        body: Type.Object({ amount_micro_pay: MinorUnits('PAY to mint into the seller account, micro-PAY', 1) }, { additionalProperties: false }),
+        response: { 200: Envelope(Type.Object({ ...SellerSchema.properties, balance_micro_pay: Type.Integer() })) },
+      },
+    },
+    async (request) => ok(await fundSeller({ db, clock, ledger }, adminActor(request), request.params.id, request.body, request.headers['idempotency-key'])),
+  );
+
   app.get(
     '/v1/rates',
     {

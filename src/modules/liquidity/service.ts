@@ -1,13 +1,24 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
-import { fiatMinorToMicroPay, METHODS_BY_CURRENCY, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import type { SellerView } from './schema.ts';
-import type { SellerPayee } from './tables.ts';
-import { bankRequired, insufficientLiquidity, legWorthNothing, methodUnsupportedForCurrency, noSandboxSeller, offersTakenConcurrently, offersUnreadable, payidRequired, promptpayIdRequired, rateNotPositive } from './errors.ts';
+import { fiatMinorToMicroPay, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
+import { insufficientLiquidity, legWorthNothing, noSandboxSeller, offersTakenConcurrently, offersUnreadable } from './errors.ts';
+import { normalizeRate } from './sellers.ts';
+
+export {
+  createSeller,
+  fundSeller,
+  type NewSeller,
+  normalizeRate,
+  presentSeller,
+  SELLER_UNFUNDED,
+  type SellerFundingPort,
+  sellerOfAccount,
+  sellerPayees,
+  suspendSeller,
+} from './sellers.ts';
 
 /** What a sandbox offer reports as available: synthetic sellers are not bounded. */
 export const SANDBOX_LIQUIDITY_MINOR = 100_000_000_000;
@@ -18,7 +29,7 @@ export interface Leg {
   allocated_fiat_amount: number;
   rate: string;
   amount_micro_pay: number;
-  /** Liquidity the leg holds at the seller's own rate when that differs from allocated_fiat_amount (quote locks). */
+  /** Liquidity the leg holds when that differs from allocated_fiat_amount (legs written before quote locks filtered offers). */
   reserved_minor: number | null;
 }
 
@@ -28,7 +39,7 @@ export interface OfferKey {
   payment_method: PaymentMethod;
 }
 
-/** Thrown by `reserveLegs` when an offer changed between the plan and the reservation: re-plan and retry. */
+/** An offer changed between the plan and the reservation (mpay_reserve_offers): re-plan and retry. */
 export class AllocationRaced extends Error {
   constructor() {
     super('an offer changed between planning and reserving');
@@ -41,44 +52,11 @@ export class AllocationRaced extends Error {
  */
 export const OPTIMISTIC_ALLOCATION_ATTEMPTS = 3;
 
-/** lock_rate / seller_rate as two integers (a fraction), from the decimal strings. */
-function rateRatio(seller_rate: string, lock_rate: string): { lock_scaled: bigint; seller_scaled: bigint } {
-  const seller = parseDecimal(seller_rate);
-  const lock = parseDecimal(lock_rate);
-  return { lock_scaled: lock.numerator * 10n ** BigInt(seller.scale), seller_scaled: seller.numerator * 10n ** BigInt(lock.scale) };
-}
-
-/** The share of `available_minor` a leg at `lock_rate` may take so that the seller's PAY (bought at `seller_rate`) covers it. */
-function coveredAtRate(available_minor: number, seller_rate: string, lock_rate: string): number {
-  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
-  // a lock at or above the seller's rate costs the seller no more PAY per fiat unit than its own rate
-  if (lock_scaled >= seller_scaled) return available_minor;
-  return Number((BigInt(available_minor) * lock_scaled) / seller_scaled);
-}
-
-/** The liquidity at the seller's rate that `take_minor` at `lock_rate` holds: ceil(take * seller_rate / lock_rate), never below take. */
-function heldAtSellerRate(take_minor: number, seller_rate: string, lock_rate: string): number {
-  const { lock_scaled, seller_scaled } = rateRatio(seller_rate, lock_rate);
-  if (lock_scaled >= seller_scaled) return take_minor;
-  return Number((BigInt(take_minor) * seller_scaled + lock_scaled - 1n) / lock_scaled);
-}
-
-/**
- * Plans the legs of `amount_minor` FIFO across live seller offers (best rate first, i.e. the fewest fiat units per
- * PAY, then the oldest offer) from a plain read: no row is locked here. `reserveLegs` later reserves the plan in one
- * statement and fails if any offer no longer covers its leg, so the caller re-plans. Under a quote lock every leg
- * uses the lock's rate, and a seller gives only what its PAY (bought at its own rate) covers at that rate.
- * `lock_offers` (the fallback after lost races) locks the offers in FIFO order instead, so the reservation cannot
- * lose. Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY.
- */
-export async function planAllocation(
-  executor: Executor,
-  offer: OfferKey,
-  amount_minor: number,
-  options: { rate_override?: string | undefined; lock_offers?: boolean } = {},
-): Promise<Leg[]> {
-  if (offer.is_sandbox) return allocateSynthetic(executor, offer, [amount_minor], options);
-  return new OfferBook(executor, offer, options.lock_offers ?? false).plan(amount_minor, options.rate_override);
+/** a <= b for two decimal rate strings, exactly. */
+export function rateAtOrBelow(a: string, b: string): boolean {
+  const left = parseDecimal(a);
+  const right = parseDecimal(b);
+  return left.numerator * 10n ** BigInt(right.scale) <= right.numerator * 10n ** BigInt(left.scale);
 }
 
 /** A live offer as planning sees it; `available_minor` goes down as legs are planned on it. */
@@ -161,18 +139,15 @@ export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' 
   let remaining = amount_minor;
   for (const seller of offers) {
     if (remaining === 0) break;
-    const available = seller.available_minor;
-    const seller_rate = seller.rate;
-    const lock_rate = rate_override;
-    const take = Math.min(remaining, lock_rate ? coveredAtRate(available, seller_rate, lock_rate) : available);
+    if (rate_override !== undefined && !rateAtOrBelow(seller.rate, rate_override)) continue;
+    const take = Math.min(remaining, seller.available_minor);
     if (take <= 0) continue;
-    const rate = lock_rate ?? seller_rate;
+    const rate = rate_override ?? seller.rate;
     const amount_micro_pay = fiatMinorToMicroPay(take, offer.currency, rate);
     // A take too small to buy 1 micro-PAY at this rate would be fiat paid for nothing: this offer cannot cover it.
     if (amount_micro_pay <= 0) continue;
-    const held = lock_rate ? heldAtSellerRate(take, seller_rate, lock_rate) : take;
-    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: held === take ? null : held });
-    takes.push([seller, held]);
+    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: null });
+    takes.push([seller, take]);
     remaining -= take;
   }
   if (remaining > 0) {
@@ -202,20 +177,6 @@ export function checkedLegs<L extends Pick<Leg, 'match_order' | 'allocated_fiat_
 
 const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: number | null }): number => leg.reserved_minor ?? leg.allocated_fiat_amount;
 
-/**
- * Reserves planned live legs in one statement: the offers are locked in FIFO order (so two reservations never
- * deadlock) and each is reserved only if it still covers its leg. Meant to be the creating transaction's last
- * write, so a seller's row stays locked only for this statement and the commit. Any offer short: AllocationRaced
- * (the caller's transaction must roll back; some offers may already be reserved in it).
- */
-export async function reserveLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
-  if (legs.length === 0) return;
-  // also the batched create's last write (mpay_create_batch)
-  const { rows } = await sql<{ reserved: string }>`
-    select mpay_reserve_offers(${legs.map((leg) => leg.seller_id)}::uuid[], ${legs.map(heldOf)}::bigint[]) as reserved`.execute(trx);
-  if (Number(rows[0]?.reserved) !== legs.length) throw new AllocationRaced();
-}
-
 /** A create that kept losing races for the same offers reports them as taken. */
 export function raceLost(error: unknown): unknown {
   return error instanceof AllocationRaced ? offersTakenConcurrently() : error;
@@ -226,7 +187,7 @@ export function raceLost(error: unknown): unknown {
  * number of synthetic sellers reuse the last one. Synthetic liquidity is unbounded: nothing is reserved or locked.
  */
 export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: number[], options: { rate_override?: string | undefined } = {}): Promise<Leg[]> {
-  const sellers = await trx
+  const all = await trx
     .selectFrom('sellers')
     .select(['id', 'rate'])
     .where('synthetic', '=', true)
@@ -235,7 +196,12 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
     .orderBy('rate', 'asc')
     .orderBy('id', 'asc')
     .execute();
-  if (sellers.length === 0) throw noSandboxSeller(offer);
+  if (all.length === 0) throw noSandboxSeller(offer);
+  // As live: under a quote lock only sellers whose own rate is at or below the lock's take part.
+  const lock_rate = options.rate_override;
+  const sellers = lock_rate === undefined ? all : all.filter((seller) => rateAtOrBelow(String(seller.rate), lock_rate));
+  const total = parts.reduce((sum, part) => sum + part, 0);
+  if (sellers.length === 0) throw insufficientLiquidity(offer, 0, total);
   const legs = parts.map((part, index) => {
     const seller = present(sellers[Math.min(index, sellers.length - 1)], 'there is at least one synthetic seller');
     const rate = options.rate_override ?? seller.rate;
@@ -244,7 +210,7 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
   // A quote lock's rate may make a small part worth nothing: no leg is worth 0 PAY, so the sandbox has no offer for it.
   const worthless = legs.find((leg) => leg.amount_micro_pay <= 0);
   if (worthless) throw legWorthNothing(worthless.allocated_fiat_amount, offer.currency, worthless.rate);
-  return checkedLegs(legs, parts.reduce((sum, part) => sum + part, 0));
+  return checkedLegs(legs, total);
 }
 
 /** A leg as release and consume need it: what it holds of the seller's liquidity. */
@@ -317,75 +283,4 @@ export async function rateSnapshot(db: Db, clock: Clock, offer: OfferKey): Promi
     if (error instanceof AppError) throw error;
     throw offersUnreadable();
   }
-}
-
-/** numeric(20,8) comes back as "35.00000000": trim to at least two decimals. */
-export function normalizeRate(rate: string): string {
-  if (!rate.includes('.')) return `${rate}.00`;
-  const [whole, fraction = ''] = rate.split('.');
-  return `${whole}.${fraction.replace(/0+$/, '').padEnd(2, '0')}`;
-}
-
-export interface NewSeller {
-  currency: Currency;
-  payment_method: PaymentMethod;
-  display_name: string;
-  liquidity_minor: number;
-  rate: string;
-  promptpay_id?: string | undefined;
-  payid?: string | undefined;
-  bank?: { code: string; account_number: string; account_name: string } | undefined;
-}
-
-/**
- * Called inside the seller-creation transaction (the ledger module implements it: a live seller's liquidity is
- * backed by the PAY it is worth at its rate, minted into the seller's account). A throw keeps no seller.
- */
-export interface SellerFundingPort {
-  onSellerCreated(trx: Trx, seller: { id: string; is_sandbox: boolean; currency: Currency; rate: string; liquidity_minor: number }): Promise<void>;
-}
-
-export async function createSeller(db: Db, clock: Clock, input: NewSeller, funding?: SellerFundingPort): Promise<SellerView> {
-  if (parseDecimal(input.rate).numerator <= 0n) {
-    throw rateNotPositive();
-  }
-  if (!METHODS_BY_CURRENCY[input.currency].includes(input.payment_method)) {
-    throw methodUnsupportedForCurrency(input.currency, input.payment_method);
-  }
-  const payee: SellerPayee = {};
-  if (input.payment_method === 'promptpay') {
-    if (!input.promptpay_id) throw promptpayIdRequired();
-    payee.promptpay_id = input.promptpay_id;
-  } else if (input.payment_method === 'payid') {
-    if (!input.payid) throw payidRequired();
-    payee.payid = input.payid;
-  } else {
-    if (!input.bank) throw bankRequired();
-    payee.bank = input.bank;
-  }
-  const row = {
-    id: randomUUID(),
-    is_sandbox: false,
-    synthetic: false,
-    display_name: input.display_name,
-    currency: input.currency,
-    payment_method: input.payment_method,
-    rate: input.rate,
-    liquidity_minor: input.liquidity_minor,
-    reserved_minor: 0,
-    payee: JSON.stringify(payee),
-    active: true,
-    created_at: clock.now(),
-  };
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('sellers').values(row).execute();
-    await funding?.onSellerCreated(trx, { id: row.id, is_sandbox: row.is_sandbox, currency: input.currency, rate: input.rate, liquidity_minor: row.liquidity_minor });
-  });
-  return { ...row, payee, rate: normalizeRate(input.rate), created_at: row.created_at.toISOString() };
-}
-
-export async function sellerPayees(executor: Executor, seller_ids: string[]): Promise<Map<string, { display_name: string; payee: SellerPayee }>> {
-  if (seller_ids.length === 0) return new Map();
-  const rows = await executor.selectFrom('sellers').select(['id', 'display_name', 'payee']).where('id', 'in', seller_ids).execute();
-  return new Map(rows.map((row) => [row.id, { display_name: row.display_name, payee: row.payee }]));
 }

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 
 export interface SellerPayee {
@@ -21,6 +21,9 @@ export interface LiquidityTables {
     reserved_minor: number;
     payee: Json<SellerPayee>;
     active: boolean;
+    /** Out of matching since the ledger refused a completion for lack of its PAY (migration 0222); null otherwise. */
+    suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+    suspension_reason: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: Date;
   };
 }

@@ -1,49 +1,42 @@
 import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
-import { claimIdempotencyKeys, keyClaimRows, settleIdempotencyKeys, type KeyIdentity } from '../../http/idempotency.ts';
+import { idempotent, keyClaimRows } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { eventRows, recordEvents, type NewEvent } from '../events/outbox.ts';
-import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, OfferBook, reserveLegs, type HeldLeg, type Leg } from '../liquidity/service.ts';
+import { eventRows, type NewEvent } from '../events/outbox.ts';
+import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, OfferBook, raceLost, type HeldLeg, type Leg } from '../liquidity/service.ts';
+import { duplicateOrderId, quoteLocksUnavailable } from './errors.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
-import { DEFAULT_EXPIRES_IN_SECONDS, newPaymentRow, resolvePaymentMethod, toMinor, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
-import { duplicateOrderId } from './errors.ts';
+import {
+  type BatchedCreate,
+  type CreateAnswer,
+  type CreatePaymentInput,
+  DEFAULT_EXPIRES_IN_SECONDS,
+  newPaymentRow,
+  type PaymentsDeps,
+  resolvePaymentMethod,
+  toMinor,
+} from './service.ts';
+import { paymentIdByOrderId } from './stats.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
-/** What a create answers: the body the route sends, and its status when the batch made it (alone() sets its own on the reply). */
-export interface CreateAnswer {
-  status?: number;
-  body: { success: true; data: PaymentView };
-}
+/** A request's outcome in its batch: its answer, its own error, or ALONE (it runs alone after the batch). */
+type Outcome = { answer: CreateAnswer } | { error: unknown } | typeof ALONE;
 
-export interface BatchedCreate {
-  scope: MerchantScope;
-  input: CreatePaymentInput;
-  /** The request's idempotency identity when it carries a key (see idempotencyRequest). */
-  idempotency: { identity: KeyIdentity; fingerprint: string } | undefined;
-  /**
-   * The request on its own (the unbatched create with its own idempotency handling): run for a request whose key
-   * was already used (replay or conflict), and for every request of a batch that failed for a reason of its own.
-   */
-  alone: () => Promise<CreateAnswer>;
-}
-
-interface Pending extends BatchedCreate {
-  resolve: (answer: CreateAnswer) => void;
-  reject: (error: unknown) => void;
-}
-
-/** One create inside a batch attempt. */
+/** One create inside a batch. */
 interface Item {
-  job: Pending;
+  job: BatchedCreate;
   id: string;
   amount_minor: number;
   payment_method: PaymentMethod;
   row: PaymentRow;
-  claim_id?: number;
+  /** A quote lock's rate (a trade under a lock, created alone). */
+  rate_override?: string;
   legs?: Leg[];
   /** The payment as the API shows it (set once its legs are planned). */
   view?: PaymentView;
@@ -51,14 +44,12 @@ interface Item {
 }
 
 export interface CreateBatcherOptions {
-  /** The most creates one transaction takes. */
+  /** The most creates one batch takes. */
   max_batch?: number;
   /** How long an idle batcher waits for more creates before it starts a batch. */
   gather_ms?: number;
-  /** Told when a whole batch failed (its requests then ran alone). */
+  /** Told when a whole batch failed for a reason other than a refusal (its requests then ran alone). */
   onBatchFailed?: (error: unknown) => void;
-  /** Called after a batch's one round trip committed events (CommitWatch sees only the transactional way's inserts). */
-  onEventsCommitted?: () => void;
 }
 
 /** What the batcher did so far (the bench prints the mean batch size). */
@@ -66,204 +57,100 @@ export interface CreateBatcherStats {
   batches: number;
   /** Requests answered by a batch. */
   batched: number;
-  /** Requests that ran alone (a used idempotency key, or a failed batch). */
+  /** Requests that ran alone (a used idempotency key, or a refused or failed batch). */
   alone: number;
+  /** Batches whose call refused (a key or an order_id in use, an offer taken meanwhile): their requests ran alone. */
+  refused: number;
   failed_batches: number;
-  /** Batches whose one round trip refused (or failed), which then ran the transactional way. */
-  transactional: number;
 }
 
 /**
- * The per-process batching allocator, group-commit style: creates that arrive while a batch plans (or
- * within `gather_ms` of an idle moment) are allocated together, FIFO in arrival order. A batch reads the offers, plans
- * and then writes everything in one round trip (#plan): the idempotency keys with their responses, the payments, legs
+ * The per-process batching allocator, group-commit style: creates that arrive while a batch plans (or within
+ * `gather_ms` of an idle moment) are allocated together, FIFO in arrival order. A batch reads the offers, plans, and
+ * writes everything in one call (`mpay_create_batch`): the idempotency keys with their responses, the payments, legs
  * and `payment.matched` events, and one conditional reservation per seller as the last write (so a seller's row is
- * locked only for that reservation and the commit, and written once per batch instead of once per payment). The next
- * batch gathers and plans while this one writes. Each request gets its own answer: a duplicate order_id or too little
- * liquidity fails that request alone (409, nothing of it kept), the others commit.
+ * locked only for that reservation and the commit). The next batch gathers and plans while this one writes. Each
+ * request gets its own answer: bad input or too little liquidity fails that request alone, the others commit.
  *
- * The rules of the single create hold: FIFO (best rate, then the oldest offer; earlier requests of a batch plan
- * first, and batches write in arrival order), no overbooking (the reservation is conditional: a plan from a read the
- * previous batch or another process has overtaken is refused whole and the batch runs the transactional way
- * (#attempt), where a lost race rolls back and plans again from a fresh read, the last attempt with the offers
- * locked), idempotency (a key is claimed in the batch; a key already used makes the statement refuse, and in the
- * transactional way that request goes the single way and replays or conflicts there). A batch that fails for any
- * other reason (a deadlock with another process's batch, say) answers each of its requests by running it alone.
+ * The failure rule: a batch whose call refuses (a key or an order_id in use, an offer taken meanwhile) or fails runs
+ * each of its requests alone, in arrival order: `alone`, a batch of one through the same call inside the request's
+ * idempotent transaction, where a key in use replays or conflicts, an order_id in use is 409, and a lost race for an
+ * offer plans again (the last attempt with the offers locked).
  */
 export class PaymentCreateBatcher {
   readonly #deps: PaymentsDeps;
-  readonly #max_batch: number;
-  readonly #gather_ms: number;
-  readonly #onBatchFailed: (error: unknown) => void;
-  readonly #onEventsCommitted: () => void;
-  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, failed_batches: 0, transactional: 0 };
-  #queue: Pending[] = [];
-  /** Set from a batch's start until it begins to write: the next batch gathers meanwhile, and starts after. */
-  #planning = false;
-  /** Settles once the batch started last has written and answered (batches write one at a time, in order). */
-  #written: Promise<void> = Promise.resolve();
-  #timer: NodeJS.Timeout | undefined;
+  readonly #group: GroupCommit<BatchedCreate, Outcome>;
+  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, refused: 0, failed_batches: 0 };
 
   constructor(deps: PaymentsDeps, options: CreateBatcherOptions = {}) {
     this.#deps = deps;
-    this.#max_batch = options.max_batch ?? 128;
-    this.#gather_ms = options.gather_ms ?? 1;
-    this.#onBatchFailed = options.onBatchFailed ?? (() => {});
-    this.#onEventsCommitted = options.onEventsCommitted ?? (() => {});
+    const onBatchFailed = options.onBatchFailed ?? (() => {});
+    this.#group = new GroupCommit((jobs, previous) => this.#batch(jobs, previous), {
+      // one batch writes (and commits) while the next reads the offers and plans
+      max_in_flight: 2,
+      max_batch: options.max_batch ?? 128,
+      gather_ms: options.gather_ms ?? 1,
+      alone: async (job) => {
+        this.stats.alone++;
+        return { answer: await job.alone() };
+      },
+      onBatchFailed: (error) => {
+        if (refusalOf(error) !== undefined) this.stats.refused++;
+        else {
+          this.stats.failed_batches++;
+          onBatchFailed(error);
+        }
+      },
+    });
   }
 
   /** Every create runs alone while set (the bench measures both ways in one run). */
   bypass = false;
 
   /** Creates one payment in the next batch; resolves to its own answer or rejects with its own error. */
-  create(job: BatchedCreate): Promise<CreateAnswer> {
+  async create(job: BatchedCreate): Promise<CreateAnswer> {
     if (this.bypass) return job.alone();
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ ...job, resolve, reject });
-      this.#schedule();
+    const outcome = await this.#group.submit(job);
+    if (outcome === ALONE) {
+      // a keyed request that failed in planning may be a replay: it runs alone, after its batch
+      this.stats.alone++;
+      return job.alone();
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.answer;
+  }
+
+  /**
+   * Plans the batch, waits until the one before it is done (batches write one at a time, in arrival order), then
+   * writes; throws when the call refuses or fails.
+   */
+  async #batch(jobs: BatchedCreate[], previous: Promise<void>): Promise<Outcome[]> {
+    const planned = await this.#plan(jobs);
+    await previous;
+    if (planned.write) await createBatch(this.#deps.db, ...planned.write);
+    this.stats.batches++;
+    return planned.items.map((item): Outcome => {
+      if (item.error === ALONE) return ALONE;
+      this.stats.batched++;
+      return item.error !== undefined ? { error: item.error } : { answer: { status: 201, body: ok(item.view!) } };
     });
   }
 
-  #schedule(): void {
-    if (this.#planning || this.#timer !== undefined) return;
-    if (this.#queue.length >= this.#max_batch) return void this.#drain();
-    this.#timer = setTimeout(() => this.#drain(), this.#gather_ms);
-  }
-
   /**
-   * Starts the next batch. Two batches overlap at most: one writes (and commits) while the next reads the offers and
-   * plans, which is what a batch of another api process does anyway; the writes stay one at a time, in arrival order.
+   * The batch's call, planned from a plain read of the offers (FIFO over it as below). The call's text is fixed and
+   * its rows are jsonb parameters, so PostgreSQL runs it as a prepared statement. Throws when the read fails.
    */
-  #drain(): void {
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    if (this.#planning || this.#queue.length === 0) return;
-    const jobs = this.#queue.splice(0, this.#max_batch);
-    this.#planning = true;
-    const previous = this.#written;
-    this.#written = this.#run(jobs, previous, () => {
-      this.#planning = false;
-      // what arrived meanwhile goes at once: it has waited for a whole batch already
-      if (this.#queue.length > 0) this.#drain();
-    }).catch((error: unknown) => this.#onBatchFailed(error)); // #run answers every request itself; this is a bug's last stop
-  }
-
-  /** Plans the batch, waits for the previous one to write, then writes; answers every request. Never rejects. */
-  async #run(jobs: Pending[], previous: Promise<void>, writing: () => void): Promise<void> {
-    let planned: PlannedBatch | undefined;
-    try {
-      planned = await this.#plan(jobs);
-    } catch {
-      // a request that must go the transactional way (see #plan), or a failed read: decided below
-    }
-    await previous;
-    writing();
-    let items: Item[] | undefined;
-    try {
-      if (planned) {
-        if (planned.write) {
-          await createBatch(this.#deps.db, ...planned.write);
-          this.#onEventsCommitted();
-        }
-        items = planned.items;
-      }
-    } catch {
-      // refused (a key or an order_id in use, an offer taken meanwhile) or failed: the transactional way decides
-    }
-    if (!items) this.stats.transactional++;
-    try {
-      for (let attempt = 1; !items; attempt++) {
-        try {
-          items = await this.#deps.db.transaction().execute((trx) => this.#attempt(trx, jobs, attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS));
-          break;
-        } catch (error) {
-          if (!(error instanceof AllocationRaced) || attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS) throw error;
-        }
-      }
-    } catch (error) {
-      // Not one request's fault (or not only one's): each request runs alone and gets its own answer.
-      this.stats.failed_batches++;
-      this.stats.alone += jobs.length;
-      this.#onBatchFailed(error);
-      // not awaited: the next batch need not wait for these
-      for (const job of jobs) job.alone().then(job.resolve, job.reject);
-      return;
-    }
-    this.stats.batches++;
-    for (const item of items!) {
-      if (item.error === ALONE) {
-        // a used key replays or conflicts on its own, after this batch's commit; not awaited, like the answers
-        this.stats.alone++;
-        item.job.alone().then(item.job.resolve, item.job.reject);
-        continue;
-      }
-      this.stats.batched++;
-      if (item.error !== undefined) item.job.reject(item.error);
-      else item.job.resolve({ status: 201, body: ok(item.view!) });
-    }
-  }
-
-  /**
-   * The batch in one round trip, for the common case: the offers are read and the legs planned first (a plain read,
-   * FIFO over it as below), then one autocommitted call of `mpay_create_batch` writes the idempotency
-   * keys with their responses, the payments, legs and events, and last reserves the offers (locked in FIFO order, each
-   * only if it still covers its legs), after the writes' triggers (the webhook fan-out is most of a batch's time in the
-   * database): the offers are locked for the reservation and the commit only. The call's text is fixed and its rows
-   * are jsonb parameters, so PostgreSQL runs it as a prepared statement instead of parsing and planning a new statement
-   * per batch. Two round trips instead of eight. Any surprise (a key or order_id in use, an offer taken or deactivated
-   * meanwhile) makes the call refuse (mpay_refuse), so nothing of the batch is kept, and it runs the transactional way
-   * (#attempt), which settles each of those cases exactly. Throws when the batch must go that way at once.
-   */
-  async #plan(jobs: readonly Pending[]): Promise<PlannedBatch> {
+  async #plan(jobs: readonly BatchedCreate[]): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
     const items = prepare(jobs);
-    const prepared = live(items);
-    for (const item of prepared) item.row = paymentRow(item, now);
+    for (const item of live(items)) item.row = paymentRow(item, now);
     await planAll(this.#deps.db, items, false);
-    // a request with a key gets its planning error only once its key is known unused (it may be a replay)
-    if (prepared.some((item) => item.job.idempotency && item.error !== undefined)) throw new Error('a request with a key failed in planning');
+    // a request with a key gets its error only once its key is known unused (it may be a replay)
+    for (const item of items) if (item.job.idempotency && item.error !== undefined) item.error = ALONE;
     const created = live(items);
     if (!created.length) return { items };
     for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
-
-    const keyed = created.filter((item) => item.job.idempotency);
-    const claims = keyClaimRows(keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) })), now);
-    const holds = heldPerSeller(created);
-    return {
-      items,
-      write: [
-        claims.length ? JSON.stringify(claims) : null,
-        JSON.stringify(created.map((item) => item.row)),
-        JSON.stringify(created.flatMap(legRows)),
-        JSON.stringify(eventRows(now, created.map(matchedEvent)).rows),
-        holds.map((hold) => hold.seller_id),
-        holds.map((hold) => hold.allocated_fiat_amount),
-      ],
-    };
-  }
-
-  /** One try at the whole batch inside `trx`; returns each request's outcome (its error, or its payment and legs). */
-  async #attempt(trx: Trx, jobs: readonly Pending[], lock_offers: boolean): Promise<Item[]> {
-    const now = this.#deps.clock.now();
-    const items = prepare(jobs);
-    await claimKeys(trx, items, now);
-    await insertPayments(trx, items, now);
-    await planAll(trx, items, lock_offers);
-    // refused in planning after their insert (a duplicate's row was never inserted: its row is unset)
-    const refused = items.filter((item) => item.error !== undefined && item.row !== undefined);
-    if (refused.length) await trx.deleteFrom('payments').where('id', 'in', refused.map((item) => item.id)).execute();
-
-    const created = live(items);
-    for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
-    if (created.length) {
-      await trx.insertInto('payment_legs').values(created.flatMap(legRows)).execute();
-      await recordEvents(trx, now, created.map(matchedEvent));
-    }
-    await settleKeys(trx, items);
-
-    // the last write: one conditional reservation per seller, in FIFO lock order (reserveLegs)
-    await reserveLegs(trx, heldPerSeller(created));
-    return items;
+    return { items, write: writeParameters(created, now, true) };
   }
 }
 
@@ -275,10 +162,103 @@ interface PlannedBatch {
 
 type CreateBatchParameters = [claims: string | null, payments: string, legs: string, events: string, seller_ids: string[], held_minor: number[]];
 
-/** The batch's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL. */
-const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>((db) =>
-  db.selectNoFrom(sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as('done')),
+/**
+ * Every payment create's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL; the
+ * commit watch learns that it writes the outbox.
+ */
+const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
+  (db) =>
+    db.selectNoFrom(
+      sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as('done'),
+    ),
+  { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'] },
 );
+
+/** The call's parameters for `created` (planned, presented); `with_keys`: the requests' keys go in with their responses. */
+function writeParameters(created: readonly Item[], now: Date, with_keys: boolean): CreateBatchParameters {
+  const keyed = with_keys ? created.filter((item) => item.job.idempotency) : [];
+  const claims = keyClaimRows(
+    keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) })),
+    now,
+  );
+  const holds = heldPerSeller(created);
+  return [
+    claims.length ? JSON.stringify(claims) : null,
+    JSON.stringify(created.map((item) => item.row)),
+    JSON.stringify(created.flatMap(legRows)),
+    JSON.stringify(eventRows(now, created.map(matchedEvent)).rows),
+    holds.map((hold) => hold.seller_id),
+    holds.map((hold) => hold.allocated_fiat_amount),
+  ];
+}
+
+/** The reason of a call that mpay_refuse stopped (`refused: <reason>`), or undefined for any other error. */
+function refusalOf(error: unknown): string | undefined {
+  return error instanceof Error ? /^refused: (.+)$/.exec(error.message)?.[1] : undefined;
+}
+
+/**
+ * A create on its own: a batch of one through the same call, inside the request's idempotent transaction when `http`
+ * is given (a key in use replays or conflicts there), with a quote lock consumed in that transaction. A lost race for an offer plans
+ * again from a fresh read, the last attempt with the offers locked; an order_id in use is 409.
+ */
+export function createAlone(
+  deps: PaymentsDeps,
+  scope: MerchantScope,
+  input: CreatePaymentInput,
+  http?: { request: FastifyRequest; reply: FastifyReply },
+): () => Promise<CreateAnswer> {
+  const run = (trx: Trx, lock_offers: boolean) => createOne(deps, trx, scope, input, lock_offers);
+  return async () => {
+    try {
+      const body = await withAllocationRetry((lock_offers) =>
+        http
+          ? idempotent(deps, http.request, http.reply, { required: false }, async (trx) => ({ status: 201, body: ok(await run(trx, lock_offers)) }))
+          : deps.db.transaction().execute(async (trx) => ok(await run(trx, lock_offers))),
+      );
+      return http ? { body } : { status: 201, body };
+    } catch (error) {
+      if (refusalOf(error) === 'an order_id in use') throw duplicateOrderId(input.order_id, (await paymentIdByOrderId(deps.db, scope, input.order_id)) ?? undefined);
+      throw error;
+    }
+  };
+}
+
+async function createOne(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput, lock_offers: boolean): Promise<PaymentView> {
+  const now = deps.clock.now();
+  const [item] = prepare([{ scope, input, idempotency: undefined, alone: () => Promise.reject(new Error('alone already')) }]);
+  if (item!.error !== undefined) throw item!.error;
+  if (input.quote_lock_id !== undefined) {
+    if (!deps.quote_locks) throw quoteLocksUnavailable();
+    const lock = await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: item!.id }, now);
+    item!.rate_override = lock.rate;
+  }
+  item!.row = paymentRow(item!, now);
+  await planAll(trx, [item!], lock_offers);
+  if (item!.error !== undefined) throw item!.error;
+  item!.view = presentPayment(item!.row, legRows(item!), deps.public_base_url);
+  try {
+    await createBatch(trx, ...writeParameters([item!], now, false));
+  } catch (error) {
+    throw refusalOf(error) === 'an offer taken' ? new AllocationRaced() : error;
+  }
+  return item!.view;
+}
+
+/**
+ * Runs a create (its whole transaction) again when its reservation lost a race for an offer, re-planning from fresh
+ * offers each time; after OPTIMISTIC_ALLOCATION_ATTEMPTS losses the last attempt plans with the offers locked, so it
+ * cannot lose again.
+ */
+async function withAllocationRetry<T>(create: (lock_offers: boolean) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await create(attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS);
+    } catch (error) {
+      if (!(error instanceof AllocationRaced) || attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS) throw raceLost(error);
+    }
+  }
+}
 
 /** Marks a request that goes the single way after the batch (its idempotency key was used already). */
 const ALONE = Symbol('alone');
@@ -286,7 +266,7 @@ const ALONE = Symbol('alone');
 const live = (items: readonly Item[]) => items.filter((item) => item.error === undefined);
 
 /** Each request's payment id and amount, or its own error (a bad amount or rail), in arrival order. */
-function prepare(jobs: readonly Pending[]): Item[] {
+function prepare(jobs: readonly BatchedCreate[]): Item[] {
   return jobs.map((job) => {
     const item = { job, id: job.scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID() } as Item;
     try {
@@ -311,6 +291,10 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
     const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
     const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
     try {
+      if (key.is_sandbox && item.rate_override !== undefined) {
+        item.legs = await allocateSynthetic(executor, key, [item.amount_minor], { rate_override: item.rate_override });
+        continue;
+      }
       if (key.is_sandbox) {
         // the synthetic seller is the same for every part: read once per currency and rail
         let synthetic = sandbox.get(name);
@@ -320,7 +304,7 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
       }
       let book = books.get(name);
       if (!book) books.set(name, (book = new OfferBook(executor, key, lock_offers)));
-      item.legs = await book.plan(item.amount_minor);
+      item.legs = await book.plan(item.amount_minor, item.rate_override);
     } catch (error) {
       item.error = error;
     }
@@ -361,7 +345,7 @@ function paymentRow(item: Item, now: Date): PaymentRow {
     payment_method: item.payment_method,
     return_url: input.return_url,
     metadata: input.metadata ?? {},
-    quote_lock_id: null,
+    quote_lock_id: input.quote_lock_id ?? null,
     expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
     created_at: now,
     matched_at: now,
@@ -370,57 +354,4 @@ function paymentRow(item: Item, now: Date): PaymentRow {
 
 function legRows(item: Item): LegRow[] {
   return (item.legs ?? []).map((leg) => ({ payment_id: item.id, ...leg }));
-}
-
-/** Claims the requests' idempotency keys in one statement; a request whose key exists already (or twice in this batch) goes alone. */
-async function claimKeys(trx: Trx, items: Item[], now: Date): Promise<void> {
-  const keyed = live(items).filter((item) => item.job.idempotency);
-  if (!keyed.length) return;
-  const claimed = await claimIdempotencyKeys(
-    trx,
-    keyed.map((item) => item.job.idempotency!),
-    now,
-  );
-  keyed.forEach((item, index) => {
-    const id = claimed[index];
-    if (id === undefined) item.error = ALONE;
-    else item.claim_id = id;
-  });
-}
-
-/** Stores each created payment's response on its key, and gives back the keys of requests that failed (a retry runs anew). */
-async function settleKeys(trx: Trx, items: readonly Item[]): Promise<void> {
-  const failed = items.filter((item) => item.claim_id !== undefined && item.error !== undefined).map((item) => item.claim_id!);
-  const stored = live(items).filter((item) => item.claim_id !== undefined);
-  await settleIdempotencyKeys(trx, {
-    released: failed,
-    responses: stored.map((item) => ({ id: item.claim_id!, status: 201, body: ok(item.view!) })),
-  });
-}
-
-/** Inserts the payments (as `matched`) in one statement; an order_id that exists (or comes twice in this batch) fails that request: 409. */
-async function insertPayments(trx: Trx, items: Item[], now: Date): Promise<void> {
-  const fresh = live(items);
-  if (!fresh.length) return;
-  for (const item of fresh) item.row = paymentRow(item, now);
-  const inserted = await trx
-    .insertInto('payments')
-    .values(fresh.map((item) => ({ ...item.row, metadata: JSON.stringify(item.row.metadata) })))
-    .onConflict((conflict) => conflict.constraint('payments_order_id_unique').doNothing())
-    .returning('id')
-    .execute();
-  const ids = new Set(inserted.map((row) => row.id));
-  const duplicates = fresh.filter((item) => !ids.has(item.id));
-  if (!duplicates.length) return;
-  const existing = await trx
-    .selectFrom('payments')
-    .select(['id', 'merchant_id', 'is_sandbox', 'order_id'])
-    .where('order_id', 'in', duplicates.map((item) => item.job.input.order_id))
-    .execute();
-  for (const item of duplicates) {
-    const owner = existing.find((row) => row.merchant_id === item.row.merchant_id && row.is_sandbox === item.row.is_sandbox && row.order_id === item.row.order_id && row.id !== item.id);
-    item.error = duplicateOrderId(item.job.input.order_id, owner?.id);
-    // its row was never inserted: nothing to delete
-    item.row = undefined as unknown as PaymentRow;
-  }
 }

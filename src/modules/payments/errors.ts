@@ -15,7 +15,16 @@ export const paymentNotCancellable = (status: string) => new AppError('PAYMENT_B
 export const createPaymentsGone = () => new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
 
 // proofs
-export const proofNotAccepted = (status: string) => new AppError('PAYMENT_BAD_STATE', `A proof can be uploaded only while the payment is matched or payment_pending; it is ${status}`);
-export const proofDuplicate = () => new AppError('PROOF_DUPLICATE', 'This file was already uploaded as proof for another payment');
+export const proofNotAccepted = (status: string) =>
+  new AppError('PAYMENT_BAD_STATE', `A proof can be uploaded only while the payment is matched, payment_pending or confirming with a leg still unproven; it is ${status}`);
+export const proofDuplicate = () => new AppError('PROOF_DUPLICATE', 'This file was already uploaded as proof for another payment or another leg');
 export const expiredBeforeProof = () => new AppError('PAYMENT_BAD_STATE', 'The payment expired before the proof arrived');
+export const proofLegUnknown = (leg: number, legs: number) =>
+  new AppError('VALIDATION_ERROR', `leg ${leg} is not a leg of this payment (it has ${legs})`, [{ field: 'body.leg', message: 'unknown leg' }]);
+export const proofLegTaken = (leg: number) => new AppError('PAYMENT_BAD_STATE', `leg ${leg} already has a slip`);
+export const proofAllLegsTaken = () => new AppError('PAYMENT_BAD_STATE', 'every leg of this payment already has a slip');
+export const proofTooManyParts = (parts: number, open_legs: number) =>
+  new AppError('VALIDATION_ERROR', `${parts} proof parts for ${open_legs} leg(s) still without a slip: send one part per leg`, [{ field: 'body.proof', message: 'too many parts' }]);
+export const proofLegWithParts = () =>
+  new AppError('VALIDATION_ERROR', 'a `leg` field goes with exactly one `proof` part', [{ field: 'body.leg', message: 'one part per leg field' }]);
 

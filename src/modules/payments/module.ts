@@ -18,19 +18,17 @@ export const paymentsModule = defineModule({
   name: 'payments',
   owns: ['payments', 'payment_legs', 'payment_proofs'],
   calls: ['events', 'ledger', 'liquidity', 'reference', 'validators'],
-  start: ({ config, db, clock, logger, registry, wake, commits }, needs: { ledger: Ledger; validator: ReceiptValidator; quote_locks: QuoteLockPort; banks: BankDirectory }) => {
+  start: ({ config, db, clock, logger, registry, wake }, needs: { ledger: Ledger; validator: ReceiptValidator; quote_locks: QuoteLockPort; banks: BankDirectory }) => {
     const deps: PaymentsDeps = {
       db,
       clock,
       public_base_url: config.public_base_url,
-      completion: createPaymentCompletion(needs.ledger),
+      completion: createPaymentCompletion(needs.ledger, config.settlement_fee_bps),
       quote_locks: needs.quote_locks,
       onProofReceived: () => wake('payment-verdicts'),
     };
     deps.create_batcher = new PaymentCreateBatcher(deps, {
       onBatchFailed: (error) => logger.warn({ err: error }, 'a batch of payment creates failed; each ran alone'),
-      // the outbox's wake-up (wakeDispatchersAfterEventCommits) after a batch's one statement wrote events
-      onEventsCommitted: () => commits.fire(['events']),
     });
     const verdicts: VerdictDeps = { ...deps, validator: needs.validator, logger, completion_failures: createVerdictMetrics(registry) };
     const poll = config.worker_poll_interval_ms;

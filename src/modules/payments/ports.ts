@@ -5,14 +5,15 @@ import type { LegRow, PaymentRow } from './tables.ts';
 
 /**
  * Called inside the completion transaction, after the payment became `completed`: moves PAY from the matched
- * sellers to the merchant (the ledger module implements it, idempotency key `payment:<id>:leg:<n>`). A throw
- * rolls the completion back; the verdict is retried.
+ * sellers to the merchant less the settlement fee, and the fee to the fees account (idempotency keys
+ * `payment:<id>:leg:<n>` and `...:fee`), and returns the payment with its fee recorded. A throw rolls the completion
+ * back; the verdict is retried.
  */
 export interface PaymentCompletionPort {
-  onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]): Promise<void>;
+  onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]): Promise<PaymentRow>;
 }
 
-export const noCompletionEffects: PaymentCompletionPort = { async onCompleted() {} };
+export const noCompletionEffects: PaymentCompletionPort = { async onCompleted(_trx, payment) { return payment; } };
 
 /**
  * Consumes an FX quote lock inside the create transaction (the FX module implements it). Refuses an expired,

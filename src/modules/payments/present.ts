@@ -1,12 +1,21 @@
 import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
-import type { MatchDetail, PaymentView } from './schema.ts';
+import type { LegProof, MatchDetail, PaymentView } from './schema.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export type { MatchDetail, PaymentView } from './schema.ts';
 
-export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
+/** A leg as presented: its row and, when loaded, its slip. */
+export type PresentedLeg = LegRow & { proof?: LegProof | null };
+
+/** A stored proof's verdict as the leg's slip state. */
+export function legProof(row: { id: string; verdict: string | null; verdict_reason: string | null; created_at: Date | string }): LegProof {
+  const status: LegProof['status'] = row.verdict === 'verified' ? 'verified' : row.verdict === 'failed' ? 'rejected' : 'checking';
+  return { id: row.id, status, reason: status === 'rejected' ? row.verdict_reason : null, received_at: new Date(row.created_at).toISOString() };
+}
+
+export function presentLegs(legs: readonly PresentedLeg[]): MatchDetail[] {
   return [...legs]
     .sort((a, b) => a.match_order - b.match_order)
     .map((leg) => ({
@@ -15,6 +24,7 @@ export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
       allocated_fiat_amount: leg.allocated_fiat_amount,
       rate: normalizeRate(leg.rate),
       amount_micro_pay: leg.amount_micro_pay,
+      proof: leg.proof ?? null,
     }));
 }
 
@@ -22,10 +32,11 @@ export function presentLegs(legs: readonly LegRow[]): MatchDetail[] {
 export const PRESENTED_COLUMNS = [
   'id', 'merchant_id', 'is_sandbox', 'order_id', 'amount_minor', 'currency', 'payment_method', 'return_url', 'status',
   'metadata', 'quote_lock_id', 'failure_reason', 'synthetic_match', 'expires_at', 'created_at', 'matched_at', 'completed_at',
+  'fee_minor', 'fee_micro_pay',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
-export function presentPayment(payment: PresentedPayment, legs: readonly LegRow[], public_base_url: string): PaymentView {
+export function presentPayment(payment: PresentedPayment, legs: readonly PresentedLeg[], public_base_url: string): PaymentView {
   return {
     id: payment.id,
     merchant_id: payment.merchant_id,
@@ -45,6 +56,8 @@ export function presentPayment(payment: PresentedPayment, legs: readonly LegRow[
     failure_reason: payment.failure_reason,
     metadata: payment.metadata,
     quote_lock_id: payment.quote_lock_id,
+    fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
+    fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
     match_details: presentLegs(legs),
     ...(payment.synthetic_match ? { synthetic_match: payment.synthetic_match } : {}),
   };

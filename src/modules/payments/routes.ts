@@ -2,14 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotencyRequest, idempotent } from '../../http/idempotency.ts';
+import { idempotencyRequest } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
-import { readProofFile } from '../../http/multipart.ts';
-import { cancelPayment, createPayment, getPayment, listPayments, uploadProof, withAllocationRetry, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
-import type { CreateAnswer } from './create-batch.ts';
-import { PAYMENT_STATUSES } from './schema.ts';
+import { readProofParts } from '../../http/multipart.ts';
+import { cancelPayment, type CreateAnswer, getPayment, listPayments, proofPartsAllowed, uploadProof, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import { createAlone } from './create-batch.ts';
+import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY } from './schema.ts';
 import type { PaymentStatus } from './tables.ts';
 import { createPaymentsGone } from './errors.ts';
 
@@ -40,11 +40,22 @@ const TradeBody = Type.Object(
   { additionalProperties: false },
 );
 
+const ProofReceipt = Type.Object({
+  id: Type.String(),
+  leg: Type.Integer({ description: 'The leg (match_order) this slip pays' }),
+  sha256: Type.String(),
+  content_type: Type.String(),
+  size_bytes: Type.Integer(),
+  received_at: Timestamp,
+});
+
 const ProofResult = Type.Object({
   payment_id: Type.String(),
   status: Type.String(),
-  proof: Type.Object({ id: Type.String(), sha256: Type.String(), content_type: Type.String(), size_bytes: Type.Integer(), received_at: Timestamp }),
+  proof: Type.Intersect([ProofReceipt], { description: 'The first slip of this upload (the only one for a one-leg payment)' }),
+  proofs: Type.Array(ProofReceipt, { description: 'Every slip of this upload, one per leg, in match_order' }),
 });
+
 
 function deprecate(reply: FastifyReply): void {
   reply.header('Deprecation', `@${Math.floor(PAYMENTS_CREATE_DEPRECATED.getTime() / 1000)}`);
@@ -64,11 +75,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   /** POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher). */
   const create = async (request: FastifyRequest, reply: FastifyReply, input: CreatePaymentInput): Promise<CreateAnswer['body']> => {
     const scope = merchantScope(request);
-    const alone = async () => ({
-      body: await withAllocationRetry((attempt) =>
-        idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createPayment(deps, trx, scope, input, attempt)) })),
-      ),
-    });
+    const alone = createAlone(deps, scope, input, { request, reply });
     if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
     const answer = await deps.create_batcher.create({ scope, input, idempotency: idempotencyRequest(request, { required: false }), alone });
     if (answer.status !== undefined) reply.status(answer.status);
@@ -175,18 +182,24 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/payments/:id/proof',
     {
-      config: { auth: 'key', multipart_body: { proof: 'JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES' }, errors: ['PAYMENT_BAD_STATE', 'PROOF_DUPLICATE', 'PROOF_UNSUPPORTED_TYPE', 'PAYLOAD_TOO_LARGE'] },
+      config: { auth: 'key', multipart_body: PROOF_MULTIPART_BODY, errors: ['PAYMENT_BAD_STATE', 'PROOF_DUPLICATE', 'PROOF_UNSUPPORTED_TYPE', 'PAYLOAD_TOO_LARGE'] },
       schema: {
         tags: ['payments'],
-        summary: 'Upload the buyer\'s proof of payment (multipart field `proof`); the payment becomes confirming',
+        summary: 'Upload the buyer\'s slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming',
+        description:
+          'A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order ' +
+          '(starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. ' +
+          'The first accepted upload moves the payment to `confirming`; each leg\'s slip is then verified against that leg\'s amount and payee ' +
+          '(match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg\'s reason, ' +
+          'and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.',
         params: PaymentIdParams,
         response: { 200: Envelope(ProofResult) },
       },
     },
     async (request) => {
       const scope = merchantScope(request);
-      const file = await readProofFile(request, proof_max_bytes);
-      return ok(await uploadProof(deps, scope, request.params.id, file));
+      const parts = await readProofParts(request, proof_max_bytes, await proofPartsAllowed(deps, request.params.id));
+      return ok(await uploadProof(deps, scope, request.params.id, parts));
     },
   );
 };

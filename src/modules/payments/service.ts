@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
+import type { KeyIdentity } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -11,14 +12,16 @@ import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { AllocationRaced, OPTIMISTIC_ALLOCATION_ATTEMPTS, planAllocation, raceLost, releaseLegs, reserveLegs } from '../liquidity/service.ts';
-import type { BatchedCreate, CreateAnswer } from './create-batch.ts';
+import { releaseLegs } from '../liquidity/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
-import { paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedPayment } from './present.ts';
+import { legProof, paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedLeg, type PresentedPayment } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
-import { duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofDuplicate, proofNotAccepted, quoteLocksUnavailable } from './errors.ts';
+import {
+  duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofAllLegsTaken, proofDuplicate, proofLegTaken,
+  proofLegUnknown, proofLegWithParts, proofNotAccepted, proofTooManyParts,
+} from './errors.ts';
 
 export type { LegRow, PaymentRow };
 
@@ -32,6 +35,22 @@ export interface PaymentsDeps {
   onProofReceived?: () => void;
   /** The process's batching allocator for creates without a quote lock (absent: every create runs alone). */
   create_batcher?: { create(job: BatchedCreate): Promise<CreateAnswer> };
+}
+
+/** What a create answers: the body the route sends, and its status when a batch made it (alone() sets its own). */
+export interface CreateAnswer {
+  status?: number;
+  body: { success: true; data: PaymentView };
+}
+
+/** A create request as the batcher takes it (create-batch.ts). */
+export interface BatchedCreate {
+  scope: MerchantScope;
+  input: CreatePaymentInput;
+  /** The request's idempotency identity when it carries a key (see idempotencyRequest). */
+  idempotency: { identity: KeyIdentity; fingerprint: string } | undefined;
+  /** The request on its own (createAlone): a used key, or a batch that refused or failed. */
+  alone: () => Promise<CreateAnswer>;
 }
 
 export interface CreatePaymentInput {
@@ -59,9 +78,22 @@ export async function loadLegs(executor: Db | Trx, payment_id: string): Promise<
   return executor.selectFrom('payment_legs').selectAll().where('payment_id', '=', payment_id).orderBy('match_order').execute();
 }
 
+/** Statuses in which a payment may hold slips (the others never had an upload). */
+const MAY_HOLD_PROOFS: readonly PaymentStatus[] = ['confirming', 'completed', 'failed', 'settled'];
+
+/** The legs with their slips, for a view (no query for a payment that cannot hold any). */
+export async function legsWithProofs(executor: Db | Trx, payment: Pick<PaymentRow, 'id' | 'status'>, legs: readonly LegRow[]): Promise<PresentedLeg[]> {
+  if (!MAY_HOLD_PROOFS.includes(payment.status)) return [...legs];
+  const proofs = await executor.selectFrom('payment_proofs').select(['id', 'match_order', 'verdict', 'verdict_reason', 'created_at']).where('payment_id', '=', payment.id).execute();
+  return legs.map((leg) => {
+    const proof = proofs.find((candidate) => candidate.match_order === leg.match_order);
+    return { ...leg, proof: proof ? legProof(proof) : null };
+  });
+}
+
 /** Records a payment event in the outbox within `trx`: the resource in `data` and the contract's flat fields. */
 export async function emitPaymentEvent(trx: Trx, at: Date, deps: Pick<PaymentsDeps, 'public_base_url'>, payment: PaymentRow, legs: readonly LegRow[], type: string): Promise<PaymentView> {
-  const view = presentPayment(payment, legs, deps.public_base_url);
+  const view = presentPayment(payment, await legsWithProofs(trx, payment, legs), deps.public_base_url);
   await recordEvent(trx, at, {
     merchant_id: payment.merchant_id,
     is_sandbox: payment.is_sandbox,
@@ -126,6 +158,9 @@ export function newPaymentRow(input: NewPayment): PaymentRow {
     failure_reason: null,
     synthetic_match: null,
     settlement_id: null,
+    fee_bps: null,
+    fee_minor: null,
+    fee_micro_pay: null,
     expires_at: input.expires_at,
     created_at: input.created_at,
     matched_at: input.matched_at ?? null,
@@ -165,66 +200,6 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
   return row;
 }
 
-/**
- * Creates a payment and matches it in the caller's transaction: legs planned FIFO from a plain read, the payment
- * inserted as `matched` with its legs and `payment.matched` in the outbox, and the sellers' liquidity reserved by
- * one conditional statement as the last write, so an offer's row is locked only for that statement and the commit
- * (nothing queues on the best seller's row through the rest of the work). A reservation that finds an offer
- * taken meanwhile throws AllocationRaced: the caller rolls back and runs it again (`withAllocationRetry`).
- * A duplicate order_id or too little liquidity is a 409 and keeps nothing, so the same order_id may be retried.
- */
-export async function createPayment(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput, attempt: AllocationAttempt = { lock_offers: false }): Promise<PaymentView> {
-  const now = deps.clock.now();
-  const amount_minor = toMinor(input.amount, input.currency);
-  const payment_method = resolvePaymentMethod(input.currency, input.payment_method);
-  const id = scope.is_sandbox ? `sbx_${randomUUID()}` : randomUUID();
-  let rate_override: string | undefined;
-  if (input.quote_lock_id !== undefined) {
-    if (!deps.quote_locks) throw quoteLocksUnavailable();
-    rate_override = (await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: id }, now)).rate;
-  }
-  const matched = await insertPayment(trx, {
-    id,
-    scope,
-    order_id: input.order_id,
-    amount_minor,
-    currency: input.currency,
-    payment_method,
-    return_url: input.return_url,
-    metadata: input.metadata ?? {},
-    quote_lock_id: input.quote_lock_id ?? null,
-    expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
-    created_at: now,
-    matched_at: now,
-  });
-  const legs = await planAllocation(trx, { is_sandbox: scope.is_sandbox, currency: input.currency, payment_method }, amount_minor, { rate_override, lock_offers: attempt.lock_offers });
-  const leg_rows: LegRow[] = legs.map((leg) => ({ payment_id: id, ...leg }));
-  await trx.insertInto('payment_legs').values(leg_rows).execute();
-  const view = await emitPaymentEvent(trx, now, deps, matched, leg_rows, 'payment.matched');
-  if (!scope.is_sandbox) await reserveLegs(trx, legs);
-  return view;
-}
-
-export interface AllocationAttempt {
-  /** Plan with the offers locked (the last attempt, after lost races). */
-  lock_offers: boolean;
-}
-
-/**
- * Runs a create (its whole transaction) again when its reservation lost a race for an offer, re-planning from
- * fresh offers each time; after OPTIMISTIC_ALLOCATION_ATTEMPTS losses the last attempt plans with the offers
- * locked, so it cannot lose again.
- */
-export async function withAllocationRetry<T>(create: (attempt: AllocationAttempt) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await create({ lock_offers: attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS });
-    } catch (error) {
-      if (!(error instanceof AllocationRaced) || attempt > OPTIMISTIC_ALLOCATION_ATTEMPTS) throw raceLost(error);
-    }
-  }
-}
-
 async function findOwned(executor: Db | Trx, scope: MerchantScope, id: string): Promise<PaymentRow> {
   return owned(await executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.payment);
 }
@@ -239,24 +214,33 @@ async function expireIfDue(deps: PaymentsDeps, trx: Trx, payment: PaymentRow, no
   return expired;
 }
 
-/** The payment's legs as one JSON array column (rate as text: a JSON number would lose numeric digits). */
-const legsJson = sql<LegRow[] | string>`coalesce((
+/** The payment's legs with their slips as one JSON array column (rate as text: a JSON number would lose numeric digits). */
+const legsJson = sql<StoredLeg[] | string>`coalesce((
   select json_agg(json_build_object('payment_id', l.payment_id, 'match_order', l.match_order, 'seller_id', l.seller_id,
-    'allocated_fiat_amount', l.allocated_fiat_amount, 'rate', l.rate::text, 'amount_micro_pay', l.amount_micro_pay, 'reserved_minor', l.reserved_minor)
+    'allocated_fiat_amount', l.allocated_fiat_amount, 'rate', l.rate::text, 'amount_micro_pay', l.amount_micro_pay, 'reserved_minor', l.reserved_minor,
+    'proof', (select json_build_object('id', p.id, 'verdict', p.verdict, 'verdict_reason', p.verdict_reason, 'created_at', p.created_at)
+              from payment_proofs p where p.payment_id = l.payment_id and p.match_order = l.match_order))
     order by l.match_order)
   from payment_legs l where l.payment_id = payments.id), '[]')`;
+
+type StoredLeg = LegRow & { proof: { id: string; verdict: string | null; verdict_reason: string | null; created_at: string } | null };
 
 /**
  * The read by id with its legs: the hot read, prepared (db/prepared.ts). Named columns, not `*`: a column added by a
  * migration under a live connection then leaves the prepared statement's result type as it was.
  */
-const paymentWithLegs = preparedQuery<PresentedPayment & { legs: LegRow[] | string }, [id: string]>((db) =>
+const paymentWithLegs = preparedQuery<PresentedPayment & { legs: StoredLeg[] | string }, [id: string]>((db) =>
   db.selectFrom('payments').select(PRESENTED_COLUMNS).select(legsJson.as('legs')).where('id', '=', ''),
 );
 
-function parseLegs(value: LegRow[] | string): LegRow[] {
-  const legs = typeof value === 'string' ? (JSON.parse(value) as LegRow[]) : value;
-  return legs.map((leg) => ({ ...leg, allocated_fiat_amount: Number(leg.allocated_fiat_amount), amount_micro_pay: Number(leg.amount_micro_pay) }));
+function parseLegs(value: StoredLeg[] | string): PresentedLeg[] {
+  const legs = typeof value === 'string' ? (JSON.parse(value) as StoredLeg[]) : value;
+  return legs.map((leg) => ({
+    ...leg,
+    allocated_fiat_amount: Number(leg.allocated_fiat_amount),
+    amount_micro_pay: Number(leg.amount_micro_pay),
+    proof: leg.proof ? legProof(leg.proof) : null,
+  }));
 }
 
 /** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
@@ -265,11 +249,12 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
   const [row] = await paymentWithLegs(deps.db, id);
   // The row is presented as it is (presentPayment picks its fields): no copy without `legs`.
   const payment = owned(row, scope, OWNERSHIP.payment);
-  if (isDue(payment, now)) {
+  if (isDue(payment, now) || (payment.status === 'confirming' && payment.expires_at.getTime() <= now.getTime())) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
-      const current = await expireIfDue(deps, trx, present(locked, `payment ${id} exists after its read (rows are never deleted)`), now);
-      return presentPayment(current, await loadLegs(trx, id), deps.public_base_url);
+      const due = await expireIfDue(deps, trx, present(locked, `payment ${id} exists after its read (rows are never deleted)`), now);
+      const current = await failIfProofMissing(deps, trx, due, now);
+      return presentPayment(current, await legsWithProofs(trx, current, await loadLegs(trx, id)), deps.public_base_url);
     });
   }
   return presentPayment(payment, parseLegs(payment.legs), deps.public_base_url);
@@ -320,54 +305,135 @@ export async function cancelPayment(deps: PaymentsDeps, scope: MerchantScope, id
   });
 }
 
+export interface ProofReceipt {
+  id: string;
+  leg: number;
+  sha256: string;
+  content_type: string;
+  size_bytes: number;
+  received_at: string;
+}
+
 export interface ProofUploadResult {
   payment_id: string;
   status: string;
-  proof: { id: string; sha256: string; content_type: string; size_bytes: number; received_at: string };
+  /** The first slip of this upload (the only one for a one-leg payment). */
+  proof: ProofReceipt;
+  /** Every slip of this upload, one per leg. */
+  proofs: ProofReceipt[];
+}
+
+/** The upload: `proof` parts in order, and the `leg` field when one part names its leg. */
+export interface ProofUpload {
+  files: readonly Uint8Array[];
+  leg?: number | undefined;
 }
 
 /**
- * Takes the buyer's proof for a `matched` or `payment_pending` payment and moves it to `confirming`; the worker
- * then asks the receipt validator. `scope` null is the hosted checkout (public, scoped to the payment id).
- * The type is read from the bytes; the same file already used on another payment is 409 PROOF_DUPLICATE.
+ * A `confirming` payment still missing a leg's slip at `expires_at` fails (`proof_missing`, liquidity released,
+ * `payment.failed`); returns the row as it is now.
  */
-export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, upload: Uint8Array | undefined): Promise<ProofUploadResult> {
-  const { bytes: file, content_type } = checkProof(upload);
-  const sha256 = sha256Hex(file);
+async function failIfProofMissing(deps: PaymentsDeps, trx: Trx, payment: PaymentRow, now: Date): Promise<PaymentRow> {
+  if (payment.status !== 'confirming' || payment.expires_at.getTime() > now.getTime()) return payment;
+  const legs = await loadLegs(trx, payment.id);
+  const proven = await trx.selectFrom('payment_proofs').select('match_order').where('payment_id', '=', payment.id).execute();
+  if (legs.every((leg) => proven.some((proof) => proof.match_order === leg.match_order))) return payment;
+  const failed = await transition(trx, payment, 'failed', now, { failure_reason: PROOF_MISSING });
+  await releaseLegs(trx, legs);
+  await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
+  return failed;
+}
+
+/** Why a payment failed when a leg had no slip at `expires_at`. */
+export const PROOF_MISSING = 'proof_missing';
+
+/**
+ * Takes the buyer's slips (DESIGN 3a "Multi-leg proofs"): one `proof` part per leg in `match_order`, starting at the
+ * first leg without a slip, or one part with a `leg` field. The payment must be `matched` or `payment_pending`, or
+ * `confirming` with a leg still unproven; the first accepted upload moves it to `confirming` (`payment.confirming`),
+ * and the worker then judges each leg's slip. `scope` null is the hosted checkout (scoped to the payment id).
+ * Types are read from the bytes; a file already used on another payment or another leg is 409 PROOF_DUPLICATE;
+ * the same file sent again for its own leg is answered as before (a retried upload).
+ */
+export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, upload: ProofUpload): Promise<ProofUploadResult> {
+  if (upload.files.length === 0) checkProof(undefined);
+  if (upload.leg !== undefined && upload.files.length !== 1) throw proofLegWithParts();
+  const files = upload.files.map((file) => {
+    const checked = checkProof(file);
+    return { ...checked, sha256: sha256Hex(checked.bytes) };
+  });
+  if (new Set(files.map((file) => file.sha256)).size !== files.length) throw proofDuplicate();
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
     if (scope) await findOwned(trx, scope, id);
     const locked = await lockPayment(trx, id);
     if (!locked) throw notFound('Payment');
-    const payment = await expireIfDue(deps, trx, locked, now);
-    if (payment.status === 'expired' && locked.status !== 'expired') return { expired: true as const };
-    if (!OPEN_FOR_PROOF.includes(payment.status)) {
-      throw proofNotAccepted(payment.status);
+    const payment = await failIfProofMissing(deps, trx, await expireIfDue(deps, trx, locked, now), now);
+    if (payment.status !== locked.status && (payment.status === 'expired' || payment.status === 'failed')) return { expired: true as const };
+    if (!OPEN_FOR_PROOF.includes(payment.status) && payment.status !== 'confirming') throw proofNotAccepted(payment.status);
+    const legs = await loadLegs(trx, id);
+    const existing = await trx.selectFrom('payment_proofs').select(['id', 'match_order', 'sha256', 'content_type', 'size_bytes', 'created_at']).where('payment_id', '=', id).execute();
+    const receipt = (row: (typeof existing)[number]): ProofReceipt => ({
+      id: row.id, leg: row.match_order, sha256: row.sha256, content_type: row.content_type, size_bytes: row.size_bytes, received_at: row.created_at.toISOString(),
+    });
+    const open = legs.filter((leg) => !existing.some((proof) => proof.match_order === leg.match_order)).map((leg) => leg.match_order);
+    const receipts: ProofReceipt[] = [];
+    const fresh: { file: (typeof files)[number]; leg: number }[] = [];
+    for (const file of files) {
+      const again = existing.find((proof) => proof.sha256 === file.sha256);
+      if (again && (upload.leg === undefined || upload.leg === again.match_order)) {
+        receipts.push(receipt(again));
+        continue;
+      }
+      if (again) throw proofDuplicate();
+      let leg: number;
+      if (upload.leg !== undefined) {
+        if (!legs.some((candidate) => candidate.match_order === upload.leg)) throw proofLegUnknown(upload.leg, legs.length);
+        if (!open.includes(upload.leg)) throw proofLegTaken(upload.leg);
+        leg = upload.leg;
+      } else {
+        const next = open[fresh.length];
+        if (next === undefined) throw open.length === 0 ? proofAllLegsTaken() : proofTooManyParts(files.length, open.length);
+        leg = next;
+      }
+      fresh.push({ file, leg });
     }
-    const reused = await trx
-      .selectFrom('payment_proofs')
-      .select('payment_id')
-      .where('sha256', '=', sha256)
-      .where('is_sandbox', '=', payment.is_sandbox)
-      .where('payment_id', '!=', id)
-      .executeTakeFirst();
-    if (reused) throw proofDuplicate();
-    const proof_id = randomUUID();
-    await trx
-      .insertInto('payment_proofs')
-      .values({ id: proof_id, payment_id: id, is_sandbox: payment.is_sandbox, sha256, content_type, size_bytes: file.byteLength, data: file, attempts: 0, next_attempt_at: now, created_at: now })
-      .execute();
-    const confirming = await transition(trx, payment, 'confirming', now);
-    await emitPaymentEvent(trx, now, deps, confirming, await loadLegs(trx, id), 'payment.confirming');
-    return {
-      expired: false as const,
-      value: { payment_id: id, status: confirming.status, proof: { id: proof_id, sha256, content_type, size_bytes: file.byteLength, received_at: now.toISOString() } },
-    };
+    if (fresh.length > 0) {
+      const reused = await trx
+        .selectFrom('payment_proofs')
+        .select('payment_id')
+        .where('sha256', 'in', fresh.map(({ file }) => file.sha256))
+        .where('is_sandbox', '=', payment.is_sandbox)
+        .where('payment_id', '!=', id)
+        .executeTakeFirst();
+      if (reused) throw proofDuplicate();
+      const rows = fresh.map(({ file, leg }) => ({
+        id: randomUUID(), payment_id: id, match_order: leg, is_sandbox: payment.is_sandbox, sha256: file.sha256, content_type: file.content_type,
+        size_bytes: file.bytes.byteLength, data: file.bytes, attempts: 0, next_attempt_at: now, created_at: now,
+        verdict: null, verdict_reason: null, validator_kind: null, validator_response: null, claimed_until: null,
+      }));
+      await trx.insertInto('payment_proofs').values(rows).execute();
+      for (const row of rows) receipts.push(receipt(row));
+    }
+    receipts.sort((a, b) => a.leg - b.leg);
+    let current = payment;
+    if (payment.status !== 'confirming') {
+      current = await transition(trx, payment, 'confirming', now);
+      await emitPaymentEvent(trx, now, deps, current, legs, 'payment.confirming');
+    }
+    const first = present(receipts[0], 'an upload has at least one proof');
+    return { expired: false as const, fresh: fresh.length, value: { payment_id: id, status: current.status, proof: first, proofs: receipts } };
   });
   // The expiry committed; only then is the late upload refused.
   if (result.expired) throw expiredBeforeProof();
-  deps.onProofReceived?.();
+  if (result.fresh > 0) deps.onProofReceived?.();
   return result.value;
+}
+
+/** How many `proof` parts an upload may carry: one per leg of the payment (one for an unknown id, which is then 404). */
+export async function proofPartsAllowed(deps: Pick<PaymentsDeps, 'db'>, id: string): Promise<number> {
+  const row = await deps.db.selectFrom('payment_legs').select((eb) => eb.fn.countAll<number>().as('legs')).where('payment_id', '=', id).executeTakeFirst();
+  return Math.max(1, Number(row?.legs ?? 0));
 }
 
 /** The buyer opened the hosted checkout: matched -> payment_pending (once). */
@@ -394,22 +460,36 @@ export async function findPaymentById(deps: PaymentsDeps, id: string): Promise<{
   return { payment, legs: await loadLegs(deps.db, id) };
 }
 
-/** Worker sweep: expires due payments in batches, each payment with its event, skipping rows another worker holds. */
+/**
+ * Worker sweep: expires due payments and fails `confirming` ones still missing a leg's slip at `expires_at`, in
+ * batches, each payment with its event, skipping rows another worker holds.
+ */
 export async function expireDuePayments(deps: PaymentsDeps, batch = 100): Promise<number> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const due = await trx
       .selectFrom('payments')
       .selectAll()
-      .where('status', 'in', OPEN_FOR_PROOF)
+      .where((eb) =>
+        eb.or([
+          eb('status', 'in', OPEN_FOR_PROOF),
+          eb.and([
+            eb('status', '=', 'confirming'),
+            eb.exists(
+              eb.selectFrom('payment_legs as leg').select('leg.match_order').whereRef('leg.payment_id', '=', 'payments.id')
+                .where(({ not, exists, selectFrom }) =>
+                  not(exists(selectFrom('payment_proofs as proof').select('proof.id').whereRef('proof.payment_id', '=', 'leg.payment_id').whereRef('proof.match_order', '=', 'leg.match_order')))),
+            ),
+          ]),
+        ]),
+      )
       .where('expires_at', '<=', now)
       .orderBy('expires_at')
       .limit(batch)
       .forUpdate()
       .skipLocked()
       .execute();
-    for (const payment of due) await expireIfDue(deps, trx, payment, now);
+    for (const payment of due) await failIfProofMissing(deps, trx, await expireIfDue(deps, trx, payment, now), now);
     return due.length;
   });
 }
-

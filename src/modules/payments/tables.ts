@@ -29,6 +29,10 @@ export interface PaymentTables {
     failure_reason: string | null;
     synthetic_match: Json<Record<string, unknown>> | null;
     settlement_id: string | null;
+    /** The settlement fee taken at completion (migration 0220); null until the payment completes. */
+    fee_bps: ColumnType<number | null, number | null | undefined, number | null>;
+    fee_minor: ColumnType<number | null, number | null | undefined, number | null>;
+    fee_micro_pay: ColumnType<number | null, number | null | undefined, number | null>;
     expires_at: Date;
     created_at: Date;
     matched_at: Date | null;
@@ -53,6 +57,8 @@ export interface PaymentTables {
   payment_proofs: {
     id: string;
     payment_id: string;
+    /** The leg this slip pays (one slip per leg; migration 0210). */
+    match_order: number;
     is_sandbox: boolean;
     sha256: string;
     content_type: string;

@@ -3,9 +3,12 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { consumeLegs, releaseLegs, sellerPayees } from '../liquidity/service.ts';
+import { consumeLegs, releaseLegs, SELLER_UNFUNDED, sellerOfAccount, sellerPayees, suspendSeller } from '../liquidity/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
-import { emitPaymentEvent, loadLegs, type PaymentsDeps } from './service.ts';
+import { judgeSlip, slipOwner } from '../validators/slips.ts';
+import type { Trx } from '../../db/database.ts';
+import { present } from '../../lib/assert.ts';
+import { emitPaymentEvent, loadLegs, type LegRow, type PaymentsDeps } from './service.ts';
 import { lockPayment, transition } from './state.ts';
 
 /** Unverified or timed-out checks are retried with backoff this many times before the payment fails. */
@@ -38,10 +41,10 @@ export function createVerdictMetrics(registry: Registry): Counter<'reason'> {
 export const COMPLETION_LEDGER_REFUSED = 'ledger_insufficient_funds';
 
 /**
- * Worker pass: claims proofs of `confirming` payments (SKIP LOCKED, so several workers share the work), asks the
- * receipt validator outside any transaction, then applies the verdict in one transaction per payment:
- * verified -> completed (liquidity consumed, PAY moved by the completion port, `payment.completed`);
- * failed -> failed (liquidity released, `payment.failed`); unverified/timeout -> retried with backoff.
+ * Worker pass: claims the leg slips of `confirming` payments (SKIP LOCKED, so several workers share the work), judges
+ * each outside any transaction, then applies its verdict in one transaction: a payment completes when every leg is
+ * verified (liquidity consumed, PAY moved by the completion port, `payment.completed`) and fails on its first
+ * rejected leg (liquidity released, `payment.failed`); unverified/timeout -> retried with backoff.
  */
 export async function processProofVerdicts(deps: VerdictDeps, batch = 10): Promise<number> {
   const claimed_at = deps.clock.now();
@@ -89,28 +92,30 @@ async function releaseClaimWithBackoff(deps: VerdictDeps, proof_id: string): Pro
     .execute();
 }
 
+/**
+ * Judges one leg's slip through the slips ledger (its verdict stored before anything acts on it, so a retry after a
+ * ledger failure or a crash reuses it) against that leg's own amount and payee, then applies the verdict.
+ */
 async function processClaim(deps: VerdictDeps, claim: { id: string; payment_id: string }): Promise<void> {
   const proof = await deps.db.selectFrom('payment_proofs').selectAll().where('id', '=', claim.id).executeTakeFirstOrThrow();
   const payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', claim.payment_id).executeTakeFirstOrThrow();
   const legs = await loadLegs(deps.db, payment.id);
-  const payees = await sellerPayees(deps.db, legs.map((leg) => leg.seller_id));
-  const first = payees.get(legs[0]?.seller_id ?? '');
-  let verdict: ValidatorVerdict;
-  try {
-    verdict = await deps.validator.validate({
-      image: proof.data,
-      content_type: proof.content_type,
-      expected_amount_minor: payment.amount_minor,
+  const leg = present(legs.find((candidate) => candidate.match_order === proof.match_order), `proof ${proof.id} pays leg ${proof.match_order} of payment ${payment.id}`);
+  const payee = (await sellerPayees(deps.db, [leg.seller_id])).get(leg.seller_id)?.payee;
+  const { verdict } = await judgeSlip(deps, {
+    owner: slipOwner.paymentLeg(payment.id, leg.match_order),
+    image: proof.data,
+    content_type: proof.content_type,
+    expect: {
+      expected_amount_minor: leg.allocated_fiat_amount,
       currency: payment.currency,
       receiver: {
-        ...(first?.payee.promptpay_id ? { promptpay_id: first.payee.promptpay_id } : {}),
-        ...(first?.payee.payid ? { payid: first.payee.payid } : {}),
-        ...(first?.payee.bank ? { account_number: first.payee.bank.account_number, account_name: first.payee.bank.account_name } : {}),
+        ...(payee?.promptpay_id ? { promptpay_id: payee.promptpay_id } : {}),
+        ...(payee?.payid ? { payid: payee.payid } : {}),
+        ...(payee?.bank ? { account_number: payee.bank.account_number, account_name: payee.bank.account_name } : {}),
       },
-    });
-  } catch (error) {
-    verdict = { outcome: 'unverified', validator_kind: deps.validator.kind, response: { error: (error as Error).message } };
-  }
+    },
+  });
   try {
     await applyVerdict(deps, deps.clock, claim.id, verdict);
   } catch (error) {
@@ -127,7 +132,8 @@ function isLedgerRefusal(error: unknown): boolean {
 /**
  * The completion transaction rolled back because the ledger refused it. Retrying would loop for ever, so the payment
  * fails visibly instead (`failed`, `failure_reason` = ledger_insufficient_funds, `payment.failed`, liquidity released),
- * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator.
+ * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator; the seller the
+ * ledger found short is taken out of matching until an operator funds it (`POST /admin/sellers/{id}/funding`).
  */
 async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, verdict: ValidatorVerdict, refusal: AppError): Promise<void> {
   const now = deps.clock.now();
@@ -151,6 +157,10 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
     const legs = await loadLegs(trx, payment.id);
     const failed = await transition(trx, payment, 'failed', now, { failure_reason: reason });
     await releaseLegs(trx, legs);
+    // The seller whose PAY no longer covers its leg leaves matching until an operator funds it, so no next buyer
+    // pays it and fails the same way.
+    const unfunded = sellerOfAccount((refusal.details[0] as { account?: string } | undefined)?.account);
+    if (unfunded && legs.some((leg) => leg.seller_id === unfunded)) await suspendSeller(trx, unfunded, SELLER_UNFUNDED, now);
     await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
     return payment.id;
   });
@@ -162,6 +172,11 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
   );
 }
 
+/**
+ * One leg's verdict under the payment's lock: verified -> the leg is done, and the payment completes when every leg
+ * is (liquidity consumed, PAY moved, `payment.completed`); failed, or out of retries -> the payment fails with this
+ * leg's reason (liquidity released, `payment.failed`); unverified or timeout -> asked again with backoff.
+ */
 async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, verdict: ValidatorVerdict): Promise<void> {
   const now = clock.now();
   await deps.db.transaction().execute(async (trx) => {
@@ -185,10 +200,11 @@ async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, v
       .execute();
     const legs = await loadLegs(trx, payment.id);
     if (verdict.outcome === 'verified') {
+      if (!(await everyLegVerified(trx, payment.id, legs))) return;
       const completed = await transition(trx, payment, 'completed', now);
       await consumeLegs(trx, legs);
-      await deps.completion.onCompleted(trx, completed, legs);
-      await emitPaymentEvent(trx, now, deps, completed, legs, 'payment.completed');
+      const charged = await deps.completion.onCompleted(trx, completed, legs);
+      await emitPaymentEvent(trx, now, deps, charged, legs, 'payment.completed');
     } else if (!retry || attempts >= PROOF_MAX_ATTEMPTS) {
       const failure_reason = retry ? 'receipt_unverifiable' : `receipt_${verdict.reason ?? 'rejected'}`;
       const failed = await transition(trx, payment, 'failed', now, { failure_reason });
@@ -198,3 +214,8 @@ async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, v
   });
 }
 
+/** Whether each leg has a verified slip (read under the payment's lock, so two legs verified at once complete once). */
+async function everyLegVerified(trx: Trx, payment_id: string, legs: readonly LegRow[]): Promise<boolean> {
+  const verified = await trx.selectFrom('payment_proofs').select('match_order').where('payment_id', '=', payment_id).where('verdict', '=', 'verified').execute();
+  return legs.every((leg) => verified.some((proof) => proof.match_order === leg.match_order));
+}

@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { applyBuyFills, emitBuyOrderEvents, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
-import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
+import type { BuyOrderRow, NewFill } from '../buy-orders/tables.ts';
 import { accounts, LEDGER_BATCH_MAX, type Ledger, type TransferResult } from '../ledger/port.ts';
 import { applySellFills, eligibleSellsWindow } from '../sell-orders/service.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
@@ -195,7 +195,7 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
       }));
       mints.push(...(await deps.ledger.transferAll(chunk, { trx })));
     }
-    const fills: FillRow[] = planned.map((fill, index) => ({
+    const fills: NewFill[] = planned.map((fill, index) => ({
       id: randomUUID(),
       is_sandbox,
       sell_order_id: fill.sell.row.id,

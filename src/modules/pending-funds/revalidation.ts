@@ -74,7 +74,7 @@ async function revalidateOne(deps: PendingFundsDeps, id: string): Promise<void> 
     deps.logger?.warn({ job: 'pending-funds-revalidation', pending_funds_id: id }, 'pending funds have no stored receipt to revalidate; left to expire at the TTL');
     return;
   }
-  const verdict = await askValidator(deps.validator, receipt.data, receipt.content_type, row);
+  const verdict = await askValidator(deps, receipt.data, receipt.content_type, row);
   const at = deps.clock.now();
   const attempts = row.intake_attempts + 1;
   const { before, after } = await deps.db.transaction().execute((trx) =>

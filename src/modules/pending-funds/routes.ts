@@ -117,7 +117,7 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
         querystring: Type.Object({
           outcome: Type.Optional(CsvEnum(OUTCOMES, 'Outcome filter')),
           pending_funds_id: Type.Optional(Uuid()),
-          validator_kind: Type.Optional(Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip')])),
+          validator_kind: Type.Optional(Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip'), Type.Literal('slip_qr')])),
           stage: Type.Optional(
             Type.Union([Type.Literal('receiver_confirm'), Type.Literal('intake'), Type.Literal('all')], {
               description: 'receiver_confirm (default: one row per receiver-confirm call, the contract\'s meaning), intake (the validation at creation) or all',

@@ -44,7 +44,7 @@ const AuditSummary = {
   pending_funds_id: Type.String({ format: 'uuid' }),
   stage: Type.Union([Type.Literal('intake'), Type.Literal('receiver_confirm')]),
   outcome: OutcomeSchema,
-  validator_kind: Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip')]),
+  validator_kind: Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip'), Type.Literal('slip_qr')]),
   failure_reason: Nullable(Type.String()),
   observed_amount_minor: Nullable(Type.Integer({ description: 'Amount read off the receipt (audit only)' })),
   provider_reference: Nullable(Type.String()),

@@ -13,6 +13,7 @@ import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsView } from './present.ts';
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
+import { judgeSlip, slipOwner } from '../validators/slips.ts';
 import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
 import { passedDeadline, pendingFundsLedgerUnavailable } from './errors.ts';
@@ -46,19 +47,22 @@ export interface NewPendingFunds {
   receiver_account?: ReceiverAccount | undefined;
 }
 
-export async function askValidator(validator: ReceiptValidator, image: Uint8Array, content_type: string, row: PendingFundsRow): Promise<ValidatorVerdict> {
-  try {
-    return await validator.validate({
-      image,
-      content_type,
+/**
+ * Judges a receipt for this row through the slips ledger: a verdict stored for the same slip of this row (an earlier
+ * intake, or a receiver-confirm whose mint failed) is reused, a slip accepted elsewhere is `duplicate_slip`.
+ */
+export async function askValidator(deps: Pick<PendingFundsDeps, 'db' | 'clock' | 'validator'>, image: Uint8Array, content_type: string, row: PendingFundsRow): Promise<ValidatorVerdict> {
+  const { verdict } = await judgeSlip(deps, {
+    owner: slipOwner.pendingFunds(row.id),
+    image,
+    content_type,
+    expect: {
       ...(row.fiat_amount_minor !== null ? { expected_amount_minor: row.fiat_amount_minor } : {}),
       ...(row.fiat_currency !== null ? { currency: row.fiat_currency } : {}),
       ...(row.receiver_account ? { receiver: row.receiver_account } : {}),
-    });
-  } catch (error) {
-    // A validator bug is not the payer's fault: the call is recorded as unverified and may be retried.
-    return { outcome: 'unverified', validator_kind: validator.kind, reason: 'validator_error', response: { error: (error as Error).message } };
-  }
+    },
+  });
+  return verdict;
 }
 
 async function writeAudit(
@@ -213,7 +217,7 @@ export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendi
     await trx.insertInto('pending_funds_receipts').values({ pending_funds_id: row.id, data: image, content_type: row.content_type, sha256: row.receipt_sha256, created_at: now }).execute();
   });
 
-  const verdict = await askValidator(deps.validator, image, row.content_type, row);
+  const verdict = await askValidator(deps, image, row.content_type, row);
   const applied_at = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const { after } = await applyIntakeVerdict(trx, row.id, applied_at, {
@@ -276,7 +280,7 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
   const refused = refusal(row);
   if (refused) throw refused;
 
-  const verdict = await askValidator(deps.validator, image, content_type, row);
+  const verdict = await askValidator(deps, image, content_type, row);
   const receipt_sha256 = sha256Hex(image);
 
   const outcome = await deps.db.transaction().execute(async (trx) => {

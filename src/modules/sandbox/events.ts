@@ -156,6 +156,7 @@ function settlement(merchant_id: string, now: Date, type: SyntheticEventType): S
     payment_count: 1,
     gross_minor: SAMPLE_FIAT_MINOR,
     fee_minor,
+    fee_micro_pay: Math.floor((SAMPLE_MICRO_PAY * 150) / 10_000),
     adjustments_minor: 0,
     net_minor: SAMPLE_FIAT_MINOR - fee_minor,
     failure_reason: failed ? 'sandbox_simulated_failure' : null,

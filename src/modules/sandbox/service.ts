@@ -7,6 +7,7 @@ import { allocateSynthetic } from '../liquidity/service.ts';
 import { presentPayment, type PaymentView } from '../payments/present.ts';
 import { emitPaymentEvent, insertPayment, loadLegs, recordSyntheticMatch, resolvePaymentMethod } from '../payments/service.ts';
 import { transition } from '../payments/state.ts';
+import { paymentFee, recordPaymentFee } from '../payments/fees.ts';
 import type { LegRow } from '../payments/tables.ts';
 import { settleSandboxPayment } from '../settlements/service.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
@@ -102,7 +103,8 @@ export async function simulatePayment(deps: SandboxDeps, trx: Trx, scope: Mercha
     return { scenario: input.scenario, payment: await emitPaymentEvent(trx, now, deps, failed, leg_rows, 'payment.failed') };
   }
 
-  const completed = await transition(trx, matched, 'completed', now);
+  // No ledger in a simulation: the fee is recorded as a completion would take it, so the statement shows it.
+  const completed = await recordPaymentFee(trx, await transition(trx, matched, 'completed', now), paymentFee(matched, leg_rows, deps.settlement_fee_bps));
   const completed_view = await emitPaymentEvent(trx, now, deps, completed, leg_rows, 'payment.completed');
   if (input.scenario !== 'settlement_cycle') return { scenario: input.scenario, payment: completed_view };
 

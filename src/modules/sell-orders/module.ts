@@ -1,10 +1,8 @@
-import type { Trx } from '../../db/database.ts';
 import type { Ledger } from '../ledger/port.ts';
 import { defineModule } from '../module.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
 import { SellOrderSchema, sellOrderRoutes } from './routes.ts';
-import { requestCashLegs, sweepSellOrders, type SellOrdersDeps } from './service.ts';
-import type { SellOrderRow } from './tables.ts';
+import { requestCashLegs, sweepSellOrders, type CashLegFailureHook, type SellOrdersDeps } from './service.ts';
 
 /** Sell orders (PAY reserved, matched, cash legs requested and confirmed), their cash-leg attempts and sweeper. */
 export const sellOrdersModule = defineModule({
@@ -13,7 +11,7 @@ export const sellOrdersModule = defineModule({
   calls: ['buy-orders', 'events', 'ledger', 'validators'],
   start: (
     { config, db, clock },
-    needs: { ledger: Ledger; validator: ReceiptValidator; on_cash_leg_failure?: ((trx: Trx, order: SellOrderRow, at: Date) => Promise<void>) | undefined },
+    needs: { ledger: Ledger; validator: ReceiptValidator; on_cash_leg_failure?: CashLegFailureHook | undefined },
   ) => {
     const deps: SellOrdersDeps = {
       db,

@@ -8,11 +8,12 @@ import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
-import { fillsOfSellOrders } from '../buy-orders/service.ts';
+import { fillsOfSellOrders, reverseFillsOfSellOrder, type FillReversal } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
+import { judgeSlip, slipOwner } from '../validators/slips.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
@@ -28,8 +29,11 @@ export interface SellOrdersDeps {
   cash_leg_retry_max: number;
   cash_leg_retry_timeout_hours: number;
   /** Called in the failing transaction when a cash leg is given up (the auto-open dispute switch plugs in here). */
-  onCashLegFailure?: (trx: Trx, order: SellOrderRow, at: Date) => Promise<void>;
+  onCashLegFailure?: CashLegFailureHook;
 }
+
+/** What a given-up cash leg hands on: the order and the fills taken back from its buyers. */
+export type CashLegFailureHook = (trx: Trx, order: SellOrderRow, at: Date, reversals: readonly FillReversal[]) => Promise<void>;
 
 export interface CreateSellOrderInput {
   amount_micro_pay: number;
@@ -238,7 +242,8 @@ export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: Merchant
   const order = await findOwned(deps.db, scope, id);
   if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
   // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.
-  const verdict = await deps.validator.validate({ image, content_type: input.content_type, currency: order.target_currency });
+  // judgeSlip records a validator that crashed as unverified, as a payment proof's would be.
+  const { verdict } = await judgeSlip(deps, { owner: slipOwner.cashLeg(order.id), image, content_type: input.content_type, expect: { currency: order.target_currency } });
   return { image, verdict };
 }
 
@@ -302,11 +307,25 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
   return emit(trx, now, completed, 'sell_order.completed');
 }
 
+/**
+ * A cash leg given up: the seller's reserve goes back to it and the PAY its fills minted to the buyers is taken back
+ * (burned to the mint source; what a buyer already spent becomes its deficit), so the supply is what it was before
+ * the match. The reversal rides in `sell_order.failed` and in the auto-opened dispute.
+ */
 async function failExhausted(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
+  // One failure at a time: each moves PAY of a seller and of its buyers, and two failures whose seller and buyer are
+  // swapped would otherwise lock the same two merchants' accounts in opposite orders.
+  await sql`select pg_advisory_xact_lock(hashtextextended('mpay:cash-leg-failure', 0))`.execute(trx);
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
   await releaseReserve(deps, trx, failed);
-  await emit(trx, now, failed, 'sell_order.failed');
-  await deps.onCashLegFailure?.(trx, failed, now);
+  let reversals: FillReversal[];
+  try {
+    reversals = await reverseFillsOfSellOrder(trx, deps.ledger, failed, now);
+  } catch (error) {
+    mapLedgerError(error);
+  }
+  await emit(trx, now, failed, 'sell_order.failed', { reversal: { fills: reversals } });
+  await deps.onCashLegFailure?.(trx, failed, now, reversals);
   return failed;
 }
 

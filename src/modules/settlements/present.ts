@@ -20,6 +20,7 @@ export function presentSettlement(row: SettlementRow): SettlementView {
     gross_decimal: decimal(row.gross_minor, row.currency),
     fee_minor: row.fee_minor,
     fee_decimal: decimal(row.fee_minor, row.currency),
+    fee_micro_pay: row.fee_micro_pay,
     adjustments_minor: row.adjustments_minor,
     adjustments_decimal: decimal(row.adjustments_minor, row.currency),
     net_minor: row.net_minor,
@@ -45,6 +46,7 @@ export function presentItem(row: SettlementItemRow, currency: string): Settlemen
     amount_decimal: decimal(row.amount_minor, currency),
     fee_minor: row.fee_minor,
     fee_decimal: decimal(row.fee_minor, currency),
+    fee_micro_pay: row.fee_micro_pay,
     net_minor: row.net_minor,
     net_decimal: decimal(row.net_minor, currency),
     payment_created_at: iso(row.payment_created_at),
@@ -52,7 +54,7 @@ export function presentItem(row: SettlementItemRow, currency: string): Settlemen
   };
 }
 
-export const CSV_COLUMNS = ['payment_id', 'order_id', 'currency', 'amount_minor', 'amount', 'fee_minor', 'fee', 'net_minor', 'net', 'payment_created_at', 'completed_at'] as const;
+export const CSV_COLUMNS = ['payment_id', 'order_id', 'currency', 'amount_minor', 'amount', 'fee_minor', 'fee', 'net_minor', 'net', 'payment_created_at', 'completed_at', 'fee_micro_pay'] as const;
 
 /**
  * RFC 4180 quoting, plus a leading `'` on cells a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR):
@@ -77,6 +79,7 @@ export function csvLine(item: SettlementPaymentView): string {
     item.net_decimal,
     item.payment_created_at,
     item.completed_at,
+    item.fee_micro_pay,
   ]
     .map(csvCell)
     .join(',');

@@ -10,6 +10,7 @@ import { toSafeNumber } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { claimUnsettledPayments, markPaymentSettled, unsettledGroups, type SettlementGroup } from '../payments/settlement-port.ts';
 import type { PaymentRow } from '../payments/tables.ts';
+import { feeOf } from '../payments/fees.ts';
 import { listAdminActions, recordAdminAction, type AdminActor } from '../audit/service.ts';
 import { csvLine, CSV_COLUMNS, presentAdjustment, presentItem, presentSettlement, type AdjustmentView, type SettlementView } from './present.ts';
 import { transitionSettlement } from './state.ts';
@@ -30,11 +31,19 @@ export interface SettlementsDeps {
 export const DEFAULT_BATCH_MAX_PAYMENTS = 500;
 
 /**
- * The fee of one payment: `floor(amount_minor * fee_bps / 10000)`. Rounding down leaves any fraction of a minor unit
- * with the merchant; a batch's fee is the sum of its payments' fees, so every payment's line in the export adds up.
+ * The fee of one payment in a batch: the fee taken when it completed (its ledger postings), so the statement and the
+ * ledger agree to the micro-PAY. A payment completed without a recorded fee is charged `floor(amount * fee_bps /
+ * 10000)` on the statement only (nothing was posted for it, so its PAY fee is 0).
  */
-export function settlementFeeMinor(amount_minor: number, fee_bps: number): number {
-  return toSafeNumber((BigInt(amount_minor) * BigInt(fee_bps)) / 10_000n);
+function itemFee(payment: PaymentRow, fee_bps: number): { fee_minor: number; fee_micro_pay: number } {
+  if (payment.fee_minor !== null) return { fee_minor: payment.fee_minor, fee_micro_pay: payment.fee_micro_pay ?? 0 };
+  return { fee_minor: feeOf(payment.amount_minor, fee_bps), fee_micro_pay: 0 };
+}
+
+/** The rate the batch's payments were charged at when they all share one (the usual case), else the run's. */
+function batchFeeBps(payments: readonly PaymentRow[], fee_bps: number): number {
+  const rates = new Set(payments.map((payment) => payment.fee_bps ?? fee_bps));
+  return rates.size === 1 ? (rates.values().next().value ?? fee_bps) : fee_bps;
 }
 
 async function recordSettlementEvent(trx: Trx, at: Date, batch: SettlementRow, type: string): Promise<SettlementView> {
@@ -59,7 +68,7 @@ async function recordSettlementEvent(trx: Trx, at: Date, batch: SettlementRow, t
 async function createBatch(trx: Trx, at: Date, group: SettlementGroup, payments: readonly PaymentRow[], fee_bps: number): Promise<SettlementRow> {
   const id = randomUUID();
   const items = payments.map((payment) => {
-    const fee_minor = settlementFeeMinor(payment.amount_minor, fee_bps);
+    const { fee_minor, fee_micro_pay } = itemFee(payment, fee_bps);
     if (payment.completed_at === null) throw new Error(`completed payment ${payment.id} has no completed_at`);
     return {
       settlement_id: id,
@@ -67,6 +76,7 @@ async function createBatch(trx: Trx, at: Date, group: SettlementGroup, payments:
       order_id: payment.order_id,
       amount_minor: payment.amount_minor,
       fee_minor,
+      fee_micro_pay,
       net_minor: payment.amount_minor - fee_minor,
       payment_created_at: payment.created_at,
       completed_at: payment.completed_at,
@@ -74,6 +84,7 @@ async function createBatch(trx: Trx, at: Date, group: SettlementGroup, payments:
   });
   const gross = items.reduce((sum, item) => sum + BigInt(item.amount_minor), 0n);
   const fee = items.reduce((sum, item) => sum + BigInt(item.fee_minor), 0n);
+  const fee_micro_pay = items.reduce((sum, item) => sum + BigInt(item.fee_micro_pay), 0n);
   const pending = await trx
     .insertInto('settlements')
     .values({
@@ -82,10 +93,11 @@ async function createBatch(trx: Trx, at: Date, group: SettlementGroup, payments:
       is_sandbox: group.is_sandbox,
       currency: group.currency,
       status: 'pending',
-      fee_bps,
+      fee_bps: batchFeeBps(payments, fee_bps),
       payment_count: items.length,
       gross_minor: toSafeNumber(gross),
       fee_minor: toSafeNumber(fee),
+      fee_micro_pay: toSafeNumber(fee_micro_pay),
       adjustments_minor: 0,
       net_minor: toSafeNumber(gross - fee),
       failure_reason: null,

@@ -13,6 +13,8 @@ export interface SettlementTables {
     payment_count: number;
     gross_minor: number;
     fee_minor: number;
+    /** The PAY the batch's payments sent to the fees account when they completed (migration 0220). */
+    fee_micro_pay: number;
     adjustments_minor: number;
     net_minor: number;
     failure_reason: string | null;
@@ -27,6 +29,7 @@ export interface SettlementTables {
     order_id: string;
     amount_minor: number;
     fee_minor: number;
+    fee_micro_pay: number;
     net_minor: number;
     payment_created_at: Date;
     completed_at: Date;

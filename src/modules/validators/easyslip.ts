@@ -2,7 +2,7 @@ import type { ReceiptCheck, ReceiptValidator, ValidatorVerdict } from './port.ts
 
 /**
  * EasySlip (Thai bank-slip verification) over HTTP: `POST <base>/api/v1/verify` with the slip as base64 and
- * `checkDuplicate: true`. On a readable slip we check, in this order, the amount (when expected) and the receiver
+ * `checkDuplicate` (true unless the gateway asked about this slip before: see ReceiptCheck.check_duplicate). On a readable slip we check, in this order, the amount (when expected) and the receiver
  * account (masked numbers such as `xxx-x-x5678-x` match when their visible digits do). Mapping:
  * - a slip problem the provider reports (`duplicate_slip`, `slip_not_found`, `invalid_payload`, `invalid_image`,
  *   `image_size_too_large`) or a failed check: `failed` with that reason;
@@ -82,7 +82,7 @@ export function createEasySlipValidator(options: EasySlipOptions): ReceiptValida
         http = await fetch(`${base}/api/v1/verify`, {
           method: 'POST',
           headers: { authorization: `Bearer ${options.api_key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ image: Buffer.from(check.image).toString('base64'), checkDuplicate: true }),
+          body: JSON.stringify({ image: Buffer.from(check.image).toString('base64'), checkDuplicate: check.check_duplicate ?? true }),
           signal: AbortSignal.timeout(options.timeout_ms),
         });
         text = await http.text();

@@ -1,7 +1,19 @@
-/** The receipt validator port: `null_validator` (default) or `easyslip` (Thai slip verification over HTTP). */
+/**
+ * The receipt validator port: `null_validator`, `slip_qr` (the slip-verification QR read locally) or `easyslip`
+ * (Thai slip verification over HTTP).
+ */
 
-export type ValidatorKind = 'null_validator' | 'easyslip';
+export type ValidatorKind = 'null_validator' | 'easyslip' | 'slip_qr';
 export type ValidatorOutcome = 'verified' | 'failed' | 'unverified' | 'timeout';
+
+/** What a Thai bank slip's slip-verification QR says: the sending bank and the transaction reference. */
+export interface SlipQr {
+  sending_bank: string;
+  reference: string;
+}
+
+/** What reading a receipt's image found: a slip QR, a QR that is not one (its text), or no QR at all. */
+export type SlipReading = { kind: 'slip'; slip: SlipQr } | { kind: 'other_qr'; text: string } | { kind: 'no_qr' } | { kind: 'not_an_image' };
 
 export interface ReceiptCheck {
   image: Uint8Array;
@@ -11,6 +23,13 @@ export interface ReceiptCheck {
   currency?: string;
   /** The account the money should have reached (masked numbers match partially). */
   receiver?: { promptpay_id?: string; account_number?: string; account_name?: string; payid?: string };
+  /**
+   * Ask the provider to refuse a slip it has answered before. False when the gateway itself asked about this slip
+   * before (a retry): the gateway's own slip records decide duplicates then.
+   */
+  check_duplicate?: boolean;
+  /** The image as read locally (the slips ledger reads it once for every validator). */
+  reading?: SlipReading;
 }
 
 export interface ValidatorVerdict {
@@ -24,6 +43,8 @@ export interface ValidatorVerdict {
   observed_amount_minor?: number;
   /** Provider's transaction reference (duplicate detection). */
   reference?: string;
+  /** What a `verified` verdict did not check (`amount`, `receiver`): the local slip check cannot see them. */
+  unverified_fields?: string[];
 }
 
 export interface ReceiptValidator {

@@ -13,7 +13,8 @@ import type { SecretBox } from './secret-box.ts';
 import type { EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
 import { present } from '../../lib/assert.ts';
-import { endpointLimit, endpointNotSet, sandboxEndpointNotSet, urlForbidden } from './errors.ts';
+import { endpointLimit, endpointNotSet, sandboxEndpointNotSet, testEventToDisabledEndpoint, urlForbidden } from './errors.ts';
+import { recordEvent, wakeDispatchers } from '../events/outbox.ts';
 import type { EndpointView } from './schema.ts';
 
 export type { EndpointView } from './schema.ts';
@@ -30,6 +31,8 @@ export interface WebhooksDeps {
   box: SecretBox;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS: private and loopback targets for either mode (closed deployments). */
   allow_private_targets: boolean;
+  /** PUBLIC_BASE_URL: never a target. */
+  self_origin?: string;
 }
 
 export const MAX_ENDPOINTS_PER_MODE = 16;
@@ -71,8 +74,8 @@ function normalizeEvents(events: readonly string[] | undefined): string[] {
 }
 
 /** Refuses a target the SSRF guard does not allow for this mode: 400 WEBHOOK_URL_FORBIDDEN. */
-export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets'>, is_sandbox: boolean, url: string): Promise<void> {
-  const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets });
+export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets' | 'self_origin'>, is_sandbox: boolean, url: string): Promise<void> {
+  const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets, ...(deps.self_origin ? { self_origin: deps.self_origin } : {}) });
   if (reason) throw urlForbidden(is_sandbox, reason);
 }
 
@@ -335,4 +338,49 @@ export async function subscribedEndpointIds(trx: Trx, scope: MerchantScope, type
     .orderBy('created_at')
     .execute();
   return rows.map((row) => row.id);
+}
+
+/** The type of the test event the dashboard sends to one endpoint. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/**
+ * Sends a test event to one endpoint, signed and retried like any other. The outbox fans an event out to every
+ * subscribed endpoint; this one is meant for one, so the others' deliveries of it are skipped in the same transaction
+ * and the chosen endpoint gets one even when it does not subscribe to everything.
+ */
+export async function sendTestEvent(deps: WebhooksDeps, scope: MerchantScope, endpoint_id: string): Promise<{ event_id: string; url: string }> {
+  const now = deps.clock.now();
+  const result = await deps.db.transaction().execute(async (trx) => {
+    const endpoint = await findEndpoint(trx, scope, endpoint_id, true);
+    if (endpoint.disabled) throw testEventToDisabledEndpoint();
+    const envelope = await recordEvent(trx, now, {
+      merchant_id: scope.merchant_id,
+      is_sandbox: scope.is_sandbox,
+      type: TEST_EVENT_TYPE,
+      resource_type: 'webhook_endpoint',
+      resource_id: endpoint.id,
+      data: { ...presentEndpoint(endpoint, now) },
+    });
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ status: 'skipped', last_error: 'test event for another endpoint' })
+      .where('event_id', '=', envelope.id)
+      .where((eb) => eb.or([eb('endpoint_id', 'is', null), eb('endpoint_id', '<>', endpoint.id)]))
+      .execute();
+    const ours = await trx.selectFrom('webhook_deliveries').select('id').where('event_id', '=', envelope.id).where('endpoint_id', '=', endpoint.id).executeTakeFirst();
+    if (!ours) {
+      const row = await trx.selectFrom('events').select('seq').where('id', '=', envelope.id).executeTakeFirstOrThrow();
+      await trx
+        .insertInto('webhook_deliveries')
+        .values({
+          id: randomUUID(), event_id: envelope.id, event_seq: row.seq, merchant_id: scope.merchant_id, is_sandbox: scope.is_sandbox, endpoint_id: endpoint.id,
+          resource_id: endpoint.id, ordering_key: endpoint.id, status: 'pending', attempt_count: 0, retry_count: 0, next_attempt_at: now, claim_token: null,
+          claimed_until: null, last_attempt_at: null, last_status_code: null, last_error: null, delivered_at: null, created_at: now,
+        })
+        .execute();
+    }
+    return { event_id: envelope.id, url: endpoint.url };
+  });
+  await wakeDispatchers(deps.db);
+  return result;
 }

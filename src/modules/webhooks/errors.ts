@@ -9,3 +9,4 @@ export const sandboxEndpointNotSet = () => new AppError('WEBHOOK_ENDPOINT_NOT_SE
 export const endpointNotSet = (is_sandbox: boolean) =>
   new AppError('WEBHOOK_ENDPOINT_NOT_SET', `Set a ${is_sandbox ? 'sandbox' : 'live'} webhook endpoint first (PUT /v1/webhook-endpoint or POST /v1/webhook-endpoints)`);
 export const deliveryEndpointDeleted = () => new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'The endpoint of this delivery was deleted');
+export const testEventToDisabledEndpoint = () => new AppError('WEBHOOK_ENDPOINT_NOT_SET', 'This endpoint is disabled; enable it to send a test event');

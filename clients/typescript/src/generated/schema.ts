@@ -440,7 +440,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Upload the buyer's proof of payment (multipart field `proof`); the payment becomes confirming */
+        /**
+         * Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming
+         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.
+         */
         post: operations["uploadPaymentProof"];
         delete?: never;
         options?: never;
@@ -1361,6 +1364,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook.test
+         * @description A test event sent from the dashboard to this one endpoint (`data` is the endpoint). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_webhook_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1433,6 +1456,10 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             failure_reason: string | null;
+            /** @description The same fee in PAY, as posted to the fees account (null before completion) */
+            fee_micro_pay: number | null;
+            /** @description Settlement fee taken at completion, minor units (null before completion) */
+            fee_minor: number | null;
             id: string;
             is_sandbox: boolean;
             match_details: {
@@ -1440,6 +1467,15 @@ export interface components {
                 allocated_fiat_amount: number;
                 amount_micro_pay: number;
                 match_order: number;
+                /** @description This leg's slip and its verdict; null while the leg has none */
+                proof: {
+                    id: string;
+                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                    reason: string | null;
+                    /** Format: date-time */
+                    received_at: string;
+                    status: "checking" | "verified" | "rejected";
+                } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
                 seller_id: string;
@@ -1542,7 +1578,9 @@ export interface components {
             /** @description Fee rate of this batch in basis points of each payment */
             fee_bps: number;
             fee_decimal: string;
-            /** @description Sum of the per-payment fees (each rounded down), minor units */
+            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+            fee_micro_pay: number;
+            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
             fee_minor: number;
             gross_decimal: string;
             /** @description Sum of the payments, minor units */
@@ -1556,6 +1594,23 @@ export interface components {
             payment_count: number;
             retry_count: number;
             status: "pending" | "completed" | "failed";
+        };
+        WebhookEndpoint: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            disabled: boolean;
+            enabled_events: string[];
+            /** Format: uuid */
+            id: string;
+            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+            is_default: boolean;
+            mode: "live" | "sandbox";
+            /** @description After a rotation the previous secret also signs until then */
+            previous_secret_expires_at: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
         };
     };
     responses: {
@@ -2294,40 +2349,6 @@ export interface components {
             };
         };
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
-        ServiceUnavailable: {
-            headers: {
-                RateLimit: components["headers"]["RateLimit"];
-                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                "X-Request-Id": components["headers"]["XRequestId"];
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "success": false,
-                 *       "error": {
-                 *         "code": "SERVICE_UNAVAILABLE",
-                 *         "message": "Service unavailable",
-                 *         "details": []
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    error: {
-                        /**
-                         * @description Machine-readable code from the closed list
-                         * @enum {string}
-                         */
-                        code: "SERVICE_UNAVAILABLE";
-                        details: components["schemas"]["ErrorDetail"][];
-                        message: string;
-                    };
-                    /** @constant */
-                    success: false;
-                };
-            };
-        };
-        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
         ServiceUnavailable_02d44b: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
@@ -2370,6 +2391,40 @@ export interface components {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "SERVICE_UNAVAILABLE",
+                 *         "message": "Service unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "SERVICE_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
+        ServiceUnavailable_adea5d: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
                 "X-Request-Id": components["headers"]["XRequestId"];
                 [name: string]: unknown;
             };
@@ -2826,11 +2881,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -2905,7 +2959,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createAccessToken: {
@@ -2971,7 +3025,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listEvents: {
@@ -3026,7 +3080,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createQuoteLock: {
@@ -3094,7 +3148,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getQuoteLock: {
@@ -3161,7 +3215,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getReferencePrice: {
@@ -3205,7 +3259,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listBuyOrders: {
@@ -3272,7 +3326,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createBuyOrder: {
@@ -3354,7 +3408,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getBuyOrder: {
@@ -3429,7 +3483,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelBuyOrder: {
@@ -3497,7 +3551,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listDisputes: {
@@ -3564,7 +3618,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createDispute: {
@@ -3641,7 +3695,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getDispute: {
@@ -3730,7 +3784,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSellOrders: {
@@ -3811,7 +3865,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createSellOrder: {
@@ -3911,7 +3965,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getSellOrder: {
@@ -3997,7 +4051,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelSellOrder: {
@@ -4077,7 +4131,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     confirmSellOrderCashLeg: {
@@ -4167,7 +4221,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getMerchantBalance: {
@@ -4219,7 +4273,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getCurrentMerchant: {
@@ -4257,7 +4311,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listPayments: {
@@ -4306,7 +4360,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createPayment: {
@@ -4427,7 +4481,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     cancelPayment: {
@@ -4464,7 +4518,7 @@ export interface operations {
             409: components["responses"]["PaymentBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPaymentCheckout: {
@@ -4508,6 +4562,15 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                                 payment_method: string;
+                                /** @description This leg's slip and its verdict; null while the buyer has not sent it */
+                                proof: {
+                                    id: string;
+                                    /** @description Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch) */
+                                    reason: string | null;
+                                    /** Format: date-time */
+                                    received_at: string;
+                                    status: "checking" | "verified" | "rejected";
+                                } | null;
                             }[];
                             order_id: string;
                             payment_id: string;
@@ -4528,7 +4591,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPaymentPromptPayQr: {
@@ -4562,7 +4625,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     uploadPaymentProof: {
@@ -4578,11 +4641,10 @@ export interface operations {
         requestBody: {
             content: {
                 "multipart/form-data": {
-                    /**
-                     * Format: binary
-                     * @description JPEG, PNG, WebP or HEIC image, at most PROOF_MAX_BYTES
-                     */
-                    proof: string;
+                    /** @description With one `proof` part: the leg (match_order) it pays, to send legs one at a time */
+                    leg?: number;
+                    /** @description One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs) */
+                    proof: string[];
                 };
             };
         };
@@ -4599,14 +4661,28 @@ export interface operations {
                     "application/json": {
                         data: {
                             payment_id: string;
+                            /** @description The first slip of this upload (the only one for a one-leg payment) */
                             proof: {
                                 content_type: string;
                                 id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
                                 /** Format: date-time */
                                 received_at: string;
                                 sha256: string;
                                 size_bytes: number;
                             };
+                            /** @description Every slip of this upload, one per leg, in match_order */
+                            proofs: {
+                                content_type: string;
+                                id: string;
+                                /** @description The leg (match_order) this slip pays */
+                                leg: number;
+                                /** Format: date-time */
+                                received_at: string;
+                                sha256: string;
+                                size_bytes: number;
+                            }[];
                             status: string;
                         };
                         /** @enum {boolean} */
@@ -4621,7 +4697,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listPendingFunds: {
@@ -4695,7 +4771,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getPendingFunds: {
@@ -4779,7 +4855,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     confirmPendingFunds: {
@@ -4867,7 +4943,7 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createPromptPayPayload: {
@@ -4911,7 +4987,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listRates: {
@@ -4956,7 +5032,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listThaiBanks: {
@@ -4995,7 +5071,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     triggerSandboxEvent: {
@@ -5042,7 +5118,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     simulateSandboxPayment: {
@@ -5109,7 +5185,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSettlements: {
@@ -5149,7 +5225,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getSettlement: {
@@ -5198,7 +5274,9 @@ export interface operations {
                             /** @description Fee rate of this batch in basis points of each payment */
                             fee_bps: number;
                             fee_decimal: string;
-                            /** @description Sum of the per-payment fees (each rounded down), minor units */
+                            /** @description The same fees in PAY, as the ledger took them into the fees account when each payment completed */
+                            fee_micro_pay: number;
+                            /** @description Sum of the fees taken when each payment completed (each rounded down), minor units */
                             fee_minor: number;
                             gross_decimal: string;
                             /** @description Sum of the payments, minor units */
@@ -5234,7 +5312,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     exportSettlementCsv: {
@@ -5265,7 +5343,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listSettlementPayments: {
@@ -5301,6 +5379,8 @@ export interface operations {
                             completed_at: string;
                             currency: string;
                             fee_decimal: string;
+                            /** @description The fee in PAY posted to the fees account at completion */
+                            fee_micro_pay: number;
                             fee_minor: number;
                             net_decimal: string;
                             net_minor: number;
@@ -5320,7 +5400,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createTrade: {
@@ -5389,7 +5469,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd6More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalOrMatchingUnavailable_c8793f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getTrade: {
@@ -5440,7 +5520,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listWebhookDeliveries: {
@@ -5508,7 +5588,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     redeliverWebhook: {
@@ -5570,7 +5650,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     recoverWebhookDeliveries: {
@@ -5617,7 +5697,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getWebhookEndpoint: {
@@ -5652,7 +5732,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     setWebhookEndpoint: {
@@ -5699,7 +5779,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     rotateWebhookSecret: {
@@ -5743,7 +5823,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     listWebhookEndpoints: {
@@ -5791,7 +5871,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     createWebhookEndpoint: {
@@ -5857,7 +5937,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     getWebhookEndpointById: {
@@ -5923,7 +6003,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     deleteWebhookEndpoint: {
@@ -5962,7 +6042,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     updateWebhookEndpoint: {
@@ -6027,7 +6107,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     rotateWebhookEndpointSecret: {
@@ -6088,7 +6168,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
-            503: components["responses"]["ServiceUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
     webhook_buy_order_cancelled: {
@@ -7352,6 +7432,54 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "settlement.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_webhook_test: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["WebhookEndpoint"];
+                    /** @constant */
+                    event: "webhook.test";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "webhook.test";
                 };
             };
         };

@@ -5,6 +5,7 @@ import { SCENARIOS } from '../../sandbox/service.ts';
 import type { DeliveryView, EventView } from '../../webhooks/service.ts';
 import { CURRENCIES } from '../../../lib/money.ts';
 import { formKey } from '../context.ts';
+import { deliveriesTable } from './deliveries.ts';
 import { STATUS_WORDS, wordOf } from '../words.ts';
 import { html, query } from '../html.ts';
 import { csrfField, eventLabel, flash, page, type PageContext, statusBadge } from '../layout.ts';
@@ -56,17 +57,6 @@ export function paymentsPage(
   });
 }
 
-export function deliveriesTable(context: PageContext, deliveries: DeliveryView[], options: { can_redeliver: boolean; back: string }): ReturnType<typeof html> {
-  const { t } = context;
-  if (!deliveries.length) return html`<p>${t('none')}</p>`;
-  return html`<table class="deliveries"><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('status')}</th><th class="num">${t('attempts')}</th><th>${t('response')}</th><th>${t('duration')}</th><th>${t('actions')}</th></tr></thead><tbody>
-${deliveries.map((delivery) => {
-  const last = delivery.attempts.at(-1);
-  return html`<tr><td class="mono" title="${delivery.id}">${delivery.id.slice(0, 8)}…</td><td>${eventLabel(context, delivery.event_type)}</td><td>${statusBadge(context, delivery.status)}</td><td class="num">${delivery.attempt_count}</td><td>${last ? `${last.status_code ?? last.error ?? '—'}` : '—'}</td><td>${last ? `${last.duration_ms} ms · ${when(context, last.started_at)}` : '—'}</td>
-<td id="redeliver-${delivery.id}">${options.can_redeliver ? html`<form method="post" action="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-post="/dashboard/webhook-deliveries/${delivery.id}/redeliver" hx-target="#redeliver-${delivery.id}" hx-swap="innerHTML">${csrfField(context)}<input type="hidden" name="back" value="${options.back}"><button type="submit" class="secondary redeliver">${t('redeliver')}</button></form>` : ''}</td></tr>`;
-})}</tbody></table>`;
-}
-
 export function paymentDetailPage(
   context: PageContext,
   model: { payment: PaymentView; checkout: CheckoutView | null; qr_data_urls: Map<number, string>; events: EventView[]; deliveries: DeliveryView[]; can_redeliver: boolean; notice?: string | undefined },
@@ -88,14 +78,14 @@ export function paymentDetailPage(
 ${payment.failure_reason ? html`<dt>${t('failure_reason')}</dt><dd>${payment.failure_reason}</dd>` : ''}
 </dl></section>
 <section class="card"><h2>${t('timeline')}</h2><ol id="timeline">${timeline.length ? timeline.map((event) => html`<li>${when(context, event.created_at)} · ${eventLabel(context, event.type)}</li>`) : html`<li>${when(context, payment.created_at)} · ${statusBadge(context, payment.status)}</li>`}</ol></section></div>
-<section class="card"><h2>${t('legs')}</h2><table><thead><tr><th>#</th><th>${t('seller')}</th><th class="num">${t('amount')}</th><th class="num">${t('rate')}</th><th class="num">PAY</th><th>QR</th></tr></thead><tbody>
+<section class="card"><h2>${t('legs')}</h2><table><thead><tr><th>#</th><th>${t('seller')}</th><th class="num">${t('amount')}</th><th class="num">${t('rate')}</th><th class="num">PAY</th><th>${t('slip')}</th><th>QR</th></tr></thead><tbody>
 ${payment.match_details.map((leg) => {
   const qr = model.qr_data_urls.get(leg.match_order);
   const payee = model.checkout?.legs.find((candidate) => candidate.match_order === leg.match_order)?.payee;
-  return html`<tr><td>${leg.match_order}</td><td class="mono">${leg.seller_id}${payee && 'display_name' in payee ? html`<br>${payee.display_name}` : ''}</td><td class="num">${money(leg.allocated_fiat_amount, payment.currency)}</td><td class="num">${leg.rate}</td><td class="num">${pay(leg.amount_micro_pay)}</td><td>${qr ? html`<img class="qr" src="${qr}" alt="PromptPay QR ${leg.match_order}" width="200" height="200">` : '—'}</td></tr>`;
+  return html`<tr><td>${leg.match_order}</td><td class="mono">${leg.seller_id}${payee && 'display_name' in payee ? html`<br>${payee.display_name}` : ''}</td><td class="num">${money(leg.allocated_fiat_amount, payment.currency)}</td><td class="num">${leg.rate}</td><td class="num">${pay(leg.amount_micro_pay)}</td><td class="slip" data-leg="${leg.match_order}">${leg.proof ? html`${statusBadge(context, leg.proof.status)}${leg.proof.reason ? html`<br>${leg.proof.reason}` : ''}<br>${when(context, leg.proof.received_at)}` : '—'}</td><td>${qr ? html`<img class="qr" src="${qr}" alt="PromptPay QR ${leg.match_order}" width="200" height="200">` : '—'}</td></tr>`;
 })}</tbody></table></section>
 <section class="card"><h2>${t('events')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
 ${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${eventLabel(context, event.type)}</td><td>${when(context, event.created_at)}</td><td>${event.delivery_status ? statusBadge(context, event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
-<section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back })}</section>`,
+<section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back, events: model.events })}</section>`,
   });
 }

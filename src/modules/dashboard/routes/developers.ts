@@ -1,8 +1,8 @@
 import { listApiKeys, rollApiKey } from '../../merchants/keys.ts';
-import { createEndpoint, listEndpoints, revealEndpointSecret, rotateEndpointSecret } from '../../webhooks/endpoints.ts';
+import { createEndpoint, deleteEndpoint, listEndpoints, revealEndpointSecret, rotateEndpointSecret, sendTestEvent, updateEndpoint } from '../../webhooks/endpoints.ts';
 import { listDeliveries, listEvents, recoverSince } from '../../webhooks/service.ts';
 import { can, sendPage } from '../context.ts';
-import { graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
+import { confirmationRequired, graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
 import { pathId, requireField } from '../forms.ts';
 import { html } from '../html.ts';
 import { developersPage, type DevelopersModel } from '../pages/developers.ts';
@@ -18,7 +18,9 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
       listDeliveries(deps.webhooks, scope, { limit: 25 }),
       listEvents(deps.webhooks, scope, { limit: 25 }),
     ]);
-    return { keys, endpoints, deliveries: deliveries.data, events: events.data, can_keys: can(session, 'keys'), can_webhooks: can(session, 'webhooks'), ...extra };
+    const shown = keys.filter((key) => (scope.is_sandbox ? key.kind !== 'live' : key.kind === 'live'));
+    const requests = new Map(await Promise.all(shown.map(async (key) => [key.id, await deps.request_log.recent(scope.merchant_id, key.id)] as const)));
+    return { keys, requests, endpoints, deliveries: deliveries.data, events: events.data, can_keys: can(session, 'keys'), can_webhooks: can(session, 'webhooks'), ...extra };
   }
 
   /** A refused developers form: the page again with the message inline and the endpoint form as typed. */
@@ -29,9 +31,11 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
   });
 
   post('/dashboard/api-keys/:id/roll', 'Roll an API key: the new key is shown once, the old one works for a grace period', { permission: 'keys', on_error: again }, async (signed) => {
+    const id = pathId(signed.request);
+    if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
     const hours = Number(signed.form['grace_hours'] ?? '24');
     if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
-    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, pathId(signed.request), hours * 3600);
+    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, id, hours * 3600);
     const { t } = signed.context;
     const revealed = html`${t('rolled', { kind: rolled.key.kind })}<span class="secret" id="new-key">${rolled.raw_key}</span><br>${t('rolled_grace', { until: rolled.previous.expires_at ?? '' })}`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
@@ -62,6 +66,29 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
     const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
     const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
     return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
+  });
+
+  const endpointAction = (action: string, summary: string, run: (signed: Signed, id: string) => Promise<string>) =>
+    post(`/dashboard/webhook-endpoints/:id/${action}`, summary, { permission: 'webhooks', on_error: again }, async (signed) => {
+      const notice = await run(signed, pathId(signed.request));
+      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice })));
+    });
+  endpointAction('test', 'Send a test event to one webhook endpoint', async (signed, id) => {
+    const sent = await sendTestEvent(deps.webhooks, signed.scope, id);
+    return signed.context.t('test_event_sent', { id: sent.event_id, url: sent.url });
+  });
+  endpointAction('disable', 'Disable a webhook endpoint (no new deliveries until enabled)', async (signed, id) => {
+    await updateEndpoint(deps.webhooks, signed.scope, id, { disabled: true });
+    return signed.context.t('done');
+  });
+  endpointAction('enable', 'Enable a disabled webhook endpoint', async (signed, id) => {
+    await updateEndpoint(deps.webhooks, signed.scope, id, { disabled: false });
+    return signed.context.t('done');
+  });
+  endpointAction('delete', 'Delete a webhook endpoint (its deliveries stay readable)', async (signed, id) => {
+    if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
+    await deleteEndpoint(deps.webhooks, signed.scope, id);
+    return signed.context.t('done');
   });
 
   post('/dashboard/webhook-deliveries/recover', 'Redeliver every failed delivery since a time', { permission: 'webhooks', on_error: again }, async (signed) => {

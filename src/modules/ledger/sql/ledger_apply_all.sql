@@ -1,10 +1,11 @@
--- A batch applied set-based, in a fixed number of statements whatever its size: every item applies or nothing is
--- written and it answers null (ledger_apply then goes item by item, which answers refusals, replays and conflicts).
--- The rules of ledger_apply_one, for the whole batch at once:
--- - every key's advisory lock in key order (two batches sharing keys wait instead of deadlocking); a key already in
---   the journal, or twice in the batch, answers null;
+-- The ledger's one apply path: a set of transfers applied set-based, in a fixed number of statements whatever its
+-- size. Every item applies, or nothing is written; a set of several then answers null (ledger_apply runs its items as
+-- sets of one), a set of one answers why: replayed or conflict (its key in the journal: the same move, or another),
+-- or insufficient_funds. The rules, for the whole set at once:
+-- - every key's advisory lock in key order (two sets sharing keys wait instead of deadlocking); a key already in the
+--   journal, or twice in the set, stops it;
 -- - accounts with a balance of their own locked in name order; a missing account counts as empty;
--- - the overdraft check in item order (an item may spend what an earlier one credited); a refusal answers null;
+-- - the overdraft check in item order (an item may spend what an earlier one credited); a refusal stops it;
 -- - then accounts are opened (every credit account and issuance debit account, never a non-negative debit account),
 --   one UPDATE moves each account by its net (issuance accounts through their stripes), one INSERT writes the journal.
 -- Custom plans: a generic plan cached after a few calls on an almost empty journal runs large batches far slower.
@@ -23,14 +24,26 @@ declare
     order by 1);
   found_count integer;
   refused boolean;
+  existing ledger_transfers%rowtype;
+  lone jsonb := case when jsonb_array_length(items) = 1 then items->0 end;
   answers jsonb;
   v_account text;
   v_net bigint;
 begin
   if (select count(distinct k) from unnest(keys) k) < cardinality(keys) then return null; end if;
   perform pg_advisory_xact_lock(hashtextextended('ledger:' || k, 0)) from unnest(keys) k;
-  perform 1 from ledger_transfers t where t.key = any(keys);
-  if found then return null; end if;
+  select * into existing from ledger_transfers t where t.key = any(keys) limit 1;
+  if found then
+    if lone is null then return null; end if;
+    -- the idempotency rule: the same key with the same move replays it, with another move is a conflict (memo aside)
+    return jsonb_build_array(jsonb_build_object(
+      'status', case when existing.kind = lone->>'kind' and existing.debit_account = lone->>'debit_account'
+        and existing.credit_account = lone->>'credit_account' and existing.amount_micro_pay = (lone->>'amount_micro_pay')::bigint
+        then 'replayed' else 'conflict' end,
+      'id', existing.id, 'key', existing.key, 'kind', existing.kind, 'debit_account', existing.debit_account,
+      'credit_account', existing.credit_account, 'amount_micro_pay', existing.amount_micro_pay, 'memo', existing.memo,
+      'created_at_ms', floor(extract(epoch from existing.created_at) * 1000)::bigint));
+  end if;
   -- the rows are locked as the sort returns them: in name order
   perform 1 from ledger_accounts l where l.name = any(owned) order by l.name for update;
 
@@ -44,7 +57,10 @@ begin
       coalesce(a.balance_micro_pay, 0) + sum(m.delta) over (partition by m.account order by m.position) as balance_after
     from move m left join ledger_accounts a on a.name = m.account)
   select exists (select 1 from running where non_negative and delta < 0 and balance_after < 0) into refused;
-  if refused then return null; end if;
+  if refused then
+    if lone is null then return null; end if;
+    return jsonb_build_array(jsonb_build_object('status', 'insufficient_funds', 'key', lone->>'key', 'debit_account', lone->>'debit_account'));
+  end if;
 
   select count(*) into found_count from ledger_accounts l where l.name = any(names);
   if found_count < cardinality(names) then

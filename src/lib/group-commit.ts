@@ -1,0 +1,99 @@
+/**
+ * The one in-process batcher (group commit, as TigerBeetle batches its clients' requests and PostgreSQL groups
+ * commits): items submitted while earlier batches are in flight travel together in one `apply` call, each answered
+ * with its own result. Used by the payment create batcher, the ledger's lone transfers and the outbox wake-up.
+ *
+ * Gathering: what arrives in the same turn of the event loop (after an idle moment, within `gather_ms`) forms a batch
+ * of at most `max_batch` items; at most `max_in_flight` batches run at once, and while all run, the next ones gather.
+ *
+ * The failure rule: a batch whose `apply` rejects re-runs its items alone (`alone`, by default a batch of one through
+ * `apply`), one after another in arrival order, each answered by its own run; a batch of one rejects with its error.
+ * So one item can never fail the others.
+ */
+interface Waiting<Item, Answer> {
+  item: Item;
+  resolve: (answer: Answer) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface GroupCommitOptions<Item, Answer> {
+  max_in_flight: number;
+  max_batch: number;
+  /** Wait this long for more items before a batch starts (default: the end of the current turn). */
+  gather_ms?: number;
+  /** How an item of a failed batch runs alone (default: a batch of one through `apply`). */
+  alone?: (item: Item) => Promise<Answer>;
+  /** Told of each batch that failed as a whole, before its items run alone. */
+  onBatchFailed?: (error: unknown, items: readonly Item[]) => void;
+}
+
+export class GroupCommit<Item, Answer> {
+  readonly #apply: (items: Item[], previous: Promise<void>) => Promise<Answer[]>;
+  readonly #options: GroupCommitOptions<Item, Answer>;
+  #queue: Waiting<Item, Answer>[] = [];
+  /** Settles when the batch started last is done, its items answered (alone ones included). */
+  #done: Promise<void> = Promise.resolve();
+  #in_flight = 0;
+  #scheduled = false;
+
+  /**
+   * `apply` answers each item, in order. `previous` settles when the batch before is done: a batch that awaits it
+   * before it writes writes in arrival order while it still plans beside the one before.
+   */
+  constructor(apply: (items: Item[], previous: Promise<void>) => Promise<Answer[]>, options: GroupCommitOptions<Item, Answer>) {
+    this.#apply = apply;
+    this.#options = options;
+  }
+
+  submit(item: Item): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ item, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#in_flight >= this.#options.max_in_flight) return;
+    this.#scheduled = true;
+    const start = () => {
+      this.#scheduled = false;
+      while (this.#queue.length > 0 && this.#in_flight < this.#options.max_in_flight) {
+        const batch = this.#queue.splice(0, this.#options.max_batch);
+        this.#in_flight++;
+        const run = this.#run(batch, this.#done);
+        this.#done = run;
+        void run.finally(() => {
+          this.#in_flight--;
+          if (this.#queue.length > 0) this.#schedule();
+        });
+      }
+    };
+    // after an idle moment a batch waits gather_ms for company; a full one, or one that queued behind others, does not
+    if (this.#options.gather_ms && this.#in_flight === 0 && this.#queue.length < this.#options.max_batch) {
+      setTimeout(start, this.#options.gather_ms);
+    } else setImmediate(start);
+  }
+
+  /** Never rejects: every item is answered or refused on its own. */
+  async #run(batch: Waiting<Item, Answer>[], previous: Promise<void>): Promise<void> {
+    let answers: Answer[];
+    try {
+      answers = await this.#apply(
+        batch.map((entry) => entry.item),
+        previous,
+      );
+    } catch (error) {
+      if (batch.length === 1 && !this.#options.alone) return batch[0]?.reject(error);
+      this.#options.onBatchFailed?.(
+        error,
+        batch.map((entry) => entry.item),
+      );
+      // after the batch before, as the batch itself would have written
+      await previous;
+      const alone = this.#options.alone ?? (async (item: Item) => (await this.#apply([item], Promise.resolve()))[0] as Answer);
+      for (const entry of batch) await alone(entry.item).then(entry.resolve, entry.reject);
+      return;
+    }
+    for (const [index, entry] of batch.entries()) entry.resolve(answers[index] as Answer);
+  }
+}

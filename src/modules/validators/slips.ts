@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import type { ReceiptCheck, ReceiptValidator, SlipReading, ValidatorVerdict } from './port.ts';
+import { readSlip } from './read-slip.ts';
+import type { SlipRow } from './tables.ts';
+
+/**
+ * The slips ledger (DESIGN 3a "Slip identity"): every receipt the gateway judges goes through `judgeSlip`, whatever
+ * the route (payment leg proof, pending-funds intake and receiver-confirm, confirm-cash-leg).
+ *
+ * - A slip is known by its bank reference (read locally from its slip-verification QR, or the provider's
+ *   `transRef`) and otherwise by its SHA-256. One accepted by another owner is `duplicate_slip`, in either mode,
+ *   without asking the validator; the partial unique index on accepted identities is the second half of that check.
+ * - The validator's answer is stored before the caller acts on it. A retry for the same owner (after a timeout, a
+ *   5xx, a deadlock, a ledger outage) reuses a conclusive stored verdict, and re-asks an inconclusive one without the
+ *   provider's duplicate flag, so the gateway's own earlier question never turns a paid slip into a duplicate.
+ */
+
+export interface SlipDeps {
+  db: Db;
+  clock: Clock;
+  validator: ReceiptValidator;
+}
+
+export const slipOwner = {
+  paymentLeg: (payment_id: string, match_order: number) => `payment:${payment_id}:leg:${match_order}`,
+  pendingFunds: (id: string) => `pending_funds:${id}`,
+  cashLeg: (sell_order_id: string) => `cash_leg:${sell_order_id}`,
+};
+
+export interface SlipQuestion {
+  owner: string;
+  image: Uint8Array;
+  content_type: string;
+  /** What the slip must show (amount, currency, receiver), passed to the validator. */
+  expect: Omit<ReceiptCheck, 'image' | 'content_type' | 'check_duplicate' | 'reading'>;
+}
+
+export interface SlipAnswer {
+  verdict: ValidatorVerdict;
+  sha256: string;
+  /** The bank reference, when the slip's QR or the provider gave one. */
+  reference: string | null;
+  /** The verdict was stored by an earlier attempt for this owner and is reused (no validator call). */
+  reused: boolean;
+}
+
+const CONCLUSIVE = new Set(['verified', 'failed']);
+const identityOf = (reference: string | null, sha256: string) => reference ?? `sha256:${sha256}`;
+const ownerKind = (owner: string) => owner.slice(0, owner.indexOf(':'));
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string } | null)?.code === '23505';
+}
+
+function storedVerdict(row: SlipRow): ValidatorVerdict {
+  return {
+    outcome: row.outcome ?? 'unverified',
+    validator_kind: row.validator_kind ?? 'null_validator',
+    ...(row.reason ? { reason: row.reason } : {}),
+    ...(row.reference ? { reference: row.reference } : {}),
+    ...(row.unverified_fields.length ? { unverified_fields: row.unverified_fields } : {}),
+    response: { ...(row.validator_response ?? {}), reused_verdict: { slip_id: row.id, judged_at: row.updated_at.toISOString() } },
+  };
+}
+
+/** The accepted slip of another owner with this identity or these bytes, if any. */
+async function acceptedElsewhere(db: Db, owner: string, sha256: string, reference: string | null): Promise<SlipRow | undefined> {
+  return db
+    .selectFrom('slips')
+    .selectAll()
+    .where('accepted', '=', true)
+    .where('owner', '!=', owner)
+    .where((eb) => (reference ? eb.or([eb('sha256', '=', sha256), eb('identity', '=', reference)]) : eb('sha256', '=', sha256)))
+    .executeTakeFirst();
+}
+
+function duplicateVerdict(validator: ReceiptValidator, first: SlipRow): ValidatorVerdict {
+  return {
+    outcome: 'failed',
+    reason: 'duplicate_slip',
+    validator_kind: validator.kind,
+    ...(first.reference ? { reference: first.reference } : {}),
+    response: { gateway: 'slips', duplicate_slip: { accepted_for: ownerKind(first.owner), accepted_at: first.updated_at.toISOString() } },
+  };
+}
+
+async function store(db: Db, at: Date, row: { owner: string; sha256: string; reference: string | null; sending_bank: string | null }, verdict: ValidatorVerdict | null, asked: boolean) {
+  const identity = identityOf(row.reference, row.sha256);
+  const accepted = verdict?.outcome === 'verified';
+  const judged = verdict
+    ? {
+        outcome: verdict.outcome,
+        reason: verdict.reason ?? null,
+        validator_kind: verdict.validator_kind,
+        validator_response: JSON.stringify(verdict.response),
+        unverified_fields: JSON.stringify(verdict.unverified_fields ?? []),
+        accepted,
+      }
+    : {};
+  await db
+    .insertInto('slips')
+    .values({ id: randomUUID(), ...row, identity, ...judged, provider_asks: asked ? 1 : 0, created_at: at, updated_at: at })
+    .onConflict((conflict) =>
+      conflict.constraint('slips_owner_sha256_unique').doUpdateSet((eb) => ({
+        ...judged,
+        reference: row.reference,
+        sending_bank: row.sending_bank,
+        identity,
+        provider_asks: asked ? eb('slips.provider_asks', '+', 1) : eb.ref('slips.provider_asks'),
+        updated_at: at,
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Judges one receipt for one owner: a stored conclusive verdict of this owner for the same slip (same bytes or same
+ * reference) is reused; a slip accepted by another owner is `duplicate_slip`; otherwise the validator is asked (the
+ * ask counted first, so a crash or timeout after the provider answered makes the retry re-ask without its duplicate
+ * flag) and its verdict stored, a `verified` one marking the slip accepted for this owner alone.
+ */
+export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise<SlipAnswer> {
+  const { db, validator } = deps;
+  const sha256 = sha256Hex(question.image);
+  const reading: SlipReading = await readSlip(question.image);
+  const local = reading.kind === 'slip' ? reading.slip : null;
+  const local_reference = local?.reference ?? null;
+  const mine = await db
+    .selectFrom('slips')
+    .selectAll()
+    .where('owner', '=', question.owner)
+    .where((eb) => (local_reference ? eb.or([eb('sha256', '=', sha256), eb('reference', '=', local_reference)]) : eb('sha256', '=', sha256)))
+    .orderBy('accepted', 'desc')
+    .execute();
+  const known = mine.find((row) => row.outcome !== null && CONCLUSIVE.has(row.outcome));
+  if (known) return { verdict: storedVerdict(known), sha256, reference: known.reference, reused: true };
+
+  const slip = { owner: question.owner, sha256, reference: local_reference, sending_bank: local?.sending_bank ?? null };
+  const first = await acceptedElsewhere(db, question.owner, sha256, local_reference);
+  if (first) {
+    const verdict = duplicateVerdict(validator, first);
+    await store(db, deps.clock.now(), slip, verdict, false);
+    return { verdict, sha256, reference: local_reference, reused: false };
+  }
+
+  const asked_before = mine.some((row) => row.provider_asks > 0);
+  await store(db, deps.clock.now(), slip, null, true);
+  let verdict: ValidatorVerdict;
+  try {
+    verdict = await validator.validate({ ...question.expect, image: question.image, content_type: question.content_type, check_duplicate: !asked_before, reading });
+  } catch (error) {
+    // A validator bug is not the payer's fault: unverified, asked again later.
+    verdict = { outcome: 'unverified', validator_kind: validator.kind, reason: 'validator_error', response: { error: (error as Error).message } };
+  }
+  const reference = local_reference ?? verdict.reference ?? null;
+  if (verdict.outcome === 'verified' && reference && !local_reference) {
+    const taken = await acceptedElsewhere(db, question.owner, sha256, reference);
+    if (taken) verdict = { ...duplicateVerdict(validator, taken), response: { ...verdict.response, ...duplicateVerdict(validator, taken).response } };
+  }
+  const judged = { ...slip, reference, sending_bank: slip.sending_bank };
+  try {
+    await store(db, deps.clock.now(), judged, verdict, false);
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    // Another owner's slip with this identity was accepted meanwhile (or this owner's other photo of it).
+    const winner = await db.selectFrom('slips').selectAll().where('accepted', '=', true).where('identity', '=', identityOf(reference, sha256)).executeTakeFirstOrThrow();
+    if (winner.owner === question.owner) return { verdict: storedVerdict(winner), sha256, reference, reused: true };
+    verdict = duplicateVerdict(validator, winner);
+    await store(db, deps.clock.now(), judged, verdict, false);
+  }
+  return { verdict, sha256, reference, reused: false };
+}
+
+/** The stored slips of some owners (a payment's legs), for views. */
+export async function slipsOf(db: Db, owners: readonly string[]): Promise<SlipRow[]> {
+  if (owners.length === 0) return [];
+  return db.selectFrom('slips').selectAll().where('owner', 'in', owners).orderBy('updated_at', 'desc').execute();
+}

@@ -1,0 +1,29 @@
+import type { ColumnType, Generated, Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
+import type { ValidatorKind, ValidatorOutcome } from './port.ts';
+
+export interface SlipTables {
+  /** One slip shown for one owner, its identity and its stored verdict (migration 0210). */
+  slips: {
+    id: string;
+    /** `payment:<id>:leg:<n>`, `pending_funds:<id>` or `cash_leg:<sell order id>`. */
+    owner: string;
+    sha256: string;
+    reference: string | null;
+    sending_bank: string | null;
+    /** The reference, else `sha256:<hex>`: unique among accepted slips. */
+    identity: string;
+    outcome: ValidatorOutcome | null;
+    reason: string | null;
+    validator_kind: ValidatorKind | null;
+    validator_response: Json<Record<string, unknown>> | null;
+    unverified_fields: ColumnType<string[], string | undefined, string>;
+    accepted: Generated<boolean>;
+    /** How often the provider was asked about this slip for this owner (counted before each call). */
+    provider_asks: Generated<number>;
+    created_at: Date;
+    updated_at: Date;
+  };
+}
+
+export type SlipRow = Selectable<SlipTables['slips']>;
