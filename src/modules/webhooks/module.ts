@@ -1,7 +1,8 @@
 import { EVENTS_CHANNEL } from '../events/outbox.ts';
 import { defineModule } from '../module.ts';
 import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from './dispatcher.ts';
-import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
+import { webhookSetupPort } from './default-endpoint.ts';
+import type { WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
 import { eventStreamRoutes } from './stream.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
