@@ -15,6 +15,7 @@ export {
   presentSeller,
   SELLER_UNFUNDED,
   type SellerFundingPort,
+  sellerFundingExpectations,
   sellerOfAccount,
   sellerPayees,
   suspendSeller,
