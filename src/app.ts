@@ -15,10 +15,12 @@ import type { BalanceDeps } from './modules/balance/service.ts';
 import { buyOrdersModule } from './modules/buy-orders/module.ts';
 import { checkoutModule } from './modules/checkout/module.ts';
 import { dashboardModule } from './modules/dashboard/module.ts';
+import { csrfTokenFor } from './modules/dashboard/users.ts';
 import { disputesModule } from './modules/disputes/module.ts';
 import { eventsModule } from './modules/events/module.ts';
 import { fxModule } from './modules/fx/module.ts';
 import { ledgerModule } from './modules/ledger/module.ts';
+import { reconciliationModule } from './modules/reconciliation/module.ts';
 import type { Ledger } from './modules/ledger/port.ts';
 import { liquidityModule } from './modules/liquidity/module.ts';
 import { merchantsModule } from './modules/merchants/module.ts';
@@ -139,6 +141,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
   const sandbox = await sandboxModule.start(context, {});
   const archival = await archivalModule.start(context, {});
+  const reconciliation = await reconciliationModule.start(context, {});
   const dashboard = await dashboardModule.start(context, {
     key_cache: merchants.key_cache,
     payments: { ...payments.deps, banks: reference.banks },
@@ -153,7 +156,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   // In the order their routes appear in the OpenAPI document.
-  const modules: ModuleParts[] = [merchants, liquidity, ledger, pending_funds, balance, reference, webhooks, sandbox, checkout, settlements, fx, sell_orders, buy_orders, disputes, payouts, payments, dashboard, events, validators, audit, archival];
+  const modules: ModuleParts[] = [merchants, liquidity, ledger, pending_funds, balance, reference, webhooks, sandbox, checkout, settlements, fx, sell_orders, buy_orders, disputes, payouts, payments, dashboard, events, validators, audit, archival, reconciliation];
   const shared_schemas: TSchema[] = modules.flatMap((module) => module.schemas?.shared ?? []);
   const document_schemas: Record<string, TSchema> = Object.assign({}, ...modules.map((module) => module.schemas?.document ?? {}));
 
@@ -167,6 +170,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       return Object.assign({ database: { ok: true } }, ...modules.map((module) => module.readiness?.() ?? {}), limiter.health ? { rate_limit: limiter.health() } : {});
     },
     shared_schemas,
+    upload: { file_max_bytes: config.proof_max_bytes, csrfTokenFor },
     document: { schemas: document_schemas, webhooks: events.webhooks_section },
     routes: async (server) => {
       await server.register(multipart, { limits: { fileSize: config.proof_max_bytes, files: 1 } });

@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+
 /**
  * Every setting, parsed and validated once at start-up. A bad value stops the process with a message
  * that names the variable. docs/operations.md lists every one with its default.
@@ -69,6 +71,23 @@ export interface Config {
   worker_poll_interval_ms: number;
   /** Origins browsers may call the API from (CORS); `*` for any. Default: the server's own origins, so /docs "Try it out" works. */
   cors_allowed_origins: readonly string[];
+
+  /** PostgreSQL sessions of the pool: longest statement, longest lock wait, longest wait for a pooled connection. */
+  db_statement_timeout_ms: number;
+  db_lock_timeout_ms: number;
+  db_pool_acquire_timeout_ms: number;
+  db_pool_max: number;
+  /** A request's headers must arrive within this; the whole request (body included) within the next. */
+  http_headers_timeout_ms: number;
+  http_request_timeout_ms: number;
+  /** An idle keep-alive connection is closed after this. */
+  http_keep_alive_timeout_ms: number;
+  /** Proxies whose X-Forwarded-For is believed (Fastify's trustProxy): false, or addresses, CIDR ranges, `loopback`. */
+  trust_proxy: false | string[];
+  /** The longest wait a sign-in gets for its email's recent failures (from any address); never a refusal. */
+  sign_in_max_delay_ms: number;
+  /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
+  metrics_token: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -160,6 +179,25 @@ function corsOrigins(env: Env, port: number, public_base_url: string): string[] 
   });
 }
 
+const PROXY_KEYWORDS = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY: unset or false trusts nobody; otherwise comma-separated addresses, CIDR ranges or `loopback`. */
+function trustProxy(env: Env): false | string[] {
+  const raw = read(env, 'TRUST_PROXY');
+  if (raw === undefined || ['false', '0', 'no', 'off'].includes(raw.toLowerCase())) return false;
+  return raw.split(',').map((part) => {
+    const entry = part.trim();
+    if (PROXY_KEYWORDS.has(entry)) return entry;
+    const [address, bits, ...rest] = entry.split('/');
+    const family = address ? isIP(address) : 0;
+    const bits_ok = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (family === 0 || !bits_ok || rest.length > 0) {
+      throw new ConfigError(`TRUST_PROXY must be false or comma-separated addresses, CIDR ranges or "loopback", got "${entry}"`);
+    }
+    return entry;
+  });
+}
+
 /** The mint source when LEDGER_MINT_SOURCE_ACCOUNT is unset: payouts work out of the box (docs/payouts.md). */
 export const DEFAULT_MINT_SOURCE_ACCOUNT = 'treasury';
 
@@ -199,6 +237,12 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const entry_fee = read(env, 'BALANCE_ENTRY_FEE_USD') ?? '25.00';
   if (!/^\d+(\.\d{1,2})?$/.test(entry_fee)) throw new ConfigError(`BALANCE_ENTRY_FEE_USD must be a decimal like 25.00, got "${entry_fee}"`);
+
+  const http_headers_timeout_ms = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
+  const http_request_timeout_ms = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  if (http_headers_timeout_ms > http_request_timeout_ms) {
+    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${http_headers_timeout_ms}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${http_request_timeout_ms})`);
+  }
 
   return {
     port,
@@ -253,5 +297,16 @@ export function loadConfig(env: Env = process.env): Config {
     settlement_interval_seconds: integer(env, 'SETTLEMENT_INTERVAL_SECONDS', 3600, 1, 7 * 24 * 3600),
     worker_poll_interval_ms: integer(env, 'WORKER_POLL_INTERVAL_MS', 1000, 10, 60_000),
     cors_allowed_origins: corsOrigins(env, port, url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`),
+
+    db_statement_timeout_ms: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 100, 3_600_000),
+    db_lock_timeout_ms: integer(env, 'DB_LOCK_TIMEOUT_MS', 3_000, 10, 3_600_000),
+    db_pool_acquire_timeout_ms: integer(env, 'DB_POOL_ACQUIRE_TIMEOUT_MS', 3_000, 10, 600_000),
+    db_pool_max: integer(env, 'DB_POOL_MAX', 20, 1, 1_000),
+    http_headers_timeout_ms,
+    http_request_timeout_ms,
+    http_keep_alive_timeout_ms: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    trust_proxy: trustProxy(env),
+    metrics_token: secret(env, 'METRICS_TOKEN', 16),
+    sign_in_max_delay_ms: integer(env, 'SIGN_IN_MAX_DELAY_MS', 4_000, 0, 30_000),
   };
 }

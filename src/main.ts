@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { createApplication } from './app.ts';
 import { bootstrapDemo, firstStartBanner } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { openDatabase } from './db/database.ts';
+import { databaseTimeouts, openDatabase } from './db/database.ts';
 import { migrateAsOwner } from './db/roles.ts';
 
 /**
@@ -35,8 +35,10 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const database = await openDatabase(config);
-  const { applied, grants } = await migrateAsOwner(config, database);
+  // Migrations run without the service's statement and lock timeouts (a long backfill, a wait on another starter's lock).
+  const migrations = config.database_url ? await openDatabase({ database_url: config.database_url, data_dir: config.data_dir }) : undefined;
+  const database = await openDatabase({ ...config, timeouts: databaseTimeouts(config) });
+  const { applied, grants } = await migrateAsOwner(config, migrations ?? database).finally(() => migrations?.close());
   const application = await createApplication({ config, database });
   const log = application.logger;
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');

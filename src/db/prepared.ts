@@ -30,7 +30,15 @@ export class PreparingClient extends pg.Client {
     const [text, values] = args;
     const name = typeof text === 'string' && Array.isArray(values) && args.length === 2 ? names.get(text) : undefined;
     const call = super.query as (...rest: unknown[]) => never;
-    return name ? call.call(this, { name, text, values }) : call.apply(this, args);
+    const result: unknown = name ? call.call(this, { name, text, values }) : call.apply(this, args);
+    // A query the client gave up on (query_timeout: the server stopped answering) leaves the connection mid-protocol:
+    // its socket is closed, so the pool drops the connection instead of handing it out again.
+    if (result instanceof Promise) result.catch((error: unknown) => (error as Error)?.message === 'Query read timeout' && this.#abandon());
+    return result as never;
+  }
+
+  #abandon(): void {
+    (this as unknown as { connection: { stream: { destroy(): void } } }).connection.stream.destroy();
   }
 }
 

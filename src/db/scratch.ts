@@ -22,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PGliteDialect } from 'kysely';
 import pg from 'pg';
-import { openDatabase, type DatabaseHandle, type Db } from './database.ts';
+import { openDatabase, type DatabaseHandle, type DatabaseTimeouts, type Db } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
 import { sqlFiles } from './repeatable.ts';
 import type { Database } from './schema.ts';
@@ -41,6 +41,8 @@ export interface ScratchOptions {
   migrate?: boolean;
   /** Start from the cached migrated image / template database (default true); `false` migrates this database itself. */
   template?: boolean;
+  /** PostgreSQL: the service's statement, lock and pool timeouts on this handle (none by default). */
+  timeouts?: DatabaseTimeouts;
 }
 
 export async function openScratchDatabase(options: ScratchOptions): Promise<ScratchDatabase> {
@@ -59,7 +61,7 @@ export async function openScratchDatabase(options: ScratchOptions): Promise<Scra
   const from = migrate && template ? await templateDatabase(server_url) : undefined;
   await adminQuery(server_url, `create database ${name}${from ? ` template ${from}` : ''}`);
   const url = databaseUrl(server_url, name);
-  const handle = await openDatabase({ database_url: url, data_dir: '' });
+  const handle = await openDatabase({ database_url: url, data_dir: '', timeouts: options.timeouts });
   if (migrate && !from) await migrateToLatest(handle.db);
   return {
     ...handle,

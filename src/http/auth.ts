@@ -13,7 +13,8 @@ function bearer(request: FastifyRequest): string | undefined {
   return match?.[1];
 }
 
-function sessionCookie(request: FastifyRequest): string | undefined {
+/** The dashboard session cookie's value, or undefined. */
+export function sessionCookie(request: FastifyRequest): string | undefined {
   const cookie = request.headers.cookie;
   if (!cookie) return undefined;
   for (const part of cookie.split(';')) {

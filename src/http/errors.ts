@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { isDatabaseUnavailable } from '../db/resilience.ts';
 import { AppError, type ErrorCode } from '../lib/errors.ts';
 import { formatValidationIssues } from './validation.ts';
 
@@ -67,6 +68,9 @@ export function errorBody(code: ErrorCode, message: string, details: unknown[] =
   return { success: false as const, error: { code, message, details } };
 }
 
+/** What a 503 for an unavailable or too slow database asks the client to wait. */
+export const DATABASE_RETRY_AFTER_SECONDS = 2;
+
 /** One error handler renders every failure: domain errors by their code, Fastify's own by kind, the rest as 500. */
 export function installErrorHandler(app: FastifyInstance, options: { allowedMethods?: (path: string) => string[] } = {}): void {
   app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
@@ -90,6 +94,11 @@ export function installErrorHandler(app: FastifyInstance, options: { allowedMeth
     }
     if (status >= 400 && status < 500) {
       return reply.status(400).send(errorBody('VALIDATION_ERROR', fastify_error.message));
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      return reply.status(503).send(errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable or too slow right now; retry shortly'));
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody('INTERNAL', 'Internal server error'));

@@ -43,6 +43,8 @@ export const invalidCursor = () => new AppError('VALIDATION_ERROR', 'cursor is n
 export const hostileInput = (part: string, found: ErrorDetail & { field: string }) => new AppError('VALIDATION_ERROR', `Invalid request ${part}: ${found.field} ${found.message}`, [found]);
 
 // multipart uploads
+export const uploadTooLarge = (max_bytes: number) => new AppError('PAYLOAD_TOO_LARGE', `Uploads may be at most ${max_bytes} bytes (Content-Length)`);
+export const uploadCsrfInvalid = () => new AppError('FORBIDDEN', "The X-CSRF-Token header is not this session's security token");
 export const proofNotMultipart = () => new AppError('VALIDATION_ERROR', 'Send multipart/form-data with a file field `proof`', [{ field: 'body.proof', message: 'required' }]);
 export const proofPartsOverLegs = (legs: number) =>
   new AppError('VALIDATION_ERROR', `At most ${legs} \`proof\` part(s): one per leg of the payment`, [{ field: 'body.proof', message: 'more parts than legs' }]);

@@ -64,9 +64,9 @@ export function openapiPath(url: string): string {
 
 /** The error codes a route can answer, per status: the common ones from its credential, then what it declares. */
 export function errorCodesByStatus(route: RouteDoc): Map<number, ErrorCode[]> {
-  const codes = new Set<ErrorCode>(['VALIDATION_ERROR', 'INTERNAL']);
-  // Every counted request goes through the rate-limit store; when it cannot answer, the request cannot be served.
-  if (route.rate_limited) codes.add('RATE_LIMITED').add('SERVICE_UNAVAILABLE');
+  // Any route may find the database unavailable or too slow (503).
+  const codes = new Set<ErrorCode>(['VALIDATION_ERROR', 'INTERNAL', 'SERVICE_UNAVAILABLE']);
+  if (route.rate_limited) codes.add('RATE_LIMITED');
   if (route.auth !== 'public') codes.add('UNAUTHORIZED');
   if (route.auth === 'admin') codes.add('ADMIN_FORBIDDEN');
   // A dashboard user's session without a money role may only read the merchant routes (http/auth.ts).
@@ -253,7 +253,11 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
       if (example !== undefined && json_body) json_body['example'] = example;
       if (OPTIONAL_BODIES.has(key) && operation['requestBody']) (operation['requestBody'] as Json)['required'] = false;
       const error_codes = errorCodesByStatus(route);
-      for (const [status, codes] of error_codes) responses[String(status)] = errorResponse(status, codes, route.html);
+      for (const [status, codes] of error_codes) {
+        // a route that describes its own 503 (readiness) keeps it
+        if (status === 503 && responses['503'] !== undefined) continue;
+        responses[String(status)] = errorResponse(status, codes, route.html);
+      }
 
       const idempotency = IDEMPOTENCY[key];
       if (idempotency) {

@@ -89,11 +89,13 @@ describe('dashboard users: the admin invitation route', () => {
   });
 });
 
+const SIGN_IN_MAX_DELAY_MS = 400;
+
 describe('dashboard sign-in, lock-out, sessions and CSRF', () => {
   let t: TestApp;
   let merchant: TestMerchant;
   before(async () => {
-    t = await startTestApp();
+    t = await startTestApp({ env: { SIGN_IN_MAX_DELAY_MS: String(SIGN_IN_MAX_DELAY_MS) } });
     merchant = await t.createMerchant('Auth Shop');
     await addUser(t, merchant.id, 'owner@auth.example', 'owner');
     await addUser(t, merchant.id, 'locked@auth.example', 'viewer');
@@ -138,31 +140,70 @@ describe('dashboard sign-in, lock-out, sessions and CSRF', () => {
     assert.equal(forged.statusCode, 303);
   });
 
-  it('locks the account after 5 failures in 15 minutes; the right password is refused until the lock ends', async () => {
-    for (let index = 0; index < 4; index++) assert.equal((await attempt('locked@auth.example', `wrong-${index}`)).statusCode, 401);
-    const fifth = await attempt('locked@auth.example', 'wrong-5');
-    assert.equal(fifth.statusCode, 429);
-    assert.equal(fifth.headers['retry-after'], '900');
-    assert.match(fifth.body, /locked until/);
-    const right = await attempt('locked@auth.example', PASSWORD);
-    assert.equal(right.statusCode, 429, 'locked even with the right password');
+  const from = (address: string, email: string, password: string) =>
+    t.request({ method: 'POST', url: '/dashboard/sign-in', payload: form({ email, password }), headers: FORM, remoteAddress: address });
+
+  it('5 failures of one email from one address in 15 minutes refuse that pair (429, the right password too); another address signs in', async () => {
+    for (let index = 0; index < 5; index++) assert.equal((await from('192.0.2.10', 'locked@auth.example', `wrong-${index}`)).statusCode, 401);
+    const sixth = await from('192.0.2.10', 'locked@auth.example', 'wrong-6');
+    assert.equal(sixth.statusCode, 429);
+    assert.equal(sixth.headers['retry-after'], '900');
+    assert.match(sixth.body, /Too many failed attempts from this address/);
+    assert.equal((await from('192.0.2.10', 'locked@auth.example', PASSWORD)).statusCode, 429, 'refused even with the right password');
+    assert.equal((await from('192.0.2.11', 'locked@auth.example', PASSWORD)).statusCode, 303, 'the account itself is never locked');
     t.clock.advance(15 * MINUTE_MS);
-    assert.equal((await attempt('locked@auth.example', PASSWORD)).statusCode, 303);
+    assert.equal((await from('192.0.2.10', 'locked@auth.example', PASSWORD)).statusCode, 303);
   });
 
-  it('failures spread over more than 15 minutes do not lock', async () => {
-    for (let index = 0; index < 4; index++) assert.equal((await attempt('locked@auth.example', 'wrong')).statusCode, 401);
-    t.clock.advance(16 * MINUTE_MS);
-    for (let index = 0; index < 4; index++) assert.equal((await attempt('locked@auth.example', 'wrong')).statusCode, 401);
-    assert.equal((await attempt('locked@auth.example', PASSWORD)).statusCode, 303);
+  it('an unknown email gets the same answers as a known one with a wrong password', async () => {
+    for (const email of ['owner@auth.example', 'nobody-at-all@auth.example']) {
+      const statuses: number[] = [];
+      for (let index = 0; index < 6; index++) statuses.push((await from('192.0.2.20', email, 'wrong password')).statusCode);
+      assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429], email);
+    }
+    t.clock.advance(15 * MINUTE_MS);
   });
 
-  it('20 concurrent wrong guesses cannot slip past the limit: the account ends locked', async () => {
-    const results = await Promise.all(Array.from({ length: 20 }, (_, index) => attempt('race@auth.example', `guess-${index}`)));
+  it('20 failures from one address refuse that address for every email; other addresses are unaffected', async () => {
+    for (let index = 0; index < 20; index++) assert.equal((await from('192.0.2.30', `guess-${index}@auth.example`, 'wrong')).statusCode, 401);
+    assert.equal((await from('192.0.2.30', 'owner@auth.example', PASSWORD)).statusCode, 429);
+    assert.equal((await from('192.0.2.31', 'owner@auth.example', PASSWORD)).statusCode, 303);
+    t.clock.advance(15 * MINUTE_MS);
+  });
+
+  it('failures of one email from many addresses only slow it down, within SIGN_IN_MAX_DELAY_MS; the owner still signs in', async () => {
+    for (let address = 0; address < 3; address++) {
+      for (let index = 0; index < 4; index++) assert.equal((await from(`198.51.100.${address}`, 'owner@auth.example', 'wrong')).statusCode, 401);
+    }
+    const started = performance.now();
+    const owner = await from('203.0.113.5', 'owner@auth.example', PASSWORD);
+    const waited_ms = performance.now() - started;
+    assert.equal(owner.statusCode, 303);
+    assert.ok(waited_ms >= SIGN_IN_MAX_DELAY_MS - 20, `waited ${Math.round(waited_ms)} ms`);
+    assert.ok(waited_ms < SIGN_IN_MAX_DELAY_MS + 5_000, `waited ${Math.round(waited_ms)} ms`);
+  });
+
+  it('20 concurrent wrong guesses cannot slip past the limit: exactly 5 are checked, the rest refused', async () => {
+    const results = await Promise.all(Array.from({ length: 20 }, (_, index) => from('192.0.2.40', 'race@auth.example', `guess-${index}`)));
     const statuses = results.map((r) => r.statusCode);
-    assert.equal(statuses.filter((status) => status === 401).length, 4, `exactly 4 plain failures before the lock: ${statuses}`);
-    assert.equal(statuses.filter((status) => status === 429).length, 16);
-    assert.equal((await attempt('race@auth.example', PASSWORD)).statusCode, 429);
+    assert.equal(statuses.filter((status) => status === 401).length, 5, `exactly 5 plain failures before the refusal: ${statuses}`);
+    assert.equal(statuses.filter((status) => status === 429).length, 15);
+    assert.equal((await from('192.0.2.40', 'race@auth.example', PASSWORD)).statusCode, 429);
+  });
+
+  it("revoking the merchant's tokens ends its dashboard sessions at the next request (pages and API alike); a new sign-in works", async () => {
+    const browser = await signIn(t, 'owner@auth.example');
+    assert.equal((await browser.get('/dashboard/account')).statusCode, 200);
+    t.clock.advance(1_000);
+    assert.equal((await t.admin('POST', `/admin/merchants/${merchant.id}/tokens/revoke`)).statusCode, 200);
+    const page = await browser.get('/dashboard/account');
+    assert.equal(page.statusCode, 303);
+    assert.equal(page.headers.location, '/dashboard/sign-in');
+    assert.equal((await browser.post('/dashboard/mode', { mode: 'sandbox' })).statusCode, 401);
+    assert.equal((await t.request({ method: 'GET', url: '/v1/merchants/me', headers: { cookie: browser.cookie } })).statusCode, 401);
+    t.clock.advance(1_000);
+    const again = await signIn(t, 'owner@auth.example');
+    assert.equal((await again.get('/dashboard/account')).statusCode, 200);
   });
 
   it('idle timeout: 30 minutes without a request end the session; activity keeps it alive', async () => {

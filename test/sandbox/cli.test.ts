@@ -63,7 +63,7 @@ describe('mpay sandbox trigger and mpay listen', () => {
     assert.match(live.stderr, /403 SANDBOX_ONLY/);
   });
 
-  it('listen registers its own temporary sandbox endpoint (events filter, signing secret printed, JSON printed), forwards, and removes it on exit', async () => {
+  it('listen reads the sandbox event stream (no endpoint registered, nothing listening here): filters, prints the secret and JSON, forwards signed', async () => {
     const drain = async () => {
       for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 5000 });
     };
@@ -72,7 +72,8 @@ describe('mpay sandbox trigger and mpay listen', () => {
     const real = await startReceiver();
     try {
       assert.equal((await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: real.url })).statusCode, 200);
-      const child = spawn(process.execPath, [CLI, '--url', base, '--api-key', merchant.sandbox, 'listen', '--forward-to', receiver.url, '--port', '0', '--events', 'payment.completed,sell_order.completed', '--print-json'], {
+      const endpoints_before = (await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data;
+      const child = spawn(process.execPath, [CLI, '--url', base, '--api-key', merchant.sandbox, 'listen', '--forward-to', receiver.url, '--events', 'payment.completed,sell_order.completed', '--print-json'], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       let output = '';
@@ -81,22 +82,19 @@ describe('mpay sandbox trigger and mpay listen', () => {
         while (!output.includes('Ready.')) await once(child.stdout, 'data');
         const secret = /signing secret is (whsec_\S+)/.exec(output)?.[1];
         assert.ok(secret, output);
-        const endpoints = (await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data;
-        assert.equal(endpoints.length, 2);
-        const temporary = endpoints.find((endpoint: any) => !endpoint.is_default);
-        assert.match(temporary.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
-        assert.deepEqual(temporary.enabled_events, ['payment.completed', 'sell_order.completed']);
-        assert.equal(temporary.mode, 'sandbox');
-        assert.equal((await t.call('GET', '/v1/webhook-endpoint', merchant.sandbox)).json().data.url, real.url, 'the real default endpoint is unchanged');
+        assert.deepEqual((await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data, endpoints_before, 'no endpoint registered');
         assert.deepEqual((await t.call('GET', '/v1/webhook-endpoints', merchant.live)).json().data, [], 'nothing live');
 
+        const before_ms = performance.now();
         await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_completed' });
         assert.equal((await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'sell_order.completed' })).statusCode, 201);
         assert.equal((await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'buy_order.created' })).statusCode, 201);
-        await drain();
         const hooks = await receiver.waitFor(2);
+        assert.ok(performance.now() - before_ms < 5_000, 'forwarded without the dispatcher');
         for (const hook of hooks) verifyWebhook(hook.raw, hook.headers, secret, { now: t.clock.now() });
         assert.deepEqual(hooks.map((hook) => hook.body['type']).sort(), ['payment.completed', 'sell_order.completed'], 'only the subscribed types');
+        assert.ok(hooks.every((hook) => hook.body['sandbox'] === true));
+        await drain();
         assert.deepEqual(real.received.map((hook) => hook.body['type']).sort(), ['buy_order.created', 'payment.completed', 'payment.matched', 'sell_order.completed'], 'the real endpoint got everything');
         while (!output.includes('sell_order.completed evt_')) await once(child.stdout, 'data');
         assert.match(output, /--> payment\.completed evt_\w+ payment sbx_\S+ \[sandbox\] {2}\[200\]/);
@@ -105,14 +103,42 @@ describe('mpay sandbox trigger and mpay listen', () => {
         child.kill('SIGTERM');
         await once(child, 'close');
       }
-      assert.match(output, /Removed the temporary endpoint/);
-      const left = (await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data;
-      assert.deepEqual(left.map((endpoint: any) => endpoint.url), [real.url], 'the temporary endpoint is gone');
+      assert.match(output, /Stopped\./);
     } finally {
       await real.close();
     }
-    const live = await runMpay(['--url', base, '--api-key', merchant.live, 'listen', '--port', '0']);
+    const live = await runMpay(['--url', base, '--api-key', merchant.live, 'listen']);
     assert.equal(live.code, 1);
-    assert.match(live.stderr, /WEBHOOK_URL_FORBIDDEN|test or sandbox key/);
+    assert.match(live.stderr, /test or sandbox key/);
+  });
+
+  it('the stream: 401 without a key, 403 SANDBOX_ONLY for a live key; events after Last-Event-ID on a reconnect, signed with the secret kept', async () => {
+    const stream = (key: string | undefined, headers: Record<string, string> = {}) =>
+      fetch(`${base}/v1/sandbox/events/stream`, { headers: { ...(key ? { 'x-api-key': key } : {}), ...headers } });
+    assert.equal((await stream(undefined)).status, 401);
+    const live = await stream(merchant.live);
+    assert.equal(live.status, 403);
+    assert.equal(((await live.json()) as any).error.code, 'SANDBOX_ONLY');
+
+    const first = await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'buy_order.created' });
+    assert.equal(first.statusCode, 201);
+    const seq = (await t.db.selectFrom('events').select('seq').where('merchant_id', '=', merchant.id).orderBy('seq', 'desc').limit(2).execute()).map((row) => Number(row.seq));
+    const secret = 'whsec_' + Buffer.from('a'.repeat(32)).toString('base64');
+    const controller = new AbortController();
+    const resumed = await fetch(`${base}/v1/sandbox/events/stream`, { headers: { 'x-api-key': merchant.sandbox, 'last-event-id': String(seq[1]), 'x-listen-secret': secret }, signal: controller.signal });
+    assert.equal(resumed.status, 200);
+    assert.match(resumed.headers.get('content-type') ?? '', /^text\/event-stream/);
+    let text = '';
+    const decoder = new TextDecoder();
+    for await (const chunk of resumed.body!) {
+      text += decoder.decode(chunk, { stream: true });
+      if (text.includes('event: webhook')) break;
+    }
+    controller.abort();
+    assert.match(text, new RegExp(`"secret":"${secret.replace(/[+/=]/g, '\\$&')}"`));
+    const data = JSON.parse(/event: webhook\ndata: (.*)\n/.exec(text)![1]!);
+    assert.match(text, new RegExp(`id: ${seq[0]}\nevent: webhook`));
+    assert.equal(data.type, 'buy_order.created');
+    verifyWebhook(Buffer.from(data.body), data.headers, secret, { now: t.clock.now() });
   });
 });

@@ -113,7 +113,8 @@ describe('webhook dispatcher', () => {
     assert.equal(delivery.next_attempt_at, null);
     assert.equal(delivery.attempts.length, MAX_ATTEMPTS);
     assert.deepEqual(delivery.attempts.map((a: any) => a.attempt_number), Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
-    assert.ok(delivery.attempts.every((a: any) => a.status_code === 500 && a.succeeded === false && a.response_excerpt === 'error 500'));
+    // the receiver is on loopback: what a private target answers is never kept
+    assert.ok(delivery.attempts.every((a: any) => a.status_code === 500 && a.succeeded === false && a.response_excerpt === null));
     assert.equal(RETRY_DELAYS_MS.reduce((sum, ms) => sum + ms, 0), 68 * 3600_000 + 36 * 60_000 + 5_000, 'about 3 days in all (2 d 20 h 36 min 5 s)');
     t.clock.advance(30 * 24 * 3600_000);
     assert.equal(await dispatch(), 0);

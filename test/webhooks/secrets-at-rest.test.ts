@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { migrateTo, migrateToLatest } from '../../src/db/migrate.ts';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
-import { setDefaultEndpoint } from '../../src/modules/webhooks/endpoints.ts';
+import { setDefaultEndpoint } from '../../src/modules/webhooks/default-endpoint.ts';
 import { KEY_FILE_NAME, parseSecretsKey, resolveWebhookSecretsKey, SecretBox } from '../../src/modules/webhooks/secret-box.ts';
 import { verifyWebhook } from '../../clients/typescript/src/webhooks.js';
 import { startTestApp, type TestApp } from '../helpers/app.ts';

@@ -75,13 +75,8 @@ describe('SSRF guard for webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS unset)',
     await t.call('DELETE', `/v1/webhook-endpoints/${ok.id}`, merchant.live);
   });
 
-  it('sandbox endpoints may be loopback (for mpay listen), never private, link-local or metadata', async () => {
-    for (const url of ['http://127.0.0.1:4242/', 'http://localhost:4242/', 'http://[::1]:4242/']) {
-      const response = await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url });
-      assert.equal(response.statusCode, 201, `${url}: ${response.body}`);
-      await t.call('DELETE', `/v1/webhook-endpoints/${response.json().data.id}`, merchant.sandbox);
-    }
-    for (const url of ['http://10.0.0.5/', 'http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://100.64.0.1/', 'http://user:pw@127.0.0.1/']) {
+  it('sandbox endpoints are held to the same rule: no loopback (mpay listen reads the event stream), private, link-local or metadata', async () => {
+    for (const url of ['http://127.0.0.1:4242/', 'http://localhost:4242/', 'http://[::1]:4242/', 'http://10.0.0.5/', 'http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://100.64.0.1/', 'http://user:pw@127.0.0.1/']) {
       const response = await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url });
       assert.equal(response.json().error?.code, 'WEBHOOK_URL_FORBIDDEN', url);
     }
@@ -126,8 +121,8 @@ describe('SSRF guard for webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS unset)',
     const error = await new Promise<Error | null>((resolve) => (lookup as any)('localhost', { all: true }, (failure: Error | null) => resolve(failure)));
     assert.ok(error instanceof TargetForbiddenError, String(error));
     assert.match(error.message, /localhost resolves to .* loopback/);
-    const sandbox = guardedLookup({ is_sandbox: true, allow_private: false });
-    const addresses = await new Promise<unknown>((resolve, reject) => (sandbox as any)('localhost', { all: true }, (failure: Error | null, found: unknown) => (failure ? reject(failure) : resolve(found))));
+    const open = guardedLookup({ is_sandbox: true, allow_private: true });
+    const addresses = await new Promise<unknown>((resolve, reject) => (open as any)('localhost', { all: true }, (failure: Error | null, found: unknown) => (failure ? reject(failure) : resolve(found))));
     assert.ok(Array.isArray(addresses) && addresses.length > 0);
   });
 
@@ -156,6 +151,46 @@ describe('WEBHOOK_ALLOW_PRIVATE_TARGETS=true (closed deployments)', () => {
       }
       assert.equal((await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: 'http://169.254.169.254/' })).json().error.code, 'WEBHOOK_URL_FORBIDDEN');
     } finally {
+      await t.close();
+    }
+  });
+
+  it('never the gateway itself: its listening port on loopback, any local address or localhost, nor PUBLIC_BASE_URL', async () => {
+    const t = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    try {
+      await t.application.app.listen({ port: 0, host: '127.0.0.1' });
+      const port = (t.application.app.server.address() as { port: number }).port;
+      const merchant = await t.createMerchant('Self');
+      for (const url of [`http://127.0.0.1:${port}/healthz`, `http://localhost:${port}/`, `http://[::1]:${port}/`, `http://0.0.0.0:${port}/`, 'http://gateway.test/hook']) {
+        for (const key of [merchant.live, merchant.sandbox]) {
+          const response = await t.call('POST', '/v1/webhook-endpoints', key, { url });
+          assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
+          assert.equal(response.json().error.code, 'WEBHOOK_URL_FORBIDDEN');
+          assert.match(response.json().error.message, /gateway/, url);
+        }
+      }
+      // another port on the same machine is a private target like any other
+      assert.equal((await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: `http://127.0.0.1:${port === 9 ? 10 : 9}/hook` })).statusCode, 201);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps no response excerpt from a private target (the attempt keeps its status)', async () => {
+    const t = await startTestApp({ env: { WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true' } });
+    const receiver = await startReceiver();
+    try {
+      receiver.answer = () => 500;
+      const merchant = await t.createMerchant('Excerpt');
+      assert.equal((await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url })).statusCode, 200);
+      assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' })).statusCode, 201);
+      assert.ok((await dispatchDueWebhooks(t.application.webhooks.dispatch)) >= 1);
+      await receiver.waitFor(1);
+      const [delivery] = (await t.call('GET', '/v1/webhook-deliveries?limit=1', merchant.sandbox)).json().data;
+      assert.equal(delivery.attempts[0].status_code, 500);
+      assert.equal(delivery.attempts[0].response_excerpt, null);
+    } finally {
+      await receiver.close();
       await t.close();
     }
   });

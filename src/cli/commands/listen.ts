@@ -1,23 +1,94 @@
-import { createServer } from 'node:http';
-import { hostname } from 'node:os';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
-import { CliError, type CommandGroup } from '../context.ts';
+import { CliError, type CliContext, type CommandGroup } from '../context.ts';
 
-/** Headers a delivery carries that the merchant's handler needs, passed on untouched. */
-const FORWARDED = ['content-type', 'x-service-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'];
+/** Waits between reconnections after the stream drops (the gateway restarted, a proxy timed it out). */
+const RECONNECT_DELAY_MS = 1_000;
+
+interface StreamedWebhook {
+  id: string;
+  type: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** Splits a server-sent-events byte stream into messages: `{event, data, id}` per blank-line-terminated block. */
+async function* messages(
+  stream: ReadableStream<Uint8Array>,
+): AsyncGenerator<{ event: string; data: string; id?: string }> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of stream) {
+    buffer += decoder.decode(chunk, { stream: true });
+    for (let end = buffer.indexOf('\n\n'); end >= 0; end = buffer.indexOf('\n\n')) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = 'message';
+      let id: string | undefined;
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+        if (field === 'event') event = value;
+        else if (field === 'data') data.push(value);
+        else if (field === 'id') id = value;
+      }
+      if (data.length > 0) yield { event, data: data.join('\n'), ...(id === undefined ? {} : { id }) };
+    }
+  }
+}
+
+function summaryOf(webhook: StreamedWebhook): string {
+  try {
+    const event = JSON.parse(webhook.body) as { payment_id?: string; sandbox?: boolean };
+    return `${webhook.type} ${webhook.id}${event.payment_id ? ` payment ${event.payment_id}` : ''}${event.sandbox ? ' [sandbox]' : ''}`;
+  } catch {
+    return `${webhook.type} ${webhook.id}`;
+  }
+}
+
+async function forward(
+  context: CliContext,
+  target: string | undefined,
+  webhook: StreamedWebhook,
+  print_json: boolean,
+): Promise<void> {
+  if (print_json) context.stdout.write(`${webhook.body}\n`);
+  const summary = summaryOf(webhook);
+  if (!target) {
+    context.stdout.write(`${new Date().toISOString()}  <-- ${summary}\n`);
+    return;
+  }
+  try {
+    // The exact bytes and signature headers the gateway produced go on unchanged, so the handler verifies them.
+    const forwarded = await fetch(target, {
+      method: 'POST',
+      headers: webhook.headers,
+      body: webhook.body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    await forwarded.arrayBuffer();
+    context.stdout.write(`${new Date().toISOString()}  --> ${summary}  [${forwarded.status}]\n`);
+  } catch (error) {
+    context.stdout.write(
+      `${new Date().toISOString()}  --> ${summary}  [forward failed: ${(error as Error).message}]\n`,
+    );
+  }
+}
 
 /**
- * Like `stripe listen`: registers a temporary SANDBOX endpoint of its own pointing here (never touching the
- * merchant's real endpoints), prints its signing secret, shows each delivery and forwards it byte for byte, and
- * deletes the endpoint on exit (SIGINT/SIGTERM). Needs a test or sandbox key: live events never reach a developer's
- * machine.
+ * Like `stripe listen`: reads the gateway's sandbox event stream (GET /v1/sandbox/events/stream, server-sent events),
+ * prints the stream's signing secret, shows each event and forwards it, body and signature intact, to --forward-to.
+ * Nothing is registered on the gateway and nothing listens on this machine, so it works against a remote gateway.
+ * Needs a test or sandbox key: live events never reach a developer's machine. Reconnects (resuming after the last
+ * event) when the stream drops; Ctrl-C stops it.
  */
 const listen: CommandGroup = {
-  summary: 'receive sandbox webhooks locally on a temporary endpoint and forward them, signature intact, to your handler',
+  summary: 'receive sandbox events from the gateway and forward them, signature intact, to your handler',
   usage:
-    'mpay --api-key SANDBOX_KEY listen [--forward-to URL] [--events TYPE,TYPE] [--print-json] [--port 4242] [--host 127.0.0.1]\n' +
-    '  registers a temporary sandbox endpoint here (removed on Ctrl-C), prints its signing secret; --events filters (default: all)',
+    'mpay --api-key SANDBOX_KEY listen [--forward-to URL] [--events TYPE,TYPE] [--print-json]\n' +
+    '  prints the signing secret of this session; --events filters (default: all)',
   async run(args, context) {
     const { values } = parseArgs({
       args,
@@ -25,90 +96,82 @@ const listen: CommandGroup = {
         'forward-to': { type: 'string' },
         events: { type: 'string' },
         'print-json': { type: 'boolean', default: false },
-        port: { type: 'string', default: '4242' },
-        host: { type: 'string', default: '127.0.0.1' },
-        // Older spelling: registering is what listen always does now.
-        register: { type: 'boolean', default: false },
       },
     });
     const target = values['forward-to'];
     if (target !== undefined && !/^https?:\/\//.test(target)) throw new CliError(`usage: ${listen.usage}`, 2);
-    const events = values.events?.split(',').map((type) => type.trim()).filter(Boolean);
-    if (events !== undefined && events.length === 0) throw new CliError('--events needs at least one event type (or leave it out for all)', 2);
+    const events = values.events
+      ?.split(',')
+      .map((type) => type.trim())
+      .filter(Boolean);
+    if (events !== undefined && events.length === 0)
+      throw new CliError('--events needs at least one event type (or leave it out for all)', 2);
+    if (!context.api_key) throw new CliError('mpay listen needs --api-key (a test or sandbox key)', 2);
 
-    const server = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', async () => {
-        // The exact bytes received go on unchanged, so the handler verifies the same signature.
-        const body = Buffer.concat(chunks);
-        const headers: Record<string, string> = {};
-        for (const name of FORWARDED) {
-          const value = request.headers[name];
-          if (typeof value === 'string') headers[name] = value;
-        }
-        let summary = '';
+    const stop = new AbortController();
+    const stopping = () => stop.abort();
+    process.once('SIGINT', stopping);
+    process.once('SIGTERM', stopping);
+    const url = `${context.url}/v1/sandbox/events/stream${events ? `?events=${encodeURIComponent(events.join(','))}` : ''}`;
+    let last_event_id: string | undefined;
+    let secret: string | undefined;
+    let announced = false;
+    try {
+      while (!stop.signal.aborted) {
+        let response: Response;
         try {
-          const event = JSON.parse(body.toString('utf8')) as { id?: string; type?: string; payment_id?: string; sandbox?: boolean };
-          summary = `${event.type ?? '?'} ${event.id ?? ''}${event.payment_id ? ` payment ${event.payment_id}` : ''}${event.sandbox ? ' [sandbox]' : ''}`;
-        } catch {
-          summary = `(${body.length} bytes, not JSON)`;
-        }
-        if (values['print-json']) context.stdout.write(`${body.toString('utf8')}\n`);
-        if (!target) {
-          context.stdout.write(`${new Date().toISOString()}  <-- ${summary}\n`);
-          response.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-          return;
-        }
-        try {
-          const forwarded = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
-          const text = await forwarded.text();
-          context.stdout.write(`${new Date().toISOString()}  --> ${summary}  [${forwarded.status}]\n`);
-          response.writeHead(forwarded.status, { 'content-type': forwarded.headers.get('content-type') ?? 'text/plain' }).end(text);
+          response = await fetch(url, {
+            headers: {
+              'x-api-key': context.api_key,
+              accept: 'text/event-stream',
+              ...(last_event_id ? { 'last-event-id': last_event_id } : {}),
+              ...(secret ? { 'x-listen-secret': secret } : {}),
+            },
+            signal: stop.signal,
+          });
         } catch (error) {
-          context.stdout.write(`${new Date().toISOString()}  --> ${summary}  [forward failed: ${(error as Error).message}]\n`);
-          response.writeHead(502, { 'content-type': 'text/plain' }).end('forward failed');
+          if (stop.signal.aborted) break;
+          if (!announced) throw new CliError(`cannot reach ${context.url}: ${(error as Error).message}`);
+          context.stderr.write(`stream lost (${(error as Error).message}); reconnecting\n`);
+          await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
+          continue;
         }
-      });
-    });
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (error) => reject(new CliError(`cannot listen on ${values.host}:${values.port}: ${error.message}`)));
-      server.listen(Number(values.port), values.host, resolve);
-    });
-    const { port } = server.address() as AddressInfo;
-    const host = values.host.includes(':') ? `[${values.host}]` : values.host;
-    const here = `http://${host}:${port}/`;
-
-    let endpoint_id: string;
-    try {
-      const { body } = await context.request('POST', '/v1/webhook-endpoints', {
-        auth: 'key',
-        body: { url: here, description: `mpay listen (pid ${process.pid} on ${hostname()})`, ...(events ? { enabled_events: events } : {}) },
-      });
-      if (body.data.mode !== 'sandbox') {
-        // A live key created a live endpoint (only possible with WEBHOOK_ALLOW_PRIVATE_TARGETS): undo it at once.
-        await context.request('DELETE', `/v1/webhook-endpoints/${body.data.id}`, { auth: 'key' });
-        throw new CliError('mpay listen needs a test or sandbox key: live events are not sent to a local listener');
+        if (!response.ok || !response.body) {
+          const body = (await response.json().catch(() => null)) as {
+            error?: { code?: string; message?: string };
+          } | null;
+          if (response.status === 403)
+            throw new CliError('mpay listen needs a test or sandbox key: live events are not sent to a local listener');
+          throw new CliError(`${response.status} ${body?.error?.code ?? ''} ${body?.error?.message ?? ''}`.trim());
+        }
+        try {
+          for await (const message of messages(response.body)) {
+            if (message.event === 'ready') {
+              const ready = JSON.parse(message.data) as { secret: string };
+              if (!announced) {
+                secret = ready.secret;
+                context.stdout.write(`Your webhook signing secret is ${ready.secret} (this listen session's)\n`);
+                context.stdout.write(
+                  `Ready. Receiving sandbox events from ${context.url}${target ? `, forwarding to ${target}` : ''}; events: ${events?.join(', ') ?? 'all'}. Ctrl-C stops.\n`,
+                );
+                announced = true;
+              }
+            } else if (message.event === 'webhook') {
+              if (message.id !== undefined) last_event_id = message.id;
+              await forward(context, target, JSON.parse(message.data) as StreamedWebhook, values['print-json']);
+            }
+          }
+        } catch (error) {
+          if (stop.signal.aborted) break;
+          context.stderr.write(`stream lost (${(error as Error).message}); reconnecting\n`);
+        }
+        if (!stop.signal.aborted) await new Promise((resolve) => setTimeout(resolve, RECONNECT_DELAY_MS));
       }
-      endpoint_id = body.data.id;
-      context.stdout.write(`Your webhook signing secret is ${body.data.secret} (this listener's temporary sandbox endpoint ${endpoint_id})\n`);
-    } catch (error) {
-      await new Promise((resolve) => server.close(resolve));
-      throw error;
+    } finally {
+      process.off('SIGINT', stopping);
+      process.off('SIGTERM', stopping);
     }
-    context.stdout.write(`Ready. Listening on ${here}${target ? `, forwarding to ${target}` : ''}; events: ${events?.join(', ') ?? 'all'}. Ctrl-C stops and removes the endpoint.\n`);
-    await new Promise<void>((resolve) => {
-      process.once('SIGINT', resolve);
-      process.once('SIGTERM', resolve);
-    });
-    try {
-      await context.request('DELETE', `/v1/webhook-endpoints/${endpoint_id}`, { auth: 'key' });
-      context.stdout.write(`Removed the temporary endpoint ${endpoint_id}.\n`);
-    } catch (error) {
-      context.stderr.write(`could not remove the temporary endpoint ${endpoint_id}: ${(error as Error).message} (DELETE /v1/webhook-endpoints/${endpoint_id})\n`);
-    }
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
+    context.stdout.write('Stopped.\n');
     return 0;
   },
 };

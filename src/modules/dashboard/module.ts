@@ -1,3 +1,4 @@
+import { SignInThrottle } from '../../http/sign-in-throttle.ts';
 import { defineModule } from '../module.ts';
 import { dashboardAdminRoutes } from './admin-routes.ts';
 import { RequestLog } from './request-log.ts';
@@ -12,7 +13,8 @@ export const dashboardModule = defineModule({
   owns: ['merchant_users', 'dashboard_settings', 'api_request_log'],
   calls: ['audit', 'balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
   start: ({ config, db, clock, logger }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies' | 'request_log'>) => {
-    const users = { db, clock, public_base_url: config.public_base_url };
+    const sign_in = new SignInThrottle({ now_ms: () => clock.now().getTime(), max_delay_ms: config.sign_in_max_delay_ms });
+    const users = { db, clock, public_base_url: config.public_base_url, sign_in };
     const request_log = new RequestLog(db, clock, (error) => logger.warn({ err: error }, 'api request log: a batch was not written'));
     const deps: DashboardDeps = { ...needs, users, request_log, secure_cookies: config.public_base_url.startsWith('https://') };
     return {

@@ -9,6 +9,7 @@ import type { InvitedUser } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';
+import type { SignInThrottle } from '../../http/sign-in-throttle.ts';
 import { currentPasswordWrong, invitationInvalid, passwordTooLong, passwordTooShort, userExists } from './errors.ts';
 
 /**
@@ -20,14 +21,12 @@ export interface UsersDeps {
   db: Db;
   clock: Clock;
   public_base_url: string;
+  /** Failed sign-ins per address, per (email, address) and per email; none where the dashboard is not served. */
+  sign_in?: SignInThrottle;
 }
 
 export const ROLES: readonly DashboardRole[] = ['owner', 'developer', 'finance', 'viewer'];
 export const INVITATION_TTL_MS = 72 * 3600 * 1000;
-/** Lock-out: this many failures within the window lock the account for LOCKOUT_MS. */
-export const LOCKOUT_MAX_FAILURES = 5;
-export const LOCKOUT_WINDOW_MS = 15 * 60 * 1000;
-export const LOCKOUT_MS = 15 * 60 * 1000;
 /** A session ends after this long without a request, and in any case this long after sign-in. */
 export const SESSION_IDLE_MS = 30 * 60 * 1000;
 export const SESSION_ABSOLUTE_MS = 12 * 3600 * 1000;
@@ -119,40 +118,23 @@ export async function acceptInvitation(deps: UsersDeps, token: string, password:
   return { user_id: updated.id };
 }
 
-export type SignInResult = { ok: true; user_id: string } | { ok: false; reason: 'invalid' | 'locked'; locked_until?: string };
+export type SignInResult = { ok: true; user_id: string } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'limited'; retry_after_seconds: number };
 
 /**
- * Checks an email and password. Failures count per user; LOCKOUT_MAX_FAILURES within LOCKOUT_WINDOW_MS lock the
- * account for LOCKOUT_MS (a correct password is refused meanwhile). The counter is updated under a row lock so
- * concurrent guesses cannot slip past the limit.
+ * Checks an email and password under the sign-in throttle (http/sign-in-throttle.ts): refused per address and per
+ * (email, address) after repeated failures, delayed per email, and never a lock on the account itself. An unknown
+ * email costs the same scrypt time and gets the same answers as a wrong password.
  */
-export async function checkSignIn(deps: UsersDeps, email: string, password: string): Promise<SignInResult> {
+export async function checkSignIn(deps: UsersDeps, email: string, password: string, address: string): Promise<SignInResult> {
   const normalized = normalizeEmail(email);
+  const attempt = deps.sign_in?.attempt(address, normalized) ?? { refused: false as const, delay_ms: 0, settle: () => {} };
+  if (attempt.refused) return { ok: false, reason: 'limited', retry_after_seconds: attempt.retry_after_seconds };
+  if (attempt.delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, attempt.delay_ms));
   const candidate = await deps.db.selectFrom('merchant_users').select(['id', 'password_hash']).where('email', '=', normalized).where('removed_at', 'is', null).executeTakeFirst();
   const matches = await verifyPassword(password.slice(0, PASSWORD_MAX_LENGTH * 4), candidate?.password_hash ?? (await DUMMY_HASH));
-  if (!candidate?.password_hash) return { ok: false, reason: 'invalid' };
-  return deps.db.transaction().execute(async (trx): Promise<SignInResult> => {
-    const now = deps.clock.now();
-    const user = await trx.selectFrom('merchant_users').selectAll().where('id', '=', candidate.id).forUpdate().executeTakeFirstOrThrow();
-    if (user.locked_until && user.locked_until > now) return { ok: false, reason: 'locked', locked_until: iso(user.locked_until) };
-    if (matches) {
-      await trx.updateTable('merchant_users').set({ failed_attempts: 0, first_failed_at: null, locked_until: null }).where('id', '=', user.id).execute();
-      return { ok: true, user_id: user.id };
-    }
-    const in_window = user.first_failed_at !== null && now.getTime() - user.first_failed_at.getTime() < LOCKOUT_WINDOW_MS;
-    const failed_attempts = in_window ? user.failed_attempts + 1 : 1;
-    if (failed_attempts >= LOCKOUT_MAX_FAILURES) {
-      const locked_until = new Date(now.getTime() + LOCKOUT_MS);
-      await trx.updateTable('merchant_users').set({ failed_attempts: 0, first_failed_at: null, locked_until }).where('id', '=', user.id).execute();
-      return { ok: false, reason: 'locked', locked_until: iso(locked_until) };
-    }
-    await trx
-      .updateTable('merchant_users')
-      .set({ failed_attempts, first_failed_at: in_window ? user.first_failed_at : now })
-      .where('id', '=', user.id)
-      .execute();
-    return { ok: false, reason: 'invalid' };
-  });
+  const succeeded = matches && candidate !== undefined && candidate.password_hash !== null;
+  attempt.settle(succeeded);
+  return succeeded ? { ok: true, user_id: candidate.id } : { ok: false, reason: 'invalid' };
 }
 
 export interface DashboardSession {
@@ -199,12 +181,14 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
     .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
     .innerJoin('merchants as m', 'm.id', 's.merchant_id')
     .leftJoin('dashboard_settings as d', 'd.merchant_id', 's.merchant_id')
-    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 'u.id as user_id', 'u.email', 'u.role', 'u.removed_at'])
-    .select(['m.id as merchant_id', 'm.name as merchant_name', 'd.time_zone'])
+    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 'u.id as user_id', 'u.email', 'u.role', 'u.removed_at'])
+    .select(['m.id as merchant_id', 'm.name as merchant_name', 'm.tokens_not_before', 'd.time_zone'])
     .where('s.token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
   // The role is read here on every request, so a changed role applies at the next one; a removed person has no session.
   if (!row || row.revoked_at !== null || row.removed_at !== null) return null;
+  // The merchant's tokens were revoked after this sign-in: the session ended with them (as on the API, credentials.ts).
+  if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
   if (row.expires_at <= now || (row.idle_expires_at !== null && row.idle_expires_at <= now)) return null;
   const idle = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, row.expires_at.getTime()));
   await slideSessionIdle(deps.db, row.session_id, idle);

@@ -9,7 +9,7 @@ import { signingSecrets } from './endpoints.ts';
 import type { SecretBox } from './secret-box.ts';
 import { signedHeaders } from './signing.ts';
 import type { AttemptRow, EndpointRow } from './tables.ts';
-import { checkTargetAtConnect, guardedLookup, TargetForbiddenError, type TargetPolicy } from './targets.ts';
+import { checkTargetAtConnect, guardedLookup, isPrivateAddress, TargetForbiddenError, type TargetPolicy } from './targets.ts';
 
 /**
  * The retry schedule (docs/webhooks.md), about 3 days: the first attempt at once, then these waits after each failure; a failure
@@ -35,6 +35,8 @@ export interface DispatcherDeps {
   box: SecretBox;
   /** WEBHOOK_ALLOW_PRIVATE_TARGETS (the SSRF guard's operator switch); false when absent. */
   allow_private_targets?: boolean;
+  /** PUBLIC_BASE_URL: never a target. */
+  self_origin?: string;
   logger?: Logger;
   /** How many deliveries one pass claims (each resource contributes at most its oldest pending event per endpoint). */
   batch?: number;
@@ -232,7 +234,9 @@ export async function sendSigned(
       resolve(outcome);
     };
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: guardedLookup(policy) }, (response) => {
+    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: guardedLookup(policy, target.port ? Number(target.port) : target.protocol === 'https:' ? 443 : 80) }, (response) => {
+      // What a private or loopback target answers stays on the network it came from.
+      const keep_excerpt = !isPrivateAddress(response.socket.remoteAddress ?? '0.0.0.0');
       let excerpt = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => {
@@ -241,7 +245,7 @@ export async function sendSigned(
       const done = () => {
         const status_code = response.statusCode ?? 0;
         const duration_ms = Math.round(performance.now() - started);
-        finish({ url, status_code, error: null, duration_ms, response_excerpt: excerpt.slice(0, RESPONSE_EXCERPT_CHARS), succeeded: status_code >= 200 && status_code < 300, started_at: at });
+        finish({ url, status_code, error: null, duration_ms, response_excerpt: keep_excerpt ? excerpt.slice(0, RESPONSE_EXCERPT_CHARS) : null, succeeded: status_code >= 200 && status_code < 300, started_at: at });
       };
       response.on('end', done);
       response.on('error', done);
@@ -272,7 +276,7 @@ async function deliver(deps: DispatcherDeps, claim: Claim, chain: boolean): Prom
     return recordAttempt(deps, claim, { url: claim.endpoint.url, status_code: null, error, duration_ms: 0, response_excerpt: null, succeeded: false, started_at: at }, false);
   }
   const body = JSON.stringify(claim.payload);
-  const policy = { is_sandbox: claim.is_sandbox, allow_private: deps.allow_private_targets ?? false };
+  const policy = { is_sandbox: claim.is_sandbox, allow_private: deps.allow_private_targets ?? false, ...(deps.self_origin ? { self_origin: deps.self_origin } : {}) };
   const outcome = await sendSigned(claim.endpoint.url, secrets, claim.event_id, body, at, deps.timeout_ms, policy);
   if (!outcome.succeeded) deps.logger?.warn({ delivery_id: claim.delivery_id, event_id: claim.event_id, status_code: outcome.status_code, error: outcome.error }, 'webhook attempt failed');
   return recordAttempt(deps, claim, outcome, chain);

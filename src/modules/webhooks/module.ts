@@ -1,8 +1,10 @@
 import { EVENTS_CHANNEL } from '../events/outbox.ts';
 import { defineModule } from '../module.ts';
 import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from './dispatcher.ts';
-import { webhookSetupPort, type WebhooksDeps } from './endpoints.ts';
+import { webhookSetupPort } from './default-endpoint.ts';
+import type { WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
+import { eventStreamRoutes } from './stream.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
 import { EndpointSchema } from './schema.ts';
 
@@ -18,17 +20,18 @@ export const webhooksModule = defineModule({
   name: 'webhooks',
   owns: ['webhook_endpoints', 'webhook_deliveries', 'webhook_attempts'],
   calls: ['events', 'merchants'],
-  start: async ({ config, db, clock, logger, wake, listen }) => {
+  start: async ({ config, db, clock, logger, wake, listen, commits }) => {
     const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
     // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
     await sealPlaintextSecrets(db, box);
-    const deps: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets };
+    const deps: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets, self_origin: config.public_base_url };
     const dispatch: DispatcherDeps = {
       db,
       clock,
       box,
       timeout_ms: config.webhook_timeout_ms,
       allow_private_targets: config.webhook_allow_private_targets,
+      self_origin: config.public_base_url,
       max_in_flight_per_endpoint: config.webhook_max_in_flight_per_endpoint,
       logger,
     };
@@ -42,7 +45,10 @@ export const webhooksModule = defineModule({
       dispatcher,
       setup: webhookSetupPort(deps),
       stopListening,
-      routes: async (server) => void (await server.register(webhookRoutes, { deps })),
+      routes: async (server) => {
+        await server.register(webhookRoutes, { deps });
+        await server.register(eventStreamRoutes, { deps: { db, clock, commits } });
+      },
       schemas: { document: { WebhookEndpoint: EndpointSchema } },
       // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
       // and for retries that come due.

@@ -6,17 +6,15 @@ import {
   createEndpoint,
   DEFAULT_ROTATION_GRACE_SECONDS,
   deleteEndpoint,
-  getDefaultEndpoint,
   getEndpointById,
   listEndpoints,
   MAX_ENDPOINTS_PER_MODE,
   MAX_ROTATION_GRACE_SECONDS,
-  rotateDefaultSecret,
   rotateEndpointSecret,
-  setDefaultEndpoint,
   updateEndpoint,
   type WebhooksDeps,
 } from './endpoints.ts';
+import { getDefaultEndpoint, rotateDefaultSecret, setDefaultEndpoint } from './default-endpoint.ts';
 import { listDeliveries, listEvents, recoverSince, redeliver } from './service.ts';
 import { DeliverySchema, Description, EndpointSchema, EventSchema } from './schema.ts';
 import type { DeliveryStatus } from './tables.ts';

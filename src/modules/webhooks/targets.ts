@@ -1,7 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import type { LookupFunction } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import ipaddr from 'ipaddr.js';
+import { listeningPorts } from '../../lib/listening.ts';
 
 /**
  * Where a webhook may be sent (SSRF guard). Checked twice: when an endpoint is registered, and on
@@ -10,14 +12,18 @@ import ipaddr from 'ipaddr.js';
  *
  * Address classes come from ipaddr.js (every IPv4 spelling, IPv4-mapped IPv6 folded to IPv4 first):
  * - public unicast: always allowed;
- * - loopback: sandbox endpoints (so `mpay listen` works), or any endpoint with WEBHOOK_ALLOW_PRIVATE_TARGETS;
- * - private, unique-local, CGNAT: only with WEBHOOK_ALLOW_PRIVATE_TARGETS (closed deployments);
+ * - loopback, private, unique-local, CGNAT: only with WEBHOOK_ALLOW_PRIVATE_TARGETS (closed deployments, a developer's
+ *   own machine; `mpay listen` needs none: it reads the sandbox event stream);
+ * - the gateway itself (a port this process listens on, at a loopback, unspecified or local interface address, or
+ *   PUBLIC_BASE_URL's origin): never;
  * - everything else (link-local, cloud metadata, multicast, broadcast, unspecified, reserved, 6to4/Teredo/NAT64
  *   forms that embed an IPv4 address): never.
  */
 export interface TargetPolicy {
   is_sandbox: boolean;
   allow_private: boolean;
+  /** PUBLIC_BASE_URL: the gateway as the world reaches it. */
+  self_origin?: string;
 }
 
 /** A target the guard refused; the dispatcher records `WEBHOOK_URL_FORBIDDEN: <reason>` as the failed attempt. */
@@ -44,9 +50,35 @@ export function refusalFor(address: string, policy: TargetPolicy): string | null
   if (METADATA_ADDRESSES.has(shown) || METADATA_ADDRESSES.has(normal)) return `${shown} is a cloud metadata address`;
   const range = parsed.range();
   if (range === 'unicast') return null;
-  if (range === 'loopback') return policy.is_sandbox || policy.allow_private ? null : `${shown} is a loopback address (allowed for sandbox endpoints only)`;
+  if (range === 'loopback') return policy.allow_private ? null : `${shown} is a loopback address (allowed only with WEBHOOK_ALLOW_PRIVATE_TARGETS)`;
   if (PRIVATE_RANGES.has(range)) return policy.allow_private ? null : `${shown} is a private address (${range})`;
   return `${shown} is not a public address (${range})`;
+}
+
+/** A target address that is not public: what it answers is not kept (no response excerpt). */
+export function isPrivateAddress(address: string): boolean {
+  return refusalFor(address, { is_sandbox: false, allow_private: false }) !== null;
+}
+
+function localAddresses(): Set<string> {
+  const found = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) for (const entry of list ?? []) found.add(ipaddr.process(entry.address).toNormalizedString());
+  return found;
+}
+
+/** Why `address`:`port` is the gateway itself, or null. */
+function refusalForSelf(address: string, port: number): string | null {
+  if (!listeningPorts.has(port) || !ipaddr.isValid(address)) return null;
+  const parsed = ipaddr.process(address);
+  const range = parsed.range();
+  if (range === 'loopback' || range === 'unspecified' || localAddresses().has(parsed.toNormalizedString())) {
+    return `${parsed.toString()}:${port} is the gateway's own listening address`;
+  }
+  return null;
+}
+
+function portOf(url: URL): number {
+  return url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
 }
 
 function bareHost(hostname: string): string {
@@ -64,8 +96,9 @@ function refusalForUrl(url: URL, policy: TargetPolicy): string | null {
   if (url.username || url.password) return 'credentials in the URL are not allowed';
   const host = bareHost(url.hostname);
   if (host === '') return 'the URL has no host';
-  if (ipaddr.isValid(host)) return refusalFor(host, policy);
-  if (isLocalhostName(host)) return refusalFor('127.0.0.1', policy);
+  if (policy.self_origin !== undefined && url.origin === new URL(policy.self_origin).origin) return `${url.origin} is the gateway itself (PUBLIC_BASE_URL)`;
+  if (ipaddr.isValid(host)) return refusalForSelf(host, portOf(url)) ?? refusalFor(host, policy);
+  if (isLocalhostName(host)) return refusalForSelf('127.0.0.1', portOf(url)) ?? refusalFor('127.0.0.1', policy);
   return null;
 }
 
@@ -94,7 +127,7 @@ export async function checkTargetAtRegistration(raw_url: string, policy: TargetP
     return null;
   }
   for (const { address } of addresses) {
-    const reason = refusalFor(address, policy);
+    const reason = refusalForSelf(address, portOf(url)) ?? refusalFor(address, policy);
     if (reason) return `${host} resolves to ${reason}`;
   }
   return null;
@@ -106,13 +139,16 @@ export function checkTargetAtConnect(url: URL, policy: TargetPolicy): void {
   if (refused) throw new TargetForbiddenError(refused);
 }
 
-/** A `lookup` for http.request that resolves as usual and refuses the connection when any address is forbidden. */
-export function guardedLookup(policy: TargetPolicy): LookupFunction {
+/**
+ * A `lookup` for http.request that resolves as usual and refuses the connection when any address is forbidden
+ * (`port`: the URL's, to recognise the gateway's own listening address).
+ */
+export function guardedLookup(policy: TargetPolicy, port = 0): LookupFunction {
   return ((hostname: string, options: { all?: boolean; family?: number }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
       for (const { address } of addresses) {
-        const reason = refusalFor(address, policy);
+        const reason = refusalForSelf(address, port) ?? refusalFor(address, policy);
         if (reason) return callback(new TargetForbiddenError(`${hostname} resolves to ${reason}`), '');
       }
       const [first] = addresses;

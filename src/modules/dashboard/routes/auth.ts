@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import { formFields } from '../../../http/multipart.ts';
-import { present } from '../../../lib/assert.ts';
 import { asset } from '../assets.ts';
 import { clearedSessionCookie, contextOf, currentSession, errorPage, errorText, LANG_COOKIE, sendPage, sessionCookie, statusOfError } from '../context.ts';
 import { crossSiteSignIn } from '../errors.ts';
@@ -36,7 +35,7 @@ export function authRoutes({ app, deps, get, post }: PageRouter): void {
 
   app.post(
     '/dashboard/sign-in',
-    { config: { auth: 'public', errors: [401, 403, 429] }, schema: { ...PAGE_SCHEMA('Sign in with email and password (form post); locks the account after repeated failures'), consumes: ['application/x-www-form-urlencoded'] } },
+    { config: { auth: 'public', errors: [401, 403, 429] }, schema: { ...PAGE_SCHEMA('Sign in with email and password (form post); repeated failures are refused per address and slowed per email'), consumes: ['application/x-www-form-urlencoded'] } },
     async (request, reply) => {
       const context = contextOf(request, null);
       // No session yet, so no synchronizer token: a cross-site sign-in post is refused by its Origin instead.
@@ -46,12 +45,12 @@ export function authRoutes({ app, deps, get, post }: PageRouter): void {
       }
       const form = formFields(request.body);
       const email = (form['email'] ?? '').slice(0, 320);
-      const outcome = await checkSignIn(deps.users, email, form['password'] ?? '');
+      const outcome = await checkSignIn(deps.users, email, form['password'] ?? '', request.ip);
       if (!outcome.ok) {
-        if (outcome.reason === 'locked') {
-          const locked_until = present(outcome.locked_until, 'a locked sign-in says until when');
-          reply.header('Retry-After', String(Math.max(1, Math.ceil((new Date(locked_until).getTime() - deps.users.clock.now().getTime()) / 1000))));
-          return sendPage(reply, signInPage(context, { email, error: context.t('locked', { until: `${locked_until.replace('T', ' ').slice(0, 16)} UTC` }) }), 429);
+        if (outcome.reason === 'limited') {
+          reply.header('Retry-After', String(outcome.retry_after_seconds));
+          const minutes = String(Math.ceil(outcome.retry_after_seconds / 60));
+          return sendPage(reply, signInPage(context, { email, error: context.t('sign_in_limited', { minutes }) }), 429);
         }
         return sendPage(reply, signInPage(context, { email, error: context.t('invalid_credentials') }), 401);
       }
