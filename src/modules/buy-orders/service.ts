@@ -11,7 +11,7 @@ import type { Currency } from '../../lib/money.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordEvent, recordEvents } from '../events/outbox.ts';
 import { accounts, type Ledger, type TransferCommand, type TransferResult } from '../ledger/port.ts';
-import type { BuyOrderRow, BuyOrderStatus, FillRow, NewFill } from './tables.ts';
+import type { BuyOrderRow, BuyOrderStatus, NewFill } from './tables.ts';
 import type { BuyOrderView } from './schema.ts';
 import { buyBatchChangedConcurrently, buyOrderNotCancellable } from './errors.ts';
 
