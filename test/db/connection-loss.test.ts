@@ -75,6 +75,7 @@ describe('the API when the database is locked, stalled or drops its connections'
     url = present(database.url, 'a PostgreSQL scratch database has a URL');
     t = await startTestApp({ database });
     merchant = await t.createMerchant('Stall');
+    await t.createSeller({ currency: 'THB', payment_method: 'promptpay', display_name: 'S', liquidity_minor: 100_000_000, rate: '35.00', promptpay_id: '0812345678' });
     admin = new pg.Client({ connectionString: url });
     await admin.connect();
   });
@@ -112,10 +113,25 @@ describe('the API when the database is locked, stalled or drops its connections'
       assert.ok(health_ms < 200, `/healthz answered after ${Math.round(health_ms)} ms`);
       const statuses = (await Promise.all(stuck)).map((response) => response.statusCode);
       assert.deepEqual([...new Set(statuses)], [503], 'every waiting request is 503 (lock timeout or pool wait), none 500');
+
+      // trades batched together, and the batches queued behind a stalled one, are refused together: no request waits
+      // out one lock timeout per batch ahead of it
+      const { result: trades, ms: trades_ms } = await timed(() =>
+        Promise.all(
+          Array.from({ length: 12 }, (_, index) =>
+            t.call('POST', '/v1/trades', merchant.live, { order_id: `stalled-${index}`, amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }),
+          ),
+        ),
+      );
+      assert.deepEqual([...new Set(trades.map((response) => response.statusCode))], [503]);
+      assert.ok(trades_ms < 2 * TIMEOUTS.lock_timeout_ms + 1_500, `the trades were answered after ${Math.round(trades_ms)} ms`);
     } finally {
       await admin.query('rollback');
     }
     assert.equal((await t.call('GET', '/v1/payments', merchant.live)).statusCode, 200);
+    const after = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'after-stall', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' });
+    assert.equal(after.statusCode, 201, after.body);
+    assert.equal((await t.call('GET', '/v1/payments?order_id=stalled-0', merchant.live)).json().data.length, 0, 'nothing of a refused trade was kept');
   });
 
   it('every backend killed again and again under load: no 500, and the pool serves after', async () => {

@@ -16,7 +16,14 @@ import type { Ledger } from '../../src/modules/ledger/port.ts';
 import type { ReceiptCheck, ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import type { ScratchDatabase } from '../../src/db/scratch.ts';
-import { ADMIN_HEADERS, INTERNAL_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import {
+  ADMIN_HEADERS,
+  INTERNAL_TOKEN,
+  startTestApp,
+  thbSeller,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
 import pg from 'pg';
 import { PNG } from 'pngjs';
@@ -70,11 +77,19 @@ class FaultyValidator implements ReceiptValidator {
     const asked = (this.#asked.get(digest) ?? 0) + 1;
     this.#asked.set(digest, asked);
     const roll = this.faults ? seededRandom(this.#seed ^ Number.parseInt(digest.slice(0, 8), 16) ^ asked)() : 0;
-    if (roll < 0.72) return { outcome: 'verified', validator_kind: 'null_validator', response: { simulated: 'verified' } };
+    if (roll < 0.72)
+      return { outcome: 'verified', validator_kind: 'null_validator', response: { simulated: 'verified' } };
     this.injected += 1;
-    if (roll < 0.84) return { outcome: 'failed', reason: 'amount_mismatch', validator_kind: 'null_validator', response: { simulated: 'failed' } };
+    if (roll < 0.84)
+      return {
+        outcome: 'failed',
+        reason: 'amount_mismatch',
+        validator_kind: 'null_validator',
+        response: { simulated: 'failed' },
+      };
     if (roll < 0.9) return { outcome: 'timeout', validator_kind: 'null_validator', response: { simulated: 'timeout' } };
-    if (roll < 0.96) return { outcome: 'unverified', validator_kind: 'null_validator', response: { simulated: 'http_503' } };
+    if (roll < 0.96)
+      return { outcome: 'unverified', validator_kind: 'null_validator', response: { simulated: 'http_503' } };
     throw new Error('simulated validator crash');
   }
 }
@@ -105,7 +120,8 @@ class FaultyLedger implements Ledger {
   // Reads and the invariant check never fail: the simulation injects faults into moves only.
   balance: Ledger['balance'] = (account, options) => this.#inner!.balance(account, options);
   balances: Ledger['balances'] = (names, options) => this.#inner!.balances(names, options);
-  creditedSince: Ledger['creditedSince'] = (account, since, options) => this.#inner!.creditedSince(account, since, options);
+  creditedSince: Ledger['creditedSince'] = (account, since, options) =>
+    this.#inner!.creditedSince(account, since, options);
   verify: Ledger['verify'] = () => this.#inner!.verify();
 }
 
@@ -121,20 +137,29 @@ interface World {
   problems: string[];
   actions: SimulationReport['actions'];
   final?: Record<string, Record<string, number>>;
+  /** Set while a crash step kills the database's connections. */
+  crashing?: boolean;
 }
 
-const pick = <T>(random: Random, items: readonly T[]): T | undefined => (items.length ? items[Math.floor(random() * items.length)] : undefined);
+const pick = <T>(random: Random, items: readonly T[]): T | undefined =>
+  items.length ? items[Math.floor(random() * items.length)] : undefined;
 /** Mostly one of the newest items (the ones still open), sometimes any (to probe finished ones). */
-const pickRecent = <T>(random: Random, items: readonly T[]): T | undefined => (random() < 0.8 ? pick(random, items.slice(-6)) : pick(random, items));
+const pickRecent = <T>(random: Random, items: readonly T[]): T | undefined =>
+  random() < 0.8 ? pick(random, items.slice(-6)) : pick(random, items);
 const between = (random: Random, low: number, high: number) => low + Math.floor(random() * (high - low + 1));
 
-async function record(world: World, action: string, response: LightMyRequestResponse | undefined): Promise<LightMyRequestResponse | undefined> {
+async function record(
+  world: World,
+  action: string,
+  response: LightMyRequestResponse | undefined,
+): Promise<LightMyRequestResponse | undefined> {
   const entry = (world.actions[action] ??= { runs: 0, ok: 0 });
   entry.runs += 1;
   if (!response) return undefined;
   if (response.statusCode < 300) entry.ok += 1;
   // 502/503 are the documented answers to an unreachable dependency (the injected ledger outage); 500 never is.
-  if (response.statusCode === 500 || response.statusCode > 503) world.problems.push(`${action}: ${response.statusCode} ${response.body.slice(0, 300)}`);
+  if (response.statusCode === 500 || response.statusCode > 503)
+    world.problems.push(`${action}: ${response.statusCode} ${response.body.slice(0, 300)}`);
   return response;
 }
 
@@ -146,213 +171,285 @@ function merchantRequest(world: World, jwt: string, method: 'GET' | 'POST', url:
 
 async function paymentView(world: World, payment: { id: string; key: string }) {
   const response = await world.t.call('GET', `/v1/payments/${payment.id}`, payment.key);
-  return response.statusCode === 200 ? (response.json().data as { status: string; match_details?: { match_order: number }[] }) : undefined;
+  return response.statusCode === 200
+    ? (response.json().data as { status: string; match_details?: { match_order: number }[] })
+    : undefined;
 }
 
 /** Every action: a name, a weight and what it does. An action may be refused (4xx): only a 5xx is a problem. */
-const ACTIONS: { name: string; weight: number; run: (world: World) => Promise<LightMyRequestResponse | undefined> }[] = [
-  {
-    name: 'payment.create',
-    weight: 16,
-    async run(world) {
-      const merchant = pick(world.random, world.merchants)!;
-      const amount = between(world.random, 50, 4_000) * 100;
-      let quote_lock_id: string | undefined;
-      if (world.random() < 0.2) {
-        const lock = await world.t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' });
-        if (lock.statusCode === 201) quote_lock_id = lock.json().data.id;
-      }
-      const body = { order_id: `sim-${randomUUID()}`, amount, currency: 'THB', return_url: 'https://shop.example/return', ...(quote_lock_id ? { quote_lock_id } : {}) };
-      const response = await world.t.call('POST', '/v1/trades', merchant.live, body);
-      if (response.statusCode === 201) world.payments.push({ id: response.json().data.id, key: merchant.live });
-      return response;
+const ACTIONS: { name: string; weight: number; run: (world: World) => Promise<LightMyRequestResponse | undefined> }[] =
+  [
+    {
+      name: 'payment.create',
+      weight: 16,
+      async run(world) {
+        const merchant = pick(world.random, world.merchants)!;
+        const amount = between(world.random, 50, 4_000) * 100;
+        let quote_lock_id: string | undefined;
+        if (world.random() < 0.2) {
+          const lock = await world.t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' });
+          if (lock.statusCode === 201) quote_lock_id = lock.json().data.id;
+        }
+        const body = {
+          order_id: `sim-${randomUUID()}`,
+          amount,
+          currency: 'THB',
+          return_url: 'https://shop.example/return',
+          ...(quote_lock_id ? { quote_lock_id } : {}),
+        };
+        const response = await world.t.call('POST', '/v1/trades', merchant.live, body);
+        if (response.statusCode === 201) world.payments.push({ id: response.json().data.id, key: merchant.live });
+        return response;
+      },
     },
-  },
-  {
-    name: 'payment.checkout',
-    weight: 6,
-    async run(world) {
-      const payment = pickRecent(world.random, world.payments);
-      return payment && world.t.request({ method: 'GET', url: `/checkout/${payment.id}` });
+    {
+      name: 'payment.checkout',
+      weight: 6,
+      async run(world) {
+        const payment = pickRecent(world.random, world.payments);
+        return payment && world.t.request({ method: 'GET', url: `/checkout/${payment.id}` });
+      },
     },
-  },
-  {
-    name: 'payment.proof',
-    weight: 14,
-    async run(world) {
-      const payment = pickRecent(world.random, world.payments);
-      if (!payment) return undefined;
-      const view = await paymentView(world, payment);
-      const legs = view?.match_details?.length || 1;
-      const url = `/v1/payments/${payment.id}/proof`;
-      // One part per leg in one request, or one request per leg naming it, or (to probe) fewer slips than legs.
-      const style = world.random();
-      if (style < 0.5 || legs === 1) {
-        const { payload, headers } = multipartParts(Array.from({ length: legs }, () => ({ name: 'proof', bytes: seededPng(world.random) })));
-        return world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
-      }
-      let last: LightMyRequestResponse | undefined;
-      const count = style < 0.9 ? legs : legs - 1;
-      for (let leg = 1; leg <= count; leg += 1) {
-        const { payload, headers } = multipartParts([{ name: 'leg', value: String(leg) }, { name: 'proof', bytes: seededPng(world.random) }]);
-        last = await world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
-      }
-      return last;
+    {
+      name: 'payment.proof',
+      weight: 14,
+      async run(world) {
+        const payment = pickRecent(world.random, world.payments);
+        if (!payment) return undefined;
+        const view = await paymentView(world, payment);
+        const legs = view?.match_details?.length || 1;
+        const url = `/v1/payments/${payment.id}/proof`;
+        // One part per leg in one request, or one request per leg naming it, or (to probe) fewer slips than legs.
+        const style = world.random();
+        if (style < 0.5 || legs === 1) {
+          const { payload, headers } = multipartParts(
+            Array.from({ length: legs }, () => ({ name: 'proof', bytes: seededPng(world.random) })),
+          );
+          return world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
+        }
+        let last: LightMyRequestResponse | undefined;
+        const count = style < 0.9 ? legs : legs - 1;
+        for (let leg = 1; leg <= count; leg += 1) {
+          const { payload, headers } = multipartParts([
+            { name: 'leg', value: String(leg) },
+            { name: 'proof', bytes: seededPng(world.random) },
+          ]);
+          last = await world.t.request({
+            method: 'POST',
+            url,
+            headers: { 'x-api-key': payment.key, ...headers },
+            payload,
+          });
+        }
+        return last;
+      },
     },
-  },
-  {
-    name: 'payment.cancel',
-    weight: 2,
-    async run(world) {
-      const payment = pickRecent(world.random, world.payments);
-      return payment && world.t.call('POST', `/v1/payments/${payment.id}/cancel`, payment.key, {});
+    {
+      name: 'payment.cancel',
+      weight: 2,
+      async run(world) {
+        const payment = pickRecent(world.random, world.payments);
+        return payment && world.t.call('POST', `/v1/payments/${payment.id}/cancel`, payment.key, {});
+      },
     },
-  },
-  {
-    name: 'clock.advance',
-    weight: 6,
-    async run(world) {
-      world.t.clock.advance(between(world.random, 5, 240) * 1000);
-      return undefined;
+    {
+      name: 'clock.advance',
+      weight: 6,
+      async run(world) {
+        world.t.clock.advance(between(world.random, 5, 240) * 1000);
+        return undefined;
+      },
     },
-  },
-  {
-    name: 'worker.pass',
-    weight: 16,
-    async run(world) {
-      const names = world.t.application.scheduler.names();
-      const name = pick(world.random, names)!;
-      await runJob(world, name);
-      return undefined;
+    {
+      name: 'worker.pass',
+      weight: 16,
+      async run(world) {
+        const names = world.t.application.scheduler.names();
+        const name = pick(world.random, names)!;
+        await runJob(world, name);
+        return undefined;
+      },
     },
-  },
-  {
-    name: 'pending_funds.create',
-    weight: 4,
-    async run(world) {
-      const merchant = pick(world.random, world.merchants)!;
-      const response = await world.t.request({
-        method: 'POST',
-        url: '/internal/pending-funds',
-        headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
-        payload: { receiver_merchant_id: merchant.id, amount_minor: between(world.random, 1, 50) * PAY, payer_reference: `payer-${randomUUID()}`, receipt_base64: seededPng(world.random).toString('base64'), content_type: 'image/png' },
-      });
-      if (response.statusCode === 201) world.pending_funds.push({ id: response.json().data.id, key: merchant.live });
-      return response;
+    {
+      name: 'pending_funds.create',
+      weight: 4,
+      async run(world) {
+        const merchant = pick(world.random, world.merchants)!;
+        const response = await world.t.request({
+          method: 'POST',
+          url: '/internal/pending-funds',
+          headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+          payload: {
+            receiver_merchant_id: merchant.id,
+            amount_minor: between(world.random, 1, 50) * PAY,
+            payer_reference: `payer-${randomUUID()}`,
+            receipt_base64: seededPng(world.random).toString('base64'),
+            content_type: 'image/png',
+          },
+        });
+        if (response.statusCode === 201) world.pending_funds.push({ id: response.json().data.id, key: merchant.live });
+        return response;
+      },
     },
-  },
-  {
-    name: 'pending_funds.confirm',
-    weight: 5,
-    async run(world) {
-      const row = pickRecent(world.random, world.pending_funds);
-      return row && world.t.call('POST', `/v1/pending-funds/${row.id}/receiver-confirm`, row.key, { receipt_base64: seededPng(world.random).toString('base64'), content_type: 'image/png' });
+    {
+      name: 'pending_funds.confirm',
+      weight: 5,
+      async run(world) {
+        const row = pickRecent(world.random, world.pending_funds);
+        return (
+          row &&
+          world.t.call('POST', `/v1/pending-funds/${row.id}/receiver-confirm`, row.key, {
+            receipt_base64: seededPng(world.random).toString('base64'),
+            content_type: 'image/png',
+          })
+        );
+      },
     },
-  },
-  {
-    name: 'sell.create',
-    weight: 5,
-    async run(world) {
-      const merchant = pick(world.random, world.merchants)!;
-      const amount_micro_pay = between(world.random, 1, 30) * PAY;
-      const target_fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, 3_300, 3_700));
-      const response = await merchantRequest(world, merchant.jwt, 'POST', '/v1/merchant-sell-orders', { amount_micro_pay, currency: 'PAY', target_currency: 'THB', target_fiat_amount});
-      if (response.statusCode === 201) world.sells.push({ id: response.json().data.id, jwt: merchant.jwt });
-      return response;
+    {
+      name: 'sell.create',
+      weight: 5,
+      async run(world) {
+        const merchant = pick(world.random, world.merchants)!;
+        const amount_micro_pay = between(world.random, 1, 30) * PAY;
+        const target_fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, 3_300, 3_700));
+        const response = await merchantRequest(world, merchant.jwt, 'POST', '/v1/merchant-sell-orders', {
+          amount_micro_pay,
+          currency: 'PAY',
+          target_currency: 'THB',
+          target_fiat_amount,
+        });
+        if (response.statusCode === 201) world.sells.push({ id: response.json().data.id, jwt: merchant.jwt });
+        return response;
+      },
     },
-  },
-  {
-    name: 'sell.cancel',
-    weight: 1,
-    async run(world) {
-      const sell = pickRecent(world.random, world.sells);
-      return sell && merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/cancel`, {});
+    {
+      name: 'sell.cancel',
+      weight: 1,
+      async run(world) {
+        const sell = pickRecent(world.random, world.sells);
+        return sell && merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/cancel`, {});
+      },
     },
-  },
-  {
-    name: 'buy.create',
-    weight: 5,
-    async run(world) {
-      const merchant = pick(world.random, world.merchants)!;
-      const amount_micro_pay = between(world.random, 1, 30) * PAY;
-      const fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, 3_300, 3_800));
-      const response = await merchantRequest(world, merchant.jwt, 'POST', '/v1/merchant-buy-orders', { amount_micro_pay, fiat_currency: 'THB', fiat_amount });
-      if (response.statusCode === 201) world.buys.push({ id: response.json().data.id, jwt: merchant.jwt });
-      return response;
+    {
+      name: 'buy.create',
+      weight: 5,
+      async run(world) {
+        const merchant = pick(world.random, world.merchants)!;
+        const amount_micro_pay = between(world.random, 1, 30) * PAY;
+        const fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, 3_300, 3_800));
+        const response = await merchantRequest(world, merchant.jwt, 'POST', '/v1/merchant-buy-orders', {
+          amount_micro_pay,
+          fiat_currency: 'THB',
+          fiat_amount,
+        });
+        if (response.statusCode === 201) world.buys.push({ id: response.json().data.id, jwt: merchant.jwt });
+        return response;
+      },
     },
-  },
-  {
-    name: 'buy.cancel',
-    weight: 1,
-    async run(world) {
-      const buy = pickRecent(world.random, world.buys);
-      return buy && merchantRequest(world, buy.jwt, 'POST', `/v1/merchant-buy-orders/${buy.id}/cancel`, {});
+    {
+      name: 'buy.cancel',
+      weight: 1,
+      async run(world) {
+        const buy = pickRecent(world.random, world.buys);
+        return buy && merchantRequest(world, buy.jwt, 'POST', `/v1/merchant-buy-orders/${buy.id}/cancel`, {});
+      },
     },
-  },
-  {
-    name: 'sell.confirm_cash_leg',
-    weight: 5,
-    async run(world) {
-      const sell = pickRecent(world.random, world.sells);
-      return sell && merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: seededPng(world.random).toString('base64'), content_type: 'image/png' });
+    {
+      name: 'sell.confirm_cash_leg',
+      weight: 5,
+      async run(world) {
+        const sell = pickRecent(world.random, world.sells);
+        return (
+          sell &&
+          merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+            receipt_base64: seededPng(world.random).toString('base64'),
+            content_type: 'image/png',
+          })
+        );
+      },
     },
-  },
-  {
-    name: 'dispute.open',
-    weight: 2,
-    async run(world) {
-      const sell = pickRecent(world.random, world.sells);
-      const response = sell && (await merchantRequest(world, sell.jwt, 'POST', '/v1/merchant-disputes', { sell_order_id: sell.id, notes: 'simulated' }));
-      if (response?.statusCode === 201) world.disputes.push(response.json().data.id);
-      return response;
+    {
+      name: 'dispute.open',
+      weight: 2,
+      async run(world) {
+        const sell = pickRecent(world.random, world.sells);
+        const response =
+          sell &&
+          (await merchantRequest(world, sell.jwt, 'POST', '/v1/merchant-disputes', {
+            sell_order_id: sell.id,
+            notes: 'simulated',
+          }));
+        if (response?.statusCode === 201) world.disputes.push(response.json().data.id);
+        return response;
+      },
     },
-  },
-  {
-    name: 'dispute.advance',
-    weight: 2,
-    async run(world) {
-      const id = pickRecent(world.random, world.disputes);
-      if (!id) return undefined;
-      const read = await world.t.request({ method: 'GET', url: `/admin/disputes/${id}`, headers: ADMIN_HEADERS });
-      const status = read.statusCode === 200 ? (read.json().data.status as string) : 'opened';
-      // Mostly the next allowed move; now and then one the state machine must refuse.
-      const next = { opened: 'investigate', investigating: pick(world.random, ['escalate', 'resolve']), escalated: 'resolve' }[status] ?? 'resolve';
-      const step = world.random() < 0.85 ? next! : pick(world.random, ['investigate', 'escalate', 'resolve'])!;
-      const body = step === 'resolve' ? { outcome: pick(world.random, ['favor_merchant', 'favor_counterparty', 'no_action'])! } : {};
-      return world.t.request({ method: 'POST', url: `/admin/disputes/${id}/${step}`, headers: ADMIN_HEADERS, payload: body });
+    {
+      name: 'dispute.advance',
+      weight: 2,
+      async run(world) {
+        const id = pickRecent(world.random, world.disputes);
+        if (!id) return undefined;
+        const read = await world.t.request({ method: 'GET', url: `/admin/disputes/${id}`, headers: ADMIN_HEADERS });
+        const status = read.statusCode === 200 ? (read.json().data.status as string) : 'opened';
+        // Mostly the next allowed move; now and then one the state machine must refuse.
+        const next =
+          { opened: 'investigate', investigating: pick(world.random, ['escalate', 'resolve']), escalated: 'resolve' }[
+            status
+          ] ?? 'resolve';
+        const step = world.random() < 0.85 ? next! : pick(world.random, ['investigate', 'escalate', 'resolve'])!;
+        const body =
+          step === 'resolve'
+            ? { outcome: pick(world.random, ['favor_merchant', 'favor_counterparty', 'no_action'])! }
+            : {};
+        return world.t.request({
+          method: 'POST',
+          url: `/admin/disputes/${id}/${step}`,
+          headers: ADMIN_HEADERS,
+          payload: body,
+        });
+      },
     },
-  },
-  {
-    name: 'settlement.run',
-    weight: 2,
-    async run(world) {
-      return world.t.request({ method: 'POST', url: '/admin/settlements/run', headers: ADMIN_HEADERS, payload: {} });
+    {
+      name: 'settlement.run',
+      weight: 2,
+      async run(world) {
+        return world.t.request({ method: 'POST', url: '/admin/settlements/run', headers: ADMIN_HEADERS, payload: {} });
+      },
     },
-  },
-  {
-    name: 'ledger.adjust',
-    weight: 2,
-    async run(world) {
-      const merchant = pick(world.random, world.merchants)!;
-      const direction = world.random() < 0.6 ? 'credit' : 'debit';
-      return world.t.request({
-        method: 'POST',
-        url: `/admin/merchants/${merchant.id}/ledger-adjustments`,
-        headers: { ...ADMIN_HEADERS, 'idempotency-key': randomUUID() },
-        payload: { amount_micro_pay: between(world.random, 1, 20) * PAY, direction, reason: 'simulated adjustment' },
-      });
+    {
+      name: 'ledger.adjust',
+      weight: 2,
+      async run(world) {
+        const merchant = pick(world.random, world.merchants)!;
+        const direction = world.random() < 0.6 ? 'credit' : 'debit';
+        return world.t.request({
+          method: 'POST',
+          url: `/admin/merchants/${merchant.id}/ledger-adjustments`,
+          headers: { ...ADMIN_HEADERS, 'idempotency-key': randomUUID() },
+          payload: { amount_micro_pay: between(world.random, 1, 20) * PAY, direction, reason: 'simulated adjustment' },
+        });
+      },
     },
-  },
-  {
-    name: 'sandbox.simulate',
-    weight: 2,
-    async run(world) {
-      const merchant = pick(world.random, world.merchants)!;
-      const scenario = pick(world.random, ['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'])!;
-      return world.t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario, amount: between(world.random, 10, 500) * 100, currency: 'THB' });
+    {
+      name: 'sandbox.simulate',
+      weight: 2,
+      async run(world) {
+        const merchant = pick(world.random, world.merchants)!;
+        const scenario = pick(world.random, [
+          'matched_then_completed',
+          'matched_then_failed',
+          'expired',
+          'settlement_cycle',
+          'matched_partial_fill',
+        ])!;
+        return world.t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, {
+          scenario,
+          amount: between(world.random, 10, 500) * 100,
+          currency: 'THB',
+        });
+      },
     },
-  },
-];
+  ];
 
 /** A small PNG whose bytes come from the action's own generator, so a seed replays the same files. */
 function seededPng(random: Random): Buffer {
@@ -362,14 +459,26 @@ function seededPng(random: Random): Buffer {
 }
 
 /** A multipart/form-data body of several parts: files (`bytes`) and plain fields (`value`). */
-function multipartParts(parts: ({ name: string; bytes: Buffer } | { name: string; value: string })[]): { payload: Buffer; headers: Record<string, string> } {
+function multipartParts(parts: ({ name: string; bytes: Buffer } | { name: string; value: string })[]): {
+  payload: Buffer;
+  headers: Record<string, string>;
+} {
   const boundary = `----mpaysim${parts.length}x${Date.now().toString(36)}`;
   const chunks = parts.flatMap((part) =>
     'bytes' in part
-      ? [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="slip.png"\r\nContent-Type: image/png\r\n\r\n`), part.bytes, Buffer.from('\r\n')]
+      ? [
+          Buffer.from(
+            `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="slip.png"\r\nContent-Type: image/png\r\n\r\n`,
+          ),
+          part.bytes,
+          Buffer.from('\r\n'),
+        ]
       : [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`)],
   );
-  return { payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]), headers: { 'content-type': `multipart/form-data; boundary=${boundary}` } };
+  return {
+    payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]),
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+  };
 }
 
 async function runJob(world: World, name: string): Promise<number> {
@@ -378,6 +487,9 @@ async function runJob(world: World, name: string): Promise<number> {
   } catch (error) {
     // A worker pass may meet an injected ledger outage; it must leave its rows for the next pass, never corrupt them.
     if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') return 0;
+    // A pass whose connection the server killed (a crash step) dies with it, as a killed worker would; its
+    // transaction rolled back and the next pass finds the rows as they were.
+    if (world.crashing) return 0;
     world.problems.push(`job ${name} threw: ${error instanceof Error ? error.message : String(error)}`);
     return 0;
   }
@@ -406,11 +518,27 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     await connection?.close();
     connection = database.url ? await openDatabase({ database_url: database.url, data_dir: 'memory://' }) : undefined;
     const handle: ScratchDatabase = connection ? { ...connection, url: database.url, close: async () => {} } : database;
-    const app = await startTestApp({ database: handle, clock, overrides: { validator, ledger }, env: { RECEIPT_VALIDATOR: 'null_validator' } });
+    const app = await startTestApp({
+      database: handle,
+      clock,
+      overrides: { validator, ledger },
+      env: { RECEIPT_VALIDATOR: 'null_validator' },
+    });
     ledger.attach(app);
     return app;
   };
-  const world: World = { t: await start(), random, merchants: [], payments: [], sells: [], buys: [], pending_funds: [], disputes: [], problems: [], actions: {} };
+  const world: World = {
+    t: await start(),
+    random,
+    merchants: [],
+    payments: [],
+    sells: [],
+    buys: [],
+    pending_funds: [],
+    disputes: [],
+    problems: [],
+    actions: {},
+  };
   let restarts = 0;
   try {
     await setUp(world);
@@ -429,20 +557,29 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       const chosen = Array.from({ length: batch }, choose);
       // A crash: while the batch runs, the server kills every connection of the database (as a process killed with
       // -9 loses its sessions: open transactions roll back), then the application starts again on the same data.
-      const crash = restart && random() < 0.5 && options.crashes ? killConnectionsAfter(database.url, between(random, 0, 20)) : undefined;
+      const crash =
+        restart && random() < 0.5 && options.crashes
+          ? killConnectionsAfter(database.url, between(random, 0, 20))
+          : undefined;
+      world.crashing = crash !== undefined;
       await Promise.all(
         chosen.map(async (action) => {
           // Each action draws from its own generator, so concurrent actions replay the same choices whatever their order.
-          const own: World = Object.assign(Object.create(world) as World, { random: seededRandom(Math.floor(random() * 2 ** 32)) });
+          const own: World = Object.assign(Object.create(world) as World, {
+            random: seededRandom(Math.floor(random() * 2 ** 32)),
+          });
           try {
             await record(world, action.name, await action.run(own));
           } catch (error) {
-            world.problems.push(`${action.name} threw: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+            world.problems.push(
+              `${action.name} threw: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+            );
           }
         }),
       );
       if (restart) {
         await crash;
+        world.crashing = false;
         await world.t.application.close();
         world.t = await start();
         restarts += 1;
@@ -454,12 +591,21 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     ledger.down_steps = 0;
     await drain(world);
     // Most sellers whose cash leg is in flight were paid and confirm it; the rest let it time out.
-    const in_flight = await world.t.db.selectFrom('sell_orders').select('id').where('status', '=', 'cash_leg_in_flight').orderBy('id').execute();
+    const in_flight = await world.t.db
+      .selectFrom('sell_orders')
+      .select('id')
+      .where('status', '=', 'cash_leg_in_flight')
+      .orderBy('id')
+      .execute();
     for (const { id } of in_flight) {
       const sell = world.sells.find((entry) => entry.id === id);
       if (!sell || random() < 0.3) continue;
       const body = { receipt_base64: seededPng(random).toString('base64'), content_type: 'image/png' };
-      await record(world, 'final.confirm_cash_leg', await merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, body));
+      await record(
+        world,
+        'final.confirm_cash_leg',
+        await merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, body),
+      );
     }
     for (let day = 0; day < 6; day += 1) {
       await drain(world);
@@ -468,7 +614,11 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     await drain(world);
     await check(world);
   } finally {
-    await world.t.close().catch((error: unknown) => world.problems.push(`close: ${error instanceof Error ? error.message : String(error)}`));
+    await world.t
+      .close()
+      .catch((error: unknown) =>
+        world.problems.push(`close: ${error instanceof Error ? error.message : String(error)}`),
+      );
     if (connection) {
       await connection.close();
       await database.close();
@@ -491,7 +641,9 @@ async function killConnectionsAfter(url: string | undefined, delay_ms: number): 
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query('select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()');
+    await client.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+    );
   } finally {
     await client.end();
   }
@@ -502,7 +654,10 @@ async function setUp(world: World): Promise<void> {
   await t.admin('PUT', '/admin/fx/reference-prices', { base: 'PAY', quote: 'THB', price: '35.50' });
   // Sellers at several rates with little liquidity each, so that larger payments split into legs and some find none.
   const rates = ['34.90', '35.20', '35.50', '36.10'];
-  for (const [index, rate] of rates.entries()) await t.createSeller(thbSeller(between(world.random, 20_000, 120_000) * 100, rate, `08${String(12345670 + index)}`));
+  for (const [index, rate] of rates.entries())
+    await t.createSeller(
+      thbSeller(between(world.random, 20_000, 120_000) * 100, rate, `08${String(12345670 + index)}`),
+    );
   for (const name of ['Merchant A', 'Merchant B', 'Merchant C']) {
     const merchant = await t.createMerchant(name);
     world.merchants.push(merchant);
@@ -515,11 +670,23 @@ async function setUp(world: World): Promise<void> {
     await record(world, 'setup.fund', funded);
     // Sell orders are paid to the merchant's default payout destination.
     const promptpay_id = `08${String(20000000 + world.merchants.length)}`;
-    await record(world, 'setup.payout_destination', await t.request({ method: 'PUT', url: '/v1/merchants/me/payout-destination', headers: { authorization: `Bearer ${merchant.jwt}` }, payload: { rail: 'promptpay', promptpay_id } }));
+    await record(
+      world,
+      'setup.payout_destination',
+      await t.request({
+        method: 'PUT',
+        url: '/v1/merchants/me/payout-destination',
+        headers: { authorization: `Bearer ${merchant.jwt}` },
+        payload: { rail: 'promptpay', promptpay_id },
+      }),
+    );
   }
 }
 
-async function countBy(world: World, table: 'payments' | 'sell_orders' | 'buy_orders' | 'pending_funds' | 'disputes'): Promise<Record<string, number>> {
+async function countBy(
+  world: World,
+  table: 'payments' | 'sell_orders' | 'buy_orders' | 'pending_funds' | 'disputes',
+): Promise<Record<string, number>> {
   const rows = await world.t.db.selectFrom(table).select(['status']).execute();
   const counts: Record<string, number> = {};
   for (const row of rows) counts[row.status as string] = (counts[row.status as string] ?? 0) + 1;
@@ -529,21 +696,32 @@ async function countBy(world: World, table: 'payments' | 'sell_orders' | 'buy_or
 async function check(world: World): Promise<void> {
   const { t, problems } = world;
   const final: Record<string, Record<string, number>> = {};
-  for (const table of ['payments', 'sell_orders', 'buy_orders', 'pending_funds', 'disputes'] as const) final[table] = await countBy(world, table);
+  for (const table of ['payments', 'sell_orders', 'buy_orders', 'pending_funds', 'disputes'] as const)
+    final[table] = await countBy(world, table);
   world.final = final;
 
   for (const [status, count] of Object.entries(final['payments']!)) {
-    if (!PAYMENT_TERMINAL.has(status) && !PAYMENT_LIVE.has(status)) problems.push(`${count} payment(s) stuck in ${status}`);
+    if (!PAYMENT_TERMINAL.has(status) && !PAYMENT_LIVE.has(status))
+      problems.push(`${count} payment(s) stuck in ${status}`);
   }
-  for (const [status, count] of Object.entries(final['sell_orders']!)) if (!SELL_DONE.has(status) && status !== 'pending') problems.push(`${count} sell order(s) stuck in ${status}`);
-  for (const [status, count] of Object.entries(final['buy_orders']!)) if (!BUY_DONE.has(status) && status !== 'pending') problems.push(`${count} buy order(s) stuck in ${status}`);
-  for (const [status, count] of Object.entries(final['pending_funds']!)) if (!PENDING_FUNDS_TERMINAL.has(status)) problems.push(`${count} pending fund(s) stuck in ${status}`);
+  for (const [status, count] of Object.entries(final['sell_orders']!))
+    if (!SELL_DONE.has(status) && status !== 'pending') problems.push(`${count} sell order(s) stuck in ${status}`);
+  for (const [status, count] of Object.entries(final['buy_orders']!))
+    if (!BUY_DONE.has(status) && status !== 'pending') problems.push(`${count} buy order(s) stuck in ${status}`);
+  for (const [status, count] of Object.entries(final['pending_funds']!))
+    if (!PENDING_FUNDS_TERMINAL.has(status)) problems.push(`${count} pending fund(s) stuck in ${status}`);
 
-  const reserved = await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('reserved_minor', '<>', 0 as never).execute();
-  for (const seller of reserved) problems.push(`seller ${seller.id} still has ${seller.reserved_minor} reserved with every payment finished`);
+  const reserved = await t.db
+    .selectFrom('sellers')
+    .select(['id', 'reserved_minor'])
+    .where('reserved_minor', '<>', 0 as never)
+    .execute();
+  for (const seller of reserved)
+    problems.push(`seller ${seller.id} still has ${seller.reserved_minor} reserved with every payment finished`);
 
   const verify = await t.admin('GET', '/admin/ledger/verify');
-  if (verify.statusCode !== 200 || verify.json().data.ok !== true) problems.push(`ledger verify: ${verify.statusCode} ${verify.body}`);
+  if (verify.statusCode !== 200 || verify.json().data.ok !== true)
+    problems.push(`ledger verify: ${verify.statusCode} ${verify.body}`);
   const supply = await t.admin('GET', '/admin/ledger/supply');
   if (supply.statusCode !== 200) problems.push(`ledger supply: ${supply.statusCode} ${supply.body}`);
   else {

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { judgeSlip } from '../../src/modules/validators/slips.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { multipart } from '../helpers/files.ts';
+import { multipart, multipartParts } from '../helpers/files.ts';
 import { fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, switchableLedger } from '../helpers/orders.ts';
 import { createPendingFunds } from '../helpers/pending-funds.ts';
 import { newSlip } from '../helpers/slips.ts';
@@ -203,5 +203,40 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     );
     const outcomes = answers.map((answer) => `${answer.verdict.outcome}:${answer.verdict.reason ?? ''}`).sort();
     assert.deepEqual(outcomes, [...Array(9).fill('failed:duplicate_slip'), 'verified:']);
+  });
+
+  it('easyslip checks each leg against its own amount and payee: both right completes, the whole amount on one leg or the other payee fails', async () => {
+    const twoLegs = async () => {
+      await t.createSeller(thbSeller(60_000, '34.00', '0811111111'));
+      await t.createSeller(thbSeller(40_000, '34.50', '0822222222'));
+      const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: `retry-${++order}`, amount: 100_000, currency: 'THB', return_url: 'https://shop.example/r' });
+      assert.deepEqual(created.json().data.match_details.map((leg: { allocated_fiat_amount: number }) => leg.allocated_fiat_amount), [60_000, 40_000], created.body);
+      return created.json().data.id as string;
+    };
+    const sendLeg = async (id: string, leg: number) => {
+      const { payload, headers } = multipartParts([{ name: 'leg', value: String(leg) }, { name: 'proof', value: newSlip().bytes }]);
+      const upload = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': merchant.live } });
+      assert.equal(upload.statusCode, 200, upload.body);
+    };
+    const paid = await twoLegs();
+    await sendLeg(paid, 1);
+    fake.answer({ kind: 'success', amount_baht: 600, receiver_proxy: 'xxx-xxx-1111' });
+    assert.equal(await verdicts(), 1);
+    await sendLeg(paid, 2);
+    fake.answer({ kind: 'success', amount_baht: 400, receiver_proxy: 'xxx-xxx-2222' });
+    assert.equal(await verdicts(), 1);
+    assert.equal((await read(paid)).status, 'completed');
+
+    const whole = await twoLegs();
+    await sendLeg(whole, 1);
+    fake.answer({ kind: 'success', amount_baht: 1000, receiver_proxy: 'xxx-xxx-1111' });
+    assert.equal(await verdicts(), 1);
+    assert.deepEqual([(await read(whole)).status, (await read(whole)).failure_reason], ['failed', 'receipt_amount_mismatch']);
+
+    const other_payee = await twoLegs();
+    await sendLeg(other_payee, 2);
+    fake.answer({ kind: 'success', amount_baht: 400, receiver_proxy: 'xxx-xxx-9999' });
+    assert.equal(await verdicts(), 1);
+    assert.deepEqual([(await read(other_payee)).status, (await read(other_payee)).failure_reason], ['failed', 'receipt_receiver_mismatch']);
   });
 });

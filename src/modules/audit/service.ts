@@ -58,3 +58,11 @@ export async function listAdminActions(
     executor.selectFrom(table as 'admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
   return listPage(query.include_archived ? [from('admin_audit_log'), from('admin_audit_log_archive')] : from('admin_audit_log'), query, present);
 }
+
+/** Every operator action of some kinds, archived ones included (reconciliation matches them to ledger transfers). */
+export async function adminActionsOf(executor: Executor, actions: readonly string[]): Promise<{ id: string; action: string; target_id: string; details: Record<string, unknown> }[]> {
+  const from = (table: 'admin_audit_log' | 'admin_audit_log_archive') =>
+    executor.selectFrom(table).select(['id', 'action', 'target_id', 'details']).where('action', 'in', [...actions]).execute();
+  const rows = [...(await from('admin_audit_log')), ...(await from('admin_audit_log_archive'))];
+  return rows.map((row) => ({ ...row, details: (typeof row.details === 'string' ? JSON.parse(row.details) : row.details) as Record<string, unknown> }));
+}

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import type { Db, Trx } from '../../db/database.ts';
+import type { Db, Executor, Trx } from '../../db/database.ts';
+import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
@@ -423,4 +424,18 @@ export async function getAudit(db: Db, id: string, include_archived = false) {
     (include_archived ? await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst() : undefined);
   if (!row) throw notFound(include_archived ? 'Audit row' : 'Audit row (older rows: include_archived=true)');
   return presentAuditFull(row);
+}
+
+/** The mint each confirmed row implies (key = row id, world account -> the receiver's available PAY). */
+export async function pendingFundsExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
+  const rows = await executor.selectFrom('pending_funds').select(['id', 'is_sandbox', 'receiver_merchant_id', 'amount_minor']).where('status', '=', 'confirmed').execute();
+  return rows.map((row) => ({
+    key: row.id,
+    kind: 'mint' as const,
+    debit_account: accounts.world(row.is_sandbox),
+    credit_account: accounts.merchantAvailable(row.receiver_merchant_id, row.is_sandbox),
+    amount_micro_pay: Number(row.amount_minor),
+    cause: 'pending_funds' as const,
+    rows: [{ table: 'pending_funds', id: row.id }],
+  }));
 }
