@@ -407,6 +407,10 @@ export async function listAudit(db: Db, query: AuditQuery & { include_archived?:
   const from = (table: AuditTable) => {
     // The archive has the same columns plus archived_at, which selectAll() returns too (presentAudit shows it).
     let builder = db.selectFrom(table as 'receiver_confirm_audit').selectAll();
+    // An archived row stays in its table beside its archive copy: it is listed once, from the archive.
+    if (table === 'receiver_confirm_audit') {
+      builder = builder.where(({ not, exists, selectFrom }) => not(exists(selectFrom('receiver_confirm_audit_archive as copy').select('copy.id').whereRef('copy.id', '=', 'receiver_confirm_audit.id'))));
+    }
     if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
     if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
     if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
@@ -418,11 +422,12 @@ export async function listAudit(db: Db, query: AuditQuery & { include_archived?:
   return listPage(query.include_archived ? [from('receiver_confirm_audit'), from('receiver_confirm_audit_archive')] : from('receiver_confirm_audit'), query, presentAudit);
 }
 
-export async function getAudit(db: Db, id: string, include_archived = false) {
+/** A row by id, archived or not (an archived one is its archive copy, with `archived: true`); `include_archived` is accepted as before. */
+export async function getAudit(db: Db, id: string, _include_archived = false) {
   const row =
-    (await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst()) ??
-    (include_archived ? await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst() : undefined);
-  if (!row) throw notFound(include_archived ? 'Audit row' : 'Audit row (older rows: include_archived=true)');
+    (await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst()) ??
+    (await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst());
+  if (!row) throw notFound('Audit row');
   return presentAuditFull(row);
 }
 
