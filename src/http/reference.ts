@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
-import { escapeHtml, type Guide, GuideLibrary } from './guides.ts';
+import { escapeHtml, type Guide, type GuideLibrary } from './guides.ts';
 
 /**
  * The API reference people read: `/docs` (the merchant document) and `/docs/admin` (the operator document) in

@@ -242,9 +242,19 @@ async function stallableProxy(target_url: string) {
   const proxied = new URL(target_url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String((server.address() as net.AddressInfo).port);
+  const port = (server.address() as net.AddressInfo).port;
   return {
     url: proxied.toString(),
     freeze: (on: boolean) => void (frozen = on),
+    /** The server is gone: every connection ends and new ones are refused. */
+    async down() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+    async up() {
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -277,6 +287,22 @@ describe('the API when the database server stalls (answers nothing, closes nothi
       let after = await t.call('GET', '/v1/payments', merchant.live);
       for (let tries = 0; tries < 20 && after.statusCode !== 200; tries += 1) after = await t.call('GET', '/v1/payments', merchant.live);
       assert.equal(after.statusCode, 200, after.body);
+
+      // the server gone altogether (connections ended, new ones refused): 503 at once, never 500
+      await proxy.down();
+      const gone_started = performance.now();
+      const gone = await Promise.all([
+        t.call('GET', '/v1/payments', merchant.live),
+        t.call('POST', '/v1/trades', merchant.live, { order_id: 'gone', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }),
+        t.request({ method: 'GET', url: '/readyz' }),
+      ]);
+      assert.deepEqual(gone.map((response) => response.statusCode), [503, 503, 503]);
+      assert.equal(gone[0]!.json().error.code, 'SERVICE_UNAVAILABLE');
+      assert.ok(performance.now() - gone_started < 2_000, `answered after ${Math.round(performance.now() - gone_started)} ms`);
+      await proxy.up();
+      let back = await t.call('GET', '/v1/payments', merchant.live);
+      for (let tries = 0; tries < 20 && back.statusCode !== 200; tries += 1) back = await t.call('GET', '/v1/payments', merchant.live);
+      assert.equal(back.statusCode, 200, back.body);
     } finally {
       proxy.freeze(false);
       await t.close();

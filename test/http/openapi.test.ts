@@ -84,7 +84,7 @@ describe('OpenAPI document as a product', () => {
     const trade = merchant_doc['paths']['/v1/trades']['post']['x-codeSamples'];
     assert.match(trade[0].source, /-H "X-API-Key: \$MPAY_API_KEY"/);
     assert.match(trade[0].source, /-d '\{"order_id":"order-1001","amount":"250.00","currency":"THB","return_url":"https:\/\/shop.example\/return"\}'/);
-    assert.match(trade[1].source, /mpay\.payments\.create\(\{\n  "order_id": "order-1001"/);
+    assert.match(trade[1].source, /mpay\.payments\.create\(\{\n {2}"order_id": "order-1001"/);
     const sell = merchant_doc['paths']['/v1/merchant-sell-orders']['post']['x-codeSamples'];
     assert.match(sell[0].source, /MPAY_TOKEN=\$\(curl -s -X POST "http:\/\/gateway\.test\/v1\/auth\/token"/);
     assert.match(sell[0].source, /-H "Idempotency-Key: \$\(uuidgen\)"/);
