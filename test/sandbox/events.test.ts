@@ -46,6 +46,12 @@ describe('POST /v1/sandbox/events: sandbox events of every non-payment type', ()
     }
     const settlement = receiver.received.find((hook) => hook.body['type'] === 'settlement.completed')!.body;
     assert.equal(settlement['settlement_id'], settlement['data'].id, 'the settlement envelope carries the flat fields');
+    // Payouts the right way round: the buyer is told whom to pay, the seller what to expect.
+    const matched = receiver.received.find((hook) => hook.body['type'] === 'buy_order.matched')!.body;
+    assert.deepEqual(matched['data'].fills[0].pay_to, { display_name: 'Sandbox Seller', destination: { rail: 'promptpay', promptpay_id: '0812345678' } });
+    assert.equal(matched['data'].fills[0].fiat_amount, matched['data'].filled_fiat_amount);
+    const requested = receiver.received.find((hook) => hook.body['type'] === 'sell_order.cash_leg_requested')!.body;
+    assert.deepEqual([requested['data'].cash_leg.direction, requested['data'].cash_leg.to], ['buyers_pay_you', { rail: 'promptpay', promptpay_id: '0812345678' }]);
     assert.deepEqual((await t.call('GET', '/v1/events', merchant.live)).json().data, [], 'a live key sees none of them');
   });
 

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { presentBuyOrder } from '../buy-orders/service.ts';
-import type { BuyOrderRow } from '../buy-orders/tables.ts';
+import { fillReference, presentBuyOrder } from '../buy-orders/service.ts';
+import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
 import { presentDispute } from '../disputes/service.ts';
 import type { DisputeRow } from '../disputes/tables.ts';
 import { recordEvent, type EventEnvelope } from '../events/outbox.ts';
@@ -179,11 +179,31 @@ export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope
   switch (resource) {
     case 'sell_order': {
       const row = sellOrder(scope.merchant_id, now, type);
-      return recordEvent(trx, now, { ...base, resource_type: 'sell_order', resource_id: row.id, data: { ...presentSellOrder(row) } });
+      // What the seller is told to expect: one synthetic buyer's transfer into its destination.
+      const cash_leg = {
+        direction: 'buyers_pay_you',
+        buy_order_id: row.matched_buy_order_id,
+        fiat_currency: row.target_currency,
+        fiat_amount: row.filled_fiat_amount,
+        amount_micro_pay: row.filled_micro_pay,
+        to: row.payout_destination,
+        fills: [{ buy_order_id: row.matched_buy_order_id, payer_name: 'Sandbox Buyer', reference: fillReference(syntheticId()), amount_micro_pay: row.filled_micro_pay, fiat_amount: row.filled_fiat_amount }],
+      };
+      const data = { ...presentSellOrder(row), ...(type === 'sell_order.cash_leg_requested' ? { cash_leg } : {}) };
+      return recordEvent(trx, now, { ...base, resource_type: 'sell_order', resource_id: row.id, data });
     }
     case 'buy_order': {
       const row = buyOrder(scope.merchant_id, now, type);
-      return recordEvent(trx, now, { ...base, resource_type: 'buy_order', resource_id: row.id, data: { ...presentBuyOrder(row) } });
+      // A filled synthetic order: one fill paying the sandbox seller by PromptPay.
+      const fills: FillRow[] = row.filled_micro_pay > 0 && row.matched_sell_order_id
+        ? [{
+            id: syntheticId(), is_sandbox: true, sell_order_id: row.matched_sell_order_id, buy_order_id: row.id, amount_micro_pay: row.filled_micro_pay,
+            fiat_amount: row.filled_fiat_amount, mint_transfer_id: syntheticId(), buy_fill_number: 1,
+            payee: { display_name: 'Sandbox Seller', destination: SAMPLE_DESTINATION }, payer_name: null, created_at: now,
+            reversed_at: null, reversed_micro_pay: 0, shortfall_micro_pay: 0,
+          }]
+        : [];
+      return recordEvent(trx, now, { ...base, resource_type: 'buy_order', resource_id: row.id, data: { ...presentBuyOrder(row, fills) } });
     }
     case 'dispute': {
       const row = dispute(scope.merchant_id, now, type);
