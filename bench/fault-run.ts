@@ -58,7 +58,11 @@ await post(
   },
   admin_headers,
 );
-const first_trade = await post('/v1/trades', { order_id: 'fault-first', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }, { 'x-api-key': live_key });
+const first_trade = await post(
+  '/v1/trades',
+  { order_id: 'fault-first', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' },
+  { 'x-api-key': live_key },
+);
 const payment_id: string = first_trade.data.id;
 const killer = new pg.Client({ connectionString: database.url });
 await killer.connect();
@@ -66,6 +70,7 @@ await killer.connect();
 interface Sample {
   status: number;
   ms: number;
+  kind?: string;
 }
 
 let order = 0;
@@ -90,7 +95,7 @@ async function mixed(client: string): Promise<Sample> {
             }),
           });
   await response.arrayBuffer();
-  return { status: response.status, ms: performance.now() - started };
+  return { status: response.status, ms: performance.now() - started, kind: ['list', 'read', 'trade'][kind] ?? '' };
 }
 
 async function load(duration_ms: number, concurrency: number, one: () => Promise<Sample>): Promise<Sample[]> {
@@ -126,6 +131,13 @@ function report(phase: string, samples: Sample[], readyz?: Sample[]): void {
   const ready = readyz
     ? `; /readyz ${readyz.length} probes, statuses ${JSON.stringify(Object.fromEntries([...new Set(readyz.map((s) => s.status))].map((s) => [s, readyz.filter((r) => r.status === s).length])))}, max ${Math.round(Math.max(...readyz.map((s) => s.ms)))} ms`
     : '';
+  const by_kind = new Map<string, number>();
+  for (const sample of samples)
+    by_kind.set(sample.kind ?? '', Math.max(by_kind.get(sample.kind ?? '') ?? 0, sample.ms));
+  if (by_kind.size > 1)
+    console.log(
+      `${''.padEnd(28)} slowest: ${[...by_kind].map(([kind, max]) => `${kind} ${Math.round(max)} ms`).join(', ')}`,
+    );
   console.log(
     `${phase.padEnd(28)} ${samples.length} requests ${JSON.stringify(counts)}; p50 ${Math.round(percentile(ms, 50))} ms, p99 ${Math.round(percentile(ms, 99))} ms, max ${Math.round(Math.max(...ms))} ms${ready}`,
   );

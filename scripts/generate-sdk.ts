@@ -10,6 +10,7 @@ import pino from 'pino';
 import { createApplication } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openScratchDatabase } from '../src/db/scratch.ts';
+import { credentialOf } from '../src/http/openapi-samples.ts';
 
 const root = resolve(import.meta.dirname, '..');
 const client_dir = join(root, 'clients/typescript');
@@ -38,16 +39,6 @@ async function servedDocument(): Promise<Json> {
     await application.close();
     await database.close();
   }
-}
-
-/** The credential an operation takes, from its security schemes (src/http/server.ts names them). */
-function credentialOf(security: Json[] | undefined): 'key' | 'merchant' | 'admin' | 'internal' | 'public' {
-  const schemes = new Set((security ?? []).flatMap((requirement) => Object.keys(requirement)));
-  if (schemes.has('apiKey')) return 'key';
-  if (schemes.has('merchantJwt')) return 'merchant';
-  if (schemes.has('adminToken')) return 'admin';
-  if (schemes.has('internalToken')) return 'internal';
-  return 'public';
 }
 
 function operationsTable(document: Json): string {

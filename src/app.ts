@@ -20,6 +20,7 @@ import { disputesModule } from './modules/disputes/module.ts';
 import { eventsModule } from './modules/events/module.ts';
 import { fxModule } from './modules/fx/module.ts';
 import { ledgerModule } from './modules/ledger/module.ts';
+import { reconciliationModule } from './modules/reconciliation/module.ts';
 import type { Ledger } from './modules/ledger/port.ts';
 import { liquidityModule } from './modules/liquidity/module.ts';
 import { merchantsModule } from './modules/merchants/module.ts';
@@ -140,6 +141,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
   const sandbox = await sandboxModule.start(context, {});
   const archival = await archivalModule.start(context, {});
+  const reconciliation = await reconciliationModule.start(context, {});
   const dashboard = await dashboardModule.start(context, {
     key_cache: merchants.key_cache,
     payments: { ...payments.deps, banks: reference.banks },
@@ -154,7 +156,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   // In the order their routes appear in the OpenAPI document.
-  const modules: ModuleParts[] = [merchants, liquidity, ledger, pending_funds, balance, reference, webhooks, sandbox, checkout, settlements, fx, sell_orders, buy_orders, disputes, payouts, payments, dashboard, events, validators, audit, archival];
+  const modules: ModuleParts[] = [merchants, liquidity, ledger, pending_funds, balance, reference, webhooks, sandbox, checkout, settlements, fx, sell_orders, buy_orders, disputes, payouts, payments, dashboard, events, validators, audit, archival, reconciliation];
   const shared_schemas: TSchema[] = modules.flatMap((module) => module.schemas?.shared ?? []);
   const document_schemas: Record<string, TSchema> = Object.assign({}, ...modules.map((module) => module.schemas?.document ?? {}));
 

@@ -262,6 +262,7 @@ export async function inTransaction<T>(executor: Executor, work: (trx: Trx) => P
   return executor.transaction().execute(work);
 }
 
+/** A SELECT built by the query builder: a connection lost under it is retried once on a fresh one (resilience.ts). */
 export async function ping(db: Db): Promise<void> {
-  await sql`select 1`.execute(db);
+  await db.selectNoFrom(sql<number>`1`.as('one')).execute();
 }

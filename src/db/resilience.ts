@@ -77,6 +77,11 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   );
 }
 
+/** Unavailable for a while (a timeout, a refused connection), not just one lost connection: retrying now won't help. */
+export function isDatabaseTooSlow(error: unknown): boolean {
+  return isDatabaseUnavailable(error) && !isConnectionLost(error);
+}
+
 /** Errors of a transaction whose connection was lost before its COMMIT was sent: nothing of it can have committed. */
 const lost_before_commit = new WeakSet<object>();
 

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import type { Registry } from 'prom-client';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
@@ -15,6 +14,11 @@ import { installHttpMetrics } from './metrics.ts';
 import { installUploadGate, type UploadGateOptions } from './upload-gate.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { collectRouteDocs, decorateDocument } from './openapi.ts';
+import type { Json } from './openapi-operations.ts';
+import { addCodeSamples } from './openapi-samples.ts';
+import { splitDocument, type SplitDocuments } from './openapi-split.ts';
+import { GuideLibrary, REPOSITORY_ROOT } from './guides.ts';
+import { guideLinks, installReference } from './reference.ts';
 import { installConventions } from './conventions.ts';
 import type { Authenticator, AuthKind } from './principal.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -50,6 +54,43 @@ const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
   internal: [{ internalToken: [] }],
   public: [],
 };
+
+const MERCHANT_INFO = {
+  title: 'Merchant Payments Service API',
+  version: '1.0.0',
+  description: 'Payments, PAY balance, payouts, disputes, settlements and signed webhooks. Errors: `{success: false, error: {code, message, details}}`.',
+  license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+};
+
+/**
+ * The merchant document (`/openapi.json`) and the operator's (`/openapi-admin.json`), cut from the one the routes
+ * build, each with code samples on every operation and links to the guides.
+ */
+function servedDocuments(full: Json, library: GuideLibrary): SplitDocuments {
+  const guides = guideLinks(library);
+  const documents = splitDocument(structuredClone(full), {
+    merchant: {
+      ...MERCHANT_INFO,
+      description: [
+        MERCHANT_INFO.description,
+        'Every operation has a curl sample and one with the typed client `@mpay/client` (`clients/typescript`).',
+        'Admin and internal operations are in their own document: [/openapi-admin.json](/openapi-admin.json) ([reference](/docs/admin)).',
+        ...(guides ? ['## Guides', guides] : []),
+      ].join('\n\n'),
+    },
+    operator: {
+      ...MERCHANT_INFO,
+      title: 'Merchant Payments Service API: operator (admin and internal)',
+      description: [
+        'The operator\'s routes: `/admin/*` (`ADMIN_SERVICE_TOKEN` with `X-Actor-User-Id` and `X-Actor-Role: super_admin`), `/internal/*` (`INTERNAL_SERVICE_TOKEN`) and the probes. The merchant API is [/openapi.json](/openapi.json) ([reference](/docs)).',
+        ...(guides ? ['## Guides', guides] : []),
+      ].join('\n\n'),
+    },
+  });
+  addCodeSamples(documents.merchant, { sdk: true });
+  addCodeSamples(documents.operator, { sdk: false });
+  return documents;
+}
 
 export async function createServer(deps: ServerDeps): Promise<App> {
   const app = Fastify({
@@ -119,12 +160,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'Merchant Payments Service API',
-        version: '1.0.0',
-        description: 'Payments, PAY balance, payouts, disputes, settlements and signed webhooks. Errors: `{success: false, error: {code, message, details}}`.',
-        license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
-      },
+      info: MERCHANT_INFO,
       servers: [{ url: deps.config.public_base_url }],
       components: {
         securitySchemes: {
@@ -154,13 +190,17 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     transformObject: (document) => decorateDocument(('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>, route_docs, deps.document ?? { schemas: {}, webhooks: {} }),
     refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true } });
+  const library = await GuideLibrary.load(REPOSITORY_ROOT);
+  await installReference(app, library);
+  let documents: SplitDocuments | undefined;
+  const served = (): SplitDocuments => (documents ??= servedDocuments(app.swagger() as unknown as Json, library));
 
   installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second);
   if (deps.upload) installUploadGate(app, { ...deps.upload, authenticator: deps.authenticator });
   installHttpMetrics(app, deps.metrics);
 
-  app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => app.swagger());
+  app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => served().merchant);
+  app.get('/openapi-admin.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => served().operator);
 
   app.get(
     '/healthz',

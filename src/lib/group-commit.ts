@@ -8,7 +8,8 @@
  *
  * The failure rule: a batch whose `apply` rejects re-runs its items alone (`alone`, by default a batch of one through
  * `apply`), one after another in arrival order, each answered by its own run; a batch of one rejects with its error.
- * So one item can never fail the others.
+ * So one item can never fail the others. Except when `refusesEveryItem` says no item could get past the error (a
+ * database too slow to answer): then each item is refused with it at once, instead of waiting out N timeouts in turn.
  */
 interface Waiting<Item, Answer> {
   item: Item;
@@ -23,8 +24,10 @@ export interface GroupCommitOptions<Item, Answer> {
   gather_ms?: number;
   /** How an item of a failed batch runs alone (default: a batch of one through `apply`). */
   alone?: (item: Item) => Promise<Answer>;
-  /** Told of each batch that failed as a whole, before its items run alone. */
+  /** Told of each batch that failed as a whole, before its items run alone (or are refused). */
   onBatchFailed?: (error: unknown, items: readonly Item[]) => void;
+  /** A batch error no item would get past alone (a database too slow to answer): every item is refused with it. */
+  refusesEveryItem?: (error: unknown) => boolean;
 }
 
 export class GroupCommit<Item, Answer> {
@@ -88,6 +91,10 @@ export class GroupCommit<Item, Answer> {
         error,
         batch.map((entry) => entry.item),
       );
+      if (this.#options.refusesEveryItem?.(error)) {
+        for (const entry of batch) entry.reject(error);
+        return;
+      }
       // after the batch before, as the batch itself would have written
       await previous;
       const alone = this.#options.alone ?? (async (item: Item) => (await this.#apply([item], Promise.resolve()))[0] as Answer);

@@ -14,6 +14,7 @@ import type { ModuleName, TableName } from './module.ts';
 import { paymentsModule } from './payments/module.ts';
 import { payoutsModule } from './payouts/module.ts';
 import { pendingFundsModule } from './pending-funds/module.ts';
+import { reconciliationModule } from './reconciliation/module.ts';
 import { referenceModule } from './reference/module.ts';
 import { sandboxModule } from './sandbox/module.ts';
 import { sellOrdersModule } from './sell-orders/module.ts';
@@ -47,4 +48,5 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   sandboxModule,
   dashboardModule,
   archivalModule,
+  reconciliationModule,
 ];

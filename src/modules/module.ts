@@ -29,7 +29,8 @@ export type ModuleName =
   | 'payouts'
   | 'sandbox'
   | 'dashboard'
-  | 'archival';
+  | 'archival'
+  | 'reconciliation';
 
 export type TableName = keyof Database & string;
 

@@ -71,9 +71,10 @@ describe('90-day archival of the audit tables', () => {
     t.clock.set(new Date(last_old + ARCHIVE_AFTER_DAYS * DAY + 1));
     const moved = await archive(2);
     assert.equal(moved, 4 + old_admin.length);
-    assert.equal(await count('receiver_confirm_audit'), 2, 'the day-60 rows stay');
-    assert.equal(await count('receiver_confirm_audit_archive'), 6);
-    assert.equal(await count('admin_audit_log'), admin_rows_before - old_admin.length);
+    // nothing is removed from the database: every row stays in its table, the archived ones copied beside it
+    assert.equal(await count('receiver_confirm_audit'), 8);
+    assert.equal(await count('receiver_confirm_audit_archive'), 6, 'the day-60 rows are not archived');
+    assert.equal(await count('admin_audit_log'), admin_rows_before);
     assert.equal(await count('admin_audit_log_archive'), old_admin.length);
     // Idempotent.
     assert.equal(await archive(2), 0);
@@ -116,9 +117,10 @@ describe('90-day archival of the audit tables', () => {
     assert.deepEqual(order, [...order].sort().reverse());
 
     const archived_id = with_archive[0]!.id;
-    const hidden = await t.admin('GET', `/admin/audit/receiver-confirm/${archived_id}`);
-    assert.equal(hidden.statusCode, 404);
-    assert.equal(hidden.json().error.code, 'NOT_FOUND');
+    // a read by id finds an archived row, marked archived
+    const by_id = await t.admin('GET', `/admin/audit/receiver-confirm/${archived_id}`);
+    assert.equal(by_id.statusCode, 200, by_id.body);
+    assert.deepEqual([by_id.json().data.archived, by_id.json().data.archived_at], [true, with_archive[0]!.archived_at]);
     const shown = await t.admin('GET', `/admin/audit/receiver-confirm/${archived_id}?include_archived=true`);
     assert.equal(shown.statusCode, 200, shown.body);
     assert.equal(shown.json().data.archived_at, with_archive[0]!.archived_at);
@@ -133,7 +135,7 @@ describe('90-day archival of the audit tables', () => {
     assert.ok(all.some((entry) => entry.action.includes('retry') && entry.archived_at !== null));
   });
 
-  it('the archives stay append-only and the audit tables still refuse DELETE outside the archival function', async () => {
+  it('the archives stay append-only and the audit tables refuse DELETE always, whatever the session says', async () => {
     for (const table of ['receiver_confirm_audit_archive', 'admin_audit_log_archive']) {
       await assert.rejects(sql`delete from ${sql.table(table)}`.execute(t.db), /append-only: DELETE refused/);
       await assert.rejects(sql`update ${sql.table(table)} set id = id`.execute(t.db), /append-only: UPDATE refused/);
@@ -141,14 +143,16 @@ describe('90-day archival of the audit tables', () => {
     }
     await assert.rejects(sql`delete from receiver_confirm_audit`.execute(t.db), /append-only/);
     await assert.rejects(sql`delete from admin_audit_log`.execute(t.db), /append-only/);
-    // The setting opens only the table it names, and never UPDATE or TRUNCATE.
-    await assert.rejects(
-      t.db.transaction().execute(async (trx) => {
-        await sql`select set_config('mpay.archive_move', 'admin_audit_log', true)`.execute(trx);
-        await sql`delete from receiver_confirm_audit`.execute(trx);
-      }),
-      /append-only/,
-    );
+    // No setting opens a DELETE any more, not even the one archival once used.
+    for (const table of ['receiver_confirm_audit', 'admin_audit_log']) {
+      await assert.rejects(
+        t.db.transaction().execute(async (trx) => {
+          await sql`select set_config('mpay.archive_move', ${table}, true)`.execute(trx);
+          await sql`delete from ${sql.table(table)}`.execute(trx);
+        }),
+        /append-only/,
+      );
+    }
     await assert.rejects(
       t.db.transaction().execute(async (trx) => {
         await sql`select set_config('mpay.archive_move', 'receiver_confirm_audit', true)`.execute(trx);
@@ -158,7 +162,7 @@ describe('90-day archival of the audit tables', () => {
     );
     await assert.rejects(sql`select mpay_archive_move('events', now(), 10)`.execute(t.db), /not archived/);
     await assert.rejects(sql`select mpay_archive_move('receiver_confirm_audit', now(), 0)`.execute(t.db), /batch_size/);
-    assert.equal(await count('receiver_confirm_audit'), 2);
+    assert.equal(await count('receiver_confirm_audit'), 8);
   });
 
   it('is a scheduled worker job', async () => {
@@ -166,11 +170,11 @@ describe('90-day archival of the audit tables', () => {
     t.clock.advance(ARCHIVE_AFTER_DAYS * DAY);
     t.application.scheduler.start();
     try {
-      for (let i = 0; i < 100 && (await count('receiver_confirm_audit')) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let i = 0; i < 100 && (await count('receiver_confirm_audit_archive')) < 8; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     } finally {
       await t.application.scheduler.stop();
     }
-    assert.equal(await count('receiver_confirm_audit'), 0);
+    assert.equal(await count('receiver_confirm_audit'), 8, 'nothing removed');
     assert.equal(await count('receiver_confirm_audit_archive'), 8);
   });
 });

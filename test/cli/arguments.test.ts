@@ -49,9 +49,9 @@ describe('mpay reads its options wherever they stand and answers usage errors wi
     assert.equal(JSON.parse(admin.stdout).merchant.name, 'Trailing Options');
   });
 
-  it('mpay listen --api-key KEY (the key after the command) registers its endpoint, forwards and cleans up on Ctrl-C', async () => {
+  it('mpay listen --api-key KEY (the key after the command) receives the sandbox stream and stops on Ctrl-C', async () => {
     const main = resolve(import.meta.dirname, '../../src/cli/main.ts');
-    const child = spawn(process.execPath, [main, 'listen', '--api-key', merchant.sandbox, '--url', url, '--port', '0'], {
+    const child = spawn(process.execPath, [main, 'listen', '--api-key', merchant.sandbox, '--url', url, '--events', 'payment.completed'], {
       env: { ...process.env, MPAY_API_KEY: '', ADMIN_SERVICE_TOKEN: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -59,15 +59,20 @@ describe('mpay reads its options wherever they stand and answers usage errors wi
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((done) => child.on('close', done));
-    await new Promise<void>((ready, fail) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        if (/Ready/.test(stdout)) ready();
+    const seen = (pattern: RegExp) =>
+      new Promise<void>((found, fail) => {
+        const check = () => (pattern.test(stdout) ? found() : undefined);
+        child.stdout.on('data', (chunk: Buffer) => {
+          stdout += chunk.toString();
+          check();
+        });
+        check();
+        void exited.then((code) => fail(new Error(`listen exited ${code} before ${pattern}: ${stdout}${stderr}`)));
       });
-      void exited.then((code) => fail(new Error(`listen exited ${code} before it was ready: ${stdout}${stderr}`)));
-    });
-    const endpoints = await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox);
-    assert.equal(endpoints.json().data.filter((endpoint: { description: string | null }) => endpoint.description?.startsWith('mpay listen')).length, 1);
+    await seen(/Ready/);
+    const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_completed' });
+    assert.equal(simulated.statusCode, 201, simulated.body);
+    await seen(/<-- payment\.completed/);
     child.kill('SIGINT');
     assert.equal(await exited, 0, stderr);
     assert.doesNotMatch(stderr, STACK_LINE);
@@ -79,8 +84,8 @@ describe('mpay reads its options wherever they stand and answers usage errors wi
     assertUsageError(await runMpay(['settlements', 'run', '--url']), /^mpay: --url needs a value\n$/);
     assertUsageError(await runMpay(['sandbox', 'trigger', '--url', url, '--', '--json']), /^mpay sandbox: unknown scenario or event type "--json"/);
     // The real process boundary: the same message and exit code, and still no stack.
-    const process_run = await runMpayProcess(['listen', '--url', url, '--api-key', merchant.sandbox, '--port']);
-    assertUsageError(process_run, /^mpay listen: Option '--port <value>' argument missing/);
+    const process_run = await runMpayProcess(['listen', '--url', url, '--api-key', merchant.sandbox, '--events']);
+    assertUsageError(process_run, /^mpay listen: Option '--events <value>' argument missing/);
     const unknown_global = await runMpayProcess(['--no-such-flag', 'listen']);
     assertUsageError(unknown_global, /^mpay listen: Unknown option '--no-such-flag'/);
   });

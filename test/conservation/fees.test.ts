@@ -3,7 +3,9 @@ import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { runSettlements } from '../../src/modules/settlements/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { completedPayments, settlementDeps } from '../helpers/payments.ts';
+import { multipartParts } from '../helpers/files.ts';
+import { completedPayments, drainVerdicts, settlementDeps } from '../helpers/payments.ts';
+import { newSlip } from '../helpers/slips.ts';
 
 /** DESIGN 3a "Fees": taken at completion as ledger postings; the settlement batch reports the same fees. */
 describe('fees are taken at completion and reported by the same figures in settlements', () => {
@@ -21,7 +23,14 @@ describe('fees are taken at completion and reported by the same figures in settl
 
   it('each leg credits the merchant its PAY less the fee (rounded down) and the fees account the fee', async () => {
     const fees_before = await t.application.ledger.balance(accounts.fees(false));
-    const [id] = await completedPayments(t, merchant.live, [{ order_id: 'fee-1', amount: 10_001 }]);
+    const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'fee-1', amount: 10_001, currency: 'THB', return_url: 'https://shop.example/return' });
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().data.id as string;
+    // one slip per payee
+    const { payload, headers } = multipartParts([{ name: 'proof', value: newSlip().bytes }, { name: 'proof', value: newSlip().bytes }]);
+    const upload = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, headers: { 'x-api-key': merchant.live, ...headers }, payload });
+    assert.equal(upload.statusCode, 200, upload.body);
+    await drainVerdicts(t);
     const view = (await t.call('GET', `/v1/payments/${id}`, merchant.live)).json().data;
     assert.equal(view.match_details.length, 2);
     // leg 1: 70.00 THB at 35 = 2,000,000 micro-PAY, fee 30,000; leg 2: 30.01 THB at 36 = 833,611 micro-PAY, fee 12,504
@@ -31,7 +40,7 @@ describe('fees are taken at completion and reported by the same figures in settl
     const fees = (await t.application.ledger.balance(accounts.fees(false))) - fees_before;
     assert.equal(fees, 42_504);
     assert.equal(await t.application.ledger.balance(accounts.merchantAvailable(merchant.id, false)), 2_833_611 - 42_504);
-    const completed = await t.db.selectFrom('events').select('payload').where('resource_id', '=', id!).where('type', '=', 'payment.completed').executeTakeFirstOrThrow();
+    const completed = await t.db.selectFrom('events').select('payload').where('resource_id', '=', id).where('type', '=', 'payment.completed').executeTakeFirstOrThrow();
     assert.equal((completed.payload as { data: { fee_micro_pay: number } }).data.fee_micro_pay, 42_504);
     assert.equal((await t.admin('GET', '/admin/ledger/verify')).json().data.ok, true);
   });

@@ -49,7 +49,7 @@ describe('dashboard team', () => {
     const rows = await audit(id);
     assert.equal(rows.at(-1)?.action, 'merchant_user.role_changed');
     assert.equal(rows.at(-1)?.actor_user_id, await userId('owner@team.example'));
-    assert.deepEqual({ from: (rows.at(-1)?.details as Record<string, unknown>)['from'], to: (rows.at(-1)?.details as Record<string, unknown>)['to'] }, { from: 'viewer', to: 'developer' });
+    assert.deepEqual({ from: (rows.at(-1)!.details as Record<string, unknown>)['from'], to: (rows.at(-1)!.details as Record<string, unknown>)['to'] }, { from: 'viewer', to: 'developer' });
   });
 
   it('only owners manage the team: a developer gets 403 and sees no forms', async () => {
@@ -84,7 +84,7 @@ describe('dashboard team', () => {
     assert.equal(again.statusCode, 401);
     const rows = await audit(id);
     assert.equal(rows.at(-1)?.action, 'merchant_user.removed');
-    assert.ok(Number((rows.at(-1)?.details as Record<string, unknown>)['sessions_ended']) >= 2);
+    assert.ok(Number((rows.at(-1)!.details as Record<string, unknown>)['sessions_ended']) >= 2);
     assert.doesNotMatch((await owner.get('/dashboard/team')).body, /dev@team\.example/);
   });
 

@@ -75,6 +75,7 @@ describe('the API when the database is locked, stalled or drops its connections'
     url = present(database.url, 'a PostgreSQL scratch database has a URL');
     t = await startTestApp({ database });
     merchant = await t.createMerchant('Stall');
+    await t.createSeller({ currency: 'THB', payment_method: 'promptpay', display_name: 'S', liquidity_minor: 100_000_000, rate: '35.00', promptpay_id: '0812345678' });
     admin = new pg.Client({ connectionString: url });
     await admin.connect();
   });
@@ -112,10 +113,25 @@ describe('the API when the database is locked, stalled or drops its connections'
       assert.ok(health_ms < 200, `/healthz answered after ${Math.round(health_ms)} ms`);
       const statuses = (await Promise.all(stuck)).map((response) => response.statusCode);
       assert.deepEqual([...new Set(statuses)], [503], 'every waiting request is 503 (lock timeout or pool wait), none 500');
+
+      // trades batched together, and the batches queued behind a stalled one, are refused together: no request waits
+      // out one lock timeout per batch ahead of it
+      const { result: trades, ms: trades_ms } = await timed(() =>
+        Promise.all(
+          Array.from({ length: 12 }, (_, index) =>
+            t.call('POST', '/v1/trades', merchant.live, { order_id: `stalled-${index}`, amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }),
+          ),
+        ),
+      );
+      assert.deepEqual([...new Set(trades.map((response) => response.statusCode))], [503]);
+      assert.ok(trades_ms < 2 * TIMEOUTS.lock_timeout_ms + 1_500, `the trades were answered after ${Math.round(trades_ms)} ms`);
     } finally {
       await admin.query('rollback');
     }
     assert.equal((await t.call('GET', '/v1/payments', merchant.live)).statusCode, 200);
+    const after = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'after-stall', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' });
+    assert.equal(after.statusCode, 201, after.body);
+    assert.equal((await t.call('GET', '/v1/payments?order_id=stalled-0', merchant.live)).json().data.length, 0, 'nothing of a refused trade was kept');
   });
 
   it('every backend killed again and again under load: no 500, and the pool serves after', async () => {
@@ -226,9 +242,19 @@ async function stallableProxy(target_url: string) {
   const proxied = new URL(target_url);
   proxied.hostname = '127.0.0.1';
   proxied.port = String((server.address() as net.AddressInfo).port);
+  const port = (server.address() as net.AddressInfo).port;
   return {
     url: proxied.toString(),
     freeze: (on: boolean) => void (frozen = on),
+    /** The server is gone: every connection ends and new ones are refused. */
+    async down() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      for (const socket of sockets) socket.destroy();
+      await closed;
+    },
+    async up() {
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    },
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -261,6 +287,22 @@ describe('the API when the database server stalls (answers nothing, closes nothi
       let after = await t.call('GET', '/v1/payments', merchant.live);
       for (let tries = 0; tries < 20 && after.statusCode !== 200; tries += 1) after = await t.call('GET', '/v1/payments', merchant.live);
       assert.equal(after.statusCode, 200, after.body);
+
+      // the server gone altogether (connections ended, new ones refused): 503 at once, never 500
+      await proxy.down();
+      const gone_started = performance.now();
+      const gone = await Promise.all([
+        t.call('GET', '/v1/payments', merchant.live),
+        t.call('POST', '/v1/trades', merchant.live, { order_id: 'gone', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }),
+        t.request({ method: 'GET', url: '/readyz' }),
+      ]);
+      assert.deepEqual(gone.map((response) => response.statusCode), [503, 503, 503]);
+      assert.equal(gone[0]!.json().error.code, 'SERVICE_UNAVAILABLE');
+      assert.ok(performance.now() - gone_started < 2_000, `answered after ${Math.round(performance.now() - gone_started)} ms`);
+      await proxy.up();
+      let back = await t.call('GET', '/v1/payments', merchant.live);
+      for (let tries = 0; tries < 20 && back.statusCode !== 200; tries += 1) back = await t.call('GET', '/v1/payments', merchant.live);
+      assert.equal(back.statusCode, 200, back.body);
     } finally {
       proxy.freeze(false);
       await t.close();

@@ -3,7 +3,7 @@ import { createApplication, type Application, type ApplicationOptions } from '..
 import { loadConfig } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { openTestDatabase } from './database.ts';
-import { OpenApiChecker } from './openapi-check.ts';
+import { mergeDocuments, OpenApiChecker } from './openapi-check.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
@@ -106,10 +106,19 @@ const checkers = new Map<string, OpenApiChecker>();
 
 /** One checker per distinct document (test apps with other settings may serve another one). */
 async function documentChecker(application: Application): Promise<OpenApiChecker> {
-  const body = (await application.app.inject({ method: 'GET', url: '/openapi.json' })).body;
-  let checker = checkers.get(body);
-  if (!checker) checkers.set(body, (checker = new OpenApiChecker(JSON.parse(body))));
+  const merchant = (await application.app.inject({ method: 'GET', url: '/openapi.json' })).body;
+  const operator = (await application.app.inject({ method: 'GET', url: '/openapi-admin.json' })).body;
+  const key = `${merchant}\n${operator}`;
+  let checker = checkers.get(key);
+  if (!checker) checkers.set(key, (checker = new OpenApiChecker(mergeDocuments(JSON.parse(merchant), JSON.parse(operator)))));
   return checker;
+}
+
+/** Every operation the server documents: the merchant document and the operator's as one. */
+export async function allOperationsDocument(t: Pick<TestApp, 'request'>): Promise<Record<string, any>> {
+  const merchant = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
+  const operator = (await t.request({ method: 'GET', url: '/openapi-admin.json' })).json();
+  return mergeDocuments(merchant, operator);
 }
 
 /** A live THB PromptPay seller with the given liquidity (minor units) and rate. */

@@ -199,7 +199,7 @@ export function routesOf(printed: string): { method: string; path: string }[] {
   const routes: { method: string; path: string }[] = [];
   const stack: string[] = [];
   for (const line of printed.split('\n')) {
-    const match = /^((?:│   |    )*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    const match = /^((?:│ {3}| {4})*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
     if (!match) continue;
     const depth = (match[1] ?? '').length / 4;
     stack.length = depth;

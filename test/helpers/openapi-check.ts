@@ -104,3 +104,18 @@ export class OpenApiChecker {
     return validate(payload) ? [] : [`event ${type} disagrees with the document: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}; payload: ${JSON.stringify(payload).slice(0, 400)}`];
   }
 }
+
+/**
+ * The served documents as one (their paths, components and tags; the merchant document's webhooks), for checks
+ * over every operation: `/openapi.json` has the merchant's, `/openapi-admin.json` the operator's.
+ */
+export function mergeDocuments(merchant: Json, ...others: Json[]): Json {
+  const merged: Json = structuredClone(merchant);
+  for (const other of others) {
+    for (const [path, item] of Object.entries<Json>(other['paths'] ?? {})) merged['paths'][path] = { ...merged['paths'][path], ...item };
+    for (const [kind, entries] of Object.entries<Json>(other['components'] ?? {})) merged['components'][kind] = { ...merged['components'][kind], ...entries };
+    const names = new Set((merged['tags'] ?? []).map((tag: Json) => tag['name']));
+    merged['tags'] = [...(merged['tags'] ?? []), ...(other['tags'] ?? []).filter((tag: Json) => !names.has(tag['name']))];
+  }
+  return merged;
+}

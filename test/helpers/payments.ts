@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import type { SettlementsDeps } from '../../src/modules/settlements/service.ts';
 import type { TestApp } from './app.ts';
-import { multipart } from './files.ts';
+import { multipartParts } from './files.ts';
 import { newSlip } from './slips.ts';
 
-/** Uploads a slip with a new bank reference (the default validator reads its slip-verification QR). */
+/** Uploads one slip per leg, each with a new bank reference (the default validator reads its slip-verification QR). */
 export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
-  const { payload, headers } = multipart('proof', newSlip().bytes);
+  const legs = (await t.call('GET', `/v1/payments/${payment_id}`, key)).json().data.match_details.length as number;
+  const { payload, headers } = multipartParts(Array.from({ length: Math.max(1, legs) }, () => ({ name: 'proof', value: newSlip().bytes })));
   const response = await t.request({ method: 'POST', url: `/v1/payments/${payment_id}/proof`, headers: { 'x-api-key': key, ...headers }, payload });
   assert.equal(response.statusCode, 200, response.body);
 }

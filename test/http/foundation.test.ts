@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { ADMIN_HEADERS, ADMIN_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { ADMIN_HEADERS, ADMIN_TOKEN, allOperationsDocument, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
 describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
   let t: TestApp;
@@ -69,10 +69,12 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
   });
 
   it('publishes OpenAPI 3.1 with every route, its security and its error responses', async () => {
-    const response = await t.request({ method: 'GET', url: '/openapi.json' });
-    assert.equal(response.statusCode, 200);
-    const doc = response.json();
-    assert.equal(doc.openapi, '3.1.0');
+    for (const url of ['/openapi.json', '/openapi-admin.json']) {
+      const response = await t.request({ method: 'GET', url });
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.json().openapi, '3.1.0');
+    }
+    const doc = await allOperationsDocument(t);
     const expected: [string, string][] = [
       ['post', '/v1/payments'],
       ['get', '/v1/payments'],

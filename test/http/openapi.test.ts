@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { ERROR_STATUS } from '../../src/http/errors.ts';
 import { EVENT_TYPES } from '../../src/modules/events/catalog.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { OpenApiChecker } from '../helpers/openapi-check.ts';
+import { mergeDocuments, OpenApiChecker } from '../helpers/openapi-check.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 type Json = Record<string, any>;
@@ -22,29 +22,78 @@ describe('OpenAPI document as a product', () => {
     while (current?.['$ref']) current = (current['$ref'] as string).slice(2).split('/').reduce<Json>((node, part) => node[part.replace(/~1/g, '/')], doc);
     return current;
   };
+  let merchant_doc: Json;
+  let operator_doc: Json;
   before(async () => {
     t = await startTestApp();
-    doc = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
+    merchant_doc = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
+    operator_doc = (await t.request({ method: 'GET', url: '/openapi-admin.json' })).json();
+    doc = mergeDocuments(merchant_doc, operator_doc);
     for (const [path, methods] of Object.entries<Json>(doc['paths'])) for (const [method, operation] of Object.entries<Json>(methods)) operations.push({ key: `${method.toUpperCase()} ${path}`, operation });
   });
   after(() => t.close());
 
-  it('passes redocly lint on the recommended ruleset with 0 errors and 0 warnings', async () => {
+  it('passes redocly lint on the recommended ruleset with 0 errors and 0 warnings, each document on its own', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mpay-openapi-'));
     try {
-      const file = join(dir, 'openapi.json');
-      await writeFile(file, JSON.stringify(doc));
-      const run = promisify(execFile);
-      const outcome = await run(join(root, 'node_modules/.bin/redocly'), ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json', '--max-problems', '1000'], {
-        maxBuffer: 64 * 1024 * 1024,
-        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-      }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }));
-      const report = JSON.parse(outcome.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
-      const listed = report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`);
-      assert.deepEqual({ errors: report.totals.errors, warnings: report.totals.warnings, listed }, { errors: 0, warnings: 0, listed: [] });
+      for (const [name, document] of [['openapi.json', merchant_doc], ['openapi-admin.json', operator_doc]] as const) {
+        const file = join(dir, name);
+        await writeFile(file, JSON.stringify(document));
+        const run = promisify(execFile);
+        const outcome = await run(join(root, 'node_modules/.bin/redocly'), ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json', '--max-problems', '1000'], {
+          maxBuffer: 64 * 1024 * 1024,
+          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }));
+        const report = JSON.parse(outcome.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
+        const listed = report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`);
+        assert.deepEqual({ name, errors: report.totals.errors, warnings: report.totals.warnings, listed }, { name, errors: 0, warnings: 0, listed: [] });
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('keeps admin and internal operations out of the merchant document, in the operator document, and loses none', async () => {
+    const keys = (document: Json) => Object.entries<Json>(document['paths']).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
+    const operator_only = (key: string) => / \/(admin|internal)\//.test(key) || key === 'GET /healthz' || key === 'GET /readyz';
+    assert.deepEqual(keys(merchant_doc).filter(operator_only), []);
+    assert.deepEqual(keys(operator_doc).filter((key) => !operator_only(key)), []);
+    assert.ok(keys(operator_doc).includes('POST /admin/merchants') && keys(operator_doc).includes('POST /internal/pending-funds'));
+    const everything = t.application.app.swagger() as unknown as Json;
+    assert.deepEqual([...keys(merchant_doc), ...keys(operator_doc)].sort(), keys(everything).sort());
+    const schemes = (document: Json) => Object.keys(document['components']['securitySchemes']).sort();
+    assert.deepEqual(schemes(merchant_doc), ['apiKey', 'apiKeyBearer', 'dashboardSession', 'merchantJwt']);
+    assert.deepEqual(schemes(operator_doc), ['adminToken', 'internalToken']);
+    assert.ok(merchant_doc['webhooks'] && !operator_doc['webhooks']);
+    assert.match(merchant_doc['info']['description'], /\[\/openapi-admin\.json\]\(\/openapi-admin\.json\)/);
+    // The operator document is served without a credential (it describes routes, it grants nothing).
+    assert.equal((await t.request({ method: 'GET', url: '/openapi-admin.json' })).statusCode, 200);
+  });
+
+  it('has a curl and an @mpay/client sample on every merchant operation, and a curl sample on every operator one', () => {
+    for (const [path, item] of Object.entries<Json>(merchant_doc['paths'])) {
+      for (const [method, operation] of Object.entries<Json>(item)) {
+        const samples = operation['x-codeSamples'] as { lang: string; label: string; source: string }[];
+        assert.deepEqual(samples?.map((sample) => sample.label), ['curl', '@mpay/client'], `${method} ${path}`);
+        const [curl, sdk] = samples;
+        assert.match(curl!.source, new RegExp(`curl -X ${method.toUpperCase()} "http://gateway\\.test${path.replace(/\{\w+\}/g, '[^"?]+').replace(/\./g, '\\.')}`), `${method} ${path}`);
+        assert.match(sdk!.source, /^import \{ Mpay \} from '@mpay\/client';$/m, `${method} ${path}`);
+        assert.match(sdk!.source, /const result = await mpay\.\w+/, `${method} ${path}`);
+      }
+    }
+    const trade = merchant_doc['paths']['/v1/trades']['post']['x-codeSamples'];
+    assert.match(trade[0].source, /-H "X-API-Key: \$MPAY_API_KEY"/);
+    assert.match(trade[0].source, /-d '\{"order_id":"order-1001","amount":"250.00","currency":"THB","return_url":"https:\/\/shop.example\/return"\}'/);
+    assert.match(trade[1].source, /mpay\.payments\.create\(\{\n {2}"order_id": "order-1001"/);
+    const sell = merchant_doc['paths']['/v1/merchant-sell-orders']['post']['x-codeSamples'];
+    assert.match(sell[0].source, /MPAY_TOKEN=\$\(curl -s -X POST "http:\/\/gateway\.test\/v1\/auth\/token"/);
+    assert.match(sell[0].source, /-H "Idempotency-Key: \$\(uuidgen\)"/);
+    for (const [path, item] of Object.entries<Json>(operator_doc['paths'])) {
+      for (const [method, operation] of Object.entries<Json>(item)) {
+        assert.deepEqual(operation['x-codeSamples']?.map((sample: Json) => sample['label']), ['curl'], `${method} ${path}`);
+      }
+    }
+    assert.match(operator_doc['paths']['/admin/merchants']['post']['x-codeSamples'][0]['source'], /-H "X-Actor-Role: super_admin"/);
   });
 
   it('gives every operation a unique, stable operationId and a declared tag with a description', () => {
@@ -111,7 +160,7 @@ describe('OpenAPI document as a product', () => {
 
   it('has an OpenAPI 3.1 webhooks section with the payload schema of every event type', async () => {
     assert.equal(doc['openapi'], '3.1.0');
-    assert.deepEqual(Object.keys(doc['webhooks']).sort(), Object.keys(EVENT_TYPES).sort());
+    assert.deepEqual(Object.keys(merchant_doc['webhooks']).sort(), Object.keys(EVENT_TYPES).sort());
     const merchant = await t.createMerchant('Webhooks section');
     const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' });
     assert.equal(simulated.statusCode, 201, simulated.body);

@@ -36,4 +36,16 @@ describe('mpay ledger (CLI against a running server)', () => {
     assert.equal(result.circulation_micro_pay, result.minted_micro_pay - result.burned_micro_pay);
     assert.match((await run('ledger', 'verify')).out, /ledger OK/);
   });
+
+  it('reconcile: 0 with no differences; 1 listing a transfer no business row explains', async () => {
+    const clean = await run('ledger', 'reconcile');
+    assert.equal(clean.code, 0, clean.out);
+    assert.match(clean.out, /no differences/);
+    await t.application.ledger.transfer({ key: 'cli-stray', kind: 'mint', debit_account: 'live:issuance:world', credit_account: `live:merchant:${merchant.id}:available`, amount_micro_pay: 5 });
+    const dirty = await run('ledger', 'reconcile');
+    assert.equal(dirty.code, 1, dirty.out);
+    assert.match(dirty.out, /1 difference\(s\)[\s\S]*unexpected other cli-stray/);
+    const json = await run('--json', 'ledger', 'reconcile');
+    assert.equal(JSON.parse(json.out)[0].key, 'cli-stray');
+  });
 });

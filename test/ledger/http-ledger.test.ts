@@ -5,7 +5,7 @@ import { createApplication, type Application } from '../../src/app.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { INTERNAL_TOKEN, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
-import { multipart, multipartParts, uniquePng } from '../helpers/files.ts';
+import { multipartParts, uniquePng } from '../helpers/files.ts';
 import { ScriptedValidator } from '../helpers/validator.ts';
 import { createPendingFunds, receipt } from '../helpers/pending-funds.ts';
 

@@ -123,7 +123,7 @@ describe('mpay sandbox trigger and mpay listen', () => {
     const first = await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'buy_order.created' });
     assert.equal(first.statusCode, 201);
     const seq = (await t.db.selectFrom('events').select('seq').where('merchant_id', '=', merchant.id).orderBy('seq', 'desc').limit(2).execute()).map((row) => Number(row.seq));
-    const secret = 'whsec_' + Buffer.from('a'.repeat(32)).toString('base64');
+    const secret = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
     const controller = new AbortController();
     const resumed = await fetch(`${base}/v1/sandbox/events/stream`, { headers: { 'x-api-key': merchant.sandbox, 'last-event-id': String(seq[1]), 'x-listen-secret': secret }, signal: controller.signal });
     assert.equal(resumed.status, 200);

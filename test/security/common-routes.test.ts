@@ -1,11 +1,11 @@
 /**
- * The shared security suite: every operation of `/openapi.json`, probed by its declared security (see
+ * The shared security suite: every operation of `/openapi.json` and `/openapi-admin.json`, probed by its declared security (see
  * test/helpers/security.ts for how to add a credential kind or a path-parameter fixture).
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { allOperationsDocument, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { MINT_SOURCE } from '../helpers/orders.ts';
 import {
   BODIES,
@@ -28,7 +28,7 @@ import {
 
 // The document is read before the cases are declared, so each operation gets its own named `it`.
 const boot = await startTestApp();
-const document = (await boot.request({ method: 'GET', url: '/openapi.json' })).json();
+const document = await allOperationsDocument(boot);
 await boot.close();
 const operations = operationsOf(document).filter((operation) => !operation.hidden);
 const NIL_ID = '00000000-0000-4000-8000-000000000000';

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
@@ -10,6 +12,7 @@ import { slipQrValidator } from '../../src/modules/validators/slip-qr.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipart, uniquePng } from '../helpers/files.ts';
 import { drainVerdicts } from '../helpers/payments.ts';
+import { runMpay } from '../helpers/cli.ts';
 import { newSlip, newSlipReference, slipImage } from '../helpers/slips.ts';
 
 const require = createRequire(import.meta.url);
@@ -43,6 +46,17 @@ describe('reading the slip-verification QR locally', () => {
     // HEIC by its header, but no image inside: nothing to read, never a crash.
     const heic_header = Buffer.concat([Buffer.from([0, 0, 0, 24]), Buffer.from('ftypheic'), Buffer.alloc(16)]);
     assert.deepEqual(await readSlip(heic_header), { kind: 'not_an_image' });
+  });
+
+  it('mpay sandbox slip writes a slip the reader finds, the same reference again on request', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'mpay-slip-'));
+    const out = join(dir, 'slip.jpg');
+    const written = await runMpay(['sandbox', 'slip', '--out', out, '--format', 'jpeg', '--reference', 'REF0123456789', '--variant', '2']);
+    assert.equal(written.code, 0, written.stderr);
+    assert.match(written.stdout, /slip REF0123456789 written/);
+    assert.deepEqual(await readSlip(await readFile(out)), { kind: 'slip', slip: { sending_bank: '004', reference: 'REF0123456789' } });
+    assert.equal((await runMpay(['sandbox', 'slip', '--out', out, '--qr', 'broken'])).code, 2);
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('slip_qr verifies a slip QR and records that amount and payee were not checked; anything else fails with a reason', async () => {

@@ -17,6 +17,7 @@ export class PageRequest<T> implements PromiseLike<Page<T>>, AsyncIterable<T> {
     return this.#first;
   }
 
+  // biome-ignore lint/suspicious/noThenProperty: a list is awaitable on purpose (await gives its first page)
   then<R1 = Page<T>, R2 = never>(
     onfulfilled?: ((page: Page<T>) => R1 | PromiseLike<R1>) | null,
     onrejected?: ((reason: unknown) => R2 | PromiseLike<R2>) | null,

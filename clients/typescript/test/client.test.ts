@@ -252,6 +252,24 @@ describe('@mpay/client against a running server', () => {
     assert.ok(merchant_operations.length >= 50, `${merchant_operations.length} merchant operations`);
   });
 
+  it('the reference\'s @mpay/client sample of every operation calls a method the client has', async () => {
+    const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
+    const client = new Mpay({ baseUrl: base_url, apiKey: merchant.live }) as unknown as Record<string, Record<string, unknown>>;
+    let checked = 0;
+    for (const [path, item] of Object.entries<Record<string, { 'x-codeSamples': { label: string; source: string }[] }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const sample = operation['x-codeSamples'].find((entry) => entry.label === '@mpay/client')?.source ?? '';
+        const call = /await mpay\.(\w+)(?:\.(\w+))?\(/.exec(sample);
+        assert.ok(call, `${method} ${path}: ${sample}`);
+        const [, first, second] = call;
+        const target = second === undefined ? client[first!] : client[first!]?.[second];
+        assert.equal(typeof target, 'function', `${method} ${path}: mpay.${first}${second ? `.${second}` : ''} is not a method`);
+        checked += 1;
+      }
+    }
+    assert.ok(checked >= 50, `${checked} samples`);
+  });
+
   it('is generated from the current document (else: ./run sdk:generate)', async () => {
     const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
     assert.deepEqual(await staleFiles({ ...document, servers: [{ url: SDK_DOCUMENT_BASE_URL }] }), []);

@@ -3,7 +3,7 @@ import { CliError, type CommandGroup } from '../context.ts';
 
 const ledger: CommandGroup = {
   summary: 'check the PAY ledger invariants, read balances, make audited adjustments',
-  usage: 'mpay ledger verify | mpay ledger balance ACCOUNT | mpay ledger adjust MERCHANT_ID --direction credit|debit --amount MICRO_PAY --reason TEXT [--sandbox] [--key KEY]',
+  usage: 'mpay ledger verify | mpay ledger reconcile | mpay ledger balance ACCOUNT | mpay ledger adjust MERCHANT_ID --direction credit|debit --amount MICRO_PAY --reason TEXT [--sandbox] [--key KEY]',
   async run(args, context) {
     const [action, ...rest] = args;
     if (action === 'verify') {
@@ -20,6 +20,20 @@ const ledger: CommandGroup = {
         ].join('\n'),
       );
       return result.ok ? 0 : 1;
+    }
+    if (action === 'reconcile') {
+      const { body } = await context.request('GET', '/admin/ledger/supply');
+      const differences: { cause: string; key: string; problem: string; expected: unknown; actual: unknown; rows: { table: string; id: string }[] }[] = body.data.differences;
+      context.print(
+        differences,
+        differences.length === 0
+          ? 'ledger reconciled: no differences between the journal and the business records'
+          : [
+              `${differences.length} difference(s) between the ledger and the business records:`,
+              ...differences.map((d) => `  ${d.problem} ${d.cause} ${d.key}: expected ${JSON.stringify(d.expected)}, journal ${JSON.stringify(d.actual)}, rows ${d.rows.map((row) => `${row.table}:${row.id}`).join(' ') || '(none)'}`),
+            ].join('\n'),
+      );
+      return differences.length === 0 ? 0 : 1;
     }
     if (action === 'balance') {
       const [account] = rest;

@@ -1,4 +1,6 @@
+import { writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { newSlipReference, slipImage } from '../../modules/sandbox/slip-image.ts';
 import { PAYMENT_EVENT_SCENARIOS, SYNTHETIC_EVENT_TYPES } from '../../modules/sandbox/event-types.ts';
 import { CliError, type CommandGroup } from '../context.ts';
 
@@ -12,9 +14,12 @@ const sandbox: CommandGroup = {
     'mpay --api-key KEY sandbox trigger <event type>      e.g. payment.completed, sell_order.completed, buy_order.matched,',
     '                                                     gateway.dispute.opened, pending_funds.confirmed, settlement.failed',
     'mpay sandbox trigger --list                          every scenario and event type',
+    'mpay sandbox slip --out FILE [--reference REF] [--format png|jpeg] [--variant N] [--qr slip|none|damaged]',
+    '                                                     a slip image with a real slip-verification QR (no server needed)',
   ].join('\n'),
   async run(args, context) {
     const [action, ...rest] = args;
+    if (action === 'slip') return writeSlip(rest, context);
     const { values, positionals } = parseArgs({
       args: rest,
       options: { amount: { type: 'string' }, currency: { type: 'string' }, 'order-id': { type: 'string' }, list: { type: 'boolean', default: false } },
@@ -49,4 +54,25 @@ const sandbox: CommandGroup = {
     return 0;
   },
 };
+/**
+ * Writes a slip-like image whose slip-verification QR the default validator (slip_qr) reads: a new reference each
+ * time, or `--reference` again with another `--variant` for the same transfer photographed twice (a duplicate).
+ */
+async function writeSlip(args: string[], context: Parameters<CommandGroup['run']>[1]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: { out: { type: 'string' }, reference: { type: 'string' }, format: { type: 'string', default: 'png' }, variant: { type: 'string', default: '0' }, qr: { type: 'string', default: 'slip' } },
+  });
+  if (!values.out) throw new CliError('--out FILE is required', 2);
+  if (values.format !== 'png' && values.format !== 'jpeg') throw new CliError('--format is png or jpeg', 2);
+  if (values.qr !== 'slip' && values.qr !== 'none' && values.qr !== 'damaged') throw new CliError('--qr is slip, none or damaged', 2);
+  if (!/^\d{1,4}$/.test(values.variant)) throw new CliError('--variant is a small integer', 2);
+  if (values.reference !== undefined && !/^[0-9A-Za-z]{6,40}$/.test(values.reference)) throw new CliError('--reference is 6 to 40 letters and digits', 2);
+  const reference = values.reference ?? newSlipReference();
+  const bytes = slipImage({ reference, format: values.format, variant: Number(values.variant), qr: values.qr });
+  await writeFile(values.out, bytes);
+  context.print({ reference, file: values.out, bytes: bytes.byteLength }, `slip ${reference} written to ${values.out} (${bytes.byteLength} bytes)`);
+  return 0;
+}
+
 export default sandbox;

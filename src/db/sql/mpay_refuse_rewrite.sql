@@ -2,10 +2,6 @@
 -- so even a statement that touches no row is.
 create or replace function mpay_refuse_rewrite() returns trigger language plpgsql as $$
 begin
-  -- The one exception: mpay_archive_move deleting the rows it has just copied to the table's archive.
-  if tg_op = 'DELETE' and current_setting('mpay.archive_move', true) = tg_table_name then
-    return null;
-  end if;
   raise exception '% is append-only: % refused', tg_table_name, tg_op using errcode = 'raise_exception';
 end
 $$;

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 
-/** The audit tables whose rows older than ARCHIVE_AFTER_DAYS move to `<table>_archive` (contract section 8). */
+/** The audit tables whose rows older than ARCHIVE_AFTER_DAYS are copied to `<table>_archive` (contract section 8). */
 export const ARCHIVED_TABLES = ['receiver_confirm_audit', 'admin_audit_log'] as const;
 export type ArchivedTable = (typeof ARCHIVED_TABLES)[number];
 /** Fixed by the contract; the database function applies it (archival/sql/mpay_archive_move.sql). */
@@ -18,17 +18,17 @@ export interface ArchivalDeps {
   logger?: Logger | undefined;
 }
 
-/** One batch: the rows of `table` created more than 90 days before the clock's now, copied then deleted in one transaction. */
+/** One batch: the rows of `table` created more than 90 days before the clock's now and not yet archived, copied to the archive (nothing is deleted). */
 export async function archiveBatch(db: Db, table: ArchivedTable, as_of: Date, batch = ARCHIVE_BATCH): Promise<number> {
   const result = await sql<{ moved: number }>`select mpay_archive_move(${table}, ${as_of}, ${batch}) as moved`.execute(db);
   return Number(result.rows[0]?.moved ?? 0);
 }
 
 /**
- * Worker pass (`audit-archival`): moves audit rows older than 90 days to their archive tables in batches, each batch
- * its own transaction through the privileged database function (the service role cannot delete audit rows itself).
- * Idempotent: a moved row is gone from the source, and a second pass finds nothing; concurrent passes skip each
- * other's locked rows. Returns how many rows moved.
+ * Worker pass (`audit-archival`): copies audit rows older than 90 days to their archive tables in batches, each batch
+ * its own transaction through the privileged database function; the rows stay in their tables (no DELETE, DESIGN 2).
+ * Idempotent: a row with a copy is not taken again, so a second pass finds nothing; concurrent passes skip each
+ * other's locked rows. Returns how many rows were archived.
  */
 export async function archiveOldAuditRows(deps: ArchivalDeps, batch = ARCHIVE_BATCH): Promise<number> {
   const as_of = deps.clock.now();

@@ -6,7 +6,6 @@ import { Envelope, MinorUnits, ok, UuidParams } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { adjustMerchantLedger } from './adjustments.ts';
 import type { Ledger } from './port.ts';
-import { ledgerSupply, SupplyReportSchema } from './supply.ts';
 import { LedgerAdjustmentSchema, VerificationSchema } from './schema.ts';
 import { accountNotFound } from './errors.ts';
 
@@ -51,20 +50,6 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
       schema: { tags: ['admin'], summary: 'Check the ledger invariants (sum zero, no overdraft, minted - burned = circulation)', response: { 200: Envelope(VerificationSchema) } },
     },
     async () => ok(await deps.ledger.verify()),
-  );
-
-  app.get(
-    '/admin/ledger/supply',
-    {
-      config: { auth: 'admin' },
-      schema: {
-        tags: ['admin'],
-        summary: 'PAY minted and burned per cause and mode (seller funding, pending funds, buy-order fills, sell-order completions, adjustments, disputes)',
-        description: 'Every unit of PAY in circulation, and why it exists. Read from the in-process ledger journal.',
-        response: { 200: Envelope(SupplyReportSchema) },
-      },
-    },
-    async () => ok(await ledgerSupply(deps.db)),
   );
 
   app.get(

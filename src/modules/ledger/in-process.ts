@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Executor } from '../../db/database.ts';
+import { isDatabaseTooSlow } from '../../db/resilience.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present as presentValue } from '../../lib/assert.ts';
 import type { AppError } from '../../lib/errors.ts';
@@ -283,7 +284,7 @@ export async function verifyLedger(db: Db): Promise<LedgerVerification> {
 export function createInProcessLedger(deps: { db: Db; clock: Clock }): Ledger {
   const executor = (options?: LedgerCallOptions): Executor => options?.trx ?? deps.db;
   // each call autocommits: a few in flight use a few pooled connections, the rest gather behind them
-  const lone = new GroupCommit((commands: TransferCommand[]) => applyLone(deps.db, deps.clock, commands), { max_in_flight: 4, max_batch: 8 });
+  const lone = new GroupCommit((commands: TransferCommand[]) => applyLone(deps.db, deps.clock, commands), { max_in_flight: 4, max_batch: 8, refusesEveryItem: isDatabaseTooSlow });
   return {
     kind: 'in_process',
     // inside the caller's transaction: one statement there; alone: grouped with the lone transfers beside it

@@ -15,6 +15,7 @@ export {
   presentSeller,
   SELLER_UNFUNDED,
   type SellerFundingPort,
+  sellerFundingExpectations,
   sellerOfAccount,
   sellerPayees,
   suspendSeller,
@@ -216,8 +217,20 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
 /** A leg as release and consume need it: what it holds of the seller's liquidity. */
 export type HeldLeg = Pick<Leg, 'seller_id' | 'allocated_fiat_amount'> & { reserved_minor?: number | null };
 
+/**
+ * Locks live sellers in the one order every path that changes them uses, the reservation's (rate, created_at, id):
+ * a transaction that releases or consumes several sellers (the expiry sweeper's batch, a multi-leg completion) then
+ * never holds one while waiting for another that a reservation holds the other way round.
+ */
+export async function lockSellersInOrder(trx: Trx, seller_ids: readonly string[]): Promise<void> {
+  const ids = [...new Set(seller_ids)];
+  if (ids.length < 2) return;
+  await trx.selectFrom('sellers').select('id').where('id', 'in', ids).where('synthetic', '=', false).orderBy('rate').orderBy('created_at').orderBy('id').forNoKeyUpdate().execute();
+}
+
 /** Gives reserved liquidity back (failed, expired or cancelled payment). */
 export async function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
+  await lockSellersInOrder(trx, legs.map((leg) => leg.seller_id));
   for (const leg of legs) {
     await trx
       .updateTable('sellers')
@@ -230,6 +243,7 @@ export async function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<v
 
 /** The buyer paid the sellers: their reserved liquidity is used up (at the seller's rate, what the seller's PAY paid for). */
 export async function consumeLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
+  await lockSellersInOrder(trx, legs.map((leg) => leg.seller_id));
   for (const leg of legs) {
     await trx
       .updateTable('sellers')

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
+import { isDatabaseTooSlow } from '../../db/resilience.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 import { idempotent, keyClaimRows } from '../../http/idempotency.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -75,10 +76,15 @@ export interface CreateBatcherStats {
  * The failure rule: a batch whose call refuses (a key or an order_id in use, an offer taken meanwhile) or fails runs
  * each of its requests alone, in arrival order: `alone`, a batch of one through the same call inside the request's
  * idempotent transaction, where a key in use replays or conflicts, an order_id in use is 409, and a lost race for an
- * offer plans again (the last attempt with the offers locked).
+ * offer plans again (the last attempt with the offers locked). A database too slow to answer (a timeout) fails the
+ * whole batch with 503 instead, and every batch of requests that arrived before that failure too: each would wait out
+ * the same timeout in turn.
  */
 export class PaymentCreateBatcher {
   readonly #deps: PaymentsDeps;
+  /** The last batch the database was too slow for: when, and with what. */
+  #too_slow: { at_ms: number; error: unknown } | null = null;
+  readonly #arrived_ms = new WeakMap<BatchedCreate, number>();
   readonly #group: GroupCommit<BatchedCreate, Outcome>;
   readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, refused: 0, failed_batches: 0 };
 
@@ -93,6 +99,11 @@ export class PaymentCreateBatcher {
       alone: async (job) => {
         this.stats.alone++;
         return { answer: await job.alone() };
+      },
+      refusesEveryItem: (error) => {
+        if (!isDatabaseTooSlow(error)) return false;
+        if (this.#too_slow?.error !== error) this.#too_slow = { at_ms: performance.now(), error };
+        return true;
       },
       onBatchFailed: (error) => {
         if (refusalOf(error) !== undefined) this.stats.refused++;
@@ -110,6 +121,7 @@ export class PaymentCreateBatcher {
   /** Creates one payment in the next batch; resolves to its own answer or rejects with its own error. */
   async create(job: BatchedCreate): Promise<CreateAnswer> {
     if (this.bypass) return job.alone();
+    this.#arrived_ms.set(job, performance.now());
     const outcome = await this.#group.submit(job);
     if (outcome === ALONE) {
       // a keyed request that failed in planning may be a replay: it runs alone, after its batch
@@ -125,8 +137,12 @@ export class PaymentCreateBatcher {
    * writes; throws when the call refuses or fails.
    */
   async #batch(jobs: BatchedCreate[], previous: Promise<void>): Promise<Outcome[]> {
+    const first_arrived_ms = Math.min(...jobs.map((job) => this.#arrived_ms.get(job) ?? performance.now()));
     const planned = await this.#plan(jobs);
     await previous;
+    // requests that were already waiting when the database was last too slow get that answer now
+    const too_slow = this.#too_slow;
+    if (too_slow && too_slow.at_ms >= first_arrived_ms) throw too_slow.error;
     if (planned.write) await createBatch(this.#deps.db, ...planned.write);
     this.stats.batches++;
     return planned.items.map((item): Outcome => {

@@ -12,7 +12,7 @@ import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { checkProof } from '../validators/receipt.ts';
 import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { releaseLegs } from '../liquidity/service.ts';
+import { lockSellersInOrder, releaseLegs } from '../liquidity/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
 import { legProof, paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedLeg, type PresentedPayment } from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
@@ -489,6 +489,11 @@ export async function expireDuePayments(deps: PaymentsDeps, batch = 100): Promis
       .forUpdate()
       .skipLocked()
       .execute();
+    // Every seller the batch will give liquidity back to, locked first in the reservation's order (one lock order).
+    if (due.length > 1) {
+      const sellers = await trx.selectFrom('payment_legs').select('seller_id').where('payment_id', 'in', due.map((payment) => payment.id)).execute();
+      await lockSellersInOrder(trx, sellers.map((leg) => leg.seller_id));
+    }
     for (const payment of due) await failIfProofMissing(deps, trx, await expireIfDue(deps, trx, payment, now), now);
     return due.length;
   });

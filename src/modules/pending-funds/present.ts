@@ -50,6 +50,7 @@ export function presentAudit(row: AuditRow & { archived_at?: Date | null }): Pen
     applied: row.applied,
     actor_merchant_id: row.actor_merchant_id,
     created_at: iso(row.created_at),
+    archived: row.archived_at != null,
     archived_at: iso(row.archived_at ?? null),
   };
 }

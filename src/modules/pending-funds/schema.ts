@@ -55,7 +55,8 @@ const AuditSummary = {
   applied: Type.Boolean({ description: 'False when the row had already changed status when this result arrived' }),
   actor_merchant_id: Nullable(Type.String()),
   created_at: Timestamp,
-  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job moved the row to the archive (rows older than 90 days); null for a live row' }),
+  archived: Type.Boolean({ description: 'True once the audit-archival job copied the row to the archive (rows older than 90 days); the row is never removed' }),
+  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job archived the row (rows older than 90 days); null for a live row' }),
 };
 export const AuditRowSchema = Type.Object(AuditSummary);
 export const AuditFullSchema = Type.Object({ ...AuditSummary, validator_response: Type.Object({}, { additionalProperties: true }) });

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Counter } from 'prom-client';
-import type { Db, Trx } from '../../db/database.ts';
+import type { Db, Executor, Trx } from '../../db/database.ts';
+import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
@@ -406,6 +407,10 @@ export async function listAudit(db: Db, query: AuditQuery & { include_archived?:
   const from = (table: AuditTable) => {
     // The archive has the same columns plus archived_at, which selectAll() returns too (presentAudit shows it).
     let builder = db.selectFrom(table as 'receiver_confirm_audit').selectAll();
+    // An archived row stays in its table beside its archive copy: it is listed once, from the archive.
+    if (table === 'receiver_confirm_audit') {
+      builder = builder.where(({ not, exists, selectFrom }) => not(exists(selectFrom('receiver_confirm_audit_archive as copy').select('copy.id').whereRef('copy.id', '=', 'receiver_confirm_audit.id'))));
+    }
     if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
     if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
     if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
@@ -417,10 +422,25 @@ export async function listAudit(db: Db, query: AuditQuery & { include_archived?:
   return listPage(query.include_archived ? [from('receiver_confirm_audit'), from('receiver_confirm_audit_archive')] : from('receiver_confirm_audit'), query, presentAudit);
 }
 
-export async function getAudit(db: Db, id: string, include_archived = false) {
+/** A row by id, archived or not (an archived one is its archive copy, with `archived: true`); `include_archived` is accepted as before. */
+export async function getAudit(db: Db, id: string, _include_archived = false) {
   const row =
-    (await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst()) ??
-    (include_archived ? await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst() : undefined);
-  if (!row) throw notFound(include_archived ? 'Audit row' : 'Audit row (older rows: include_archived=true)');
+    (await db.selectFrom('receiver_confirm_audit_archive').selectAll().where('id', '=', id).executeTakeFirst()) ??
+    (await db.selectFrom('receiver_confirm_audit').selectAll().where('id', '=', id).executeTakeFirst());
+  if (!row) throw notFound('Audit row');
   return presentAuditFull(row);
+}
+
+/** The mint each confirmed row implies (key = row id, world account -> the receiver's available PAY). */
+export async function pendingFundsExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
+  const rows = await executor.selectFrom('pending_funds').select(['id', 'is_sandbox', 'receiver_merchant_id', 'amount_minor']).where('status', '=', 'confirmed').execute();
+  return rows.map((row) => ({
+    key: row.id,
+    kind: 'mint' as const,
+    debit_account: accounts.world(row.is_sandbox),
+    credit_account: accounts.merchantAvailable(row.receiver_merchant_id, row.is_sandbox),
+    amount_micro_pay: Number(row.amount_minor),
+    cause: 'pending_funds' as const,
+    rows: [{ table: 'pending_funds', id: row.id }],
+  }));
 }

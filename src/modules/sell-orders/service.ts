@@ -11,6 +11,7 @@ import type { Currency } from '../../lib/money.ts';
 import { fillsOfSellOrders, reverseFillsOfSellOrder, type FillReversal } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
+import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { judgeSlip, slipOwner } from '../validators/slips.ts';
@@ -472,4 +473,24 @@ export async function releasedReserveMicroPaySince(executor: Executor, merchant_
 /** For disputes: a sell order by id, whatever its owner (the caller decides what the owner may see). */
 export async function sellOrderForDispute(executor: Executor, id: string): Promise<SellOrderRow | undefined> {
   return findSellOrder(executor, id);
+}
+
+/** The reserve, release, unfilled-rest release and completion burn each sell order's state implies. */
+export async function sellOrderExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
+  const orders = await executor.selectFrom('sell_orders').selectAll().execute();
+  return orders.flatMap((order) => {
+    const available = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
+    const reserve = accounts.merchantReserve(order.merchant_id, order.is_sandbox);
+    const rows = [{ table: 'sell_orders', id: order.id }];
+    const move = (key: string, amount_micro_pay: number, from: string, to: string): ExpectedTransfer => ({ key, kind: 'transfer', debit_account: from, credit_account: to, amount_micro_pay, cause: 'sell_order', rows });
+    const expected = [move(sellOrderLedgerKeys.reserve(order.id), order.amount_micro_pay, available, reserve)];
+    if (order.status === 'failed') expected.push(move(sellOrderLedgerKeys.release(order.id), reservedMicroPay(order), reserve, available));
+    if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay) {
+      expected.push(move(sellOrderLedgerKeys.releaseUnfilled(order.id), order.amount_micro_pay - order.filled_micro_pay, reserve, available));
+    }
+    if (order.status === 'completed') {
+      expected.push({ key: sellOrderLedgerKeys.burn(order.id), kind: 'burn', debit_account: reserve, credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox), amount_micro_pay: order.filled_micro_pay, cause: 'sell_order', rows });
+    }
+    return expected;
+  });
 }

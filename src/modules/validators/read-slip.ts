@@ -95,7 +95,7 @@ function sampled(image: Rgba): Rgba {
 /** The slip QR's payload, checked: its bank and reference, or null when the text is not a slip-verify payload. */
 export function parseSlipPayload(text: string): { sending_bank: string; reference: string } | null {
   const parsed = validate.slipVerify(text.trim());
-  if (!parsed || !parsed.transRef || !parsed.sendingBank) return null;
+  if (!parsed?.transRef || !parsed.sendingBank) return null;
   return { sending_bank: parsed.sendingBank, reference: parsed.transRef };
 }
 

@@ -42,7 +42,7 @@ await mpay.payments.create({ order_id: 'x', amount: 1, currency: 'EUR', return_u
 mpay.payments.charge;
 
 process.stdout.write(
-  JSON.stringify({
+  `${JSON.stringify({
     node: process.versions.node.split('.')[0],
     payment: { status: payment.status, amount: payment.amount, found: found?.id === payment.id },
     listed,
@@ -57,5 +57,5 @@ process.stdout.write(
     simulated: simulated.status,
     error_code,
     webhook: event.type,
-  }) + '\n',
+  })}\n`,
 );

@@ -1,6 +1,6 @@
--- Moves a batch of audit rows older than 90 days to `<source>_archive` in one transaction (contract section 8). A
--- SECURITY DEFINER function owned by the tables' owner: the service role can neither delete audit rows nor write
--- around this path.
+-- Archives a batch of audit rows older than 90 days (contract section 8) without a DELETE (DESIGN 2): each row is copied
+-- to `<source>_archive` with archived_at and stays in its table, so nothing is removed from the database and a read by
+-- id still finds it. A SECURITY DEFINER function owned by the tables' owner: the service role cannot write around it.
 create or replace function mpay_archive_move(source text, as_of timestamptz, batch_size integer) returns integer
 language plpgsql security definer set search_path from current as $$
 declare
@@ -27,8 +27,8 @@ begin
   end if;
   select string_agg(quote_ident(attname), ', ' order by attnum) into columns
     from pg_attribute where attrelid = source::regclass and attnum > 0 and not attisdropped;
-  -- the source's owner hands over the rows (mpay_archive_take_<source>, which deletes them); they land here
-  execute format('insert into %1$I (%2$s, archived_at) select %2$s, $3 from %3$I($1, $2)', archive, columns, 'mpay_archive_take_' || source)
+  -- the source's owner hands over the rows not yet copied (mpay_archive_take_<source>); their copies land here
+  execute format('insert into %1$I (%2$s, archived_at) select %2$s, $3 from %3$I($1, $2) on conflict (id) do nothing', archive, columns, 'mpay_archive_take_' || source)
     using as_of - interval '90 days', batch_size, as_of;
   get diagnostics moved = row_count;
   return moved;

@@ -1,10 +1,7 @@
--- The receiver-confirm audit is evidence: row-level UPDATE, DELETE and TRUNCATE are refused, except mpay_archive_move
--- deleting the rows it has just copied to the archive.
+-- The receiver-confirm audit is evidence: row-level UPDATE, DELETE and TRUNCATE are refused, always (archival copies
+-- rows to the archive and removes nothing).
 create or replace function receiver_confirm_audit_append_only() returns trigger language plpgsql as $$
 begin
-  if tg_op = 'DELETE' and current_setting('mpay.archive_move', true) = tg_table_name then
-    return old;
-  end if;
   raise exception 'receiver_confirm_audit is append-only: % refused', tg_op;
 end
 $$;
