@@ -137,7 +137,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const balance = await balanceModule.start(context, { ledger: ledger.ledger });
   const buy_orders = await buyOrdersModule.start(context, {});
   const disputes = await disputesModule.start(context, { ledger: ledger.ledger });
-  const sell_orders = await sellOrdersModule.start(context, { ledger: ledger.ledger, validator: validators.validator, on_cash_leg_failure: disputes.on_cash_leg_failure });
+  const sell_orders = await sellOrdersModule.start(context, { ledger: ledger.ledger, validator: validators.validator, banks: reference.banks, on_cash_leg_failure: disputes.on_cash_leg_failure });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
   const sandbox = await sandboxModule.start(context, {});
   const archival = await archivalModule.start(context, {});

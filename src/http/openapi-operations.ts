@@ -116,6 +116,9 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v1/payments/{id}/cancel': 'cancelPayment',
   'POST /v1/payments/{id}/proof': 'uploadPaymentProof',
   'GET /v1/payments/{id}/promptpay-qr': 'getPaymentPromptPayQr',
+  'GET /v1/merchants/me/payout-destination': 'getPayoutDestination',
+  'PUT /v1/merchants/me/payout-destination': 'setPayoutDestination',
+  'GET /v1/merchant-buy-orders/{id}/fills/{n}/qr.png': 'getBuyOrderFillQr',
 };
 
 /** POSTs that take `Idempotency-Key`: a required UUID on sell orders, confirm-cash-leg, disputes, buy orders; optional on payments and trades. */
@@ -150,7 +153,13 @@ const TRADE_EXAMPLE = { order_id: 'order-1001', amount: '250.00', currency: 'THB
 export const REQUEST_EXAMPLES: Record<string, unknown> = {
   'POST /v1/trades': TRADE_EXAMPLE,
   'POST /v1/payments': TRADE_EXAMPLE,
-  'POST /v1/merchant-sell-orders': { amount_micro_pay: 10_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 35_000 },
+  'POST /v1/merchant-sell-orders': {
+    amount_micro_pay: 10_000_000,
+    currency: 'PAY',
+    target_currency: 'THB',
+    target_fiat_amount: 35_000,
+    payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' },
+  },
   'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
   'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
 };

@@ -149,9 +149,12 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     await page.fill('#sell-amount', '10');
     await page.selectOption('#sell-currency', 'THB');
     await page.fill('#sell-fiat', '350.00');
+    // Where the buyers pay this seller: its PromptPay number.
+    await page.selectOption('#sell-rail', 'promptpay');
+    await page.fill('#sell-promptpay_id', '0812345678');
     await Promise.all([page.waitForURL(/\/dashboard\/balance/), page.click('#create-sell')]);
     const sell_row = page.locator('#sell-order-table tbody tr').first();
-    assert.match((await sell_row.textContent()) ?? '', /10\.00 PAY.*350\.00 THB.*Pending/s);
+    assert.match((await sell_row.textContent()) ?? '', /10\.00 PAY.*350\.00 THB.*PromptPay 0812345678.*Pending/s);
     await Promise.all([page.waitForURL(/\/dashboard\/balance/), sell_row.locator('button.cancel-sell').click()]);
     const order = await t.db.selectFrom('sell_orders').select(['status', 'failure_reason']).where('merchant_id', '=', merchant.id).executeTakeFirstOrThrow();
     assert.equal(order.status, 'failed');

@@ -28,7 +28,7 @@ describe('dashboard roles, pages and the services behind them', () => {
     (await t.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchant.id).where('kind', '=', 'live').where('revoked_at', 'is', null).executeTakeFirstOrThrow()).id;
 
   it('a dashboard session on the /v1 merchant routes keeps its role: viewer and developer read, only money roles write', async () => {
-    const sell = { amount_micro_pay: 1_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 3_500 };
+    const sell = { amount_micro_pay: 1_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 3_500, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } };
     const call = (browser: Browser, method: 'GET' | 'POST', url: string) =>
       t.request({ method, url, headers: { cookie: browser.cookie, 'idempotency-key': crypto.randomUUID() }, ...(method === 'POST' ? { payload: sell } : {}) });
     for (const browser of [viewer, developer]) {
@@ -180,7 +180,7 @@ describe('dashboard roles, pages and the services behind them', () => {
     const before_count = await t.db.selectFrom('sell_orders').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
     const bad = await finance.post('/dashboard/sell-orders', { amount_pay: '1.1234567', target_currency: 'THB', target_amount: '35.00' });
     assert.equal(bad.statusCode, 400);
-    const short = await finance.post('/dashboard/sell-orders', { amount_pay: '5', target_currency: 'THB', target_amount: '175.00' });
+    const short = await finance.post('/dashboard/sell-orders', { amount_pay: '5', target_currency: 'THB', target_amount: '175.00', payout_rail: 'promptpay', promptpay_id: '0812345678' });
     assert.equal(short.statusCode, 409);
     assert.match(short.body, /error-message/);
     const after_count = await t.db.selectFrom('sell_orders').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();

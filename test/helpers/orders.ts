@@ -43,7 +43,20 @@ export async function balancesOf(t: TestApp, merchant_id: string, is_sandbox = f
   };
 }
 
-export const sellBody = (amount_micro_pay = 10 * PAY, target_currency = 'THB', target_fiat_amount = 35_000) => ({ amount_micro_pay, currency: 'PAY', target_currency, target_fiat_amount });
+/** A payout destination whose rail carries the currency (PromptPay for THB, PayID for AUD, a Thai bank account otherwise). */
+export function destinationFor(currency: string) {
+  if (currency === 'THB') return { rail: 'promptpay', promptpay_id: '0812345678' };
+  if (currency === 'AUD') return { rail: 'payid', payid: 'seller@example.com.au' };
+  return { rail: 'thai_bank', bank_code: '004', account_number: '1234567890', account_name: 'Seller Co' };
+}
+
+export const sellBody = (amount_micro_pay = 10 * PAY, target_currency = 'THB', target_fiat_amount = 35_000, payout_destination: object | null = destinationFor(target_currency)) => ({
+  amount_micro_pay,
+  currency: 'PAY',
+  target_currency,
+  target_fiat_amount,
+  ...(payout_destination ? { payout_destination } : {}),
+});
 export const buyBody = (amount_micro_pay = 10 * PAY, fiat_currency = 'THB', fiat_amount = 35_000) => ({ amount_micro_pay, fiat_currency, fiat_amount });
 
 export async function createSell(t: TestApp, jwt: string, body = sellBody()) {

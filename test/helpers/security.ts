@@ -329,8 +329,9 @@ export function hasPathParameter(path: string): boolean {
   return /\{[^}]+\}/.test(path);
 }
 
+/** The resource's id in every parameter but a fill's number (`{n}`), which is its first fill. */
 export function fill(path: string, id: string): string {
-  return path.replace(/\{[^}]+\}/g, id);
+  return path.replace(/\{n\}/g, '1').replace(/\{[^}]+\}/g, id);
 }
 
 export function assertErrorEnvelope(response: LightMyRequestResponse, status: number, code: string): void {

@@ -20,12 +20,15 @@ describe('GET /admin/ledger/supply: minted and burned per cause', () => {
     const adjusted = await t.admin('POST', `/admin/merchants/${seller.id}/ledger-adjustments`, { amount_micro_pay: 20 * PAY, direction: 'credit', reason: 'opening balance' });
     assert.equal(adjusted.statusCode, 201, adjusted.body);
     await t.admin('POST', `/admin/merchants/${seller.id}/ledger-adjustments`, { amount_micro_pay: 2 * PAY, direction: 'debit', reason: 'correction' });
-    // A 6 PAY sell filled by a 4 PAY buy and then a 2 PAY buy; its cash leg is confirmed: 6 PAY minted, 6 burned.
+    // A 6 PAY sell filled by a 4 PAY buy and then a 2 PAY buy; both transfers are confirmed: 6 PAY minted, 6 burned.
     const sell = await createSell(t, seller.jwt, sellBody(6 * PAY, 'THB', 21_000));
     await createBuy(t, buyer.jwt, buyBody(4 * PAY, 'THB', 14_000));
     await createBuy(t, buyer.jwt, buyBody(2 * PAY, 'THB', 7_000));
     assert.equal(await matchAndInstruct(t), 2);
-    const confirmed = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' });
+    // Each buyer's transfer is confirmed with its own slip; the second completes the order.
+    const confirm = () => merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' });
+    assert.equal((await confirm()).json().data.status, 'cash_leg_in_flight');
+    const confirmed = await confirm();
     assert.equal(confirmed.json().data.status, 'completed', confirmed.body);
 
     const response = await t.admin('GET', '/admin/ledger/supply');

@@ -5,7 +5,7 @@ import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts
 import { expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt } from '../helpers/orders.ts';
 import { scriptedValidator } from '../helpers/validator.ts';
 
-/** Sell orders: target_fiat_amount is never a check on the slip; the idempotency outcome comes before the provider call. */
+/** Sell orders: the slip is checked against the fill's amount and the seller's destination; the idempotency outcome comes before the provider call. */
 describe('sell orders: what confirm-cash-leg asks the validator, and when', () => {
   let t: TestApp;
   let seller: TestMerchant;
@@ -22,15 +22,17 @@ describe('sell orders: what confirm-cash-leg asks the validator, and when', () =
   });
   after(() => t.close());
 
-  it('sends no expected amount: a slip for another amount is not failed as amount_mismatch by our own check', async () => {
+  it('asks the validator for the fill\'s fiat amount paid into the seller\'s own payout destination', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 2 * PAY);
     validator.next.push('verified');
     const response = await confirm(sell.id, randomUUID(), body());
     assert.equal(response.statusCode, 200, response.body);
     assert.equal(response.json().data.status, 'completed');
     assert.equal(validator.checks.length, 1);
-    assert.equal(validator.checks[0]!.expected_amount_minor, undefined, 'target_fiat_amount is for audit and display only (contract 2.3)');
+    // inFlightSell prices the whole order at 1 satang: the one fill's fiat amount.
+    assert.equal(validator.checks[0]!.expected_amount_minor, 1);
     assert.equal(validator.checks[0]!.currency, 'THB');
+    assert.deepEqual(validator.checks[0]!.receiver, { promptpay_id: '0812345678' }, 'the seller is the payee, never the buyer');
   });
 
   it('a replay and a conflicting reuse of the key are decided before the validator: no provider call, no attempt', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { fillReference } from '../../src/modules/buy-orders/service.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
@@ -64,12 +65,16 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.ok(in_flight.cash_leg_requested_at);
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested']);
     const instruction = await t.db.selectFrom('events').select('payload').where('resource_id', '=', sell.id).executeTakeFirstOrThrow();
+    // The seller is told what to expect: the buyer's transfer into its own destination, with the fill's reference.
+    const fill = await t.db.selectFrom('order_fills').select('id').where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
     assert.deepEqual((instruction.payload as { data: { cash_leg: unknown } }).data.cash_leg, {
+      direction: 'buyers_pay_you',
       buy_order_id: buy.id,
       fiat_currency: 'THB',
       fiat_amount: 35_000,
       amount_micro_pay: 7 * PAY,
-      fills: [{ buy_order_id: buy.id, amount_micro_pay: 7 * PAY, fiat_amount: 35_000 }],
+      to: { rail: 'promptpay', promptpay_id: '0812345678' },
+      fills: [{ buy_order_id: buy.id, payer_name: 'Buyer', reference: fillReference(fill.id), amount_micro_pay: 7 * PAY, fiat_amount: 35_000 }],
     });
   });
 

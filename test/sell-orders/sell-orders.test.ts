@@ -202,7 +202,7 @@ describe('sell orders: create, read, list, cancel', () => {
   it('sandbox rows are invisible to the live merchant identity and use sandbox accounts only', async () => {
     await fund(t, a.id, 10 * PAY, true);
     const view = await t.db.transaction().execute((trx) =>
-      createSellOrder(t.application.payouts.sell_orders, trx, { merchant_id: a.id, is_sandbox: true }, { amount_micro_pay: 2 * PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 100 }),
+      createSellOrder(t.application.payouts.sell_orders, trx, { merchant_id: a.id, is_sandbox: true }, { amount_micro_pay: 2 * PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 100, payout_destination: { rail: 'promptpay' as const, promptpay_id: '0812345678' } }),
     );
     assert.equal(view.is_sandbox, true);
     expectError(await merchantCall(t, a.jwt, 'GET', `/v1/merchant-sell-orders/${view.id}`), 404, 'NOT_FOUND');

@@ -91,7 +91,16 @@ export class SellOrders extends Resource {
     return this.transport.page('listSellOrders', { ...options, query });
   }
 
-  /** Confirms the cash leg with the seller's receipt (`receipt_base64`, `content_type`). */
+  /** Your default payout destination (where buyers pay you for sell orders that name none). */
+  payoutDestination(options: RequestOptions = {}) {
+    return this.transport.request('getPayoutDestination', options);
+  }
+
+  setPayoutDestination(body: Body<'setPayoutDestination'>, options: RequestOptions = {}) {
+    return this.transport.request('setPayoutDestination', { ...options, body });
+  }
+
+  /** Confirms that a buyer's transfer reached your payout destination, with its slip (`buy_order_id` names the fill). */
   confirmCashLeg(id: string, body: Body<'confirmSellOrderCashLeg'>, options: RequestOptions = {}) {
     return this.transport.request('confirmSellOrderCashLeg', { ...options, path: { id }, body });
   }
@@ -118,6 +127,11 @@ export class BuyOrders extends Resource {
 
   cancel(id: string, options: RequestOptions = {}) {
     return this.transport.request('cancelBuyOrder', { ...options, path: { id } });
+  }
+
+  /** The PromptPay QR (PNG bytes) that pays fill `n` of the buy order to its seller. */
+  fillQr(id: string, n: number, options: RequestOptions = {}) {
+    return this.transport.request('getBuyOrderFillQr', { ...options, path: { id, n } });
   }
 }
 

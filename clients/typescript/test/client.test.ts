@@ -97,7 +97,7 @@ describe('@mpay/client against a running server', () => {
     ]);
     assert.equal(balance.data.available_micro_pay, 20 * PAY);
     assert.deepEqual([sells.data.length, disputes.data.length, buys.data.length], [0, 0, 0]);
-    const sell: SellOrder = (await client.sellOrders.create({ amount_micro_pay: 2 * PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 7_000 })).data;
+    const sell: SellOrder = (await client.sellOrders.create({ amount_micro_pay: 2 * PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 7_000, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } })).data;
     const dispute = await client.disputes.create({ sell_order_id: sell.id, notes: 'Opened through the SDK' });
     assert.equal(dispute.data.status, 'opened');
     assert.equal((await client.disputes.retrieve(dispute.data.id)).data.id, dispute.data.id);
@@ -117,7 +117,7 @@ describe('@mpay/client against a running server', () => {
     const live = new Mpay({ baseUrl: base_url, apiKey: shop.live });
     const sandbox = new Mpay({ baseUrl: base_url, apiKey: shop.sandbox });
     assert.equal((await sandbox.balance.retrieve()).data.available_micro_pay, 3 * PAY);
-    const order = (await sandbox.sellOrders.create({ amount_micro_pay: PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 3_500 })).data;
+    const order = (await sandbox.sellOrders.create({ amount_micro_pay: PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 3_500, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } })).data;
     assert.equal(order.is_sandbox, true);
     assert.deepEqual((await live.sellOrders.list()).data, []);
     const refused = await live.sellOrders.retrieve(order.id).catch((error: unknown) => error);

@@ -6,7 +6,7 @@ import { expireBuyOrders, type BuyOrdersDeps } from './service.ts';
 export const buyOrdersModule = defineModule({
   name: 'buy-orders',
   owns: ['buy_orders', 'order_fills'],
-  calls: ['events', 'ledger'],
+  calls: ['events', 'ledger', 'reference'],
   start: ({ config, db, clock }) => {
     const deps: BuyOrdersDeps = { db, clock, pending_ttl_hours: config.buy_order_pending_ttl_hours };
     return {

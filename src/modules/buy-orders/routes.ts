@@ -5,7 +5,7 @@ import { idempotent } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { BuyOrderSchema } from './schema.ts';
-import { BUY_ORDER_STATUSES, cancelBuyOrder, createBuyOrder, getBuyOrder, listBuyOrders, type BuyOrdersDeps } from './service.ts';
+import { BUY_ORDER_STATUSES, cancelBuyOrder, createBuyOrder, fillQrPng, getBuyOrder, listBuyOrders, type BuyOrdersDeps } from './service.ts';
 import type { BuyOrderStatus } from './tables.ts';
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
@@ -42,7 +42,7 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
       config: { auth: 'merchant', errors: [409] },
       schema: {
         tags: ['buy-orders'],
-        summary: 'Buy PAY: lock fiat against an amount of PAY; the matcher pairs it FIFO with a sell order of the same currency and amount',
+        summary: 'Buy PAY: the matcher fills it from other merchants\' sell orders priced at or below yours; you then pay each seller per `fills`',
         headers: IdempotencyHeader,
         body: Type.Object(
           {
@@ -65,9 +65,27 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
     '/v1/merchant-buy-orders/:id',
     {
       config: { auth: 'merchant', errors: [403, 404] },
-      schema: { tags: ['buy-orders'], summary: 'Read a buy order', params: UuidParams, response: { 200: Envelope(BuyOrderSchema) } },
+      schema: { tags: ['buy-orders'], summary: 'Read a buy order, with whom to pay for each fill', params: UuidParams, response: { 200: Envelope(BuyOrderSchema) } },
     },
     async (request) => ok(await getBuyOrder(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.get(
+    '/v1/merchant-buy-orders/:id/fills/:n/qr.png',
+    {
+      config: { auth: 'merchant', errors: [403, 404] },
+      schema: {
+        tags: ['buy-orders'],
+        summary: 'PNG PromptPay QR of fill n: scan it to pay that seller exactly the fill\'s fiat_amount (404 when its rail has no QR)',
+        params: Type.Object({ id: UuidParams.properties.id, n: Type.Integer({ minimum: 1, maximum: 100_000, description: 'The fill\'s number' }) }),
+        produces: ['image/png'],
+        response: { 200: { description: 'PNG image', content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } } },
+      },
+    },
+    async (request, reply) => {
+      const png = await fillQrPng(deps, merchantScope(request), request.params.id, request.params.n);
+      return reply.header('Cache-Control', 'private, max-age=300').type('image/png').send(png);
+    },
   );
 
   app.post(

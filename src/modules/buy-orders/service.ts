@@ -12,9 +12,11 @@ import { AppError } from '../../lib/errors.ts';
 import { recordEvent, recordEvents } from '../events/outbox.ts';
 import { accounts, type Ledger, type TransferCommand, type TransferResult } from '../ledger/port.ts';
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
-import type { BuyOrderRow, BuyOrderStatus, NewFill } from './tables.ts';
-import type { BuyOrderView } from './schema.ts';
-import { buyBatchChangedConcurrently, buyOrderNotCancellable } from './errors.ts';
+import type { BuyOrderRow, BuyOrderStatus, FillRow, NewFill } from './tables.ts';
+import type { BuyOrderFillView, BuyOrderView } from './schema.ts';
+import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
+import { notFound } from '../../lib/errors.ts';
+import { buyBatchChangedConcurrently, buyOrderNotCancellable, noQrForRail } from './errors.ts';
 
 export interface BuyOrdersDeps {
   db: Db;
@@ -41,7 +43,36 @@ export const BUY_ORDER_STATES = defineStateMachine({
 
 export type { BuyOrderView } from './schema.ts';
 
-export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
+/** What a buyer writes on its transfer for a fill: short enough for any rail's memo field, unique per fill. */
+export function fillReference(fill_id: string): string {
+  return `PAY${fill_id.replace(/-/g, '').slice(0, 9).toUpperCase()}`;
+}
+
+export const fillQrPath = (buy_order_id: string, number: number) => `/v1/merchant-buy-orders/${buy_order_id}/fills/${number}/qr.png`;
+
+/** A PromptPay payload for the fill's exact amount when the seller is paid by PromptPay (THB). */
+function fillPromptpayPayload(fill: FillRow, currency: string): string | null {
+  const destination = fill.payee?.destination;
+  return destination?.rail === 'promptpay' && currency === 'THB' ? promptpayPayload(destination.promptpay_id, fill.fiat_amount) : null;
+}
+
+export function presentFill(fill: FillRow, currency: string): BuyOrderFillView {
+  const payload = fillPromptpayPayload(fill, currency);
+  return {
+    number: fill.buy_fill_number,
+    sell_order_id: fill.sell_order_id,
+    amount_micro_pay: fill.amount_micro_pay,
+    fiat_currency: currency,
+    fiat_amount: fill.fiat_amount,
+    reference: fillReference(fill.id),
+    pay_to: fill.payee,
+    promptpay_payload: payload,
+    qr_url: payload ? fillQrPath(fill.buy_order_id, fill.buy_fill_number) : null,
+    created_at: iso(fill.created_at),
+  };
+}
+
+export function presentBuyOrder(row: BuyOrderRow, fills: readonly FillRow[] = []): BuyOrderView {
   return {
     id: row.id,
     merchant_id: row.merchant_id,
@@ -52,6 +83,7 @@ export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
     fiat_amount: row.fiat_amount,
     filled_micro_pay: row.filled_micro_pay,
     filled_fiat_amount: row.filled_fiat_amount,
+    fills: fills.map((fill) => presentFill(fill, row.fiat_currency)),
     expires_at: iso(row.expires_at),
     matched_sell_order_id: row.matched_sell_order_id,
     mint_transfer_id: row.mint_transfer_id,
@@ -66,18 +98,45 @@ export function presentBuyOrder(row: BuyOrderRow): BuyOrderView {
 export const transitionBuyOrder = mover(BUY_ORDER_STATES);
 
 export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, type: string): Promise<BuyOrderView> {
-  const view = presentBuyOrder(order);
+  const view = presentBuyOrder(order, order.filled_micro_pay > 0 ? await fillsOfBuyOrder(trx, order.id) : []);
   await recordEvent(trx, at, { merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, type, resource_type: 'buy_order', resource_id: order.id, data: { ...view } });
   return view;
 }
 
 /** Several buy-order events in one statement (the matcher's batch), in this order. */
 export async function emitBuyOrderEvents(trx: Trx, at: Date, events: readonly { order: BuyOrderRow; type: string }[]): Promise<void> {
+  const fills = await fillsByBuyOrder(trx, events.map(({ order }) => order.id));
   await recordEvents(
     trx,
     at,
-    events.map(({ order, type }) => ({ merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, type, resource_type: 'buy_order', resource_id: order.id, data: { ...presentBuyOrder(order) } })),
+    events.map(({ order, type }) => ({
+      merchant_id: order.merchant_id,
+      is_sandbox: order.is_sandbox,
+      type,
+      resource_type: 'buy_order',
+      resource_id: order.id,
+      data: { ...presentBuyOrder(order, fills.get(order.id)) },
+    })),
   );
+}
+
+/** A buy order's fills, in their numbers' order. */
+export async function fillsOfBuyOrder(executor: Executor, buy_order_id: string): Promise<FillRow[]> {
+  return executor.selectFrom('order_fills').selectAll().where('buy_order_id', '=', buy_order_id).orderBy('buy_fill_number').execute();
+}
+
+/** The fills of several buy orders, grouped by buy order, each group in its numbers' order. */
+export async function fillsByBuyOrder(executor: Executor, buy_order_ids: readonly string[]): Promise<Map<string, FillRow[]>> {
+  if (buy_order_ids.length === 0) return new Map();
+  const rows = await executor.selectFrom('order_fills').selectAll().where('buy_order_id', 'in', [...new Set(buy_order_ids)]).orderBy('buy_fill_number').execute();
+  return Map.groupBy(rows, (fill) => fill.buy_order_id);
+}
+
+/** For the matcher: how many fills each of these buy orders already has (its next fill's number follows). */
+export async function fillCounts(executor: Executor, buy_order_ids: readonly string[]): Promise<Map<string, number>> {
+  if (buy_order_ids.length === 0) return new Map();
+  const rows = await executor.selectFrom('order_fills').select(['buy_order_id', (eb) => eb.fn.countAll<string>().as('count')]).where('buy_order_id', 'in', [...buy_order_ids]).groupBy('buy_order_id').execute();
+  return new Map(rows.map((row) => [row.buy_order_id, Number(row.count)]));
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<BuyOrderRow> {
@@ -119,7 +178,18 @@ export async function createBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: Merch
 }
 
 export async function getBuyOrder(deps: Pick<BuyOrdersDeps, 'db'>, scope: MerchantScope, id: string): Promise<BuyOrderView> {
-  return presentBuyOrder(await findOwned(deps.db, scope, id));
+  const order = await findOwned(deps.db, scope, id);
+  return presentBuyOrder(order, await fillsOfBuyOrder(deps.db, order.id));
+}
+
+/** The PromptPay QR (PNG) of fill `number` of the caller's buy order; 404 when the fill's seller is not paid by PromptPay. */
+export async function fillQrPng(deps: Pick<BuyOrdersDeps, 'db'>, scope: MerchantScope, id: string, number: number): Promise<Buffer> {
+  const order = await findOwned(deps.db, scope, id);
+  const fill = await deps.db.selectFrom('order_fills').selectAll().where('buy_order_id', '=', order.id).where('buy_fill_number', '=', number).executeTakeFirst();
+  if (!fill) throw notFound('Fill');
+  const payload = fillPromptpayPayload(fill, order.fiat_currency);
+  if (!payload) throw noQrForRail(fill.payee?.destination.rail ?? 'unknown');
+  return qrPng(payload);
 }
 
 export interface ListBuyOrdersQuery {
@@ -137,7 +207,9 @@ export async function listBuyOrders(deps: Pick<BuyOrdersDeps, 'db'>, scope: Merc
   if (query.fiat_currency) select = select.where('fiat_currency', '=', query.fiat_currency);
   if (query.created_after) select = select.where('created_at', '>=', new Date(query.created_after));
   if (query.created_before) select = select.where('created_at', '<', new Date(query.created_before));
-  return listPage(select, query, presentBuyOrder);
+  const page = await listPage(select, query, (row: BuyOrderRow) => row);
+  const fills = await fillsByBuyOrder(deps.db, page.data.filter((row) => row.filled_micro_pay > 0).map((row) => row.id));
+  return { ...page, data: page.data.map((row) => presentBuyOrder(row, fills.get(row.id))) };
 }
 
 /** Only a pending buy order can be cancelled; a matched one already received its PAY (409 BUY_ORDER_BAD_STATE). */
@@ -206,7 +278,7 @@ export async function applyBuyFills(trx: Trx, updates: readonly BuyFillUpdate[],
 }
 
 export async function insertFills(trx: Trx, fills: readonly NewFill[]): Promise<void> {
-  if (fills.length > 0) await trx.insertInto('order_fills').values([...fills]).execute();
+  if (fills.length > 0) await trx.insertInto('order_fills').values(fills.map((fill) => ({ ...fill, payee: fill.payee == null || typeof fill.payee === 'string' ? fill.payee : JSON.stringify(fill.payee) }))).execute();
 }
 
 /** The fills of some sell orders, oldest first (for their cash-leg instructions). */

@@ -1,4 +1,6 @@
 import type { ColumnType, Insertable, Selectable } from 'kysely';
+import type { Json } from '../../db/schema.ts';
+import type { PayoutDestination } from '../reference/payout-destinations.ts';
 
 export type BuyOrderStatus = 'pending' | 'matched' | 'cancelled' | 'expired';
 
@@ -32,6 +34,12 @@ export interface BuyOrderTables {
     amount_micro_pay: number;
     fiat_amount: number;
     mint_transfer_id: string;
+    /** 1, 2, … in the order the buy order's fills were made (the QR route's `n`). */
+    buy_fill_number: number;
+    /** Whom the buyer pays for this fill, as the seller's destination and name were at the match. */
+    payee: Json<FillPayee | null>;
+    /** The buyer's name as the seller is shown it. */
+    payer_name: string | null;
     created_at: Date;
     /** Set when the sell order's cash leg failed and the fill was taken back (migration 0221). */
     reversed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
@@ -40,6 +48,11 @@ export interface BuyOrderTables {
     /** PAY the buyer had already spent: its deficit, not an overdraft. reversed + shortfall = amount. */
     shortfall_micro_pay: ColumnType<number, number | undefined, number>;
   };
+}
+
+export interface FillPayee {
+  display_name: string;
+  destination: PayoutDestination;
 }
 
 export type BuyOrderRow = Selectable<BuyOrderTables['buy_orders']>;

@@ -3,6 +3,7 @@ import { formFields } from '../../http/multipart.ts';
 import { CURRENCIES, isCurrency, type Currency } from '../../lib/money.ts';
 import { fiatAmountInvalid, fieldNotOneOf, fieldRequired, pageNotFound, payAmountInvalid } from './errors.ts';
 import { majorToMinor, payToMicro } from './format.ts';
+import { PAYOUT_RAILS, type PayoutDestinationInput, type PayoutRail } from '../reference/payout-destinations.ts';
 
 /** A dashboard form's text fields, by name. */
 export type Form = Record<string, string>;
@@ -32,6 +33,16 @@ export function microPayField(form: Form, name: string): number {
   const micro = payToMicro(requireField(form, name));
   if (micro === null || micro <= 0) throw payAmountInvalid(name);
   return micro;
+}
+
+/** The sell form's payout destination: its rail and the fields filled in; no rail is the merchant's default. */
+export function payoutDestinationField(form: Form): PayoutDestinationInput | undefined {
+  const rail = form['payout_rail']?.trim();
+  if (!rail) return undefined;
+  if (!(PAYOUT_RAILS as readonly string[]).includes(rail)) throw fieldNotOneOf('payout_rail', PAYOUT_RAILS);
+  const fields = ['promptpay_id', 'bank_code', 'account_number', 'account_name', 'payid', 'bsb'] as const;
+  const filled = Object.fromEntries(fields.filter((name) => form[name]?.trim()).map((name) => [name, form[name]!.trim()]));
+  return { rail: rail as PayoutRail, ...filled };
 }
 
 /** Runs a dashboard form through the API's idempotency mechanism, keyed by the form's one-time `_key`. */

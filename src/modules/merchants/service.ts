@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db, Trx } from '../../db/database.ts';
+import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -85,6 +85,13 @@ export async function getMerchant(deps: Pick<MerchantsDeps, 'db'>, merchant_id: 
     .executeTakeFirst();
   if (!row) throw notFound('Merchant');
   return row;
+}
+
+/** Merchants' names by id (what one merchant is shown of another it trades with). */
+export async function merchantNames(executor: Executor, merchant_ids: readonly string[]): Promise<Map<string, string>> {
+  if (merchant_ids.length === 0) return new Map();
+  const rows = await executor.selectFrom('merchants').select(['id', 'name']).where('id', 'in', [...new Set(merchant_ids)]).execute();
+  return new Map(rows.map((row) => [row.id, row.name]));
 }
 
 async function requireMerchant(deps: MerchantsDeps, merchant_id: string): Promise<void> {

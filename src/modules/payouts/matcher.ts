@@ -1,10 +1,12 @@
+import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { applyBuyFills, emitBuyOrderEvents, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
+import { applyBuyFills, emitBuyOrderEvents, fillCounts, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
+import { merchantNames } from '../merchants/service.ts';
 import type { BuyOrderRow, NewFill } from '../buy-orders/tables.ts';
 import { accounts, LEDGER_BATCH_MAX, type Ledger, type TransferResult } from '../ledger/port.ts';
 import { applySellFills, eligibleSellsWindow } from '../sell-orders/service.ts';
@@ -161,7 +163,8 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
               const buy_left = buy.row.amount_micro_pay - buy.filled_micro_pay;
               if (buy_left === 0) break;
               const sell_left = sell.row.amount_micro_pay - sell.filled_micro_pay;
-              if (sell_left === 0 || !priceAcceptable(sell.row, buy.row)) continue;
+              // A merchant never buys its own PAY: it would mint PAY against a cash leg it pays itself.
+              if (sell_left === 0 || sell.row.merchant_id === buy.row.merchant_id || !priceAcceptable(sell.row, buy.row)) continue;
               const amount_micro_pay = Math.min(buy_left, sell_left);
               const fiat_amount = fillFiatAmount(sell.row, sell, amount_micro_pay);
               planned.push({ buy, sell, amount_micro_pay, fiat_amount });
@@ -195,16 +198,28 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
       }));
       mints.push(...(await deps.ledger.transferAll(chunk, { trx })));
     }
-    const fills: NewFill[] = planned.map((fill, index) => ({
-      id: randomUUID(),
-      is_sandbox,
-      sell_order_id: fill.sell.row.id,
-      buy_order_id: fill.buy.row.id,
-      amount_micro_pay: fill.amount_micro_pay,
-      fiat_amount: fill.fiat_amount,
-      mint_transfer_id: mints[index]!.id,
-      created_at: now,
-    }));
+    // Each fill tells its buyer whom to pay (the seller's destination and name) and numbers on from the buy's earlier fills.
+    const names = await merchantNames(trx, planned.flatMap((fill) => [fill.buy.row.merchant_id, fill.sell.row.merchant_id]));
+    const numbers = await fillCounts(trx, [...new Set(planned.filter((fill) => fill.buy.row.filled_micro_pay > 0).map((fill) => fill.buy.row.id))]);
+    const fills: NewFill[] = planned.map((fill, index) => {
+      assert.notEqual(fill.sell.row.merchant_id, fill.buy.row.merchant_id, `buy order ${fill.buy.row.id} would fill its own merchant's sell order`);
+      const number = (numbers.get(fill.buy.row.id) ?? 0) + 1;
+      numbers.set(fill.buy.row.id, number);
+      const destination = fill.sell.row.payout_destination;
+      return {
+        id: randomUUID(),
+        is_sandbox,
+        sell_order_id: fill.sell.row.id,
+        buy_order_id: fill.buy.row.id,
+        amount_micro_pay: fill.amount_micro_pay,
+        fiat_amount: fill.fiat_amount,
+        mint_transfer_id: present(mints[index], `the ledger answered fill ${index}'s mint`).id,
+        buy_fill_number: number,
+        payee: destination ? { display_name: names.get(fill.sell.row.merchant_id) ?? '', destination } : null,
+        payer_name: names.get(fill.buy.row.merchant_id) ?? null,
+        created_at: now,
+      };
+    });
     await insertFills(trx, fills);
     const first_mint = new Map<string, string>();
     for (const fill of fills) if (!first_mint.has(fill.buy_order_id)) first_mint.set(fill.buy_order_id, fill.mint_transfer_id);

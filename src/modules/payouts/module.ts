@@ -9,7 +9,7 @@ import { createMatcherMetrics, matcherReadiness, runMatcher, type MatcherDeps } 
 export const payoutsModule = defineModule({
   name: 'payouts',
   owns: [],
-  calls: ['buy-orders', 'ledger', 'sell-orders'],
+  calls: ['buy-orders', 'ledger', 'merchants', 'sell-orders'],
   start: ({ config, db, clock, logger, registry, wake }, needs: { ledger: Ledger }) => {
     const mint_source = config.ledger_mint_source_account;
     logger.info({ mint_source_accounts: [accounts.mintSource(mint_source, false), accounts.mintSource(mint_source, true)] }, 'sell/buy order matcher mints from these issuance accounts');

@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.ts';
+import type { Db, Executor } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { bankDirectoryUnavailable } from './errors.ts';
 import type { ReferenceTables } from './tables.ts';
@@ -12,11 +12,12 @@ const CACHE_MS = 3600 * 1000;
 export function createBankDirectory(db: Db, clock: Clock) {
   let cached: { banks: ThaiBank[]; loaded_ms: number } | undefined;
   return {
-    async list(): Promise<ThaiBank[]> {
+    /** `executor`: the caller's transaction, when it holds one (PGlite has a single connection). */
+    async list(executor: Executor = db): Promise<ThaiBank[]> {
       const now_ms = clock.now().getTime();
       if (cached && now_ms - cached.loaded_ms < CACHE_MS) return cached.banks;
       try {
-        const banks = await db.selectFrom('thai_banks').selectAll().orderBy('code').execute();
+        const banks = await executor.selectFrom('thai_banks').selectAll().orderBy('code').execute();
         cached = { banks, loaded_ms: now_ms };
         return banks;
       } catch {

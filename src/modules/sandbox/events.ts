@@ -27,6 +27,8 @@ import { sandboxKeysOnly } from './errors.ts';
 
 const SAMPLE_MICRO_PAY = 10_000_000;
 const SAMPLE_FIAT_MINOR = 35_000;
+/** The synthetic seller's payout destination (a PromptPay mobile number of the sandbox). */
+const SAMPLE_DESTINATION = { rail: 'promptpay', promptpay_id: '0812345678' } as const;
 const HOUR_MS = 3600_000;
 
 const syntheticId = () => randomUUID();
@@ -47,6 +49,7 @@ function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): Se
     filled_micro_pay: SAMPLE_MICRO_PAY,
     filled_fiat_amount: SAMPLE_FIAT_MINOR,
     expires_at: new Date(now.getTime() + 24 * HOUR_MS),
+    payout_destination: SAMPLE_DESTINATION,
     matched_buy_order_id: syntheticId(),
     mint_source_account: null,
     cash_leg_attempts: failed ? 5 : completed ? 1 : 0,

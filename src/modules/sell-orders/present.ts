@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.ts';
+import { PayoutDestinationSchema } from '../reference/payout-destinations.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
 import type { SellOrderRow } from './tables.ts';
 
@@ -11,11 +12,12 @@ export const SellOrderSchema = Type.Object({
   status: Type.String({ enum: [...SELL_ORDER_STATUSES], description: 'pending, matched, cash_leg_in_flight, completed or failed' }),
   amount_micro_pay: Type.Integer({ description: 'PAY sold, in micro-PAY (reserved on creation, burned on completion)' }),
   currency: Type.Literal('PAY'),
-  target_currency: Type.String({ description: 'Fiat of the payout (audit and display only)' }),
-  target_fiat_amount: Type.Integer({ description: 'Payout in minor units of target_currency (audit and display only)' }),
+  target_currency: Type.String({ description: 'Fiat the buyers pay you in' }),
+  target_fiat_amount: Type.Integer({ description: 'Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price)' }),
   filled_micro_pay: Type.Integer({ description: 'PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay' }),
-  filled_fiat_amount: Type.Integer({ description: 'Fiat of the filled part at this order\'s price (target_fiat_amount per PAY): the cash leg to pay' }),
+  filled_fiat_amount: Type.Integer({ description: 'Fiat of the filled part at this order\'s price (target_fiat_amount per PAY): what the buyers owe you' }),
   expires_at: Timestamp,
+  payout_destination: Type.Union([PayoutDestinationSchema, Type.Null()], { description: 'Where the buyers pay you for this PAY' }),
   matched_buy_order_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()]),
   cash_leg_attempts: Type.Integer(),
   last_cash_leg_attempt_at: NullableTimestamp,
@@ -43,6 +45,7 @@ export function presentSellOrder(row: SellOrderRow): SellOrderView {
     filled_micro_pay: row.filled_micro_pay,
     filled_fiat_amount: row.filled_fiat_amount,
     expires_at: iso(row.expires_at),
+    payout_destination: row.payout_destination,
     matched_buy_order_id: row.matched_buy_order_id,
     cash_leg_attempts: row.cash_leg_attempts,
     last_cash_leg_attempt_at: iso(row.last_cash_leg_attempt_at),

@@ -3,9 +3,11 @@ import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { RECEIPT_CONTENT_TYPES } from '../validators/receipt.ts';
+import { PayoutDestinationInput, PayoutDestinationSchema } from '../reference/payout-destinations.ts';
+import { getDefaultPayoutDestination, setDefaultPayoutDestination } from './destinations.ts';
 import { SellOrderSchema } from './present.ts';
 import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, getSellOrder, listSellOrders, type SellOrdersDeps } from './service.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
@@ -21,16 +23,20 @@ const CreateBody = Type.Object(
     amount_micro_pay: MinorUnits('PAY to sell, in micro-PAY (1 PAY = 1,000,000)', 1),
     currency: Type.Literal('PAY', { description: 'What is sold: always PAY' }),
     target_currency: Fiat,
-    target_fiat_amount: MinorUnits('Fiat the merchant pays out, in minor units of target_currency', 1),
+    target_fiat_amount: MinorUnits('Fiat the buyers pay you for the whole amount, in minor units of target_currency', 1),
+    payout_destination: Type.Optional({ ...PayoutDestinationInput, description: 'Where the buyers pay you; optional when your default destination carries target_currency' }),
   },
   { additionalProperties: false },
 );
 
 const ConfirmBody = Type.Object(
   {
-    receipt_base64: Type.String({ minLength: 1, description: 'The payout receipt (slip, PDF), base64' }),
+    receipt_base64: Type.String({ minLength: 1, description: 'The slip of the buyer\'s transfer that reached your payout destination (image or PDF), base64' }),
     content_type: Type.Union(RECEIPT_CONTENT_TYPES.map((type) => Type.Literal(type))),
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your rail\'s transfer reference' })),
+    buy_order_id: Type.Optional(
+      Type.String({ format: 'uuid', description: 'The buy order whose transfer the slip shows (from `cash_leg.fills`); default: the oldest fill still without a verified transfer' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -42,7 +48,36 @@ function idempotencyKey(request: FastifyRequest): string | undefined {
   return Array.isArray(raw) ? raw[0] : raw;
 }
 
+const DefaultDestination = Type.Object({ destination: PayoutDestinationSchema, updated_at: Timestamp });
+
 export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }> = async (app, { deps }) => {
+  app.get(
+    '/v1/merchants/me/payout-destination',
+    {
+      config: { auth: 'merchant', errors: [404] },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'Your default payout destination in this mode (404 when none is set)',
+        response: { 200: Envelope(DefaultDestination) },
+      },
+    },
+    async (request) => ok(await getDefaultPayoutDestination(deps, merchantScope(request))),
+  );
+
+  app.put(
+    '/v1/merchants/me/payout-destination',
+    {
+      config: { auth: 'merchant' },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'Set your default payout destination: where buyers pay you for sell orders that name none',
+        body: PayoutDestinationInput,
+        response: { 200: Envelope(DefaultDestination) },
+      },
+    },
+    async (request) => ok(await setDefaultPayoutDestination(deps, merchantScope(request), request.body)),
+  );
+
   app.get(
     '/v1/merchant-sell-orders',
     {
@@ -101,9 +136,9 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       config: { auth: 'merchant', errors: [403, 404, 409, 502] },
       schema: {
         tags: ['sell-orders'],
-        summary: 'Confirm the cash leg with the payout receipt',
+        summary: 'Confirm that the buyer\'s transfer reached your payout destination, with its slip',
         description:
-          '200 with the sell order: `completed` (PAY burned), `cash_leg_in_flight` (the receipt was not accepted; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.',
+          'The slip is checked against the fill\'s fiat_amount and your own payout destination. 200 with the sell order: `completed` (every fill\'s transfer verified; the reserved PAY burned), `cash_leg_in_flight` (the slip was not accepted, or other fills still wait for theirs; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.',
         headers: IdempotencyHeader,
         params: UuidParams,
         body: ConfirmBody,

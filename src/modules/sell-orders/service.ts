@@ -8,9 +8,13 @@ import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
-import { fillsOfSellOrders, reverseFillsOfSellOrder, type FillReversal } from '../buy-orders/service.ts';
+import { reverseFillsOfSellOrder, type FillReversal } from '../buy-orders/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
+import type { BankDirectory } from '../reference/banks.ts';
+import type { PayoutDestinationInput } from '../reference/payout-destinations.ts';
+import { resolvePayoutDestination } from './destinations.ts';
+import { everyFillVerified, expectedCashLeg, expectedTransfers } from './expected.ts';
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
@@ -26,6 +30,8 @@ export interface SellOrdersDeps {
   clock: Clock;
   ledger: Ledger;
   validator: ReceiptValidator;
+  /** The Thai bank directory payout destinations are checked against. */
+  banks: BankDirectory;
   pending_ttl_hours: number;
   cash_leg_retry_max: number;
   cash_leg_retry_timeout_hours: number;
@@ -41,12 +47,16 @@ export interface CreateSellOrderInput {
   currency: 'PAY';
   target_currency: Currency;
   target_fiat_amount: number;
+  /** Where the buyers pay this seller; absent: the merchant's default destination. */
+  payout_destination?: PayoutDestinationInput | undefined;
 }
 
 export interface ConfirmCashLegInput {
   receipt_base64: string;
   content_type: string;
   reference?: string | undefined;
+  /** The fill (its buy order) whose transfer the slip shows; default: the oldest fill without a verified transfer. */
+  buy_order_id?: string | undefined;
 }
 
 export interface ListSellOrdersQuery {
@@ -138,6 +148,7 @@ async function reserveToAvailable(deps: SellOrdersDeps, trx: Trx, order: SellOrd
 /** Creates a pending sell order and moves its PAY from available to reserve in the same transaction. */
 export async function createSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, input: CreateSellOrderInput, idempotency_key?: string): Promise<SellOrderView> {
   const now = deps.clock.now();
+  const payout_destination = await resolvePayoutDestination(trx, deps.banks, scope, input);
   let id = idFromIdempotencyKey(scope, idempotency_key);
   // A key reused after its 7-day retention would derive an id that exists: take a fresh one.
   if (await findSellOrder(trx, id)) id = randomUUID();
@@ -155,6 +166,7 @@ export async function createSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
       filled_micro_pay: 0,
       filled_fiat_amount: 0,
       expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000),
+      payout_destination: JSON.stringify(payout_destination),
       matched_buy_order_id: null,
       mint_source_account: null,
       cash_leg_attempts: 0,
@@ -231,6 +243,8 @@ export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
 export interface CashLegEvidence {
   image: Uint8Array;
   verdict: ValidatorVerdict | null;
+  /** The fill whose transfer the slip was checked against. */
+  buy_order_id: string | null;
 }
 
 /**
@@ -241,11 +255,12 @@ export interface CashLegEvidence {
 export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: MerchantScope, id: string, input: ConfirmCashLegInput): Promise<CashLegEvidence> {
   const image = decodeReceipt(input, CASH_LEG_CODES);
   const order = await findOwned(deps.db, scope, id);
-  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null };
-  // No expected amount: target_fiat_amount is for audit and display only (contract 2.3), never a check on the slip.
-  // judgeSlip records a validator that crashed as unverified, as a payment proof's would be.
-  const { verdict } = await judgeSlip(deps, { owner: slipOwner.cashLeg(order.id), image, content_type: input.content_type, expect: { currency: order.target_currency } });
-  return { image, verdict };
+  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null, buy_order_id: null };
+  // The buyer's transfer into this seller's own destination, of the fill's amount. judgeSlip records a validator
+  // that crashed as unverified, as a payment proof's would be.
+  const expected = await expectedCashLeg(deps.db, order, input.buy_order_id);
+  const { verdict } = await judgeSlip(deps, { owner: expected.slip_owner, image, content_type: input.content_type, expect: expected.check });
+  return { image, verdict, buy_order_id: expected.buy_order_id };
 }
 
 const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, timeout_hours: deps.cash_leg_retry_timeout_hours });
@@ -280,11 +295,12 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
       receipt_sha256: sha256Hex(evidence.image),
       validator_kind: verdict.validator_kind,
       validator_response: JSON.stringify(verdict.response),
+      buy_order_id: evidence.buy_order_id,
       created_at: now,
     })
     .execute();
   const attempt = { cash_leg_attempts: attempt_number, last_cash_leg_attempt_at: now, last_cash_leg_outcome: verdict.outcome };
-  if (verdict.outcome !== 'verified') {
+  if (verdict.outcome !== 'verified' || !(await everyFillVerified(trx, order, evidence.buy_order_id))) {
     const updated = await trx.updateTable('sell_orders').set(attempt).where('id', '=', order.id).where('status', '=', 'cash_leg_in_flight').returningAll().executeTakeFirstOrThrow();
     return presentSellOrder(updated);
   }
@@ -377,24 +393,27 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
 }
 
 /**
- * The cash-leg instruction: matched orders move to `cash_leg_in_flight` and the merchant gets
- * `sell_order.cash_leg_requested` with what to pay (the merchant pays on its own rail, then confirms).
+ * The cash-leg request: matched orders move to `cash_leg_in_flight` and the seller gets `sell_order.cash_leg_requested`
+ * with what to expect: each buyer's transfer (amount, reference, buyer) into its payout destination, which it then
+ * confirms with the slip.
  */
 export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>, batch = 200): Promise<number> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const matched = await trx.selectFrom('sell_orders').selectAll().where('status', '=', 'matched').orderBy('matched_at').limit(batch).forUpdate().skipLocked().execute();
-    const fills = Map.groupBy(await fillsOfSellOrders(trx, matched.map((order) => order.id)), (fill) => fill.sell_order_id);
+    const transfers = await expectedTransfers(trx, matched);
     for (const order of matched) {
       const in_flight = await transition(trx, order, 'cash_leg_in_flight', now);
       await emit(trx, now, in_flight, 'sell_order.cash_leg_requested', {
         cash_leg: {
+          direction: 'buyers_pay_you',
           buy_order_id: in_flight.matched_buy_order_id,
           fiat_currency: in_flight.target_currency,
           // The filled part at this order's price: target_fiat_amount when it filled in full.
           fiat_amount: in_flight.filled_fiat_amount,
           amount_micro_pay: in_flight.filled_micro_pay,
-          fills: (fills.get(order.id) ?? []).map((fill) => ({ buy_order_id: fill.buy_order_id, amount_micro_pay: fill.amount_micro_pay, fiat_amount: fill.fiat_amount })),
+          to: in_flight.payout_destination,
+          fills: transfers.get(order.id) ?? [],
         },
       });
     }

@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
+import type { PayoutDestination } from '../reference/payout-destinations.ts';
 import type { ValidatorOutcome } from '../validators/port.ts';
 
 export type SellOrderStatus = 'pending' | 'matched' | 'cash_leg_in_flight' | 'completed' | 'failed';
@@ -20,6 +21,8 @@ export interface SellOrderTables {
     /** Fiat of the filled part at this order's price (the cash leg the merchant pays). */
     filled_fiat_amount: number;
     expires_at: Date;
+    /** Where the buyers pay the seller (null only on orders from before destinations existed). */
+    payout_destination: Json<PayoutDestination | null>;
     matched_buy_order_id: string | null;
     /** The issuance account the matcher minted the buyer's PAY from; the completion burn goes back to it. */
     mint_source_account: string | null;
@@ -44,7 +47,16 @@ export interface SellOrderTables {
     receipt_sha256: string;
     validator_kind: string;
     validator_response: Json<Record<string, unknown>>;
+    /** The fill (its buy order) whose transfer the slip shows; null on orders from before destinations existed. */
+    buy_order_id: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: Date;
+  };
+  /** A merchant's default payout destination per mode, used by sell orders that name none. */
+  merchant_payout_destinations: {
+    merchant_id: string;
+    is_sandbox: boolean;
+    destination: Json<PayoutDestination>;
+    updated_at: Date;
   };
 }
 

@@ -6,7 +6,7 @@ export interface SlipTables {
   /** One slip shown for one owner, its identity and its stored verdict (migration 0210). */
   slips: {
     id: string;
-    /** `payment:<id>:leg:<n>`, `pending_funds:<id>` or `cash_leg:<sell order id>`. */
+    /** `payment:<id>:leg:<n>`, `pending_funds:<id>` or `cash_leg:<sell order id>` (plus `:fill:<buy order id>` when several buyers pay it). */
     owner: string;
     sha256: string;
     reference: string | null;

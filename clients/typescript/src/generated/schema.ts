@@ -155,7 +155,7 @@ export interface paths {
         /** List your buy orders, newest first */
         get: operations["listBuyOrders"];
         put?: never;
-        /** Buy PAY: lock fiat against an amount of PAY; the matcher pairs it FIFO with a sell order of the same currency and amount */
+        /** Buy PAY: the matcher fills it from other merchants' sell orders priced at or below yours; you then pay each seller per `fills` */
         post: operations["createBuyOrder"];
         delete?: never;
         options?: never;
@@ -170,7 +170,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a buy order */
+        /** Read a buy order, with whom to pay for each fill */
         get: operations["getBuyOrder"];
         put?: never;
         post?: never;
@@ -191,6 +191,23 @@ export interface paths {
         put?: never;
         /** Cancel a pending buy order (409 BUY_ORDER_BAD_STATE once matched) */
         post: operations["cancelBuyOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchant-buy-orders/{id}/fills/{n}/qr.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** PNG PromptPay QR of fill n: scan it to pay that seller exactly the fill's fiat_amount (404 when its rail has no QR) */
+        get: operations["getBuyOrderFillQr"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -297,8 +314,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Confirm the cash leg with the payout receipt
-         * @description 200 with the sell order: `completed` (PAY burned), `cash_leg_in_flight` (the receipt was not accepted; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.
+         * Confirm that the buyer's transfer reached your payout destination, with its slip
+         * @description The slip is checked against the fill's fiat_amount and your own payout destination. 200 with the sell order: `completed` (every fill's transfer verified; the reserved PAY burned), `cash_leg_in_flight` (the slip was not accepted, or other fills still wait for theirs; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.
          */
         post: operations["confirmSellOrderCashLeg"];
         delete?: never;
@@ -334,6 +351,24 @@ export interface paths {
         /** Who the merchant JWT or dashboard session belongs to */
         get: operations["getCurrentMerchant"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/merchants/me/payout-destination": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Your default payout destination in this mode (404 when none is set) */
+        get: operations["getPayoutDestination"];
+        /** Set your default payout destination: where buyers pay you for sell orders that name none */
+        put: operations["setPayoutDestination"];
         post?: never;
         delete?: never;
         options?: never;
@@ -935,7 +970,7 @@ export interface webhooks {
         put?: never;
         /**
          * buy_order.matched
-         * @description The buy order was filled; PAY was minted to the buyer. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         * @description The buy order was filled; PAY was minted to you; now pay each seller per `fills` (whom, how much, reference, QR). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_buy_order_matched"];
         delete?: never;
@@ -955,7 +990,7 @@ export interface webhooks {
         put?: never;
         /**
          * buy_order.partially_filled
-         * @description Part of the buy order was filled (`filled_micro_pay`); PAY for that part was minted; the rest waits. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         * @description Part of the buy order was filled (`filled_micro_pay`); PAY for that part was minted; pay each seller per `fills` (whom, how much, reference, QR); the rest waits. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_buy_order_partially_filled"];
         delete?: never;
@@ -1255,7 +1290,7 @@ export interface webhooks {
         put?: never;
         /**
          * sell_order.cash_leg_requested
-         * @description A matched sell order: pay its cash leg (`data.cash_leg`), then confirm it. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         * @description Your sell order was matched: expect each buyer's transfer (`data.cash_leg.fills`: amount, reference, buyer) into your payout destination (`data.cash_leg.to`), then confirm each with its slip. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_sell_order_cash_leg_requested"];
         delete?: never;
@@ -1275,7 +1310,7 @@ export interface webhooks {
         put?: never;
         /**
          * sell_order.completed
-         * @description The cash leg was confirmed; the reserved PAY was burned. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         * @description Every buyer's transfer was confirmed; the reserved PAY was burned. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_sell_order_completed"];
         delete?: never;
@@ -1399,10 +1434,60 @@ export interface components {
             /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
             fiat_amount: number;
             fiat_currency: string;
-            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+            /** @description Fiat you owe the sellers for the filled part, at their prices (at or below yours) */
             filled_fiat_amount: number;
             /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
             filled_micro_pay: number;
+            /** @description One payment instruction per fill: pay each seller its fiat_amount, off-platform, with the reference */
+            fills: {
+                /** @description PAY this fill minted to you */
+                amount_micro_pay: number;
+                /** Format: date-time */
+                created_at: string;
+                /** @description What you pay the seller for this fill, in minor units of fiat_currency */
+                fiat_amount: number;
+                fiat_currency: string;
+                /** @description 1, 2, … in the order the fills were made (the QR route's `n`) */
+                number: number;
+                /** @description Whom you pay: the seller's payout destination (null only on fills made before destinations existed) */
+                pay_to: {
+                    /** @description Where a seller of PAY is paid */
+                    destination: {
+                        promptpay_id: string;
+                        /** @constant */
+                        rail: "promptpay";
+                    } | {
+                        account_name: string;
+                        account_number: string;
+                        /** @description 3-digit Bank of Thailand code */
+                        bank_code: string;
+                        /** @description From the bank directory */
+                        bank_name: string;
+                        /** @constant */
+                        rail: "thai_bank";
+                    } | {
+                        payid: string;
+                        /** @constant */
+                        rail: "payid";
+                    } | {
+                        account_name: string;
+                        account_number: string;
+                        bsb: string;
+                        /** @constant */
+                        rail: "au_bank";
+                    };
+                    /** @description The seller */
+                    display_name: string;
+                } | null;
+                /** @description PromptPay rail: the EMVCo payload of a QR for exactly fiat_amount; otherwise null */
+                promptpay_payload: string | null;
+                /** @description PromptPay rail: path of that QR as a PNG; otherwise null */
+                qr_url: string | null;
+                /** @description Put this on your transfer, so the seller can match it to this fill */
+                reference: string;
+                /** Format: uuid */
+                sell_order_id: string;
+            }[];
             /** Format: uuid */
             id: string;
             is_sandbox: boolean;
@@ -1543,7 +1628,7 @@ export interface components {
             expires_at: string;
             failed_at: string | null;
             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
-            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
             filled_fiat_amount: number;
             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
             filled_micro_pay: number;
@@ -1555,14 +1640,39 @@ export interface components {
             matched_at: string | null;
             matched_buy_order_id: string | null;
             merchant_id: string;
+            /** @description Where the buyers pay you for this PAY */
+            payout_destination: ({
+                promptpay_id: string;
+                /** @constant */
+                rail: "promptpay";
+            } | {
+                account_name: string;
+                account_number: string;
+                /** @description 3-digit Bank of Thailand code */
+                bank_code: string;
+                /** @description From the bank directory */
+                bank_name: string;
+                /** @constant */
+                rail: "thai_bank";
+            } | {
+                payid: string;
+                /** @constant */
+                rail: "payid";
+            } | {
+                account_name: string;
+                account_number: string;
+                bsb: string;
+                /** @constant */
+                rail: "au_bank";
+            }) | null;
             /**
              * @description pending, matched, cash_leg_in_flight, completed or failed
              * @enum {string}
              */
             status: "pending" | "matched" | "cash_leg_in_flight" | "completed" | "failed";
-            /** @description Fiat of the payout (audit and display only) */
+            /** @description Fiat the buyers pay you in */
             target_currency: string;
-            /** @description Payout in minor units of target_currency (audit and display only) */
+            /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price) */
             target_fiat_amount: number;
         };
         Settlement: {
@@ -3303,10 +3413,60 @@ export interface operations {
                             /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
-                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            /** @description Fiat you owe the sellers for the filled part, at their prices (at or below yours) */
                             filled_fiat_amount: number;
                             /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
                             filled_micro_pay: number;
+                            /** @description One payment instruction per fill: pay each seller its fiat_amount, off-platform, with the reference */
+                            fills: {
+                                /** @description PAY this fill minted to you */
+                                amount_micro_pay: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description What you pay the seller for this fill, in minor units of fiat_currency */
+                                fiat_amount: number;
+                                fiat_currency: string;
+                                /** @description 1, 2, … in the order the fills were made (the QR route's `n`) */
+                                number: number;
+                                /** @description Whom you pay: the seller's payout destination (null only on fills made before destinations existed) */
+                                pay_to: {
+                                    /** @description Where a seller of PAY is paid */
+                                    destination: {
+                                        promptpay_id: string;
+                                        /** @enum {string} */
+                                        rail: "promptpay";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        /** @description 3-digit Bank of Thailand code */
+                                        bank_code: string;
+                                        /** @description From the bank directory */
+                                        bank_name: string;
+                                        /** @enum {string} */
+                                        rail: "thai_bank";
+                                    } | {
+                                        payid: string;
+                                        /** @enum {string} */
+                                        rail: "payid";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        bsb: string;
+                                        /** @enum {string} */
+                                        rail: "au_bank";
+                                    };
+                                    /** @description The seller */
+                                    display_name: string;
+                                } | null;
+                                /** @description PromptPay rail: the EMVCo payload of a QR for exactly fiat_amount; otherwise null */
+                                promptpay_payload: string | null;
+                                /** @description PromptPay rail: path of that QR as a PNG; otherwise null */
+                                qr_url: string | null;
+                                /** @description Put this on your transfer, so the seller can match it to this fill */
+                                reference: string;
+                                /** Format: uuid */
+                                sell_order_id: string;
+                            }[];
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -3384,10 +3544,60 @@ export interface operations {
                             /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
-                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            /** @description Fiat you owe the sellers for the filled part, at their prices (at or below yours) */
                             filled_fiat_amount: number;
                             /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
                             filled_micro_pay: number;
+                            /** @description One payment instruction per fill: pay each seller its fiat_amount, off-platform, with the reference */
+                            fills: {
+                                /** @description PAY this fill minted to you */
+                                amount_micro_pay: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description What you pay the seller for this fill, in minor units of fiat_currency */
+                                fiat_amount: number;
+                                fiat_currency: string;
+                                /** @description 1, 2, … in the order the fills were made (the QR route's `n`) */
+                                number: number;
+                                /** @description Whom you pay: the seller's payout destination (null only on fills made before destinations existed) */
+                                pay_to: {
+                                    /** @description Where a seller of PAY is paid */
+                                    destination: {
+                                        promptpay_id: string;
+                                        /** @enum {string} */
+                                        rail: "promptpay";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        /** @description 3-digit Bank of Thailand code */
+                                        bank_code: string;
+                                        /** @description From the bank directory */
+                                        bank_name: string;
+                                        /** @enum {string} */
+                                        rail: "thai_bank";
+                                    } | {
+                                        payid: string;
+                                        /** @enum {string} */
+                                        rail: "payid";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        bsb: string;
+                                        /** @enum {string} */
+                                        rail: "au_bank";
+                                    };
+                                    /** @description The seller */
+                                    display_name: string;
+                                } | null;
+                                /** @description PromptPay rail: the EMVCo payload of a QR for exactly fiat_amount; otherwise null */
+                                promptpay_payload: string | null;
+                                /** @description PromptPay rail: path of that QR as a PNG; otherwise null */
+                                qr_url: string | null;
+                                /** @description Put this on your transfer, so the seller can match it to this fill */
+                                reference: string;
+                                /** Format: uuid */
+                                sell_order_id: string;
+                            }[];
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -3448,10 +3658,60 @@ export interface operations {
                             /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
-                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            /** @description Fiat you owe the sellers for the filled part, at their prices (at or below yours) */
                             filled_fiat_amount: number;
                             /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
                             filled_micro_pay: number;
+                            /** @description One payment instruction per fill: pay each seller its fiat_amount, off-platform, with the reference */
+                            fills: {
+                                /** @description PAY this fill minted to you */
+                                amount_micro_pay: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description What you pay the seller for this fill, in minor units of fiat_currency */
+                                fiat_amount: number;
+                                fiat_currency: string;
+                                /** @description 1, 2, … in the order the fills were made (the QR route's `n`) */
+                                number: number;
+                                /** @description Whom you pay: the seller's payout destination (null only on fills made before destinations existed) */
+                                pay_to: {
+                                    /** @description Where a seller of PAY is paid */
+                                    destination: {
+                                        promptpay_id: string;
+                                        /** @enum {string} */
+                                        rail: "promptpay";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        /** @description 3-digit Bank of Thailand code */
+                                        bank_code: string;
+                                        /** @description From the bank directory */
+                                        bank_name: string;
+                                        /** @enum {string} */
+                                        rail: "thai_bank";
+                                    } | {
+                                        payid: string;
+                                        /** @enum {string} */
+                                        rail: "payid";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        bsb: string;
+                                        /** @enum {string} */
+                                        rail: "au_bank";
+                                    };
+                                    /** @description The seller */
+                                    display_name: string;
+                                } | null;
+                                /** @description PromptPay rail: the EMVCo payload of a QR for exactly fiat_amount; otherwise null */
+                                promptpay_payload: string | null;
+                                /** @description PromptPay rail: path of that QR as a PNG; otherwise null */
+                                qr_url: string | null;
+                                /** @description Put this on your transfer, so the seller can match it to this fill */
+                                reference: string;
+                                /** Format: uuid */
+                                sell_order_id: string;
+                            }[];
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -3526,10 +3786,60 @@ export interface operations {
                             /** @description Fiat locked against the PAY, in minor units; fiat_amount / amount_micro_pay is the highest price this order pays */
                             fiat_amount: number;
                             fiat_currency: string;
-                            /** @description Fiat owed for the filled part, at the sell orders' prices (at or below yours) */
+                            /** @description Fiat you owe the sellers for the filled part, at their prices (at or below yours) */
                             filled_fiat_amount: number;
                             /** @description PAY filled so far (minted to you); `pending` while below amount_micro_pay, `matched` when equal */
                             filled_micro_pay: number;
+                            /** @description One payment instruction per fill: pay each seller its fiat_amount, off-platform, with the reference */
+                            fills: {
+                                /** @description PAY this fill minted to you */
+                                amount_micro_pay: number;
+                                /** Format: date-time */
+                                created_at: string;
+                                /** @description What you pay the seller for this fill, in minor units of fiat_currency */
+                                fiat_amount: number;
+                                fiat_currency: string;
+                                /** @description 1, 2, … in the order the fills were made (the QR route's `n`) */
+                                number: number;
+                                /** @description Whom you pay: the seller's payout destination (null only on fills made before destinations existed) */
+                                pay_to: {
+                                    /** @description Where a seller of PAY is paid */
+                                    destination: {
+                                        promptpay_id: string;
+                                        /** @enum {string} */
+                                        rail: "promptpay";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        /** @description 3-digit Bank of Thailand code */
+                                        bank_code: string;
+                                        /** @description From the bank directory */
+                                        bank_name: string;
+                                        /** @enum {string} */
+                                        rail: "thai_bank";
+                                    } | {
+                                        payid: string;
+                                        /** @enum {string} */
+                                        rail: "payid";
+                                    } | {
+                                        account_name: string;
+                                        account_number: string;
+                                        bsb: string;
+                                        /** @enum {string} */
+                                        rail: "au_bank";
+                                    };
+                                    /** @description The seller */
+                                    display_name: string;
+                                } | null;
+                                /** @description PromptPay rail: the EMVCo payload of a QR for exactly fiat_amount; otherwise null */
+                                promptpay_payload: string | null;
+                                /** @description PromptPay rail: path of that QR as a PNG; otherwise null */
+                                qr_url: string | null;
+                                /** @description Put this on your transfer, so the seller can match it to this fill */
+                                reference: string;
+                                /** Format: uuid */
+                                sell_order_id: string;
+                            }[];
                             /** Format: uuid */
                             id: string;
                             is_sandbox: boolean;
@@ -3549,6 +3859,40 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getBuyOrderFillQr: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description The fill's number */
+                n: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PNG image */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenAnd5More"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3833,7 +4177,7 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
-                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
                             filled_micro_pay: number;
@@ -3845,14 +4189,39 @@ export interface operations {
                             matched_at: string | null;
                             matched_buy_order_id: string | null;
                             merchant_id: string;
+                            /** @description Where the buyers pay you for this PAY */
+                            payout_destination: ({
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            }) | null;
                             /**
                              * @description pending, matched, cash_leg_in_flight, completed or failed
                              * @enum {string}
                              */
                             status: "pending" | "matched" | "cash_leg_in_flight" | "completed" | "failed";
-                            /** @description Fiat of the payout (audit and display only) */
+                            /** @description Fiat the buyers pay you in */
                             target_currency: string;
-                            /** @description Payout in minor units of target_currency (audit and display only) */
+                            /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price) */
                             target_fiat_amount: number;
                         }[];
                         has_more: boolean;
@@ -3888,7 +4257,11 @@ export interface operations {
                  *       "amount_micro_pay": 10000000,
                  *       "currency": "PAY",
                  *       "target_currency": "THB",
-                 *       "target_fiat_amount": 35000
+                 *       "target_fiat_amount": 35000,
+                 *       "payout_destination": {
+                 *         "rail": "promptpay",
+                 *         "promptpay_id": "0812345678"
+                 *       }
                  *     }
                  */
                 "application/json": {
@@ -3899,8 +4272,25 @@ export interface operations {
                      * @enum {string}
                      */
                     currency: "PAY";
+                    /** @description Where the buyers pay you; optional when your default destination carries target_currency */
+                    payout_destination?: {
+                        /** @description thai_bank, au_bank: the account holder's name */
+                        account_name?: string;
+                        /** @description thai_bank: 10 to 15 digits; au_bank: 5 to 9 digits (spaces and dashes ignored) */
+                        account_number?: string;
+                        /** @description thai_bank: 3-digit Bank of Thailand code (GET /v1/reference/thai-banks) or its short code */
+                        bank_code?: string;
+                        /** @description au_bank: 6-digit BSB (062-000 or 062000) */
+                        bsb?: string;
+                        /** @description payid: an email, an Australian mobile (04… or +614…) or an ABN (11 digits) */
+                        payid?: string;
+                        /** @description promptpay: mobile (0812345678), national/tax id (13 digits) or e-wallet id (15) */
+                        promptpay_id?: string;
+                        /** @description promptpay or thai_bank (THB), payid or au_bank (AUD), thai_bank or au_bank (USD, SGD) */
+                        rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+                    };
                     target_currency: "THB" | "AUD" | "USD" | "SGD";
-                    /** @description Fiat the merchant pays out, in minor units of target_currency */
+                    /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency */
                     target_fiat_amount: number;
                 };
             };
@@ -3931,7 +4321,7 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
-                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
                             filled_micro_pay: number;
@@ -3943,14 +4333,39 @@ export interface operations {
                             matched_at: string | null;
                             matched_buy_order_id: string | null;
                             merchant_id: string;
+                            /** @description Where the buyers pay you for this PAY */
+                            payout_destination: ({
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            }) | null;
                             /**
                              * @description pending, matched, cash_leg_in_flight, completed or failed
                              * @enum {string}
                              */
                             status: "pending" | "matched" | "cash_leg_in_flight" | "completed" | "failed";
-                            /** @description Fiat of the payout (audit and display only) */
+                            /** @description Fiat the buyers pay you in */
                             target_currency: string;
-                            /** @description Payout in minor units of target_currency (audit and display only) */
+                            /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price) */
                             target_fiat_amount: number;
                         };
                         /** @enum {boolean} */
@@ -4007,7 +4422,7 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
-                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
                             filled_micro_pay: number;
@@ -4019,14 +4434,39 @@ export interface operations {
                             matched_at: string | null;
                             matched_buy_order_id: string | null;
                             merchant_id: string;
+                            /** @description Where the buyers pay you for this PAY */
+                            payout_destination: ({
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            }) | null;
                             /**
                              * @description pending, matched, cash_leg_in_flight, completed or failed
                              * @enum {string}
                              */
                             status: "pending" | "matched" | "cash_leg_in_flight" | "completed" | "failed";
-                            /** @description Fiat of the payout (audit and display only) */
+                            /** @description Fiat the buyers pay you in */
                             target_currency: string;
-                            /** @description Payout in minor units of target_currency (audit and display only) */
+                            /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price) */
                             target_fiat_amount: number;
                         };
                         /** @enum {boolean} */
@@ -4096,7 +4536,7 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
-                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
                             filled_micro_pay: number;
@@ -4108,14 +4548,39 @@ export interface operations {
                             matched_at: string | null;
                             matched_buy_order_id: string | null;
                             merchant_id: string;
+                            /** @description Where the buyers pay you for this PAY */
+                            payout_destination: ({
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            }) | null;
                             /**
                              * @description pending, matched, cash_leg_in_flight, completed or failed
                              * @enum {string}
                              */
                             status: "pending" | "matched" | "cash_leg_in_flight" | "completed" | "failed";
-                            /** @description Fiat of the payout (audit and display only) */
+                            /** @description Fiat the buyers pay you in */
                             target_currency: string;
-                            /** @description Payout in minor units of target_currency (audit and display only) */
+                            /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price) */
                             target_fiat_amount: number;
                         };
                         /** @enum {boolean} */
@@ -4152,8 +4617,13 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The buy order whose transfer the slip shows (from `cash_leg.fills`); default: the oldest fill still without a verified transfer
+                     */
+                    buy_order_id?: string;
                     content_type: "image/jpeg" | "image/png" | "image/webp" | "application/pdf";
-                    /** @description The payout receipt (slip, PDF), base64 */
+                    /** @description The slip of the buyer's transfer that reached your payout destination (image or PDF), base64 */
                     receipt_base64: string;
                     /** @description Your rail's transfer reference */
                     reference?: string;
@@ -4186,7 +4656,7 @@ export interface operations {
                             expires_at: string;
                             failed_at: string | null;
                             failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
-                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): the cash leg to pay */
+                            /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
                             filled_micro_pay: number;
@@ -4198,14 +4668,39 @@ export interface operations {
                             matched_at: string | null;
                             matched_buy_order_id: string | null;
                             merchant_id: string;
+                            /** @description Where the buyers pay you for this PAY */
+                            payout_destination: ({
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            }) | null;
                             /**
                              * @description pending, matched, cash_leg_in_flight, completed or failed
                              * @enum {string}
                              */
                             status: "pending" | "matched" | "cash_leg_in_flight" | "completed" | "failed";
-                            /** @description Fiat of the payout (audit and display only) */
+                            /** @description Fiat the buyers pay you in */
                             target_currency: string;
-                            /** @description Payout in minor units of target_currency (audit and display only) */
+                            /** @description Fiat the buyers pay you for the whole amount, in minor units of target_currency (your asking price) */
                             target_fiat_amount: number;
                         };
                         /** @enum {boolean} */
@@ -4309,6 +4804,148 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getPayoutDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where a seller of PAY is paid */
+                            destination: {
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    setPayoutDestination: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Where the seller is paid: the fields of its rail only */
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description thai_bank, au_bank: the account holder's name */
+                    account_name?: string;
+                    /** @description thai_bank: 10 to 15 digits; au_bank: 5 to 9 digits (spaces and dashes ignored) */
+                    account_number?: string;
+                    /** @description thai_bank: 3-digit Bank of Thailand code (GET /v1/reference/thai-banks) or its short code */
+                    bank_code?: string;
+                    /** @description au_bank: 6-digit BSB (062-000 or 062000) */
+                    bsb?: string;
+                    /** @description payid: an email, an Australian mobile (04… or +614…) or an ABN (11 digits) */
+                    payid?: string;
+                    /** @description promptpay: mobile (0812345678), national/tax id (13 digits) or e-wallet id (15) */
+                    promptpay_id?: string;
+                    /** @description promptpay or thai_bank (THB), payid or au_bank (AUD), thai_bank or au_bank (USD, SGD) */
+                    rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where a seller of PAY is paid */
+                            destination: {
+                                promptpay_id: string;
+                                /** @enum {string} */
+                                rail: "promptpay";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                /** @description 3-digit Bank of Thailand code */
+                                bank_code: string;
+                                /** @description From the bank directory */
+                                bank_name: string;
+                                /** @enum {string} */
+                                rail: "thai_bank";
+                            } | {
+                                payid: string;
+                                /** @enum {string} */
+                                rail: "payid";
+                            } | {
+                                account_name: string;
+                                account_number: string;
+                                bsb: string;
+                                /** @enum {string} */
+                                rail: "au_bank";
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];

@@ -14,7 +14,7 @@ for await (const item of mpay.payments.list({ limit: 1 })) listed += item.id ? 1
 
 // Merchant routes with the same secret key: the client trades it for a JWT on its own.
 const before = (await mpay.balance.retrieve()).data.available_micro_pay;
-const sell: SellOrder = (await mpay.sellOrders.create({ amount_micro_pay: 2_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 7_000 })).data;
+const sell: SellOrder = (await mpay.sellOrders.create({ amount_micro_pay: 2_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 7_000, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } })).data;
 const dispute = (await mpay.disputes.create({ sell_order_id: sell.id, notes: 'Checked from the installed package' })).data;
 const disputes = (await mpay.disputes.list()).data.map((row) => row.id);
 const after = (await mpay.balance.retrieve()).data.available_micro_pay;

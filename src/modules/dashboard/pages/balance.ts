@@ -3,6 +3,7 @@ import type { BuyOrderView } from '../../buy-orders/service.ts';
 import type { DisputeEventView, DisputeView } from '../../disputes/service.ts';
 import type { PendingFundsView } from '../../pending-funds/present.ts';
 import type { SellOrderView } from '../../sell-orders/present.ts';
+import { PAYOUT_RAILS, type PayoutDestination } from '../../reference/payout-destinations.ts';
 import { CURRENCIES } from '../../../lib/money.ts';
 import { formKey } from '../context.ts';
 import { html } from '../html.ts';
@@ -35,6 +36,22 @@ function fieldValue(context: PageContext, balance: BalanceView, field: keyof Bal
   return context.t('days', { n: Number(value) });
 }
 
+const DESTINATION_FIELDS = ['promptpay_id', 'bank_code', 'account_number', 'account_name', 'payid', 'bsb'] as const;
+
+/** A payout destination in one line: the rail's own words and numbers. */
+function destinationText(destination: PayoutDestination): string {
+  switch (destination.rail) {
+    case 'promptpay':
+      return `PromptPay ${destination.promptpay_id}`;
+    case 'thai_bank':
+      return `${destination.bank_name} ${destination.account_number} (${destination.account_name})`;
+    case 'payid':
+      return `PayID ${destination.payid}`;
+    default:
+      return `BSB ${destination.bsb} ${destination.account_number} (${destination.account_name})`;
+  }
+}
+
 export function balancePage(context: PageContext, model: BalanceModel): string {
   const { t } = context;
   // Only the refused form gets its values back (the sell and buy forms share field names).
@@ -49,12 +66,14 @@ export function balancePage(context: PageContext, model: BalanceModel): string {
 <td>${money_form && row.status === 'validated_pending_receiver_confirm' ? html`<form method="post" action="/dashboard/pending-funds/${row.id}/confirm" enctype="multipart/form-data">${csrfField(context)}<label for="receipt-${row.id}">${t('receipt')}</label><input id="receipt-${row.id}" name="receipt" type="file" accept="image/jpeg,image/png,image/webp,application/pdf" required> <button type="submit" class="confirm-pending">${t('confirm_receipt')}</button></form>` : ''}</td></tr>`,
   );
   const sells = model.sell_orders.map(
-    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.target_fiat_amount, order.target_currency)}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
+    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.target_fiat_amount, order.target_currency)}</td><td>${order.payout_destination ? destinationText(order.payout_destination) : '—'}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
 ${money_form && order.status === 'pending' ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/cancel">${csrfField(context)}${key()}<button type="submit" class="danger cancel-sell">${t('cancel')}</button></form>` : ''}
 ${money_form && order.status === 'cash_leg_in_flight' ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/confirm" enctype="multipart/form-data">${csrfField(context)}${key()}<label for="evidence-${order.id}">${t('receipt')}</label><input id="evidence-${order.id}" name="receipt" type="file" required><label for="ref-${order.id}">${t('reference')}</label><input id="ref-${order.id}" name="reference" size="12"> <button type="submit">${t('confirm_cash_leg')}</button></form>` : ''}</td></tr>`,
   );
   const buys = model.buy_orders.map(
-    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.fiat_amount, order.fiat_currency)}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
+    (order) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.fiat_amount, order.fiat_currency)}</td><td>${order.fills.map(
+      (fill) => html`<div class="fill">${money(fill.fiat_amount, fill.fiat_currency)} → ${fill.pay_to ? html`${fill.pay_to.display_name}, ${destinationText(fill.pay_to.destination)}` : '—'}, ${t('reference')} <span class="mono">${fill.reference}</span>${fill.qr_url ? html` <a href="${fill.qr_url}">${t('show_qr')}</a>` : ''}</div>`,
+    )}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
 ${money_form && order.status === 'pending' ? html`<form method="post" action="/dashboard/buy-orders/${order.id}/cancel">${csrfField(context)}${key()}<button type="submit" class="danger">${t('cancel')}</button></form>` : ''}</td></tr>`,
   );
   const disputes = model.disputes.map(
@@ -74,15 +93,17 @@ ${money_form ? html`<form method="post" action="/dashboard/sell-orders" class="f
 <div><label for="sell-amount">${t('amount_pay')}</label><input id="sell-amount" name="amount_pay" inputmode="decimal" required size="10" value="${sell['amount_pay'] ?? ''}"></div>
 <div><label for="sell-currency">${t('target_currency')}</label><select id="sell-currency" name="target_currency">${currency_options(sell['target_currency'])}</select></div>
 <div><label for="sell-fiat">${t('target_amount')}</label><input id="sell-fiat" name="target_amount" inputmode="decimal" required size="10" value="${sell['target_amount'] ?? ''}"></div>
+<div><label for="sell-rail">${t('payout_rail')}</label><select id="sell-rail" name="payout_rail"><option value="">${t('payout_default')}</option>${PAYOUT_RAILS.map((rail) => html`<option${rail === sell['payout_rail'] ? html` selected` : ''}>${rail}</option>`)}</select></div>
+${DESTINATION_FIELDS.map((field) => html`<div><label for="sell-${field}">${t(field)}</label><input id="sell-${field}" name="${field}" size="14" value="${sell[field] ?? ''}"></div>`)}
 <div><button type="submit" id="create-sell">${t('create_sell_order')}</button></div></form>` : ''}
-<table id="sell-order-table"><thead><tr><th>${t('id')}</th><th class="num">PAY</th><th class="num">${t('target_amount')}</th><th>${t('status')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${sells.length ? sells : html`<tr><td colspan="6">${t('none')}</td></tr>`}</tbody></table></section>
+<table id="sell-order-table"><thead><tr><th>${t('id')}</th><th class="num">PAY</th><th class="num">${t('target_amount')}</th><th>${t('paid_to')}</th><th>${t('status')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${sells.length ? sells : html`<tr><td colspan="7">${t('none')}</td></tr>`}</tbody></table></section>
 <section class="card" id="buy-orders"><h2>${t('buy_orders')}</h2>
 ${money_form ? html`<form method="post" action="/dashboard/buy-orders" class="filters">${csrfField(context)}${key()}
 <div><label for="buy-amount">${t('amount_pay')}</label><input id="buy-amount" name="amount_pay" inputmode="decimal" required size="10" value="${buy['amount_pay'] ?? ''}"></div>
 <div><label for="buy-currency">${t('currency')}</label><select id="buy-currency" name="fiat_currency">${currency_options(buy['fiat_currency'])}</select></div>
 <div><label for="buy-fiat">${t('fiat_amount')}</label><input id="buy-fiat" name="fiat_amount" inputmode="decimal" required size="10" value="${buy['fiat_amount'] ?? ''}"></div>
 <div><button type="submit" id="create-buy">${t('create_buy_order')}</button></div></form>` : ''}
-<table><thead><tr><th>${t('id')}</th><th class="num">PAY</th><th class="num">${t('fiat_amount')}</th><th>${t('status')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${buys.length ? buys : html`<tr><td colspan="6">${t('none')}</td></tr>`}</tbody></table></section>
+<table id="buy-order-table"><thead><tr><th>${t('id')}</th><th class="num">PAY</th><th class="num">${t('fiat_amount')}</th><th>${t('pay_to')}</th><th>${t('status')}</th><th>${t('created')}</th><th>${t('actions')}</th></tr></thead><tbody>${buys.length ? buys : html`<tr><td colspan="7">${t('none')}</td></tr>`}</tbody></table></section>
 <section class="card" id="disputes"><h2>${t('disputes')}</h2>
 ${money_form ? html`<form method="post" action="/dashboard/disputes" class="filters">${csrfField(context)}${key()}
 <div><label for="dispute-order">${t('sell_order_id')}</label><input id="dispute-order" name="sell_order_id" required size="36" value="${dispute['sell_order_id'] ?? ''}"></div>

@@ -6,7 +6,7 @@ import { listPendingFunds, receiverConfirm } from '../../pending-funds/service.t
 import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, listSellOrders } from '../../sell-orders/service.ts';
 import { can, sendPage } from '../context.ts';
 import { confirmInLiveView, receiptFileRequired, sellOrderNotFound } from '../errors.ts';
-import { currencyField, microPayField, minorField, pathId, requireField, UUID, withFormKey } from '../forms.ts';
+import { currencyField, microPayField, minorField, pathId, payoutDestinationField, requireField, UUID, withFormKey } from '../forms.ts';
 import { balancePage, disputePage, type BalanceModel } from '../pages/balance.ts';
 import { balanceOrNull, noticeOf, redirect, type PageRouter, type Signed } from '../routing.ts';
 
@@ -47,7 +47,7 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
   });
 
   post('/dashboard/sell-orders', 'Create a sell order', { permission: 'money', on_error: again('sell') }, async ({ request, reply, scope, form }) => {
-    const input = { amount_micro_pay: microPayField(form, 'amount_pay'), currency: 'PAY' as const, target_currency: currencyField(form, 'target_currency'), target_fiat_amount: minorField(form, 'target_amount') };
+    const input = { amount_micro_pay: microPayField(form, 'amount_pay'), currency: 'PAY' as const, target_currency: currencyField(form, 'target_currency'), target_fiat_amount: minorField(form, 'target_amount'), payout_destination: payoutDestinationField(form) };
     withFormKey(request, form);
     await idempotent(deps.sell_orders, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await createSellOrder(deps.sell_orders, trx, scope, input, form['_key'])) }));
     return redirect(reply, '/dashboard/balance?notice=done#sell-orders');
