@@ -46,7 +46,7 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
       payload: { receiver_merchant_id: merchant.id, amount_minor: 7_000_000, payer_reference: 'payer-every-page', receipt_base64: PNG_RECEIPT.toString('base64'), content_type: 'image/png' },
     });
     assert.equal(pending.statusCode, 201, pending.body);
-    assert.equal((await owner.post('/dashboard/sell-orders', { _key: crypto.randomUUID(), amount_pay: '10', target_currency: 'THB', target_amount: '350.00' })).statusCode, 303);
+    assert.equal((await owner.post('/dashboard/sell-orders', { _key: crypto.randomUUID(), amount_pay: '10', target_currency: 'THB', target_amount: '350.00', payout_rail: 'promptpay', promptpay_id: '0812345678' })).statusCode, 303);
     await t.call('GET', '/v1/payments?limit=1', merchant.live);
     // Sandbox: a completed, a settled and an expired payment, an endpoint and a test event.
     assert.equal((await owner.post('/dashboard/mode', { mode: 'sandbox' })).statusCode, 303);

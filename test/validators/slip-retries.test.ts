@@ -142,13 +142,15 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
 
   it('confirm-cash-leg: a late answer leaves the leg in flight, the retry completes it; a 502 burn is retried with the stored verdict', async () => {
     const confirm = (id: string, body: unknown) => merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, body, randomUUID());
+    // The slip shows the fill's amount (inFlightSell prices the order at 1 satang) paid to the seller's PromptPay.
+    const fillSlip = (answer: ReturnType<typeof onTime>) => ({ ...answer, amount_baht: 0.01 });
     const sell = await inFlightSell(t, merchant.jwt, buyer.jwt, 2 * PAY);
     const slip = { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' };
-    fake.answer(late());
+    fake.answer(fillSlip(late()));
     const first = await confirm(sell.id, slip);
     assert.equal(first.statusCode, 200, first.body);
     assert.deepEqual([first.json().data.status, first.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'timeout']);
-    fake.answer(onTime());
+    fake.answer(fillSlip(onTime()));
     const asked = fake.received.length;
     const second = await confirm(sell.id, slip);
     assert.equal(second.json().data.status, 'completed', second.body);
@@ -157,7 +159,7 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     const next = await inFlightSell(t, merchant.jwt, buyer.jwt, 2 * PAY);
     const slip2 = { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' };
     ledger.down_for.add('burn');
-    fake.answer(onTime());
+    fake.answer(fillSlip(onTime()));
     const before_outage = fake.received.length;
     try {
       const down = await confirm(next.id, slip2);
