@@ -21,6 +21,8 @@ function startWorker(database_url: string): ChildProcess {
       INTERNAL_SERVICE_TOKEN: INTERNAL_TOKEN,
       WEBHOOK_TIMEOUT_MS: '1000',
       WORKER_POLL_INTERVAL_MS: '100',
+      // The receiver listens on loopback, a private target the operator must allow.
+      WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

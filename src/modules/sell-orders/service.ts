@@ -18,7 +18,7 @@ import { everyFillVerified, expectedCashLeg, expectedTransfers } from './expecte
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
-import { judgeSlip, slipOwner } from '../validators/slips.ts';
+import { judgeSlip } from '../validators/slips.ts';
 import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
