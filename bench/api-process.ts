@@ -18,7 +18,8 @@ const url = await application.app.listen({ port: 0, host: '127.0.0.1' });
 process.send?.({ url });
 process.on('message', (message) => {
   const batcher = application.payments.create_batcher;
-  if (message === 'stats') process.send?.({ stats: batcher instanceof PaymentCreateBatcher ? batcher.stats : undefined });
+  if (message === 'stats')
+    process.send?.({ stats: batcher instanceof PaymentCreateBatcher ? batcher.stats : undefined });
 });
 process.on('SIGTERM', () => {
   void application.close().finally(() => database.close().finally(() => process.exit(0)));

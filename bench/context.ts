@@ -27,16 +27,27 @@ export interface BenchContext {
   merchant: CreatedMerchant;
   env: Record<string, string>;
   /** Runs a load; `api_pids` are the processes serving it (default: this one), whose CPU counts as the api's. */
-  load(job: Omit<LoadJob, 'connections' | 'duration_s' | 'warmup_s'> & Partial<LoadJob>, api_pids?: number[]): Promise<LoadResult & { cpu: CpuSpent }>;
+  load(
+    job: Omit<LoadJob, 'connections' | 'duration_s' | 'warmup_s'> & Partial<LoadJob>,
+    api_pids?: number[],
+  ): Promise<LoadResult & { cpu: CpuSpent }>;
   connections: number;
   seconds: number;
   close(): Promise<void>;
 }
 
-export async function openBenchContext(options: { pglite: boolean; connections: number; seconds: number }): Promise<BenchContext> {
+export async function openBenchContext(options: {
+  pglite: boolean;
+  connections: number;
+  seconds: number;
+}): Promise<BenchContext> {
   // A fresh database of the bench's own, migrated here (not from the tests' template), dropped on close.
   const server_url = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const database = await openScratchDatabase({ server_url: options.pglite ? undefined : server_url, prefix: 'mpay_bench', template: false });
+  const database = await openScratchDatabase({
+    server_url: options.pglite ? undefined : server_url,
+    prefix: 'mpay_bench',
+    template: false,
+  });
   const database_url = database.url;
   const env: Record<string, string> = {
     ...(database_url ? { DATABASE_URL: database_url } : {}),
@@ -50,12 +61,16 @@ export async function openBenchContext(options: { pglite: boolean; connections: 
   };
   const application = await createApplication({ config: loadConfig(env), database, logger: pino({ level: 'silent' }) });
   const { db } = database;
-  await sql`create table bench_rows (id uuid primary key, order_id text not null, amount_minor bigint not null, created_at timestamptz not null)`.execute(db);
+  await sql`create table bench_rows (id uuid primary key, order_id text not null, amount_minor bigint not null, created_at timestamptz not null)`.execute(
+    db,
+  );
   registerBaselines(application);
   const base_url = await application.app.listen({ port: 0, host: '127.0.0.1' });
   const merchant = await createMerchant(application.merchants, { name: 'Bench' });
 
-  const loader: ChildProcess = fork(new URL('./load.ts', import.meta.url).pathname, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const loader: ChildProcess = fork(new URL('./load.ts', import.meta.url).pathname, [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   let pending: { resolve: (result: LoadResult) => void; reject: (error: Error) => void } | undefined;
   loader.on('message', (message: { ok: boolean; result?: LoadResult; error?: string }) => {
     const waiter = pending;
@@ -75,10 +90,19 @@ export async function openBenchContext(options: { pglite: boolean; connections: 
     connections: options.connections,
     seconds: options.seconds,
     async load(job, api_pids = [process.pid]) {
-      const stop = countCpu({ api: api_pids, load: loader.pid, database_name: database_url ? new URL(database_url).pathname.slice(1) : undefined });
+      const stop = countCpu({
+        api: api_pids,
+        load: loader.pid,
+        database_name: database_url ? new URL(database_url).pathname.slice(1) : undefined,
+      });
       const result = await new Promise<LoadResult>((resolve, reject) => {
         pending = { resolve, reject };
-        loader.send({ connections: options.connections, duration_s: options.seconds, warmup_s: 1, ...job } satisfies LoadJob);
+        loader.send({
+          connections: options.connections,
+          duration_s: options.seconds,
+          warmup_s: 1,
+          ...job,
+        } satisfies LoadJob);
       });
       return { ...result, cpu: stop() };
     },
@@ -95,7 +119,9 @@ export function registerBaselines(application: Application): void {
   const { db } = application.database;
   application.app.post('/bench/insert', { config: { auth: 'public', rate_limit: false } }, async (_request, reply) => {
     const id = randomUUID();
-    await sql`insert into bench_rows (id, order_id, amount_minor, created_at) values (${id}, ${id}, 10000, now())`.execute(db);
+    await sql`insert into bench_rows (id, order_id, amount_minor, created_at) values (${id}, ${id}, 10000, now())`.execute(
+      db,
+    );
     reply.status(201);
     return { success: true, data: { id } };
   });
@@ -107,7 +133,11 @@ export function registerBaselines(application: Application): void {
 }
 
 /** Runs `work` from `concurrency` loops for `seconds`; operations per second (in this process: the in-process ledger). */
-export async function timedLoop(seconds: number, concurrency: number, work: (worker: number, index: number) => Promise<unknown>): Promise<{ per_s: number; total: number; p99_ms: number }> {
+export async function timedLoop(
+  seconds: number,
+  concurrency: number,
+  work: (worker: number, index: number) => Promise<unknown>,
+): Promise<{ per_s: number; total: number; p99_ms: number }> {
   const deadline = performance.now() + seconds * 1000;
   const latencies: number[] = [];
   let index = 0;
@@ -122,5 +152,9 @@ export async function timedLoop(seconds: number, concurrency: number, work: (wor
     }),
   );
   latencies.sort((a, b) => a - b);
-  return { per_s: latencies.length / ((performance.now() - started) / 1000), total: latencies.length, p99_ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0 };
+  return {
+    per_s: latencies.length / ((performance.now() - started) / 1000),
+    total: latencies.length,
+    p99_ms: latencies[Math.floor(latencies.length * 0.99)] ?? 0,
+  };
 }

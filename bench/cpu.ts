@@ -66,8 +66,15 @@ function idleTicks(): { idle: number; total: number } {
 /** Starts counting; the returned function stops and answers what each group spent meanwhile. */
 export function countCpu(groups: CpuGroups): () => CpuSpent {
   const snapshot = () => {
-    const db = new Map<number, number>(groups.database_name ? backendsOf(groups.database_name).map((pid) => [pid, ticksOf(pid)]) : []);
-    return { api: groups.api.reduce((sum, pid) => sum + ticksOf(pid), 0), load: groups.load ? ticksOf(groups.load) : 0, db, machine: idleTicks() };
+    const db = new Map<number, number>(
+      groups.database_name ? backendsOf(groups.database_name).map((pid) => [pid, ticksOf(pid)]) : [],
+    );
+    return {
+      api: groups.api.reduce((sum, pid) => sum + ticksOf(pid), 0),
+      load: groups.load ? ticksOf(groups.load) : 0,
+      db,
+      machine: idleTicks(),
+    };
   };
   const before = snapshot();
   return () => {

@@ -52,7 +52,10 @@ function options(target: LoadTarget, connections: number, run: string): autocann
           const next = { ...request };
           if (target.paths?.length) next.path = target.paths[path_index++ % target.paths.length]!;
           else next.path = base.pathname + base.search;
-          if (target.body) next.body = JSON.stringify(target.unique_field ? { ...target.body, [target.unique_field]: `${run}-${++counter}` } : target.body);
+          if (target.body)
+            next.body = JSON.stringify(
+              target.unique_field ? { ...target.body, [target.unique_field]: `${run}-${++counter}` } : target.body,
+            );
           return next;
         },
       },

@@ -24,11 +24,17 @@ const { values, positionals } = parseArgs({
 const requested = (positionals.length ? positionals : ['all']).flatMap((name) => ALIASES[name] ?? [name]);
 const unknown = requested.filter((name) => !SCENARIOS[name]);
 if (unknown.length) {
-  process.stderr.write(`unknown scenario(s): ${unknown.join(', ')}; choose from ${[...Object.keys(SCENARIOS), ...Object.keys(ALIASES)].join(', ')}\n`);
+  process.stderr.write(
+    `unknown scenario(s): ${unknown.join(', ')}; choose from ${[...Object.keys(SCENARIOS), ...Object.keys(ALIASES)].join(', ')}\n`,
+  );
   process.exit(2);
 }
 
-const context = await openBenchContext({ pglite: values.pglite, connections: Number(values.connections), seconds: Number(values.seconds) });
+const context = await openBenchContext({
+  pglite: values.pglite,
+  connections: Number(values.connections),
+  seconds: Number(values.seconds),
+});
 // an interrupted run still drops its database
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -56,7 +62,21 @@ try {
 }
 
 const fixed = (value: number | undefined, digits = 0) => (value === undefined ? '' : value.toFixed(digits));
-const header = ['figure', 'rate', 'p50 ms', 'p99 ms', 'baseline', 'base rate', 'base p99', 'ratio', 'target', 'fail', 'rss MB', 'cpu us/req api+db+load', 'idle'];
+const header = [
+  'figure',
+  'rate',
+  'p50 ms',
+  'p99 ms',
+  'baseline',
+  'base rate',
+  'base p99',
+  'ratio',
+  'target',
+  'fail',
+  'rss MB',
+  'cpu us/req api+db+load',
+  'idle',
+];
 const table = rows.map((row) => [
   row.figure,
   `${fixed(row.per_s)} ${row.unit}`,
@@ -74,8 +94,13 @@ const table = rows.map((row) => [
 ]);
 const widths = header.map((title, column) => Math.max(title.length, ...table.map((cells) => cells[column]!.length)));
 const line = (cells: string[]) => cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ');
-const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), load ${os.loadavg().map((load) => load.toFixed(2)).join(' ')}, Node ${process.version}`;
-console.log(`\nmpay bench on ${context.kind}, ${values.connections} connections, ${values.seconds} s per figure; ${machine}\n`);
+const machine = `${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'unknown'}), load ${os
+  .loadavg()
+  .map((load) => load.toFixed(2))
+  .join(' ')}, Node ${process.version}`;
+console.log(
+  `\nmpay bench on ${context.kind}, ${values.connections} connections, ${values.seconds} s per figure; ${machine}\n`,
+);
 console.log(line(header));
 console.log(widths.map((width) => '-'.repeat(width)).join('-|-'));
 for (const cells of table) console.log(line(cells));
@@ -83,5 +108,8 @@ for (const row of rows.filter((row) => row.note)) console.log(`  ${row.figure}: 
 
 const out = values.out ?? `bench/results/${context.kind}-${started_at.toISOString().replace(/[:.]/g, '-')}.json`;
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-writeFileSync(out, `${JSON.stringify({ database: context.kind, connections: Number(values.connections), seconds: Number(values.seconds), machine, started_at: started_at.toISOString(), rows }, null, 2)}\n`);
+writeFileSync(
+  out,
+  `${JSON.stringify({ database: context.kind, connections: Number(values.connections), seconds: Number(values.seconds), machine, started_at: started_at.toISOString(), rows }, null, 2)}\n`,
+);
 console.log(`\nrows written to ${out}`);

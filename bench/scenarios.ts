@@ -34,7 +34,12 @@ export interface Row {
   note?: string;
 }
 
-const THB_SELLER = { currency: 'THB' as const, payment_method: 'promptpay' as const, display_name: 'Bench seller', promptpay_id: '0812345678' };
+const THB_SELLER = {
+  currency: 'THB' as const,
+  payment_method: 'promptpay' as const,
+  display_name: 'Bench seller',
+  promptpay_id: '0812345678',
+};
 const TRADE = { amount: 10_000, currency: 'THB', return_url: 'https://shop.example/r' };
 
 /** `count` live sellers at the best rates; with `deeper`, that many more active offers behind them (worse rates). */
@@ -42,16 +47,24 @@ async function onlySellers(context: BenchContext, count: number, deeper = 0): Pr
   const { db } = context.database;
   await db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
   for (let i = 0; i < count; i++) {
-    await createSeller(db, context.application.clock, { ...THB_SELLER, display_name: `Bench seller ${i + 1}`, liquidity_minor: 9_000_000_000_000, rate: `35.0${i}` });
+    await createSeller(db, context.application.clock, {
+      ...THB_SELLER,
+      display_name: `Bench seller ${i + 1}`,
+      liquidity_minor: 9_000_000_000_000,
+      rate: `35.0${i}`,
+    });
   }
   if (deeper > 0) {
     // copies of the first seller at 40 THB/PAY and up
-    await sql`insert into sellers (select (jsonb_populate_record(null::sellers, to_jsonb(s) || jsonb_build_object('id', gen_random_uuid(), 'rate', 40 + g))).* from sellers s, generate_series(1, ${deeper}) g where s.id = (select id from sellers where active and not synthetic order by rate limit 1))`.execute(db);
+    await sql`insert into sellers (select (jsonb_populate_record(null::sellers, to_jsonb(s) || jsonb_build_object('id', gen_random_uuid(), 'rate', 40 + g))).* from sellers s, generate_series(1, ${deeper}) g where s.id = (select id from sellers where active and not synthetic order by rate limit 1))`.execute(
+      db,
+    );
     await sql`analyze sellers`.execute(db);
   }
 }
 
-const insertBaseline = (context: BenchContext) => context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }] });
+const insertBaseline = (context: BenchContext) =>
+  context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }] });
 
 /** One HTTP figure beside its baseline from the same run: throughput, latency, failures and the ratio. */
 function httpRow(
@@ -86,24 +99,48 @@ function perRequest(cpu: CpuSpent, requests: number): NonNullable<Row['cpu']> {
  * hot row. With `unbatched`, the same again with the batching allocator bypassed (every create in its own transaction),
  * so the two stand side by side in one run.
  */
-async function createRows(context: BenchContext, scenario: string, sellers: number, unbatched = false, deeper = 0): Promise<Row[]> {
+async function createRows(
+  context: BenchContext,
+  scenario: string,
+  sellers: number,
+  unbatched = false,
+  deeper = 0,
+): Promise<Row[]> {
   if (sellers > 0) await onlySellers(context, sellers, deeper);
   const baseline = await insertBaseline(context);
   const key = sellers > 0 ? context.merchant.api_keys.live : context.merchant.api_keys.sandbox;
   const what =
-    sellers > 0 ? `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}${deeper ? ` before ${deeper.toLocaleString('en')} more offers` : ''}` : 'POST /v1/trades, sandbox (no seller row reserved)';
+    sellers > 0
+      ? `POST /v1/trades, ${sellers} seller${sellers > 1 ? 's' : ''}${deeper ? ` before ${deeper.toLocaleString('en')} more offers` : ''}`
+      : 'POST /v1/trades, sandbox (no seller row reserved)';
   const target = context.kind === 'pglite' ? '>= 500 req/s on PGlite' : '>= 0.5x, p99 <= 25 ms';
   const measure = async (figure: string, bypass: boolean): Promise<Row> => {
     const batcher = context.application.payments.create_batcher;
     if (batcher instanceof PaymentCreateBatcher) batcher.bypass = bypass;
     try {
       const before = batcherStats(context);
-      const create = await context.load({ targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': key }, body: TRADE, unique_field: 'order_id' }] });
-      const after = batcherStats(context);
-      return httpRow(scenario, figure, create, { figure: 'bare INSERT endpoint', result: baseline }, {
-        target,
-        note: bypass ? 'batching allocator bypassed: every create in its own transaction' : batchNote(before, after),
+      const create = await context.load({
+        targets: [
+          {
+            url: `${context.base_url}/v1/trades`,
+            method: 'POST',
+            headers: { 'x-api-key': key },
+            body: TRADE,
+            unique_field: 'order_id',
+          },
+        ],
       });
+      const after = batcherStats(context);
+      return httpRow(
+        scenario,
+        figure,
+        create,
+        { figure: 'bare INSERT endpoint', result: baseline },
+        {
+          target,
+          note: bypass ? 'batching allocator bypassed: every create in its own transaction' : batchNote(before, after),
+        },
+      );
     } finally {
       if (batcher instanceof PaymentCreateBatcher) batcher.bypass = false;
     }
@@ -128,25 +165,58 @@ function batchNote(before: CreateBatcherStats | undefined, after: CreateBatcherS
 
 async function paymentPaths(context: BenchContext): Promise<string[]> {
   const { db } = context.database;
-  let rows = await db.selectFrom('payments').select('id').where('merchant_id', '=', context.merchant.merchant.id).limit(1000).execute();
+  let rows = await db
+    .selectFrom('payments')
+    .select('id')
+    .where('merchant_id', '=', context.merchant.merchant.id)
+    .limit(1000)
+    .execute();
   if (rows.length < 100) {
     await onlySellers(context, 1);
-    await context.load({ targets: [{ url: `${context.base_url}/v1/trades`, method: 'POST', headers: { 'x-api-key': context.merchant.api_keys.live }, body: TRADE, unique_field: 'order_id' }], amount: 1000 });
-    rows = await db.selectFrom('payments').select('id').where('merchant_id', '=', context.merchant.merchant.id).limit(1000).execute();
+    await context.load({
+      targets: [
+        {
+          url: `${context.base_url}/v1/trades`,
+          method: 'POST',
+          headers: { 'x-api-key': context.merchant.api_keys.live },
+          body: TRADE,
+          unique_field: 'order_id',
+        },
+      ],
+      amount: 1000,
+    });
+    rows = await db
+      .selectFrom('payments')
+      .select('id')
+      .where('merchant_id', '=', context.merchant.merchant.id)
+      .limit(1000)
+      .execute();
   }
   return rows.map((row) => row.id);
 }
 
 async function readRows(context: BenchContext, scenario: 'get' | 'list'): Promise<Row[]> {
   const ids = await paymentPaths(context);
-  const baseline = await context.load({ targets: [{ url: `${context.base_url}/bench/select/x`, paths: ids.map((id) => `/bench/select/${id}`) }] });
+  const baseline = await context.load({
+    targets: [{ url: `${context.base_url}/bench/select/x`, paths: ids.map((id) => `/bench/select/${id}`) }],
+  });
   const headers = { 'x-api-key': context.merchant.api_keys.live };
   const read =
     scenario === 'get'
-      ? await context.load({ targets: [{ url: `${context.base_url}/v1/payments/x`, headers, paths: ids.map((id) => `/v1/payments/${id}`) }] })
+      ? await context.load({
+          targets: [
+            { url: `${context.base_url}/v1/payments/x`, headers, paths: ids.map((id) => `/v1/payments/${id}`) },
+          ],
+        })
       : await context.load({ targets: [{ url: `${context.base_url}/v1/payments?limit=25`, headers }] });
   return [
-    httpRow(scenario, scenario === 'get' ? 'GET /v1/payments/{id}' : 'GET /v1/payments?limit=25', read, { figure: 'bare SELECT by id endpoint', result: baseline }, scenario === 'get' ? { target: '>= 0.8x' } : {}),
+    httpRow(
+      scenario,
+      scenario === 'get' ? 'GET /v1/payments/{id}' : 'GET /v1/payments?limit=25',
+      read,
+      { figure: 'bare SELECT by id endpoint', result: baseline },
+      scenario === 'get' ? { target: '>= 0.8x' } : {},
+    ),
   ];
 }
 
@@ -156,31 +226,64 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
   const ledger = context.application.ledger;
   const concurrency = context.connections;
   const account_count = 1024;
-  const names = Array.from({ length: account_count }, (_, i) => accounts.merchantAvailable(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, false));
+  const names = Array.from({ length: account_count }, (_, i) =>
+    accounts.merchantAvailable(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, false),
+  );
   for (let start = 0; start < account_count; start += 256) {
-    await ledger.transferBatch(names.slice(start, start + 256).map((name, i) => ({ key: `bench-fund-${start + i}`, kind: 'mint', debit_account: accounts.world(false), credit_account: name, amount_micro_pay: 1_000_000_000_000 })));
+    await ledger.transferBatch(
+      names.slice(start, start + 256).map((name, i) => ({
+        key: `bench-fund-${start + i}`,
+        kind: 'mint',
+        debit_account: accounts.world(false),
+        credit_account: name,
+        amount_micro_pay: 1_000_000_000_000,
+      })),
+    );
   }
-  await sql`create table if not exists bench_ledger_rows (id bigserial primary key, key text not null, amount bigint not null, created_at timestamptz not null default now())`.execute(db);
-  const baseline = await timedLoop(context.seconds, concurrency, (_, index) => sql`insert into bench_ledger_rows (key, amount) values (${`b-${index}`}, ${index})`.execute(db));
+  await sql`create table if not exists bench_ledger_rows (id bigserial primary key, key text not null, amount bigint not null, created_at timestamptz not null default now())`.execute(
+    db,
+  );
+  const baseline = await timedLoop(context.seconds, concurrency, (_, index) =>
+    sql`insert into bench_ledger_rows (key, amount) values (${`b-${index}`}, ${index})`.execute(db),
+  );
   // each loop moves PAY among its own accounts, so transfers of different loops rarely meet on a row
   const per_loop = Math.floor(account_count / concurrency);
   const transferOf = (worker: number, index: number, prefix: string): TransferCommand => ({
     key: `${prefix}-${index}`,
     kind: 'transfer',
     debit_account: names[worker * per_loop + (index % per_loop)]!,
-    credit_account: names[worker * per_loop + ((index * 7 + 3) % per_loop)] === names[worker * per_loop + (index % per_loop)] ? names[(worker * per_loop + (index % per_loop) + 1) % account_count]! : names[worker * per_loop + ((index * 7 + 3) % per_loop)]!,
+    credit_account:
+      names[worker * per_loop + ((index * 7 + 3) % per_loop)] === names[worker * per_loop + (index % per_loop)]
+        ? names[(worker * per_loop + (index % per_loop) + 1) % account_count]!
+        : names[worker * per_loop + ((index * 7 + 3) % per_loop)]!,
     amount_micro_pay: 1 + (index % 100),
   });
-  const single = await timedLoop(context.seconds, concurrency, (worker, index) => ledger.transfer(transferOf(worker, index, 'single')));
+  const single = await timedLoop(context.seconds, concurrency, (worker, index) =>
+    ledger.transfer(transferOf(worker, index, 'single')),
+  );
   const batch_size = 100;
   const batch_loops = 4;
   const batched = await timedLoop(context.seconds, batch_loops, (worker, index) =>
-    ledger.transferBatch(Array.from({ length: batch_size }, (_, item) => transferOf(worker * (concurrency / batch_loops), index * batch_size + item, 'batch'))),
+    ledger.transferBatch(
+      Array.from({ length: batch_size }, (_, item) =>
+        transferOf(worker * (concurrency / batch_loops), index * batch_size + item, 'batch'),
+      ),
+    ),
   );
   const verification = await ledger.verify();
   const base = { figure: `one-row INSERT, ${concurrency} concurrent`, per_s: baseline.per_s, p99_ms: baseline.p99_ms };
   return [
-    { scenario: 'ledger', figure: `ledger transfer (in-process), ${concurrency} concurrent`, per_s: single.per_s, unit: 'transfers/s', p99_ms: single.p99_ms, baseline: base, ratio: single.per_s / baseline.per_s, target: '>= 0.5x', note: verification.ok ? 'ledger verify ok' : verification.problems.join('; ') },
+    {
+      scenario: 'ledger',
+      figure: `ledger transfer (in-process), ${concurrency} concurrent`,
+      per_s: single.per_s,
+      unit: 'transfers/s',
+      p99_ms: single.p99_ms,
+      baseline: base,
+      ratio: single.per_s / baseline.per_s,
+      target: '>= 0.5x',
+      note: verification.ok ? 'ledger verify ok' : verification.problems.join('; '),
+    },
     {
       scenario: 'ledger',
       figure: `ledger transferBatch x${batch_size}, ${batch_loops} concurrent`,
@@ -200,11 +303,18 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
  * account their mints debit).
  */
 async function confirmRows(context: BenchContext): Promise<Row[]> {
-  const receipt = { receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'), content_type: 'image/png' };
+  const receipt = {
+    receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'),
+    content_type: 'image/png',
+  };
   const measure = async (receiver_count: number): Promise<Row> => {
     // as many rows for each receiver: the load generator splits the requests evenly over them
     const count = (context.kind === 'pglite' ? 200 : 496) - ((context.kind === 'pglite' ? 200 : 496) % receiver_count);
-    const receivers = await Promise.all(Array.from({ length: receiver_count }, (_, i) => createMerchant(context.application.merchants, { name: `Bench receiver ${i + 1}` })));
+    const receivers = await Promise.all(
+      Array.from({ length: receiver_count }, (_, i) =>
+        createMerchant(context.application.merchants, { name: `Bench receiver ${i + 1}` }),
+      ),
+    );
     const ids: string[][] = receivers.map(() => []);
     for (let i = 0; i < count; i++) {
       const receiver = receivers[i % receiver_count]!;
@@ -212,12 +322,21 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
         method: 'POST',
         url: '/internal/pending-funds',
         headers: { authorization: `Bearer ${BENCH_TOKEN}` },
-        payload: { receiver_merchant_id: receiver.merchant.id, amount_minor: 1_000_000, payer_reference: `payer-${receiver_count}-${i}`, ...receipt },
+        payload: {
+          receiver_merchant_id: receiver.merchant.id,
+          amount_minor: 1_000_000,
+          payer_reference: `payer-${receiver_count}-${i}`,
+          ...receipt,
+        },
       });
       if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
       ids[i % receiver_count]!.push(response.json().data.id);
     }
-    const baseline = await context.load({ targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }], amount: count, warmup_s: 0 });
+    const baseline = await context.load({
+      targets: [{ url: `${context.base_url}/bench/insert`, method: 'POST' }],
+      amount: count,
+      warmup_s: 0,
+    });
     const confirm = await context.load({
       targets: receivers.map((receiver, index) => ({
         url: `${context.base_url}/v1/pending-funds/x/receiver-confirm`,
@@ -270,7 +389,13 @@ async function matcherRows(context: BenchContext): Promise<Row[]> {
     await db.transaction().execute(async (trx) => {
       for (let i = done; i < Math.min(pairs, done + batch_size); i++) {
         await context.application.ledger.transfer(
-          { key: `bench-mint-${i}`, kind: 'mint', debit_account: accounts.mintSource('bench', false), credit_account: accounts.merchantAvailable(buyer_id, false), amount_micro_pay: 1_000_000 },
+          {
+            key: `bench-mint-${i}`,
+            kind: 'mint',
+            debit_account: accounts.mintSource('bench', false),
+            credit_account: accounts.merchantAvailable(buyer_id, false),
+            amount_micro_pay: 1_000_000,
+          },
           { trx },
         );
       }
@@ -291,7 +416,8 @@ async function matcherRows(context: BenchContext): Promise<Row[]> {
   ];
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
 
 /**
  * Sandbox simulate -> the `payment.completed` webhook's arrival at a loopback receiver, with 1 and 2 worker
@@ -300,7 +426,16 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
  * webhook, the figure, a worker's exit): a dispatcher that stops delivering fails the figure with a note.
  */
 async function webhookRows(context: BenchContext): Promise<Row[]> {
-  if (!context.database_url) return [{ scenario: 'webhooks', figure: 'webhook arrival', per_s: 0, unit: '-', note: 'skipped: needs PostgreSQL (worker processes share the database)' }];
+  if (!context.database_url)
+    return [
+      {
+        scenario: 'webhooks',
+        figure: 'webhook arrival',
+        per_s: 0,
+        unit: '-',
+        note: 'skipped: needs PostgreSQL (worker processes share the database)',
+      },
+    ];
   const waiting = new Map<string, (at_ms: number) => void>();
   const arrived = new Map<string, number>();
   const receiver = createServer((request, response) => {
@@ -314,7 +449,8 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
       else reply();
       try {
         const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; payment_id?: string };
-        if (process.env['BENCH_WORKER_LOG']) process.stderr.write(`webhook ${request.url} ${body.type} ${body.payment_id}\n`);
+        if (process.env['BENCH_WORKER_LOG'])
+          process.stderr.write(`webhook ${request.url} ${body.type} ${body.payment_id}\n`);
         if (!slow && body.type === 'payment.completed' && body.payment_id) {
           // the webhook may arrive before the simulate response is read: keep the time for the waiter
           const waiter = waiting.get(body.payment_id);
@@ -369,7 +505,10 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
     const arrived_ms =
       early ??
       (await new Promise<number | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(undefined), Math.max(0, Math.min(WEBHOOK_WAIT_MS, wait_ms - (performance.now() - answered_ms))));
+        const timer = setTimeout(
+          () => resolve(undefined),
+          Math.max(0, Math.min(WEBHOOK_WAIT_MS, wait_ms - (performance.now() - answered_ms))),
+        );
         waiting.set(id, (at) => {
           clearTimeout(timer);
           resolve(at);
@@ -381,7 +520,15 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
     return Math.max(0, arrived_ms - answered_ms);
   };
   const startWorker = (): ChildProcess =>
-    spawn(process.execPath, [new URL('../src/main.ts', import.meta.url).pathname], { env: { ...process.env, ...context.env, ROLES: 'worker', ...(process.env['BENCH_WORKER_LOG'] ? { LOG_LEVEL: 'info' } : {}) }, stdio: ['ignore', process.env['BENCH_WORKER_LOG'] ? 'inherit' : 'ignore', 'inherit'] });
+    spawn(process.execPath, [new URL('../src/main.ts', import.meta.url).pathname], {
+      env: {
+        ...process.env,
+        ...context.env,
+        ROLES: 'worker',
+        ...(process.env['BENCH_WORKER_LOG'] ? { LOG_LEVEL: 'info' } : {}),
+      },
+      stdio: ['ignore', process.env['BENCH_WORKER_LOG'] ? 'inherit' : 'ignore', 'inherit'],
+    });
   const simulations = Math.max(50, context.seconds * 40);
   // A figure ends by this deadline whatever happens (about 6x what a healthy run takes), and after
   // WEBHOOK_LOST_IN_A_ROW lost webhooks in a row (the dispatcher has stopped): the rest is reported as not run.
@@ -390,11 +537,15 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
   async function measure(workers: number, slow_endpoint: boolean): Promise<Row> {
     const processes = Array.from({ length: workers }, startWorker);
     let exited = '';
-    for (const child of processes) child.once('exit', (code, signal) => (exited ||= `a worker process exited (${signal ?? code})`));
+    for (const child of processes)
+      child.once('exit', (code, signal) => (exited ||= `a worker process exited (${signal ?? code})`));
     let slow_running = slow_endpoint;
     const slow_loop = (async () => {
       while (slow_running) {
-        await simulate(slow.api_keys.sandbox, 10_000).then((r) => r.arrayBuffer(), () => undefined);
+        await simulate(slow.api_keys.sandbox, 10_000).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        );
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     })();
@@ -426,7 +577,10 @@ async function webhookRows(context: BenchContext): Promise<Row[]> {
       const seconds = (performance.now() - started) / 1000;
       latencies.sort((a, b) => a - b);
       const notes = ['rss is the largest worker process'];
-      if (lost) notes.push(`${lost} simulation(s) failed or their webhook did not arrive within ${WEBHOOK_WAIT_MS / 1000} s (left out of the percentiles)`);
+      if (lost)
+        notes.push(
+          `${lost} simulation(s) failed or their webhook did not arrive within ${WEBHOOK_WAIT_MS / 1000} s (left out of the percentiles)`,
+        );
       if (stopped) notes.push(`failed: stopped after ${run} of ${simulations} simulations: ${stopped}`);
       return {
         scenario: 'webhooks',
@@ -493,24 +647,45 @@ export function rssOfChild(child: ChildProcess): number {
 
 /** Create through 1 and then 2 api processes (children) on the same PostgreSQL database, one seller. */
 async function scaleRows(context: BenchContext): Promise<Row[]> {
-  if (!context.database_url) return [{ scenario: 'scale', figure: '2 api processes / 1', per_s: 0, unit: '-', note: 'skipped: needs PostgreSQL (processes share the database)' }];
+  if (!context.database_url)
+    return [
+      {
+        scenario: 'scale',
+        figure: '2 api processes / 1',
+        per_s: 0,
+        unit: '-',
+        note: 'skipped: needs PostgreSQL (processes share the database)',
+      },
+    ];
   await onlySellers(context, 1);
   const startApi = async (): Promise<{ child: ChildProcess; url: string }> => {
-    const child = fork(new URL('./api-process.ts', import.meta.url).pathname, [], { env: { ...process.env, ...context.env, ROLES: 'api' }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(new URL('./api-process.ts', import.meta.url).pathname, [], {
+      env: { ...process.env, ...context.env, ROLES: 'api' },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const url = await new Promise<string>((resolve, reject) => {
       child.once('message', (message: { url: string }) => resolve(message.url));
       child.once('exit', (code) => reject(new Error(`api process exited with ${code}`)));
     });
     return { child, url };
   };
-  const target = (url: string) => ({ url: `${url}/v1/trades`, method: 'POST' as const, headers: { 'x-api-key': context.merchant.api_keys.live }, body: TRADE, unique_field: 'order_id' });
+  const target = (url: string) => ({
+    url: `${url}/v1/trades`,
+    method: 'POST' as const,
+    headers: { 'x-api-key': context.merchant.api_keys.live },
+    body: TRADE,
+    unique_field: 'order_id',
+  });
   const first = await startApi();
   const second = await startApi();
   try {
     const start = await statsOf(first.child);
     const one = await context.load({ targets: [target(first.url)] }, [first.child.pid!]);
     const between = [await statsOf(first.child), await statsOf(second.child)] as const;
-    const two = await context.load({ targets: [target(first.url), target(second.url)] }, [first.child.pid!, second.child.pid!]);
+    const two = await context.load({ targets: [target(first.url), target(second.url)] }, [
+      first.child.pid!,
+      second.child.pid!,
+    ]);
     const end = [await statsOf(first.child), await statsOf(second.child)] as const;
     return [
       {
@@ -524,11 +699,17 @@ async function scaleRows(context: BenchContext): Promise<Row[]> {
         cpu: perRequest(one.cpu, one.total + one.warmup_total),
         note: batchNote(start, between[0]),
       },
-      httpRow('scale', 'POST /v1/trades through 2 api processes', two, { figure: 'the same through 1 api process', result: one }, {
-        target: '>= 1.3x',
-        rss_mb: Math.max(rssOfChild(first.child), rssOfChild(second.child)),
-        note: `rss is the larger api process; first: ${batchNote(between[0], end[0])}; second: ${batchNote(between[1], end[1])}`,
-      }),
+      httpRow(
+        'scale',
+        'POST /v1/trades through 2 api processes',
+        two,
+        { figure: 'the same through 1 api process', result: one },
+        {
+          target: '>= 1.3x',
+          rss_mb: Math.max(rssOfChild(first.child), rssOfChild(second.child)),
+          note: `rss is the larger api process; first: ${batchNote(between[0], end[0])}; second: ${batchNote(between[1], end[1])}`,
+        },
+      ),
     ];
   } finally {
     // stopped before the bench drops the database, which would cut their connections
@@ -551,4 +732,8 @@ export const SCENARIOS: Record<string, (context: BenchContext) => Promise<Row[]>
 };
 
 /** Names that stand for several scenarios. */
-export const ALIASES: Record<string, string[]> = { create: ['create1', 'create8', 'create0', 'create_deep'], reads: ['get', 'list'], all: Object.keys(SCENARIOS) };
+export const ALIASES: Record<string, string[]> = {
+  create: ['create1', 'create8', 'create0', 'create_deep'],
+  reads: ['get', 'list'],
+  all: Object.keys(SCENARIOS),
+};

@@ -46,13 +46,19 @@ function operationsTable(document: Json): string {
   for (const [path, methods] of Object.entries<Json>(document['paths'])) {
     for (const [method, operation] of Object.entries<Json>(methods)) {
       const parameters: Json[] = (operation['parameters'] ?? []).map((parameter: Json) =>
-        parameter['$ref'] ? document['components']['parameters'][(parameter['$ref'] as string).split('/').pop()!] : parameter,
+        parameter['$ref']
+          ? document['components']['parameters'][(parameter['$ref'] as string).split('/').pop()!]
+          : parameter,
       );
       const key = parameters.find((parameter) => parameter['name'] === 'Idempotency-Key');
       const idempotency = key ? (key['required'] ? 'required' : 'optional') : 'none';
-      const list = Boolean(operation['responses']?.['200']?.['content']?.['application/json']?.['schema']?.['properties']?.['next_cursor']);
+      const list = Boolean(
+        operation['responses']?.['200']?.['content']?.['application/json']?.['schema']?.['properties']?.['next_cursor'],
+      );
       const auth = credentialOf(operation['security']);
-      lines.push(`  ${operation['operationId']}: { method: '${method.toUpperCase()}', path: '${path}', idempotency: '${idempotency}', list: ${list}, auth: '${auth}' },`);
+      lines.push(
+        `  ${operation['operationId']}: { method: '${method.toUpperCase()}', path: '${path}', idempotency: '${idempotency}', list: ${list}, auth: '${auth}' },`,
+      );
     }
   }
   return [
@@ -95,14 +101,17 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
   if (process.argv.includes('--check')) {
     const stale = await staleFiles(document);
     if (stale.length > 0) {
-      process.stderr.write(`clients/typescript is stale (${stale.join(', ')}): run ./run sdk:generate and commit the result\n`);
+      process.stderr.write(
+        `clients/typescript is stale (${stale.join(', ')}): run ./run sdk:generate and commit the result\n`,
+      );
       process.exitCode = 1;
     } else {
       process.stdout.write('clients/typescript is up to date\n');
     }
   } else {
     await mkdir(generated_dir, { recursive: true });
-    for (const [file, contents] of Object.entries(await generatedFiles(document))) await writeFile(join(generated_dir, file), contents);
+    for (const [file, contents] of Object.entries(await generatedFiles(document)))
+      await writeFile(join(generated_dir, file), contents);
     process.stdout.write(`generated ${FILES.join(', ')} in ${generated_dir}\n`);
   }
 }

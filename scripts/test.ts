@@ -25,7 +25,15 @@ interface ShardResult {
 }
 
 function runShard(shard: number): Promise<ShardResult> {
-  const args = ['--test', '--test-isolation=none', '--test-force-exit', '--test-timeout=120000', '--test-reporter=spec', `--test-shard=${shard}/${shards}`, ...(files.length ? files : DEFAULT_FILES)];
+  const args = [
+    '--test',
+    '--test-isolation=none',
+    '--test-force-exit',
+    '--test-timeout=120000',
+    '--test-reporter=spec',
+    `--test-shard=${shard}/${shards}`,
+    ...(files.length ? files : DEFAULT_FILES),
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env });
   const counts = new Map<string, number>();
   const prefix = shards > 1 ? `[${shard}/${shards}] ` : '';
@@ -48,5 +56,6 @@ const seconds = ((performance.now() - started) / 1000).toFixed(1);
 process.stdout.write(
   `\n${shards} shard(s), ${seconds} s: tests ${total('tests')}, pass ${total('pass')}, fail ${total('fail')}, cancelled ${total('cancelled')}, skipped ${total('skipped')}, todo ${total('todo')}\n`,
 );
-for (const result of failed) process.stdout.write(`shard ${result.shard}/${shards} failed (exit code ${result.code})\n`);
+for (const result of failed)
+  process.stdout.write(`shard ${result.shard}/${shards} failed (exit code ${result.code})\n`);
 process.exitCode = failed.length ? 1 : 0;

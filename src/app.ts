@@ -100,10 +100,18 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const db = database.db;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? pino({ level: config.log_level });
-  database.logConnectionErrors((error) => logger.warn({ err: error }, 'a database connection was lost outside a query; the pool replaces it'));
+  database.logConnectionErrors((error) =>
+    logger.warn({ err: error }, 'a database connection was lost outside a query; the pool replaces it'),
+  );
   const limiter: RateLimiter = config.redis_url
-    ? new RedisRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second }, config.redis_url, (error) =>
-        logger.warn({ err: error }, 'rate-limit store unavailable; the in-process limiter takes over until Redis answers again'),
+    ? new RedisRateLimiter(
+        { live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second },
+        config.redis_url,
+        (error) =>
+          logger.warn(
+            { err: error },
+            'rate-limit store unavailable; the in-process limiter takes over until Redis answers again',
+          ),
         { timeout_ms: config.redis_timeout_ms },
       )
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
@@ -130,14 +138,27 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const merchants = await merchantsModule.start(context, { webhooks: webhooks.setup });
   const liquidity = await liquidityModule.start(context, { ledger: ledger.ledger });
   const fx = await fxModule.start(context, {});
-  const payments = await paymentsModule.start(context, { ledger: ledger.ledger, validator: validators.validator, quote_locks: fx.quote_locks, banks: reference.banks });
+  const payments = await paymentsModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+    quote_locks: fx.quote_locks,
+    banks: reference.banks,
+  });
   const checkout = await checkoutModule.start(context, { payments: payments.deps, banks: reference.banks });
   const settlements = await settlementsModule.start(context, {});
-  const pending_funds = await pendingFundsModule.start(context, { ledger: ledger.ledger, validator: validators.validator });
+  const pending_funds = await pendingFundsModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+  });
   const balance = await balanceModule.start(context, { ledger: ledger.ledger });
   const buy_orders = await buyOrdersModule.start(context, {});
   const disputes = await disputesModule.start(context, { ledger: ledger.ledger });
-  const sell_orders = await sellOrdersModule.start(context, { ledger: ledger.ledger, validator: validators.validator, banks: reference.banks, on_cash_leg_failure: disputes.on_cash_leg_failure });
+  const sell_orders = await sellOrdersModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+    banks: reference.banks,
+    on_cash_leg_failure: disputes.on_cash_leg_failure,
+  });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
   const sandbox = await sandboxModule.start(context, {});
   const archival = await archivalModule.start(context, {});
@@ -156,9 +177,35 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   // In the order their routes appear in the OpenAPI document.
-  const modules: ModuleParts[] = [merchants, liquidity, ledger, pending_funds, balance, reference, webhooks, sandbox, checkout, settlements, fx, sell_orders, buy_orders, disputes, payouts, payments, dashboard, events, validators, audit, archival, reconciliation];
+  const modules: ModuleParts[] = [
+    merchants,
+    liquidity,
+    ledger,
+    pending_funds,
+    balance,
+    reference,
+    webhooks,
+    sandbox,
+    checkout,
+    settlements,
+    fx,
+    sell_orders,
+    buy_orders,
+    disputes,
+    payouts,
+    payments,
+    dashboard,
+    events,
+    validators,
+    audit,
+    archival,
+    reconciliation,
+  ];
   const shared_schemas: TSchema[] = modules.flatMap((module) => module.schemas?.shared ?? []);
-  const document_schemas: Record<string, TSchema> = Object.assign({}, ...modules.map((module) => module.schemas?.document ?? {}));
+  const document_schemas: Record<string, TSchema> = Object.assign(
+    {},
+    ...modules.map((module) => module.schemas?.document ?? {}),
+  );
 
   const app = await createServer({
     config,
@@ -167,7 +214,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     metrics: metrics.registry,
     readiness: async () => {
       await ping(db);
-      return Object.assign({ database: { ok: true } }, ...modules.map((module) => module.readiness?.() ?? {}), limiter.health ? { rate_limit: limiter.health() } : {});
+      return Object.assign(
+        { database: { ok: true } },
+        ...modules.map((module) => module.readiness?.() ?? {}),
+        limiter.health ? { rate_limit: limiter.health() } : {},
+      );
     },
     shared_schemas,
     upload: { file_max_bytes: config.proof_max_bytes, csrfTokenFor },
@@ -179,10 +230,14 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   for (const module of modules) for (const job of module.jobs ?? []) scheduler.add(job);
-  scheduler.add({ name: 'idempotency-purge', interval_ms: 3600_000, run: async () => {
-    await purgeExpiredIdempotencyKeys(db, clock);
-    return 0;
-  } });
+  scheduler.add({
+    name: 'idempotency-purge',
+    interval_ms: 3600_000,
+    run: async () => {
+      await purgeExpiredIdempotencyKeys(db, clock);
+      return 0;
+    },
+  });
 
   return {
     config,
@@ -196,7 +251,12 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     verdicts: payments.verdicts,
     validator: validators.validator,
     ledger: ledger.ledger,
-    payouts: { sell_orders: sell_orders.deps, buy_orders: buy_orders.deps, disputes: disputes.deps, matcher: payouts.matcher },
+    payouts: {
+      sell_orders: sell_orders.deps,
+      buy_orders: buy_orders.deps,
+      disputes: disputes.deps,
+      matcher: payouts.matcher,
+    },
     balance: balance.deps,
     merchants: merchants.deps,
     webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },

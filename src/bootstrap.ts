@@ -16,14 +16,57 @@ export async function bootstrapDemo(application: Application): Promise<DemoMerch
   if ((await countMerchants(db)) > 0) return null;
   const demo = await createMerchant(application.merchants, { name: 'Demo Merchant' });
   const sellers = [
-    { currency: 'THB', payment_method: 'promptpay', display_name: 'Demo Seller Bangkok', liquidity_minor: 100_000_000, rate: '35.00', promptpay_id: '0812345678' },
-    { currency: 'THB', payment_method: 'bank_transfer', display_name: 'Demo Seller KBank', liquidity_minor: 100_000_000, rate: '35.05', bank: { code: '004', account_number: '1234567890', account_name: 'Demo Seller Co., Ltd.' } },
-    { currency: 'AUD', payment_method: 'payid', display_name: 'Demo Seller Sydney', liquidity_minor: 10_000_000, rate: '1.52', payid: 'payments@demo-seller.example' },
-    { currency: 'AUD', payment_method: 'bank_transfer', display_name: 'Demo Seller Melbourne', liquidity_minor: 10_000_000, rate: '1.52', bank: { code: '062-000', account_number: '12345678', account_name: 'Demo Seller Pty Ltd' } },
-    { currency: 'USD', payment_method: 'bank_transfer', display_name: 'Demo Seller New York', liquidity_minor: 10_000_000, rate: '1.00', bank: { code: '026009593', account_number: '000123456789', account_name: 'Demo Seller LLC' } },
-    { currency: 'SGD', payment_method: 'bank_transfer', display_name: 'Demo Seller Singapore', liquidity_minor: 10_000_000, rate: '1.34', bank: { code: '7171', account_number: '0123456789', account_name: 'Demo Seller Pte Ltd' } },
+    {
+      currency: 'THB',
+      payment_method: 'promptpay',
+      display_name: 'Demo Seller Bangkok',
+      liquidity_minor: 100_000_000,
+      rate: '35.00',
+      promptpay_id: '0812345678',
+    },
+    {
+      currency: 'THB',
+      payment_method: 'bank_transfer',
+      display_name: 'Demo Seller KBank',
+      liquidity_minor: 100_000_000,
+      rate: '35.05',
+      bank: { code: '004', account_number: '1234567890', account_name: 'Demo Seller Co., Ltd.' },
+    },
+    {
+      currency: 'AUD',
+      payment_method: 'payid',
+      display_name: 'Demo Seller Sydney',
+      liquidity_minor: 10_000_000,
+      rate: '1.52',
+      payid: 'payments@demo-seller.example',
+    },
+    {
+      currency: 'AUD',
+      payment_method: 'bank_transfer',
+      display_name: 'Demo Seller Melbourne',
+      liquidity_minor: 10_000_000,
+      rate: '1.52',
+      bank: { code: '062-000', account_number: '12345678', account_name: 'Demo Seller Pty Ltd' },
+    },
+    {
+      currency: 'USD',
+      payment_method: 'bank_transfer',
+      display_name: 'Demo Seller New York',
+      liquidity_minor: 10_000_000,
+      rate: '1.00',
+      bank: { code: '026009593', account_number: '000123456789', account_name: 'Demo Seller LLC' },
+    },
+    {
+      currency: 'SGD',
+      payment_method: 'bank_transfer',
+      display_name: 'Demo Seller Singapore',
+      liquidity_minor: 10_000_000,
+      rate: '1.34',
+      bank: { code: '7171', account_number: '0123456789', account_name: 'Demo Seller Pte Ltd' },
+    },
   ] as const;
-  for (const seller of sellers) await createSeller(db, application.clock, seller, createSellerFunding(application.ledger));
+  for (const seller of sellers)
+    await createSeller(db, application.clock, seller, createSellerFunding(application.ledger));
   return { ...demo, dashboard: await bootstrapDashboardDemo(application, demo.merchant.id) };
 }
 
@@ -43,11 +86,21 @@ export function firstStartBanner(application: Application, demo: DemoMerchant | 
       `  webhook secret: ${demo.webhook_secret}`,
     );
     if (demo.dashboard) {
-      lines.push(`Dashboard: ${demo.dashboard.sign_in_url}`, `  email:          ${demo.dashboard.email}`, `  password:       ${demo.dashboard.password}`);
+      lines.push(
+        `Dashboard: ${demo.dashboard.sign_in_url}`,
+        `  email:          ${demo.dashboard.email}`,
+        `  password:       ${demo.dashboard.password}`,
+      );
     }
   }
   const mint_source = application.config.ledger_mint_source_account;
-  lines.push(`Payout mint source (LEDGER_MINT_SOURCE_ACCOUNT): live:issuance:${mint_source}, sandbox:issuance:${mint_source}`);
-  lines.push('', `Try: curl -s -X POST ${application.config.public_base_url}/v1/trades -H "X-API-Key: ${demo?.api_keys.live ?? '<live key>'}" -H 'Content-Type: application/json' -d '{"order_id":"order-1","amount":"100.00","currency":"THB","return_url":"https://shop.example/return"}'`, '');
+  lines.push(
+    `Payout mint source (LEDGER_MINT_SOURCE_ACCOUNT): live:issuance:${mint_source}, sandbox:issuance:${mint_source}`,
+  );
+  lines.push(
+    '',
+    `Try: curl -s -X POST ${application.config.public_base_url}/v1/trades -H "X-API-Key: ${demo?.api_keys.live ?? '<live key>'}" -H 'Content-Type: application/json' -d '{"order_id":"order-1","amount":"100.00","currency":"THB","return_url":"https://shop.example/return"}'`,
+    '',
+  );
   return lines.join('\n');
 }

@@ -149,8 +149,13 @@ function url(env: Env, name: string, protocols: readonly string[]): string | und
 function secretsKey(env: Env, name: string): string | undefined {
   const raw = read(env, name);
   if (raw === undefined) return undefined;
-  const bytes = /^[0-9a-fA-F]{64}$/.test(raw) ? 32 : /^[A-Za-z0-9+/]{43}=?$/.test(raw) ? Buffer.from(raw, 'base64').length : 0;
-  if (bytes !== 32) throw new ConfigError(`${name} must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -base64 32)`);
+  const bytes = /^[0-9a-fA-F]{64}$/.test(raw)
+    ? 32
+    : /^[A-Za-z0-9+/]{43}=?$/.test(raw)
+      ? Buffer.from(raw, 'base64').length
+      : 0;
+  if (bytes !== 32)
+    throw new ConfigError(`${name} must be 32 bytes as 64 hex digits or base64 (e.g. openssl rand -base64 32)`);
   return raw;
 }
 
@@ -164,7 +169,8 @@ function secret(env: Env, name: string, min_length: number): string | undefined 
 
 function corsOrigins(env: Env, port: number, public_base_url: string): string[] {
   const raw = read(env, 'CORS_ALLOWED_ORIGINS');
-  if (raw === undefined) return [...new Set([new URL(public_base_url).origin, `http://127.0.0.1:${port}`, `http://localhost:${port}`])];
+  if (raw === undefined)
+    return [...new Set([new URL(public_base_url).origin, `http://127.0.0.1:${port}`, `http://localhost:${port}`])];
   if (raw === '*') return ['*'];
   return raw.split(',').map((part) => {
     const origin = part.trim();
@@ -172,9 +178,12 @@ function corsOrigins(env: Env, port: number, public_base_url: string): string[] 
     try {
       parsed = new URL(origin);
     } catch {
-      throw new ConfigError(`CORS_ALLOWED_ORIGINS must be * or comma-separated origins like https://shop.example, got "${origin}"`);
+      throw new ConfigError(
+        `CORS_ALLOWED_ORIGINS must be * or comma-separated origins like https://shop.example, got "${origin}"`,
+      );
     }
-    if (parsed.origin !== origin.replace(/\/+$/, '')) throw new ConfigError(`CORS_ALLOWED_ORIGINS entries must be origins (scheme://host[:port]), got "${origin}"`);
+    if (parsed.origin !== origin.replace(/\/+$/, ''))
+      throw new ConfigError(`CORS_ALLOWED_ORIGINS entries must be origins (scheme://host[:port]), got "${origin}"`);
     return parsed.origin;
   });
 }
@@ -192,7 +201,9 @@ function trustProxy(env: Env): false | string[] {
     const family = address ? isIP(address) : 0;
     const bits_ok = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
     if (family === 0 || !bits_ok || rest.length > 0) {
-      throw new ConfigError(`TRUST_PROXY must be false or comma-separated addresses, CIDR ranges or "loopback", got "${entry}"`);
+      throw new ConfigError(
+        `TRUST_PROXY must be false or comma-separated addresses, CIDR ranges or "loopback", got "${entry}"`,
+      );
     }
     return entry;
   });
@@ -221,7 +232,10 @@ export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const roles_raw = read(env, 'ROLES');
   const roles = new Set<Role>();
-  for (const part of (roles_raw ?? ALL_ROLES.join(',')).split(',').map((r) => r.trim()).filter(Boolean)) {
+  for (const part of (roles_raw ?? ALL_ROLES.join(','))
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean)) {
     if (!(ALL_ROLES as readonly string[]).includes(part)) {
       throw new ConfigError(`ROLES must be a comma-separated subset of ${ALL_ROLES.join(',')}, got "${roles_raw}"`);
     }
@@ -229,19 +243,27 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if (roles.size === 0) throw new ConfigError('ROLES must name at least one role');
 
-  const receipt_validator = oneOf(env, 'RECEIPT_VALIDATOR', ['slip_qr', 'null_validator', 'easyslip'] as const, 'slip_qr');
+  const receipt_validator = oneOf(
+    env,
+    'RECEIPT_VALIDATOR',
+    ['slip_qr', 'null_validator', 'easyslip'] as const,
+    'slip_qr',
+  );
   const easyslip_base_url = url(env, 'EASYSLIP_BASE_URL', ['http:', 'https:']);
   const easyslip_api_key = read(env, 'EASYSLIP_API_KEY');
   if (receipt_validator === 'easyslip' && (!easyslip_base_url || !easyslip_api_key)) {
     throw new ConfigError('RECEIPT_VALIDATOR=easyslip needs EASYSLIP_BASE_URL and EASYSLIP_API_KEY');
   }
   const entry_fee = read(env, 'BALANCE_ENTRY_FEE_USD') ?? '25.00';
-  if (!/^\d+(\.\d{1,2})?$/.test(entry_fee)) throw new ConfigError(`BALANCE_ENTRY_FEE_USD must be a decimal like 25.00, got "${entry_fee}"`);
+  if (!/^\d+(\.\d{1,2})?$/.test(entry_fee))
+    throw new ConfigError(`BALANCE_ENTRY_FEE_USD must be a decimal like 25.00, got "${entry_fee}"`);
 
   const http_headers_timeout_ms = integer(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000);
   const http_request_timeout_ms = integer(env, 'HTTP_REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
   if (http_headers_timeout_ms > http_request_timeout_ms) {
-    throw new ConfigError(`HTTP_HEADERS_TIMEOUT_MS (${http_headers_timeout_ms}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${http_request_timeout_ms})`);
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS (${http_headers_timeout_ms}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${http_request_timeout_ms})`,
+    );
   }
 
   return {
@@ -296,7 +318,11 @@ export function loadConfig(env: Env = process.env): Config {
     settlement_fee_bps: integer(env, 'SETTLEMENT_FEE_BPS', 150, 0, 10_000),
     settlement_interval_seconds: integer(env, 'SETTLEMENT_INTERVAL_SECONDS', 3600, 1, 7 * 24 * 3600),
     worker_poll_interval_ms: integer(env, 'WORKER_POLL_INTERVAL_MS', 1000, 10, 60_000),
-    cors_allowed_origins: corsOrigins(env, port, url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`),
+    cors_allowed_origins: corsOrigins(
+      env,
+      port,
+      url(env, 'PUBLIC_BASE_URL', ['http:', 'https:']) ?? `http://localhost:${port}`,
+    ),
 
     db_statement_timeout_ms: integer(env, 'DB_STATEMENT_TIMEOUT_MS', 5_000, 100, 3_600_000),
     db_lock_timeout_ms: integer(env, 'DB_LOCK_TIMEOUT_MS', 3_000, 10, 3_600_000),

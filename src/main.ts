@@ -36,20 +36,30 @@ async function main(): Promise<void> {
   }
 
   // Migrations run without the service's statement and lock timeouts (a long backfill, a wait on another starter's lock).
-  const migrations = config.database_url ? await openDatabase({ database_url: config.database_url, data_dir: config.data_dir }) : undefined;
+  const migrations = config.database_url
+    ? await openDatabase({ database_url: config.database_url, data_dir: config.data_dir })
+    : undefined;
   const database = await openDatabase({ ...config, timeouts: databaseTimeouts(config) });
   const { applied, grants } = await migrateAsOwner(config, migrations ?? database).finally(() => migrations?.close());
   const application = await createApplication({ config, database });
   const log = application.logger;
   if (applied.length) log.info({ migrations: applied }, 'migrations applied');
-  if (grants) log.info({ role: grants.role, tables: grants.tables, append_only: grants.append_only }, 'least-privilege grants applied to the service role');
+  if (grants)
+    log.info(
+      { role: grants.role, tables: grants.tables, append_only: grants.append_only },
+      'least-privilege grants applied to the service role',
+    );
 
   const banner = firstStartBanner(application, await bootstrapDemo(application));
   if (banner) process.stdout.write(`${deliverBanner(banner, config)}\n`);
   if (config.receipt_validator === 'null_validator') {
-    log.warn('RECEIPT_VALIDATOR=null_validator approves every live proof of payment without checking it; set RECEIPT_VALIDATOR=easyslip where slips are not verified elsewhere');
+    log.warn(
+      'RECEIPT_VALIDATOR=null_validator approves every live proof of payment without checking it; set RECEIPT_VALIDATOR=easyslip where slips are not verified elsewhere',
+    );
   } else if (config.receipt_validator === 'slip_qr') {
-    log.warn('RECEIPT_VALIDATOR=slip_qr accepts THB slips with a new slip-verification QR without checking their amount or payee (RECEIPT_VALIDATOR=easyslip checks both); other rails use null_validator');
+    log.warn(
+      'RECEIPT_VALIDATOR=slip_qr accepts THB slips with a new slip-verification QR without checking their amount or payee (RECEIPT_VALIDATOR=easyslip checks both); other rails use null_validator',
+    );
   }
 
   if (config.roles.has('worker')) application.scheduler.start();

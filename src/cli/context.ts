@@ -12,7 +12,11 @@ export interface CliContext {
   /** Prints a result: JSON with --json, else a readable form. */
   print(value: unknown, human?: string): void;
   /** Calls the server; throws CliError with the server's error code on non-2xx. */
-  request(method: string, path: string, options?: { body?: unknown; auth?: 'admin' | 'key' | 'none'; headers?: Record<string, string> }): Promise<{ status: number; body: any; headers: Headers }>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; auth?: 'admin' | 'key' | 'none'; headers?: Record<string, string> },
+  ): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 export class CliError extends Error {

@@ -29,19 +29,28 @@ function usage(groups: Map<string, CommandGroup>): string {
     '',
     'Commands (`mpay help <command>` or `mpay <command> --help` for one):',
   ];
-  for (const [name, group] of groups) lines.push(`  ${name.padEnd(12)} ${group.summary}`, `  ${''.padEnd(12)} ${group.usage}`);
+  for (const [name, group] of groups)
+    lines.push(`  ${name.padEnd(12)} ${group.summary}`, `  ${''.padEnd(12)} ${group.usage}`);
   return lines.join('\n');
 }
 
 /** One command's help: its summary and usage, one alternative per line. */
 function commandHelp(name: string, group: CommandGroup): string {
   const usage = group.usage.split(' | ').join('\n    | ');
-  return [`mpay ${name}: ${group.summary}`, '', 'Usage:', `  ${usage}`, '', 'Global options (anywhere on the line): --url, --admin-token, --api-key, --json. `mpay --help` lists every command.'].join('\n');
+  return [
+    `mpay ${name}: ${group.summary}`,
+    '',
+    'Usage:',
+    `  ${usage}`,
+    '',
+    'Global options (anywhere on the line): --url, --admin-token, --api-key, --json. `mpay --help` lists every command.',
+  ].join('\n');
 }
 
 async function packageVersion(): Promise<string> {
   const { readFile } = await import('node:fs/promises');
-  return (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  return (JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+    .version;
 }
 
 /** Where a run's output goes and the environment it reads: the process's own unless a caller (a test) passes others. */
@@ -54,7 +63,13 @@ export interface CliIo {
 const PROCESS_IO: CliIo = { stdout: process.stdout, stderr: process.stderr, env: process.env };
 
 export function createContext(
-  options: { url: string; admin_token?: string | undefined; api_key?: string | undefined; json: boolean; actor_user_id?: string },
+  options: {
+    url: string;
+    admin_token?: string | undefined;
+    api_key?: string | undefined;
+    json: boolean;
+    actor_user_id?: string;
+  },
   io: CliIo = PROCESS_IO,
 ): CliContext {
   const base = options.url.replace(/\/+$/, '');
@@ -85,7 +100,11 @@ export function createContext(
       if (request_options.body !== undefined) headers['content-type'] = 'application/json';
       let response: Response;
       try {
-        response = await fetch(`${base}${path}`, { method, headers, ...(request_options.body === undefined ? {} : { body: JSON.stringify(request_options.body) }) });
+        response = await fetch(`${base}${path}`, {
+          method,
+          headers,
+          ...(request_options.body === undefined ? {} : { body: JSON.stringify(request_options.body) }),
+        });
       } catch (error) {
         throw new CliError(`cannot reach ${base}: ${(error as Error).message}`, 3);
       }
@@ -98,7 +117,9 @@ export function createContext(
       }
       if (!response.ok) {
         const error = body?.error;
-        throw new CliError(`${method} ${path} -> ${response.status} ${error?.code ?? ''} ${error?.message ?? text}`.trim());
+        throw new CliError(
+          `${method} ${path} -> ${response.status} ${error?.code ?? ''} ${error?.message ?? text}`.trim(),
+        );
       }
       return { status: response.status, body, headers: response.headers };
     },
@@ -158,7 +179,8 @@ export async function main(argv: string[], io: CliIo = PROCESS_IO): Promise<numb
     }
     // Not a usage error: a bug or an unexpected failure. The message, and the stack only when asked for.
     const message = cause instanceof Error ? cause.message : String(cause);
-    const stack = io.env['MPAY_DEBUG'] && cause instanceof Error ? `\n${cause.stack}` : ' (MPAY_DEBUG=1 shows the stack)';
+    const stack =
+      io.env['MPAY_DEBUG'] && cause instanceof Error ? `\n${cause.stack}` : ' (MPAY_DEBUG=1 shows the stack)';
     io.stderr.write(`${where}: unexpected error: ${message}${stack}\n`);
     return 1;
   }
@@ -222,12 +244,15 @@ async function runCommand(argv: string[], io: CliIo): Promise<number> {
     io.stdout.write(`${commandHelp(name, group)}\n`);
     return 0;
   }
-  const context = createContext({
-    url: values.url ?? io.env['MPAY_URL'] ?? `http://localhost:${io.env['PORT'] ?? 3000}`,
-    admin_token: values['admin-token'] ?? io.env['ADMIN_SERVICE_TOKEN'],
-    api_key: values['api-key'] ?? io.env['MPAY_API_KEY'],
-    json: values.json,
-  }, io);
+  const context = createContext(
+    {
+      url: values.url ?? io.env['MPAY_URL'] ?? `http://localhost:${io.env['PORT'] ?? 3000}`,
+      admin_token: values['admin-token'] ?? io.env['ADMIN_SERVICE_TOKEN'],
+      api_key: values['api-key'] ?? io.env['MPAY_API_KEY'],
+      json: values.json,
+    },
+    io,
+  );
   try {
     return await group.run(rest, context);
   } catch (error) {

@@ -1,4 +1,12 @@
-import type { CompiledQuery, DatabaseConnection, Dialect, Driver, QueryCompiler, QueryResult, TransactionSettings } from 'kysely';
+import type {
+  CompiledQuery,
+  DatabaseConnection,
+  Dialect,
+  Driver,
+  QueryCompiler,
+  QueryResult,
+  TransactionSettings,
+} from 'kysely';
 
 /**
  * Tells listeners, after the fact, that rows were inserted into a table and committed: the outbox's wake-up for the
@@ -131,11 +139,19 @@ class WatchingDriver implements Driver {
     await this.#inner.savepoint!((connection as WatchedConnection).inner, name, compile);
   }
 
-  async rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+  async rollbackToSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
     await this.#inner.rollbackToSavepoint!((connection as WatchedConnection).inner, name, compile);
   }
 
-  async releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler['compileQuery']): Promise<void> {
+  async releaseSavepoint(
+    connection: DatabaseConnection,
+    name: string,
+    compile: QueryCompiler['compileQuery'],
+  ): Promise<void> {
     await this.#inner.releaseSavepoint!((connection as WatchedConnection).inner, name, compile);
   }
 

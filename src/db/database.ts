@@ -54,7 +54,9 @@ export interface DatabaseTimeouts {
   pool_max: number;
 }
 
-export function databaseTimeouts(config: Pick<Config, 'db_statement_timeout_ms' | 'db_lock_timeout_ms' | 'db_pool_acquire_timeout_ms' | 'db_pool_max'>): DatabaseTimeouts {
+export function databaseTimeouts(
+  config: Pick<Config, 'db_statement_timeout_ms' | 'db_lock_timeout_ms' | 'db_pool_acquire_timeout_ms' | 'db_pool_max'>,
+): DatabaseTimeouts {
   return {
     statement_timeout_ms: config.db_statement_timeout_ms,
     lock_timeout_ms: config.db_lock_timeout_ms,
@@ -103,7 +105,12 @@ async function openPostgres(database_url: string, timeouts: DatabaseTimeouts | u
     },
   };
   // PreparingClient: the few hot reads registered in prepared.ts run as named prepared statements.
-  const pool = new pg.Pool({ connectionString: database_url, ...poolOptions(timeouts), types: types as never, Client: PreparingClient });
+  const pool = new pg.Pool({
+    connectionString: database_url,
+    ...poolOptions(timeouts),
+    types: types as never,
+    Client: PreparingClient,
+  });
   // An idle client's error reaches the pool's 'error' event; a checked-out client (between the queries of a
   // transaction) emits its own, which with no listener would crash the process: every client gets one for its life.
   let log = logConnectionError;

@@ -26,10 +26,17 @@ class DirectoryProvider implements MigrationProvider {
 
 /** Applies the pending migrations, then the changed SQL files; returns their names. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new DirectoryProvider(), migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+  const migrator = new Migrator({
+    db,
+    provider: new DirectoryProvider(),
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
-  const migrations = (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);
+  const migrations = (results ?? [])
+    .filter((result) => result.status === 'Success')
+    .map((result) => result.migrationName);
   return [...migrations, ...(await applySqlFiles(db))];
 }
 
@@ -43,7 +50,12 @@ export async function runStatements(db: Kysely<unknown>, ddl: string): Promise<v
  * schema before it).
  */
 export async function migrateTo(db: Db, name: string): Promise<void> {
-  const migrator = new Migrator({ db, provider: new DirectoryProvider(), migrationTableName: 'schema_migrations', migrationLockTableName: 'schema_migrations_lock' });
+  const migrator = new Migrator({
+    db,
+    provider: new DirectoryProvider(),
+    migrationTableName: 'schema_migrations',
+    migrationLockTableName: 'schema_migrations_lock',
+  });
   const { error } = await migrator.migrateTo(name);
   if (error) throw error instanceof Error ? error : new Error(String(error));
 }

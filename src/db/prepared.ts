@@ -17,7 +17,8 @@ const names = new Map<string, string>();
 
 function register(text: string): void {
   if (names.has(text)) return;
-  if (names.size >= MAX_PREPARED_STATEMENTS) throw new Error(`more than ${MAX_PREPARED_STATEMENTS} prepared statements: each lives in every pooled connection`);
+  if (names.size >= MAX_PREPARED_STATEMENTS)
+    throw new Error(`more than ${MAX_PREPARED_STATEMENTS} prepared statements: each lives in every pooled connection`);
   names.set(text, `mpay_prepared_${names.size + 1}`);
 }
 
@@ -33,7 +34,8 @@ export class PreparingClient extends pg.Client {
     const result: unknown = name ? call.call(this, { name, text, values }) : call.apply(this, args);
     // A query the client gave up on (query_timeout: the server stopped answering) leaves the connection mid-protocol:
     // its socket is closed, so the pool drops the connection instead of handing it out again.
-    if (result instanceof Promise) result.catch((error: unknown) => (error as Error)?.message === 'Query read timeout' && this.#abandon());
+    if (result instanceof Promise)
+      result.catch((error: unknown) => (error as Error)?.message === 'Query read timeout' && this.#abandon());
     return result as never;
   }
 
@@ -56,7 +58,10 @@ export function preparedQuery<Row, Parameters extends unknown[]>(
   return async (executor: Executor, ...parameters: Parameters): Promise<Row[]> => {
     if (!compiled) {
       const first = build(executor).compile();
-      if (first.parameters.length !== parameters.length) throw new Error(`a prepared query is run with all of its parameters: ${first.parameters.length} in its SQL, ${parameters.length} given`);
+      if (first.parameters.length !== parameters.length)
+        throw new Error(
+          `a prepared query is run with all of its parameters: ${first.parameters.length} in its SQL, ${parameters.length} given`,
+        );
       register(first.sql);
       if (options.writes) declareWrites(first.sql, options.writes);
       compiled = first;

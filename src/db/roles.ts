@@ -4,7 +4,12 @@ import { openDatabase, type Db, type DatabaseHandle } from './database.ts';
 import { migrateToLatest } from './migrate.ts';
 
 /** Bookkeeping the service reads and never writes. */
-const READ_ONLY_TABLES = new Set(['schema_migrations', 'schema_migrations_lock', 'schema_sql_files', 'append_only_tables']);
+const READ_ONLY_TABLES = new Set([
+  'schema_migrations',
+  'schema_migrations_lock',
+  'schema_sql_files',
+  'append_only_tables',
+]);
 
 export interface GrantReport {
   role: string;
@@ -19,9 +24,18 @@ export interface GrantReport {
  * drop or disable the triggers either).
  */
 export async function grantServiceRole(owner: Db, role: string): Promise<GrantReport> {
-  const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(owner)).rows[0]?.schema ?? 'public';
-  const tables = (await sql<{ name: string }>`select tablename as name from pg_tables where schemaname = current_schema() order by tablename`.execute(owner)).rows.map((row) => row.name);
-  const append_only = new Set((await sql<{ table_name: string }>`select table_name from append_only_tables`.execute(owner)).rows.map((row) => row.table_name));
+  const schema =
+    (await sql<{ schema: string }>`select current_schema() as schema`.execute(owner)).rows[0]?.schema ?? 'public';
+  const tables = (
+    await sql<{
+      name: string;
+    }>`select tablename as name from pg_tables where schemaname = current_schema() order by tablename`.execute(owner)
+  ).rows.map((row) => row.name);
+  const append_only = new Set(
+    (await sql<{ table_name: string }>`select table_name from append_only_tables`.execute(owner)).rows.map(
+      (row) => row.table_name,
+    ),
+  );
   const grantee = sql.id(role);
   await owner.transaction().execute(async (trx) => {
     await sql`grant usage on schema ${sql.id(schema)} to ${grantee}`.execute(trx);
@@ -41,7 +55,10 @@ export async function grantServiceRole(owner: Db, role: string): Promise<GrantRe
  * Migrations run as the tables' owner (DATABASE_OWNER_URL, else DATABASE_URL; the same handle on PGlite). When the
  * service connects as another role, the owner then grants that role what it needs and no more.
  */
-export async function migrateAsOwner(config: Pick<Config, 'database_url' | 'database_owner_url' | 'data_dir'>, service: DatabaseHandle): Promise<{ applied: string[]; grants?: GrantReport }> {
+export async function migrateAsOwner(
+  config: Pick<Config, 'database_url' | 'database_owner_url' | 'data_dir'>,
+  service: DatabaseHandle,
+): Promise<{ applied: string[]; grants?: GrantReport }> {
   if (service.kind !== 'postgres' || !config.database_owner_url || config.database_owner_url === config.database_url) {
     return { applied: await migrateToLatest(service.db) };
   }

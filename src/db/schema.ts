@@ -39,4 +39,23 @@ export interface CoreTables {
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
-export interface Database extends CoreTables, PaymentTables, SettlementTables, FxTables, WebhookTables, LedgerTables, PendingFundsTables, BalanceTables, SellOrderTables, BuyOrderTables, DisputeTables, DashboardTables, LiquidityTables, ReferenceTables, AuditTables, ArchiveTables, MerchantTables, EventTables, SlipTables {}
+export interface Database
+  extends CoreTables,
+    PaymentTables,
+    SettlementTables,
+    FxTables,
+    WebhookTables,
+    LedgerTables,
+    PendingFundsTables,
+    BalanceTables,
+    SellOrderTables,
+    BuyOrderTables,
+    DisputeTables,
+    DashboardTables,
+    LiquidityTables,
+    ReferenceTables,
+    AuditTables,
+    ArchiveTables,
+    MerchantTables,
+    EventTables,
+    SlipTables {}

@@ -13,7 +13,16 @@
  * test files starting together build them once and never see a half-built one.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -82,8 +91,13 @@ export function schemaHash(): string {
   const db_dir = fileURLToPath(new URL('./', import.meta.url));
   const migrations_dir = join(db_dir, 'migrations');
   const files = [
-    ...readdirSync(migrations_dir).sort().map((name) => join(migrations_dir, name)),
-    ...readdirSync(db_dir).filter((name) => name.endsWith('.ts')).sort().map((name) => join(db_dir, name)),
+    ...readdirSync(migrations_dir)
+      .sort()
+      .map((name) => join(migrations_dir, name)),
+    ...readdirSync(db_dir)
+      .filter((name) => name.endsWith('.ts'))
+      .sort()
+      .map((name) => join(db_dir, name)),
     fileURLToPath(new URL('../modules/reference/thai-banks.csv', import.meta.url)),
     ...sqlFiles().map((name) => fileURLToPath(new URL(`../${name}`, import.meta.url))),
   ];

@@ -13,7 +13,11 @@ export async function readSettings(trx: Trx, options: { lock: boolean }): Promis
 
 /** Stores `value` under `key` unless a value is already there (another process may win the race); returns the stored one. */
 export async function keepSetting(executor: Executor | Trx, key: string, value: string): Promise<string> {
-  await executor.insertInto('settings').values({ key, value }).onConflict((c) => c.column('key').doNothing()).execute();
+  await executor
+    .insertInto('settings')
+    .values({ key, value })
+    .onConflict((c) => c.column('key').doNothing())
+    .execute();
   const winner = await executor.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow();
   return winner.value;
 }

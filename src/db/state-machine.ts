@@ -4,7 +4,9 @@ import type { Trx } from './database.ts';
 import type { Database } from './schema.ts';
 
 /** Tables whose rows carry an `id` and a `status`: the ones a state machine can drive. */
-export type StatusTable = { [T in keyof Database]: Selectable<Database[T]> extends { id: string; status: string } ? T : never }[keyof Database];
+export type StatusTable = {
+  [T in keyof Database]: Selectable<Database[T]> extends { id: string; status: string } ? T : never;
+}[keyof Database];
 
 type Column<T extends StatusTable> = keyof Selectable<Database[T]> & string;
 type StatusOf<T extends StatusTable> = Selectable<Database[T]> extends { status: infer S extends string } ? S : never;
@@ -32,7 +34,8 @@ export interface StateMachine<T extends StatusTable> {
 
 export const defineStateMachine = <T extends StatusTable>(machine: StateMachine<T>): StateMachine<T> => machine;
 
-export const canMove = <T extends StatusTable>(machine: StateMachine<T>, from: StatusOf<T>, to: StatusOf<T>): boolean => machine.moves[from].includes(to);
+export const canMove = <T extends StatusTable>(machine: StateMachine<T>, from: StatusOf<T>, to: StatusOf<T>): boolean =>
+  machine.moves[from].includes(to);
 
 /**
  * Applies one move inside the caller's transaction with `UPDATE ... WHERE id = <id> AND status = <from>`, so a
@@ -47,7 +50,10 @@ export async function moveStatus<T extends StatusTable>(
   patch: MovePatch<T> = {} as MovePatch<T>,
 ): Promise<Selectable<Database[T]>> {
   if (!canMove(machine, row.status, to)) {
-    throw new AppError(machine.refused?.(row.status) ?? machine.conflict, `A ${row.status} ${machine.noun} cannot become ${to}`);
+    throw new AppError(
+      machine.refused?.(row.status) ?? machine.conflict,
+      `A ${row.status} ${machine.noun} cannot become ${to}`,
+    );
   }
   const stamp = to === row.status ? undefined : machine.entered_at[to];
   const set: Record<string, unknown> = { ...patch, status: to };
@@ -62,7 +68,8 @@ export async function moveStatus<T extends StatusTable>(
     .where('status', '=', row.status)
     .returningAll()
     .executeTakeFirst();
-  if (!updated) throw new AppError(machine.conflict, `${capitalise(machine.noun)} ${row.id} changed status concurrently`);
+  if (!updated)
+    throw new AppError(machine.conflict, `${capitalise(machine.noun)} ${row.id} changed status concurrently`);
   return updated as unknown as Selectable<Database[T]>;
 }
 
@@ -71,5 +78,11 @@ const capitalise = (text: string): string => text.charAt(0).toUpperCase() + text
 /** `moveStatus` bound to one machine: what a module exports as its own `transition`. */
 export const mover =
   <T extends StatusTable>(machine: StateMachine<T>) =>
-  (trx: Trx, row: { id: string; status: StatusOf<T> }, to: StatusOf<T>, at: Date, patch?: MovePatch<T>): Promise<Selectable<Database[T]>> =>
+  (
+    trx: Trx,
+    row: { id: string; status: StatusOf<T> },
+    to: StatusOf<T>,
+    at: Date,
+    patch?: MovePatch<T>,
+  ): Promise<Selectable<Database[T]>> =>
     moveStatus(trx, machine, row, to, at, patch);

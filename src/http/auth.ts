@@ -2,7 +2,19 @@ import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fast
 import { AppError } from '../lib/errors.ts';
 import type { Authenticator, MerchantScope, Principal } from './principal.ts';
 import { MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
-import { adminActorRequired, adminRoleRequired, liveKeysOnly, missingAdminToken, missingApiKey, missingInternalToken, missingMerchantCredential, rateLimited, roleMayNotMoveMoney, sandboxKeysOnly, tooManyFailedAuthentications } from './http-errors.ts';
+import {
+  adminActorRequired,
+  adminRoleRequired,
+  liveKeysOnly,
+  missingAdminToken,
+  missingApiKey,
+  missingInternalToken,
+  missingMerchantCredential,
+  rateLimited,
+  roleMayNotMoveMoney,
+  sandboxKeysOnly,
+  tooManyFailedAuthentications,
+} from './http-errors.ts';
 
 const SESSION_COOKIE = 'mpay_session';
 
@@ -35,7 +47,11 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
-async function authenticate(request: FastifyRequest, config: FastifyContextConfig, authenticator: Authenticator): Promise<Principal> {
+async function authenticate(
+  request: FastifyRequest,
+  config: FastifyContextConfig,
+  authenticator: Authenticator,
+): Promise<Principal> {
   const auth = config.auth ?? 'public';
   switch (auth) {
     case 'public':
@@ -86,7 +102,12 @@ async function authenticate(request: FastifyRequest, config: FastifyContextConfi
 }
 
 /** Authenticates every request by its route's `config.auth`, then charges the caller's rate-limit bucket. */
-export function installAuth(app: FastifyInstance, authenticator: Authenticator, limiter: RateLimiter, failed_auth_per_second = 5): void {
+export function installAuth(
+  app: FastifyInstance,
+  authenticator: Authenticator,
+  limiter: RateLimiter,
+  failed_auth_per_second = 5,
+): void {
   // Failed authentication per client address, in this process: once an address's budget of 401s is spent, its
   // requests are 429 before any credential is checked, so a guess that happens to be right is not revealed either.
   const failed_auth = new MemoryRateLimiter(limiter.limits);

@@ -50,7 +50,9 @@ export class RouteTable {
       '^' +
         url
           .split('/')
-          .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+          .map((segment) =>
+            segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+          )
           .join('/') +
         '/?$',
     );
@@ -79,8 +81,29 @@ export async function installConventions(app: FastifyInstance, options: Conventi
   await app.register(cors, {
     origin: any_origin ? true : [...options.cors_allowed_origins],
     methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'X-API-Key', 'Content-Type', 'Idempotency-Key', 'If-None-Match', 'X-Request-Id', 'X-Actor-User-Id', 'X-Actor-Role'],
-    exposedHeaders: ['X-Request-Id', 'RateLimit', 'RateLimit-Policy', 'Retry-After', 'Idempotent-Replayed', 'ETag', 'Deprecation', 'Sunset', 'Link', 'WWW-Authenticate', 'Allow'],
+    allowedHeaders: [
+      'Authorization',
+      'X-API-Key',
+      'Content-Type',
+      'Idempotency-Key',
+      'If-None-Match',
+      'X-Request-Id',
+      'X-Actor-User-Id',
+      'X-Actor-Role',
+    ],
+    exposedHeaders: [
+      'X-Request-Id',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Retry-After',
+      'Idempotent-Replayed',
+      'ETag',
+      'Deprecation',
+      'Sunset',
+      'Link',
+      'WWW-Authenticate',
+      'Allow',
+    ],
     maxAge: 600,
   });
 
@@ -91,7 +114,12 @@ export async function installConventions(app: FastifyInstance, options: Conventi
       if (challenge && !reply.hasHeader('www-authenticate')) reply.header('WWW-Authenticate', challenge);
       return payload;
     }
-    if (reply.statusCode !== 200 || request.method !== 'GET' || !hasEntityTag(request.method, request.routeOptions.url ?? '')) return payload;
+    if (
+      reply.statusCode !== 200 ||
+      request.method !== 'GET' ||
+      !hasEntityTag(request.method, request.routeOptions.url ?? '')
+    )
+      return payload;
     if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
     const tag = entityTag(payload);
     reply.header('ETag', tag);
@@ -107,7 +135,8 @@ export async function installConventions(app: FastifyInstance, options: Conventi
     threshold: COMPRESSION_THRESHOLD_BYTES,
     encodings: ['br', 'gzip'],
     // Event streams must flush as they go; images are compressed already.
-    customTypes: (type: string) => !/^(text\/event-stream|image\/)/.test(type) && /^(application\/(json|javascript)|text\/)/.test(type),
+    customTypes: (type: string) =>
+      !/^(text\/event-stream|image\/)/.test(type) && /^(application\/(json|javascript)|text\/)/.test(type),
   });
   return table;
 }

@@ -72,7 +72,10 @@ export function errorBody(code: ErrorCode, message: string, details: unknown[] =
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
 /** One error handler renders every failure: domain errors by their code, Fastify's own by kind, the rest as 500. */
-export function installErrorHandler(app: FastifyInstance, options: { allowedMethods?: (path: string) => string[] } = {}): void {
+export function installErrorHandler(
+  app: FastifyInstance,
+  options: { allowedMethods?: (path: string) => string[] } = {},
+): void {
   app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
     if (error instanceof AppError) {
       const status = ERROR_STATUS[error.code];
@@ -83,7 +86,15 @@ export function installErrorHandler(app: FastifyInstance, options: { allowedMeth
     if (fastify_error.validation) {
       const context = fastify_error.validationContext ?? 'body';
       const details = formatValidationIssues(fastify_error.validation, context);
-      return reply.status(400).send(errorBody('VALIDATION_ERROR', `Invalid request ${context}: ${details.map((detail) => detail.message).join('; ')}`, details));
+      return reply
+        .status(400)
+        .send(
+          errorBody(
+            'VALIDATION_ERROR',
+            `Invalid request ${context}: ${details.map((detail) => detail.message).join('; ')}`,
+            details,
+          ),
+        );
     }
     const status = fastify_error.statusCode ?? 500;
     if (status === 413 || fastify_error.code === 'FST_REQ_FILE_TOO_LARGE') {
@@ -98,7 +109,9 @@ export function installErrorHandler(app: FastifyInstance, options: { allowedMeth
     if (isDatabaseUnavailable(error)) {
       request.log.warn({ err: error }, 'database unavailable');
       reply.header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-      return reply.status(503).send(errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable or too slow right now; retry shortly'));
+      return reply
+        .status(503)
+        .send(errorBody('SERVICE_UNAVAILABLE', 'The database is unavailable or too slow right now; retry shortly'));
     }
     request.log.error({ err: error }, 'unhandled error');
     return reply.status(500).send(errorBody('INTERNAL', 'Internal server error'));
@@ -108,7 +121,15 @@ export function installErrorHandler(app: FastifyInstance, options: { allowedMeth
     const path = request.url.split('?')[0] ?? '';
     const allowed = options.allowedMethods?.(path) ?? [];
     if (allowed.length > 0) {
-      return reply.status(405).header('Allow', allowed.join(', ')).send(errorBody('METHOD_NOT_ALLOWED', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`));
+      return reply
+        .status(405)
+        .header('Allow', allowed.join(', '))
+        .send(
+          errorBody(
+            'METHOD_NOT_ALLOWED',
+            `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`,
+          ),
+        );
     }
     reply.status(404).send(errorBody('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
   });

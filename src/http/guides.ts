@@ -19,8 +19,22 @@ export interface Guide {
 
 /** The order a reader meets them in; guides not named here follow in name order. */
 const ORDER = [
-  'readme', 'payments', 'payouts', 'pending-funds', 'disputes', 'settlements', 'webhooks', 'sandbox', 'sdk', 'api',
-  'dashboard', 'ledger', 'operations', 'security', 'architecture', 'performance',
+  'readme',
+  'payments',
+  'payouts',
+  'pending-funds',
+  'disputes',
+  'settlements',
+  'webhooks',
+  'sandbox',
+  'sdk',
+  'api',
+  'dashboard',
+  'ledger',
+  'operations',
+  'security',
+  'architecture',
+  'performance',
 ];
 
 const EXTRA: { slug: string; file: string }[] = [
@@ -46,9 +60,13 @@ export class GuideLibrary {
     const guides: Guide[] = [];
     const images = new Map<string, string>();
     const docs = join(root, 'docs');
-    const files = existsSync(docs) ? ((await readdir(docs, { recursive: true })) as string[]).map((file) => file.split('\\').join('/')) : [];
+    const files = existsSync(docs)
+      ? ((await readdir(docs, { recursive: true })) as string[]).map((file) => file.split('\\').join('/'))
+      : [];
     const entries = [
-      ...files.filter((file) => file.endsWith('.md')).map((file) => ({ slug: file.replace(/\.md$/, ''), file: `docs/${file}` })),
+      ...files
+        .filter((file) => file.endsWith('.md'))
+        .map((file) => ({ slug: file.replace(/\.md$/, ''), file: `docs/${file}` })),
       ...EXTRA.filter((extra) => existsSync(join(root, extra.file))),
     ];
     for (const entry of entries) {
@@ -76,11 +94,14 @@ export class GuideLibrary {
   resolveLink(from: string, href: string): string | undefined {
     if (/^([a-z][a-z0-9+.-]*:|#|\/)/i.test(href)) return href;
     const [target = '', anchor] = href.split('#');
-    const path = normalize(posix.join(posix.dirname(from), target)).split('\\').join('/');
+    const path = normalize(posix.join(posix.dirname(from), target))
+      .split('\\')
+      .join('/');
     const suffix = anchor ? `#${anchor}` : '';
     const guide = this.#by_file.get(path);
     if (guide) return `/docs/guides/${guide.slug}${suffix}`;
-    if (path.startsWith('docs/') && this.images.has(path.slice('docs/'.length))) return `/docs/guides/${path.slice('docs/'.length)}`;
+    if (path.startsWith('docs/') && this.images.has(path.slice('docs/'.length)))
+      return `/docs/guides/${path.slice('docs/'.length)}`;
     return undefined;
   }
 
@@ -119,7 +140,9 @@ export class GuideLibrary {
       },
     });
     const html = marked.parse(markdown, { async: false });
-    return html.replace(/<table>/g, '<div class="table-scroll" role="region" aria-label="Table" tabindex="0"><table>').replace(/<\/table>/g, '</table></div>');
+    return html
+      .replace(/<table>/g, '<div class="table-scroll" role="region" aria-label="Table" tabindex="0"><table>')
+      .replace(/<\/table>/g, '</table></div>');
   }
 }
 

@@ -88,7 +88,10 @@ export type KeyIdentity = ReturnType<typeof requestIdentity>['identity'];
  * carries no key; a missing required key or a malformed one is 400. `idempotent()` and the batched payment create
  * (which claims many keys in one statement) both start here.
  */
-export function idempotencyRequest(request: FastifyRequest, options: IdempotencyOptions): { identity: KeyIdentity; fingerprint: string } | undefined {
+export function idempotencyRequest(
+  request: FastifyRequest,
+  options: IdempotencyOptions,
+): { identity: KeyIdentity; fingerprint: string } | undefined {
   const raw_key = request.headers['idempotency-key'];
   const key = Array.isArray(raw_key) ? raw_key[0] : raw_key;
   if (key === undefined) {
@@ -130,10 +133,19 @@ function requestIdentity(request: FastifyRequest, key: string) {
  * when the key was used with this body (replay), 409 IDEMPOTENCY_KEY_CONFLICT when it was used with another body,
  * undefined when the request is new (then `idempotent()` runs it; a concurrent first use is still settled there).
  */
-export async function storedIdempotentResponse(deps: { db: Db; clock: Clock }, request: FastifyRequest, key: string): Promise<IdempotentResult<unknown> | undefined> {
+export async function storedIdempotentResponse(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  key: string,
+): Promise<IdempotentResult<unknown> | undefined> {
   const { identity, fingerprint } = requestIdentity(request, key);
   const existing = await findKeyRow(deps.db, identity);
-  if (!existing || existing.response_status === null || deps.clock.now().getTime() - existing.created_at.getTime() > IDEMPOTENCY_KEY_TTL_MS) return undefined;
+  if (
+    !existing ||
+    existing.response_status === null ||
+    deps.clock.now().getTime() - existing.created_at.getTime() > IDEMPOTENCY_KEY_TTL_MS
+  )
+    return undefined;
   if (existing.fingerprint !== fingerprint) throw idempotencyKeyConflict();
   return { status: existing.response_status, body: existing.response_body };
 }
@@ -152,6 +164,15 @@ export async function purgeExpiredIdempotencyKeys(db: Db, clock: Clock): Promise
  * each response before it writes anything, and its one call (mpay_create_batch) inserts these rows, refusing the
  * whole batch when a key exists already (or comes twice); those requests then run alone through idempotent().
  */
-export function keyClaimRows(claims: readonly { identity: KeyIdentity; fingerprint: string; status: number; body: unknown }[], now: Date) {
-  return claims.map((claim) => ({ ...claim.identity, fingerprint: claim.fingerprint, created_at: now, response_status: claim.status, response_body: claim.body }));
+export function keyClaimRows(
+  claims: readonly { identity: KeyIdentity; fingerprint: string; status: number; body: unknown }[],
+  now: Date,
+) {
+  return claims.map((claim) => ({
+    ...claim.identity,
+    fingerprint: claim.fingerprint,
+    created_at: now,
+    response_status: claim.status,
+    response_body: claim.body,
+  }));
 }

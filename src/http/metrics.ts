@@ -23,7 +23,11 @@ export function installHttpMetrics(app: FastifyInstance, registry: Registry): vo
     registers: [registry],
   });
   app.addHook('onResponse', async (request, reply) => {
-    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status_code: String(reply.statusCode) };
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? 'unmatched',
+      status_code: String(reply.statusCode),
+    };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
   });

@@ -11,10 +11,15 @@ export interface MultipartForm {
  * Reads a multipart/form-data body: its text fields and its first non-empty file. Too large stays 413; a body
  * without a boundary, truncated or with broken part headers is the client's 400.
  */
-export async function readMultipartForm(request: FastifyRequest, limits: { max_bytes?: number; fields?: number } = {}): Promise<MultipartForm> {
+export async function readMultipartForm(
+  request: FastifyRequest,
+  limits: { max_bytes?: number; fields?: number } = {},
+): Promise<MultipartForm> {
   const form: MultipartForm = { fields: {} };
   try {
-    const parts = request.parts({ limits: { files: 1, fields: limits.fields ?? 20, ...(limits.max_bytes ? { fileSize: limits.max_bytes } : {}) } });
+    const parts = request.parts({
+      limits: { files: 1, fields: limits.fields ?? 20, ...(limits.max_bytes ? { fileSize: limits.max_bytes } : {}) },
+    });
     for await (const part of parts) {
       if (part.type === 'file') {
         const data = await part.toBuffer();
@@ -42,7 +47,11 @@ export interface ProofParts {
  * and an optional `leg` field (a positive integer). A part too large is 413; more parts than legs, a bad `leg` or a
  * broken body is 400.
  */
-export async function readProofParts(request: FastifyRequest, max_bytes: number, max_files: number): Promise<ProofParts> {
+export async function readProofParts(
+  request: FastifyRequest,
+  max_bytes: number,
+  max_files: number,
+): Promise<ProofParts> {
   if (!request.isMultipart()) throw proofNotMultipart();
   const files: Buffer[] = [];
   let leg_text: string | undefined;

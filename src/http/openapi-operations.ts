@@ -7,23 +7,36 @@ export type Json = Record<string, unknown>;
 
 /** Declared tags, in the order the docs show them. A route's tag must be one of these (a test checks it). */
 export const TAGS: { name: string; description: string }[] = [
-  { name: 'payments', description: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model' },
-  { name: 'checkout', description: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll' },
+  {
+    name: 'payments',
+    description:
+      'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
+  },
+  {
+    name: 'checkout',
+    description: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
+  },
   { name: 'promptpay', description: 'PromptPay EMVCo payloads and QR images' },
   { name: 'fx', description: 'Reference prices and quote locks held for a trade' },
   { name: 'rates', description: 'Seller rates per currency and payment method' },
-  { name: 'balance', description: 'A merchant\'s PAY balance, buffer and deficit' },
+  { name: 'balance', description: "A merchant's PAY balance, buffer and deficit" },
   { name: 'sell-orders', description: 'Merchant sell orders: PAY out for fiat, the cash leg and its confirmation' },
   { name: 'buy-orders', description: 'Merchant buy orders: fiat in for PAY, matched by price and time' },
   { name: 'disputes', description: 'Disputes on sell orders, with their event log' },
-  { name: 'pending-funds', description: 'Incoming funds waiting for the receiver\'s confirmation' },
+  { name: 'pending-funds', description: "Incoming funds waiting for the receiver's confirmation" },
   { name: 'settlements', description: 'Settlement batches of completed payments and their CSV export' },
-  { name: 'webhooks', description: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)' },
+  {
+    name: 'webhooks',
+    description: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)',
+  },
   { name: 'sandbox', description: 'Sandbox scenarios for test and sandbox keys' },
   { name: 'auth', description: 'Credentials: trade a secret API key for a short-lived merchant JWT' },
   { name: 'merchants', description: 'The calling merchant' },
   { name: 'reference', description: 'Reference data: Thai banks' },
-  { name: 'admin', description: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)' },
+  {
+    name: 'admin',
+    description: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)',
+  },
   { name: 'ledger', description: 'The PAY ledger service API (internal service token)' },
   { name: 'ops', description: 'Liveness and readiness probes' },
 ];
@@ -142,12 +155,23 @@ export const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
     '200': { description: 'The hosted checkout page', content: { 'text/html': { schema: { type: 'string' } } } },
   },
   'POST /checkout/{id}/proof': {
-    '303': { description: 'Proof accepted: back to the page, which then shows `confirming`', headers: { Location: { description: 'The checkout page', schema: { type: 'string' } } } },
-    '200': { description: 'The page again (unknown payment id), in HTML', content: { 'text/html': { schema: { type: 'string' } } } },
+    '303': {
+      description: 'Proof accepted: back to the page, which then shows `confirming`',
+      headers: { Location: { description: 'The checkout page', schema: { type: 'string' } } },
+    },
+    '200': {
+      description: 'The page again (unknown payment id), in HTML',
+      content: { 'text/html': { schema: { type: 'string' } } },
+    },
   },
 };
 
-const TRADE_EXAMPLE = { order_id: 'order-1001', amount: '250.00', currency: 'THB', return_url: 'https://shop.example/return' };
+const TRADE_EXAMPLE = {
+  order_id: 'order-1001',
+  amount: '250.00',
+  currency: 'THB',
+  return_url: 'https://shop.example/return',
+};
 
 /** Request examples of the calls an integrator makes first (redocly checks each against its schema). */
 export const REQUEST_EXAMPLES: Record<string, unknown> = {

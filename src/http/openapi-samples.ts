@@ -78,26 +78,44 @@ function resolver(document: Json): (value: Json | undefined) => Json | undefined
     let current = value;
     for (let depth = 0; typeof current?.['$ref'] === 'string' && depth < 32; depth += 1) {
       const segments = (current['$ref'] as string).replace(/^#\//, '').split('/');
-      current = segments.reduce<Json | undefined>((node, segment) => node?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')] as Json | undefined, document);
+      current = segments.reduce<Json | undefined>(
+        (node, segment) => node?.[segment.replace(/~1/g, '/').replace(/~0/g, '~')] as Json | undefined,
+        document,
+      );
     }
     return current;
   };
 }
 
 /** A value a schema accepts, for a sample: its example or default, else one drawn from its type and its field's name. */
-function sampleValue(schema: Json | undefined, name: string, resolve: (value: Json | undefined) => Json | undefined, depth = 0): unknown {
+function sampleValue(
+  schema: Json | undefined,
+  name: string,
+  resolve: (value: Json | undefined) => Json | undefined,
+  depth = 0,
+): unknown {
   const resolved = resolve(schema);
   if (!resolved || depth > 6) return null;
   for (const key of ['example', 'default', 'const']) if (resolved[key] !== undefined) return resolved[key];
   if (Array.isArray(resolved['examples']) && resolved['examples'].length > 0) return resolved['examples'][0];
   if (Array.isArray(resolved['enum'])) return resolved['enum'][0];
   const choices = (resolved['anyOf'] ?? resolved['oneOf']) as Json[] | undefined;
-  if (choices) return sampleValue(choices.find((choice) => resolve(choice)?.['type'] !== 'null') ?? choices[0], name, resolve, depth + 1);
+  if (choices)
+    return sampleValue(
+      choices.find((choice) => resolve(choice)?.['type'] !== 'null') ?? choices[0],
+      name,
+      resolve,
+      depth + 1,
+    );
   switch (resolved['type']) {
     case 'object': {
       const properties = (resolved['properties'] ?? {}) as Record<string, Json>;
       const required = (resolved['required'] ?? []) as string[];
-      return Object.fromEntries(required.filter((key) => key in properties).map((key) => [key, sampleValue(properties[key], key, resolve, depth + 1)]));
+      return Object.fromEntries(
+        required
+          .filter((key) => key in properties)
+          .map((key) => [key, sampleValue(properties[key], key, resolve, depth + 1)]),
+      );
     }
     case 'array':
       return [sampleValue(resolved['items'] as Json | undefined, name, resolve, depth + 1)];
@@ -118,7 +136,8 @@ function sampleString(schema: Json, name: string): string {
   const pattern = String(schema['pattern'] ?? '');
   if (format === 'date-time') return '2026-07-01T00:00:00.000Z';
   if (format === 'uuid' || pattern.includes('[0-9a-fA-F]{8}')) return EXAMPLE_ID;
-  if (format === 'uri' || pattern.startsWith('^https?') || name.endsWith('url')) return 'https://shop.example/webhooks/mpay';
+  if (format === 'uri' || pattern.startsWith('^https?') || name.endsWith('url'))
+    return 'https://shop.example/webhooks/mpay';
   if (format === 'email') return 'ops@shop.example';
   if (name.includes('base64')) return 'JVBERi0xLjQK';
   if (name === 'currency' || name.endsWith('_currency')) return 'THB';
@@ -153,14 +172,20 @@ export function credentialOf(security: Record<string, unknown>[] | undefined): C
   return 'public';
 }
 
-function describeCall(method: string, path: string, operation: Operation, resolve: (value: Json | undefined) => Json | undefined): Call {
+function describeCall(
+  method: string,
+  path: string,
+  operation: Operation,
+  resolve: (value: Json | undefined) => Json | undefined,
+): Call {
   const parameters = (operation.parameters ?? []).map((parameter) => resolve(parameter) ?? parameter);
   const path_values: Record<string, string> = {};
   const query: Record<string, unknown> = {};
   let idempotency = false;
   for (const parameter of parameters) {
     const name = String(parameter['name']);
-    if (parameter['in'] === 'path') path_values[name] = path.startsWith('/v1/merchants/{id}') ? '$MPAY_MERCHANT_ID' : EXAMPLE_ID;
+    if (parameter['in'] === 'path')
+      path_values[name] = path.startsWith('/v1/merchants/{id}') ? '$MPAY_MERCHANT_ID' : EXAMPLE_ID;
     if (parameter['in'] === 'header' && name.toLowerCase() === 'idempotency-key') idempotency = true;
     if (parameter['in'] === 'query' && (parameter['required'] === true || name === 'limit')) {
       query[name] = name === 'limit' ? 25 : sampleValue(parameter['schema'] as Json, name, resolve);
@@ -188,24 +213,34 @@ function describeCall(method: string, path: string, operation: Operation, resolv
 
 function curlSample(call: Call, base_url: string): string {
   const url_path = call.path.replace(/\{(\w+)\}/g, (_match, name: string) => call.path_values[name] ?? EXAMPLE_ID);
-  const search = new URLSearchParams(Object.entries(call.query).map(([name, value]) => [name, String(value)])).toString();
+  const search = new URLSearchParams(
+    Object.entries(call.query).map(([name, value]) => [name, String(value)]),
+  ).toString();
   const lines: string[] = [];
   if (call.credential === 'merchant') {
     lines.push(
-      '# A merchant JWT in your key\'s mode (@mpay/client does this for you)',
+      "# A merchant JWT in your key's mode (@mpay/client does this for you)",
       `MPAY_TOKEN=$(curl -s -X POST "${base_url}/v1/auth/token" -H "X-API-Key: $MPAY_API_KEY" | jq -r .access_token)`,
     );
     if (call.path.startsWith('/v1/merchants/{id}')) {
-      lines.push(`MPAY_MERCHANT_ID=$(curl -s "${base_url}/v1/merchants/me" -H "Authorization: Bearer $MPAY_TOKEN" | jq -r .data.merchant_id)`);
+      lines.push(
+        `MPAY_MERCHANT_ID=$(curl -s "${base_url}/v1/merchants/me" -H "Authorization: Bearer $MPAY_TOKEN" | jq -r .data.merchant_id)`,
+      );
     }
   }
   const parts = [`curl -X ${call.method} "${base_url}${url_path}${search ? `?${search}` : ''}"`];
   if (call.credential === 'key') parts.push('-H "X-API-Key: $MPAY_API_KEY"');
   if (call.credential === 'merchant') parts.push('-H "Authorization: Bearer $MPAY_TOKEN"');
-  if (call.credential === 'admin') parts.push('-H "Authorization: Bearer $ADMIN_SERVICE_TOKEN"', '-H "X-Actor-User-Id: ops-1"', '-H "X-Actor-Role: super_admin"');
+  if (call.credential === 'admin')
+    parts.push(
+      '-H "Authorization: Bearer $ADMIN_SERVICE_TOKEN"',
+      '-H "X-Actor-User-Id: ops-1"',
+      '-H "X-Actor-Role: super_admin"',
+    );
   if (call.credential === 'internal') parts.push('-H "Authorization: Bearer $INTERNAL_SERVICE_TOKEN"');
   if (call.idempotency) parts.push('-H "Idempotency-Key: $(uuidgen)"');
-  if (call.body !== undefined) parts.push('-H "Content-Type: application/json"', `-d ${shellQuote(JSON.stringify(call.body))}`);
+  if (call.body !== undefined)
+    parts.push('-H "Content-Type: application/json"', `-d ${shellQuote(JSON.stringify(call.body))}`);
   for (const field of call.multipart ?? []) parts.push(field === 'proof' ? '-F "proof=@slip.jpg"' : `-F "${field}=1"`);
   if (call.response_type?.startsWith('image/')) parts.push('-o qr.png');
   else if (call.response_type === 'text/csv') parts.push('-o settlement.csv');
@@ -231,7 +266,8 @@ function sdkSample(call: Call, base_url: string): string {
     expression = `mpay.${method}(${args.join(', ')})`;
   } else {
     const input: Json = {};
-    if (Object.keys(call.path_values).length > 0) input['path'] = Object.fromEntries(Object.keys(call.path_values).map((name) => [name, EXAMPLE_ID]));
+    if (Object.keys(call.path_values).length > 0)
+      input['path'] = Object.fromEntries(Object.keys(call.path_values).map((name) => [name, EXAMPLE_ID]));
     if (Object.keys(call.query).length > 0) input['query'] = call.query;
     if (call.body !== undefined) input['body'] = call.body;
     expression = `mpay.request('${id}', ${literal(input)})`;
@@ -247,7 +283,10 @@ function sdkSample(call: Call, base_url: string): string {
 
 /** Adds `x-codeSamples` (curl, and the typed client where `sdk`) to every operation of a document, in place. */
 export function addCodeSamples(document: Json, options: { sdk: boolean }): void {
-  const base_url = String(((document['servers'] as Json[] | undefined)?.[0]?.['url']) ?? 'http://localhost:3000').replace(/\/+$/, '');
+  const base_url = String((document['servers'] as Json[] | undefined)?.[0]?.['url'] ?? 'http://localhost:3000').replace(
+    /\/+$/,
+    '',
+  );
   const resolve = resolver(document);
   for (const [path, item] of Object.entries(document['paths'] as Record<string, Record<string, Operation>>)) {
     for (const [method, operation] of Object.entries(item)) {

@@ -14,11 +14,17 @@ const OPERATOR_TAGS = new Set(['ops']);
 /** Whether an operation belongs to the operator's document: its credential is an operator's, or it is a probe. */
 export function isOperatorOperation(operation: Operation): boolean {
   const schemes = (operation.security ?? []).flatMap((requirement) => Object.keys(requirement));
-  return schemes.some((scheme) => OPERATOR_SCHEMES.has(scheme)) || (operation.tags ?? []).some((tag) => OPERATOR_TAGS.has(tag));
+  return (
+    schemes.some((scheme) => OPERATOR_SCHEMES.has(scheme)) ||
+    (operation.tags ?? []).some((tag) => OPERATOR_TAGS.has(tag))
+  );
 }
 
 /** Every `#/components/<kind>/<name>` reachable from a value, following references into the components. */
-function reachableComponents(start: unknown, components: Record<string, Record<string, unknown>>): Map<string, Set<string>> {
+function reachableComponents(
+  start: unknown,
+  components: Record<string, Record<string, unknown>>,
+): Map<string, Set<string>> {
   const found = new Map<string, Set<string>>();
   const pending: unknown[] = [start];
   while (pending.length > 0) {
@@ -46,7 +52,11 @@ function reachableComponents(start: unknown, components: Record<string, Record<s
 }
 
 /** A copy of `document` with only the operations `keep` accepts, and what they reach. */
-function cut(document: Json, keep: (operation: Operation) => boolean, options: { webhooks: boolean; info: Json }): Json {
+function cut(
+  document: Json,
+  keep: (operation: Operation) => boolean,
+  options: { webhooks: boolean; info: Json },
+): Json {
   const paths: Record<string, Record<string, Operation>> = {};
   for (const [path, item] of Object.entries(document['paths'] as Record<string, Record<string, Operation>>)) {
     const kept = Object.fromEntries(Object.entries(item).filter(([, operation]) => keep(operation)));
@@ -62,8 +72,12 @@ function cut(document: Json, keep: (operation: Operation) => boolean, options: {
     if (Object.keys(components[kind]).length === 0) delete components[kind];
   }
   const operations = Object.values(paths).flatMap((item) => Object.values(item));
-  const schemes = new Set(operations.flatMap((operation) => (operation.security ?? []).flatMap((requirement) => Object.keys(requirement))));
-  components['securitySchemes'] = Object.fromEntries(Object.entries(components['securitySchemes'] ?? {}).filter(([name]) => schemes.has(name)));
+  const schemes = new Set(
+    operations.flatMap((operation) => (operation.security ?? []).flatMap((requirement) => Object.keys(requirement))),
+  );
+  components['securitySchemes'] = Object.fromEntries(
+    Object.entries(components['securitySchemes'] ?? {}).filter(([name]) => schemes.has(name)),
+  );
   const tags = new Set(operations.flatMap((operation) => operation.tags ?? []));
   const result: Json = {
     ...document,
@@ -83,7 +97,10 @@ export interface SplitDocuments {
 }
 
 export function splitDocument(document: Json, info: { merchant: Json; operator: Json }): SplitDocuments {
-  const merchant = cut(document, (operation) => !isOperatorOperation(operation), { webhooks: true, info: info.merchant });
+  const merchant = cut(document, (operation) => !isOperatorOperation(operation), {
+    webhooks: true,
+    info: info.merchant,
+  });
   const operator = cut(document, isOperatorOperation, { webhooks: false, info: info.operator });
   return { merchant, operator };
 }

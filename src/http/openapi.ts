@@ -25,9 +25,20 @@ import {
  * the codes or statuses a route can answer beyond the common ones; `config.operation_id` to name a new operation).
  */
 
-type Operation = Json & { responses?: Record<string, Json>; parameters?: Json[]; tags?: string[]; operationId?: string };
+type Operation = Json & {
+  responses?: Record<string, Json>;
+  parameters?: Json[];
+  tags?: string[];
+  operationId?: string;
+};
 
-const SUCCESS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No content', '503': 'Not ready' };
+const SUCCESS_TEXT: Record<string, string> = {
+  '200': 'OK',
+  '201': 'Created',
+  '202': 'Accepted',
+  '204': 'No content',
+  '503': 'Not ready',
+};
 
 const STATUS_TEXT: Record<number, string> = {
   400: 'Bad request',
@@ -98,16 +109,45 @@ function derivedOperationId(method: string, path: string): string {
 }
 
 const HEADERS: Record<string, Json> = {
-  XRequestId: { description: 'The request id (echoed from a plain `X-Request-Id` the caller sent, else generated)', schema: { type: 'string' } },
-  RateLimit: { description: 'IETF RateLimit: remaining requests `r` and seconds to reset `t` in the caller\'s bucket', schema: { type: 'string' }, example: '"live";r=99;t=1' },
-  RateLimitPolicy: { description: 'IETF RateLimit-Policy: quota `q` per window `w` seconds', schema: { type: 'string' }, example: '"live";q=100;w=1' },
-  RetryAfter: { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 0 } },
-  IdempotentReplayed: { description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+  XRequestId: {
+    description: 'The request id (echoed from a plain `X-Request-Id` the caller sent, else generated)',
+    schema: { type: 'string' },
+  },
+  RateLimit: {
+    description: "IETF RateLimit: remaining requests `r` and seconds to reset `t` in the caller's bucket",
+    schema: { type: 'string' },
+    example: '"live";r=99;t=1',
+  },
+  RateLimitPolicy: {
+    description: 'IETF RateLimit-Policy: quota `q` per window `w` seconds',
+    schema: { type: 'string' },
+    example: '"live";q=100;w=1',
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before retrying',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
+  IdempotentReplayed: {
+    description: '`true` when this is the stored response of an earlier request with the same Idempotency-Key',
+    schema: { type: 'string', enum: ['true'] },
+  },
   Deprecation: { description: 'When this operation was deprecated (`@<unix seconds>`)', schema: { type: 'string' } },
   Sunset: { description: 'When this operation stops working (HTTP date)', schema: { type: 'string' } },
-  Link: { description: 'The successor operation (`</v1/trades>; rel="successor-version"`)', schema: { type: 'string' } },
-  WWWAuthenticate: { description: 'The credential this route expects (RFC 9110)', required: true, schema: { type: 'string' }, example: 'Bearer realm="mpay"' },
-  ETag: { description: 'Entity tag of the representation; send it back as `If-None-Match` to get 304', schema: { type: 'string' } },
+  Link: {
+    description: 'The successor operation (`</v1/trades>; rel="successor-version"`)',
+    schema: { type: 'string' },
+  },
+  WWWAuthenticate: {
+    description: 'The credential this route expects (RFC 9110)',
+    required: true,
+    schema: { type: 'string' },
+    example: 'Bearer realm="mpay"',
+  },
+  ETag: {
+    description: 'Entity tag of the representation; send it back as `If-None-Match` to get 304',
+    schema: { type: 'string' },
+  },
 };
 
 const PARAMETERS: Record<string, Json> = {
@@ -115,7 +155,8 @@ const PARAMETERS: Record<string, Json> = {
     name: 'Idempotency-Key',
     in: 'header',
     required: true,
-    description: 'A UUID: a retry with the same key and body replays the stored response (`Idempotent-Replayed: true`); another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.',
+    description:
+      'A UUID: a retry with the same key and body replays the stored response (`Idempotent-Replayed: true`); another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.',
     schema: { type: 'string', format: 'uuid' },
     example: '4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a',
   },
@@ -123,7 +164,8 @@ const PARAMETERS: Record<string, Json> = {
     name: 'Idempotency-Key',
     in: 'header',
     required: false,
-    description: '1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.',
+    description:
+      '1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.',
     schema: { type: 'string', minLength: 1, maxLength: 255 },
     example: '4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a',
   },
@@ -170,7 +212,10 @@ function errorResponse(status: number, codes: ErrorCode[], html: boolean): Json 
   const example = { success: false, error: { code: codes[0], message: STATUS_TEXT[status] ?? 'Error', details: [] } };
   return {
     description: `${STATUS_TEXT[status] ?? 'Error'}: ${codes.map((code) => `\`${code}\``).join(', ')}`,
-    content: { 'application/json': { schema, example }, ...(html ? { 'text/html': { schema: { type: 'string' } } } : {}) },
+    content: {
+      'application/json': { schema, example },
+      ...(html ? { 'text/html': { schema: { type: 'string' } } } : {}),
+    },
   };
 }
 
@@ -186,8 +231,12 @@ class SharedResponses {
     const key = JSON.stringify(response);
     let name = this.names.get(key);
     if (!name) {
-      const pascal = (code: string) => code.toLowerCase().replace(/(^|_)(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase());
-      const base = codes.length <= 2 ? codes.map(pascal).join('Or') : `${pascal(present(codes[0], 'the route declares codes'))}And${codes.length - 1}More`;
+      const pascal = (code: string) =>
+        code.toLowerCase().replace(/(^|_)(\w)/g, (_match, _sep, letter: string) => letter.toUpperCase());
+      const base =
+        codes.length <= 2
+          ? codes.map(pascal).join('Or')
+          : `${pascal(present(codes[0], 'the route declares codes'))}And${codes.length - 1}More`;
       name = base in this.store ? `${base}_${createHash('sha256').update(key).digest('hex').slice(0, 6)}` : base;
       this.store[name] = response;
       this.names.set(key, name);
@@ -219,7 +268,11 @@ export function describeRoute(route: RouteOptions): RouteDoc[] {
  * Decorates the generated document (swagger's `transformObject`): operationIds, error responses per status from the
  * code list, response headers, `Idempotency-Key`, tags, extra schemas by name and the `webhooks` section.
  */
-export function decorateDocument(document: Json, routes: ReadonlyMap<string, RouteDoc>, extras: { schemas: Record<string, TSchema>; webhooks: Json }): Json {
+export function decorateDocument(
+  document: Json,
+  routes: ReadonlyMap<string, RouteDoc>,
+  extras: { schemas: Record<string, TSchema>; webhooks: Json },
+): Json {
   const components = (document['components'] ??= {}) as Json;
   components['headers'] = { ...(components['headers'] as Json | undefined), ...HEADERS };
   components['parameters'] = { ...(components['parameters'] as Json | undefined), ...PARAMETERS };
@@ -240,16 +293,20 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
       if (!route) continue;
       // A query parameter with a default may be left out (Fastify fills the default in).
       for (const parameter of operation.parameters ?? []) {
-        if (parameter['in'] === 'query' && (parameter['schema'] as Json | undefined)?.['default'] !== undefined) parameter['required'] = false;
+        if (parameter['in'] === 'query' && (parameter['schema'] as Json | undefined)?.['default'] !== undefined)
+          parameter['required'] = false;
       }
       const responses = (operation.responses ??= {});
       for (const [status, response] of Object.entries(responses)) {
         if (response['description'] === 'Default Response') response['description'] = SUCCESS_TEXT[status] ?? 'Success';
       }
-      if (responses['200']?.['description'] === 'Default Response' && !responses['200']['content']) delete responses['200'];
+      if (responses['200']?.['description'] === 'Default Response' && !responses['200']['content'])
+        delete responses['200'];
       Object.assign(responses, EXTRA_RESPONSES[key]);
       const example = REQUEST_EXAMPLES[key];
-      const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.['application/json'] as Json | undefined;
+      const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.[
+        'application/json'
+      ] as Json | undefined;
       if (example !== undefined && json_body) json_body['example'] = example;
       if (OPTIONAL_BODIES.has(key) && operation['requestBody']) (operation['requestBody'] as Json)['required'] = false;
       const error_codes = errorCodesByStatus(route);
@@ -261,22 +318,43 @@ export function decorateDocument(document: Json, routes: ReadonlyMap<string, Rou
 
       const idempotency = IDEMPOTENCY[key];
       if (idempotency) {
-        operation.parameters = (operation.parameters ?? []).filter((parameter) => !(parameter['in'] === 'header' && String(parameter['name']).toLowerCase() === 'idempotency-key'));
-        operation.parameters.push(ref('parameters', idempotency === 'required' ? 'IdempotencyKeyRequired' : 'IdempotencyKeyOptional'));
+        operation.parameters = (operation.parameters ?? []).filter(
+          (parameter) =>
+            !(parameter['in'] === 'header' && String(parameter['name']).toLowerCase() === 'idempotency-key'),
+        );
+        operation.parameters.push(
+          ref('parameters', idempotency === 'required' ? 'IdempotencyKeyRequired' : 'IdempotencyKeyOptional'),
+        );
       }
       if (route.etag) {
         (operation.parameters ??= []).push(ref('parameters', 'IfNoneMatch'));
-        responses['304'] = { description: 'Not modified: the `If-None-Match` tag still matches', headers: { ETag: ref('headers', 'ETag') } };
+        responses['304'] = {
+          description: 'Not modified: the `If-None-Match` tag still matches',
+          headers: { ETag: ref('headers', 'ETag') },
+        };
       }
       for (const [status, response] of Object.entries(responses)) {
-        const headers: Json = { 'X-Request-Id': ref('headers', 'XRequestId'), ...(response['headers'] as Json | undefined) };
+        const headers: Json = {
+          'X-Request-Id': ref('headers', 'XRequestId'),
+          ...(response['headers'] as Json | undefined),
+        };
         const code = Number(status);
-        if (route.rate_limited && code !== 401) Object.assign(headers, { RateLimit: ref('headers', 'RateLimit'), 'RateLimit-Policy': ref('headers', 'RateLimitPolicy') });
+        if (route.rate_limited && code !== 401)
+          Object.assign(headers, {
+            RateLimit: ref('headers', 'RateLimit'),
+            'RateLimit-Policy': ref('headers', 'RateLimitPolicy'),
+          });
         if (code === 429) headers['Retry-After'] = ref('headers', 'RetryAfter');
         if (code === 401) headers['WWW-Authenticate'] = ref('headers', 'WWWAuthenticate');
         if (route.etag && code === 200) headers['ETag'] = ref('headers', 'ETag');
-        if (idempotency && code >= 200 && code < 300) headers['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed');
-        if (DEPRECATED_WITH_SUNSET.has(key)) Object.assign(headers, { Deprecation: ref('headers', 'Deprecation'), Sunset: ref('headers', 'Sunset'), Link: ref('headers', 'Link') });
+        if (idempotency && code >= 200 && code < 300)
+          headers['Idempotent-Replayed'] = ref('headers', 'IdempotentReplayed');
+        if (DEPRECATED_WITH_SUNSET.has(key))
+          Object.assign(headers, {
+            Deprecation: ref('headers', 'Deprecation'),
+            Sunset: ref('headers', 'Sunset'),
+            Link: ref('headers', 'Link'),
+          });
         response['headers'] = headers;
         const codes = error_codes.get(code);
         if (codes) responses[status] = shared_responses.add(codes, response);

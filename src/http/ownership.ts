@@ -25,13 +25,29 @@ export interface OwnershipRule {
 }
 
 export const OWNERSHIP = {
-  sell_order: { noun: 'Sell order', other_merchant: 'SELL_ORDER_NOT_OWNER', message: 'This sell order belongs to another merchant' },
+  sell_order: {
+    noun: 'Sell order',
+    other_merchant: 'SELL_ORDER_NOT_OWNER',
+    message: 'This sell order belongs to another merchant',
+  },
   buy_order: { noun: 'Buy order', other_merchant: 'FORBIDDEN', message: 'This buy order belongs to another merchant' },
-  dispute: { noun: 'Dispute', other_merchant: 'GATEWAY_DISPUTE_CROSS_MERCHANT', message: "This dispute is on another merchant's sell order" },
+  dispute: {
+    noun: 'Dispute',
+    other_merchant: 'GATEWAY_DISPUTE_CROSS_MERCHANT',
+    message: "This dispute is on another merchant's sell order",
+  },
   /** Opening a dispute names a sell order: the contract's code for "dispute on a sell order owned by another merchant". */
-  disputed_sell_order: { noun: 'Sell order', other_merchant: 'GATEWAY_DISPUTE_CROSS_MERCHANT', message: 'The sell order belongs to another merchant' },
+  disputed_sell_order: {
+    noun: 'Sell order',
+    other_merchant: 'GATEWAY_DISPUTE_CROSS_MERCHANT',
+    message: 'The sell order belongs to another merchant',
+  },
   pending_funds: { noun: 'Pending funds', other_merchant: null, message: '' },
-  pending_funds_confirm: { noun: 'Pending funds', other_merchant: 'PENDING_FUNDS_NOT_RECEIVER', message: 'Only the receiver of these pending funds may confirm them' },
+  pending_funds_confirm: {
+    noun: 'Pending funds',
+    other_merchant: 'PENDING_FUNDS_NOT_RECEIVER',
+    message: 'Only the receiver of these pending funds may confirm them',
+  },
   payment: { noun: 'Payment', other_merchant: null, message: '' },
   settlement: { noun: 'Settlement', other_merchant: null, message: '' },
   quote_lock: { noun: 'Quote lock', other_merchant: null, message: '' },
@@ -40,12 +56,21 @@ export const OWNERSHIP = {
 } as const satisfies Record<string, OwnershipRule>;
 
 /** Answers the row when it is the caller's own in the caller's mode; otherwise throws what the rule says. */
-export function ownedBy<Row extends { is_sandbox: boolean }>(row: Row | undefined, owner_id: (row: Row) => string, scope: MerchantScope, rule: OwnershipRule): Row {
+export function ownedBy<Row extends { is_sandbox: boolean }>(
+  row: Row | undefined,
+  owner_id: (row: Row) => string,
+  scope: MerchantScope,
+  rule: OwnershipRule,
+): Row {
   if (!row || row.is_sandbox !== scope.is_sandbox) throw notFound(rule.noun);
-  if (owner_id(row) !== scope.merchant_id) throw rule.other_merchant ? new AppError(rule.other_merchant, rule.message) : notFound(rule.noun);
+  if (owner_id(row) !== scope.merchant_id)
+    throw rule.other_merchant ? new AppError(rule.other_merchant, rule.message) : notFound(rule.noun);
   return row;
 }
 
 /** `ownedBy` for the usual row whose owner is its `merchant_id`. */
-export const owned = <Row extends { is_sandbox: boolean; merchant_id: string }>(row: Row | undefined, scope: MerchantScope, rule: OwnershipRule): Row =>
-  ownedBy(row, (found) => found.merchant_id, scope, rule);
+export const owned = <Row extends { is_sandbox: boolean; merchant_id: string }>(
+  row: Row | undefined,
+  scope: MerchantScope,
+  rule: OwnershipRule,
+): Row => ownedBy(row, (found) => found.merchant_id, scope, rule);

@@ -24,13 +24,17 @@ const CURSOR_MIN_MS = Date.UTC(2000, 0, 1);
 const CURSOR_MAX_MS = Date.UTC(10_000, 0, 1);
 
 /** The one cursor decoder: anything but a cursor this API returned for this list is 400, never a database error. */
-export function decodeCursor(cursor: string | undefined, id_format: CursorIdFormat = 'uuid'): CursorPosition | undefined {
+export function decodeCursor(
+  cursor: string | undefined,
+  id_format: CursorIdFormat = 'uuid',
+): CursorPosition | undefined {
   if (cursor === undefined) return undefined;
   try {
     const decoded: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (!Array.isArray(decoded) || decoded.length !== 2) throw new Error('bad cursor');
     const [created_at, id] = decoded as unknown[];
-    if (typeof created_at !== 'string' || typeof id !== 'string' || !CURSOR_ID[id_format].test(id)) throw new Error('bad cursor');
+    if (typeof created_at !== 'string' || typeof id !== 'string' || !CURSOR_ID[id_format].test(id))
+      throw new Error('bad cursor');
     const date = new Date(created_at);
     const ms = date.getTime();
     if (!(ms >= CURSOR_MIN_MS && ms < CURSOR_MAX_MS)) throw new Error('bad cursor');
@@ -41,7 +45,12 @@ export function decodeCursor(cursor: string | undefined, id_format: CursorIdForm
 }
 
 /** Rows were fetched with `limit + 1`: the extra row only says there is more. */
-export function toPage<Row, Out>(rows: Row[], limit: number, present: (row: Row) => Out, positionOf: (row: Row) => CursorPosition = defaultPosition as (row: Row) => CursorPosition) {
+export function toPage<Row, Out>(
+  rows: Row[],
+  limit: number,
+  present: (row: Row) => Out,
+  positionOf: (row: Row) => CursorPosition = defaultPosition as (row: Row) => CursorPosition,
+) {
   const has_more = rows.length > limit;
   const page = has_more ? rows.slice(0, limit) : rows;
   const last = page.at(-1);
@@ -52,7 +61,10 @@ export function toPage<Row, Out>(rows: Row[], limit: number, present: (row: Row)
   };
 }
 
-const defaultPosition = (row: { created_at: Date; id: string }): CursorPosition => ({ created_at: row.created_at, id: row.id });
+const defaultPosition = (row: { created_at: Date; id: string }): CursorPosition => ({
+  created_at: row.created_at,
+  id: row.id,
+});
 
 /** What every list takes besides its filters: a cursor from `next_cursor` and a page size (schemas.ts `Cursor`, `Limit`). */
 export interface PageQuery {
@@ -101,13 +113,25 @@ export async function listPage<DB, TB extends keyof DB, Row, Out>(
   const id = sql.ref(columns.id);
   const read = async (source: SelectQueryBuilder<DB, TB, Row>) => {
     const after = position
-      ? source.where(sql<SqlBool>`(${created}, ${id}) < (${position.created_at}, ${columns.id_format === 'sequence' ? Number(position.id) : position.id})`)
+      ? source.where(
+          sql<SqlBool>`(${created}, ${id}) < (${position.created_at}, ${columns.id_format === 'sequence' ? Number(position.id) : position.id})`,
+        )
       : source;
-    return (await after.orderBy(created, 'desc').orderBy(id, 'desc').limit(query.limit + 1).execute()) as Row[];
+    return (await after
+      .orderBy(created, 'desc')
+      .orderBy(id, 'desc')
+      .limit(query.limit + 1)
+      .execute()) as Row[];
   };
   const sources = Array.isArray(select) ? select : [select as SelectQueryBuilder<DB, TB, Row>];
   const pages: Row[][] = [];
   for (const source of sources) pages.push(await read(source));
-  const rows = pages.length === 1 ? (pages[0] ?? []) : pages.flat().sort((a, b) => newestFirst(columns.positionOf(a), columns.positionOf(b))).slice(0, query.limit + 1);
+  const rows =
+    pages.length === 1
+      ? (pages[0] ?? [])
+      : pages
+          .flat()
+          .sort((a, b) => newestFirst(columns.positionOf(a), columns.positionOf(b)))
+          .slice(0, query.limit + 1);
   return toPage(rows, query.limit, present, columns.positionOf);
 }

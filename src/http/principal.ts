@@ -50,7 +50,10 @@ declare module 'fastify' {
      * Multipart routes, for the OpenAPI request body (Fastify does not validate these): a required file field by its
      * description, or a field with its shape (`repeated` file parts, an optional `integer` field).
      */
-    multipart_body?: Record<string, string | { description: string; repeated?: boolean; integer?: boolean; optional?: boolean }>;
+    multipart_body?: Record<
+      string,
+      string | { description: string; repeated?: boolean; integer?: boolean; optional?: boolean }
+    >;
   }
   interface FastifyRequest {
     principal: Principal;

@@ -35,7 +35,10 @@ export class MemoryRateLimiter implements RateLimiter {
   readonly #buckets = new Map<string, { tokens: number; updated_ms: number }>();
   readonly #now_ms: () => number;
 
-  constructor(limits: { live: number; sandbox: number }, now_ms: () => number = () => performance.timeOrigin + performance.now()) {
+  constructor(
+    limits: { live: number; sandbox: number },
+    now_ms: () => number = () => performance.timeOrigin + performance.now(),
+  ) {
     this.limits = limits;
     this.#now_ms = now_ms;
   }
@@ -100,7 +103,12 @@ export class RedisRateLimiter implements RateLimiter {
   #degraded_since: Date | null = null;
   #last_error = '';
 
-  constructor(limits: { live: number; sandbox: number }, redis_url: string, on_error: (error: Error) => void = () => {}, options: { timeout_ms?: number } = {}) {
+  constructor(
+    limits: { live: number; sandbox: number },
+    redis_url: string,
+    on_error: (error: Error) => void = () => {},
+    options: { timeout_ms?: number } = {},
+  ) {
     this.limits = limits;
     this.#on_error = on_error;
     this.#fallback = new MemoryRateLimiter(limits);
@@ -139,7 +147,10 @@ export class RedisRateLimiter implements RateLimiter {
     if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await this.#first_connection;
     if (this.#redis.status === 'ready') {
       try {
-        const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [number, number];
+        const [allowed, tokens_milli] = (await this.#redis.eval(TAKE_SCRIPT, 1, `mpay:rl:${key}`, per_second)) as [
+          number,
+          number,
+        ];
         this.#degraded_since = null;
         return outcome(tokens_milli / 1000, allowed === 1, per_second);
       } catch (error) {
@@ -160,7 +171,10 @@ export class RedisRateLimiter implements RateLimiter {
 
   health(): { ok: boolean; detail?: string } {
     if (!this.#degraded_since) return { ok: true, detail: 'redis' };
-    return { ok: true, detail: `degraded: Redis unreachable since ${this.#degraded_since.toISOString()} (${this.#last_error}); the in-process limiter is in use and Redis is retried in the background` };
+    return {
+      ok: true,
+      detail: `degraded: Redis unreachable since ${this.#degraded_since.toISOString()} (${this.#last_error}); the in-process limiter is in use and Redis is retried in the background`,
+    };
   }
 
   async close(): Promise<void> {

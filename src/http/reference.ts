@@ -88,7 +88,10 @@ img { max-width: 100%; height: auto; border: 1px solid var(--line); }
 
 function guidePage(library: GuideLibrary, current: Guide | undefined, title: string, content: string): string {
   const items = library.guides
-    .map((guide) => `<li><a href="/docs/guides/${guide.slug}"${guide === current ? ' aria-current="page"' : ''}>${escapeHtml(guide.title)}</a></li>`)
+    .map(
+      (guide) =>
+        `<li><a href="/docs/guides/${guide.slug}"${guide === current ? ' aria-current="page"' : ''}>${escapeHtml(guide.title)}</a></li>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en">
@@ -123,8 +126,14 @@ ${content}
 }
 
 function guideIndex(library: GuideLibrary): string {
-  const items = library.guides.map((guide) => `<li><a href="/docs/guides/${guide.slug}">${escapeHtml(guide.title)}</a> <span class="file">(${escapeHtml(guide.file)})</span></li>`);
-  const list = items.length > 0 ? `<ul class="guide-list">\n${items.join('\n')}\n</ul>` : '<p>No guides in this installation (they live in the repository\'s docs/).</p>';
+  const items = library.guides.map(
+    (guide) =>
+      `<li><a href="/docs/guides/${guide.slug}">${escapeHtml(guide.title)}</a> <span class="file">(${escapeHtml(guide.file)})</span></li>`,
+  );
+  const list =
+    items.length > 0
+      ? `<ul class="guide-list">\n${items.join('\n')}\n</ul>`
+      : "<p>No guides in this installation (they live in the repository's docs/).</p>";
   return `<h1>Guides</h1>
 <p>How each part of mpay works and how to use it. The <a href="/docs">API reference</a> lists every operation with code
 samples; the <a href="/docs/admin">operator API</a> the admin and internal ones.</p>
@@ -136,7 +145,13 @@ export function guideLinks(library: GuideLibrary): string {
   return library.guides.map((guide) => `- [${guide.title}](/docs/guides/${guide.slug})`).join('\n');
 }
 
-const IMAGE_TYPES: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', svg: 'image/svg+xml', webp: 'image/webp' };
+const IMAGE_TYPES: Record<string, string> = {
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  svg: 'image/svg+xml',
+  webp: 'image/webp',
+};
 
 export async function installReference(app: FastifyInstance, library: GuideLibrary): Promise<void> {
   // Only the bundled script of the plugin is used; its own page sends readers to ours.
@@ -154,9 +169,16 @@ export async function installReference(app: FastifyInstance, library: GuideLibra
     },
   });
 
-  const html = (body: string) => (_request: unknown, reply: import('fastify').FastifyReply) => reply.type('text/html; charset=utf-8').send(body);
-  const merchant_page = referencePage('mpay merchant API reference', '/openapi.json', { href: '/docs/admin', label: 'the operator API' });
-  const operator_page = referencePage('mpay operator API reference (admin and internal)', '/openapi-admin.json', { href: '/docs', label: 'the merchant API' });
+  const html = (body: string) => (_request: unknown, reply: import('fastify').FastifyReply) =>
+    reply.type('text/html; charset=utf-8').send(body);
+  const merchant_page = referencePage('mpay merchant API reference', '/openapi.json', {
+    href: '/docs/admin',
+    label: 'the operator API',
+  });
+  const operator_page = referencePage('mpay operator API reference (admin and internal)', '/openapi-admin.json', {
+    href: '/docs',
+    label: 'the merchant API',
+  });
   const page_options = { schema: { hide: true }, config: { rate_limit: false as const } };
   app.get('/docs', page_options, html(merchant_page));
   app.get('/docs/', page_options, html(merchant_page));
@@ -168,12 +190,27 @@ export async function installReference(app: FastifyInstance, library: GuideLibra
     const image = library.imageFile(name);
     if (image) {
       const type = IMAGE_TYPES[name.split('.').pop() ?? ''] ?? 'application/octet-stream';
-      return reply.type(type).header('Cache-Control', 'public, max-age=3600').send(await readFile(image));
+      return reply
+        .type(type)
+        .header('Cache-Control', 'public, max-age=3600')
+        .send(await readFile(image));
     }
     const guide = library.find(name.replace(/\.md$/, ''));
     if (!guide) {
-      return reply.code(404).type('text/html; charset=utf-8').send(guidePage(library, undefined, 'Not found', `<h1>No such guide</h1>\n<p>There is no guide "${escapeHtml(name)}". <a href="/docs/guides">All guides</a>.</p>`));
+      return reply
+        .code(404)
+        .type('text/html; charset=utf-8')
+        .send(
+          guidePage(
+            library,
+            undefined,
+            'Not found',
+            `<h1>No such guide</h1>\n<p>There is no guide "${escapeHtml(name)}". <a href="/docs/guides">All guides</a>.</p>`,
+          ),
+        );
     }
-    return reply.type('text/html; charset=utf-8').send(guidePage(library, guide, guide.title, await library.render(guide)));
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(guidePage(library, guide, guide.title, await library.render(guide)));
   });
 }

@@ -20,9 +20,11 @@ export function ok<T>(data: T): { success: true; data: T } {
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 /** Payment ids: a UUID, or `sbx_` + UUID for sandbox rows. */
-export const PAYMENT_ID_PATTERN = '^(sbx_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const PAYMENT_ID_PATTERN =
+  '^(sbx_)?[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
-export const Uuid = (description?: string) => Type.String({ format: 'uuid', pattern: UUID_PATTERN, ...(description ? { description } : {}) });
+export const Uuid = (description?: string) =>
+  Type.String({ format: 'uuid', pattern: UUID_PATTERN, ...(description ? { description } : {}) });
 
 export const UuidParams = Type.Object({ id: Uuid() });
 
@@ -38,7 +40,10 @@ export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: '
 
 /** A comma-separated multi-select of enum values (`status=pending,matched`). */
 export function CsvEnum(values: readonly string[], description: string) {
-  return Type.String({ pattern: `^(${values.join('|')})(,(${values.join('|')}))*$`, description: `${description}; comma-separated: ${values.join(', ')}` });
+  return Type.String({
+    pattern: `^(${values.join('|')})(,(${values.join('|')}))*$`,
+    description: `${description}; comma-separated: ${values.join(', ')}`,
+  });
 }
 
 export function parseCsv<T extends string>(value: string | undefined): T[] | undefined {
@@ -53,5 +58,9 @@ export function iso(date: Date | null): string | null {
 
 /** `?include_archived=true` on an admin route that reads an archived audit table (rows older than 90 days). */
 export const IncludeArchived = Type.Optional(
-  Type.Boolean({ default: false, description: 'Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set)' }),
+  Type.Boolean({
+    default: false,
+    description:
+      'Also read the cold archive: audit rows older than 90 days, moved there by the audit-archival job (`archived_at` set)',
+  }),
 );

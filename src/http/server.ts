@@ -28,7 +28,15 @@ export type App = FastifyInstance;
 export interface ServerDeps {
   config: Pick<Config, 'log_level' | 'public_base_url' | 'cors_allowed_origins'> &
     Partial<
-      Pick<Config, 'rate_limit_failed_auth_per_second' | 'trust_proxy' | 'metrics_token' | 'http_headers_timeout_ms' | 'http_request_timeout_ms' | 'http_keep_alive_timeout_ms'>
+      Pick<
+        Config,
+        | 'rate_limit_failed_auth_per_second'
+        | 'trust_proxy'
+        | 'metrics_token'
+        | 'http_headers_timeout_ms'
+        | 'http_request_timeout_ms'
+        | 'http_keep_alive_timeout_ms'
+      >
     >;
   authenticator: Authenticator;
   limiter: RateLimiter;
@@ -58,7 +66,8 @@ const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
 const MERCHANT_INFO = {
   title: 'Merchant Payments Service API',
   version: '1.0.0',
-  description: 'Payments, PAY balance, payouts, disputes, settlements and signed webhooks. Errors: `{success: false, error: {code, message, details}}`.',
+  description:
+    'Payments, PAY balance, payouts, disputes, settlements and signed webhooks. Errors: `{success: false, error: {code, message, details}}`.',
   license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
 };
 
@@ -82,7 +91,7 @@ function servedDocuments(full: Json, library: GuideLibrary): SplitDocuments {
       ...MERCHANT_INFO,
       title: 'Merchant Payments Service API: operator (admin and internal)',
       description: [
-        'The operator\'s routes: `/admin/*` (`ADMIN_SERVICE_TOKEN` with `X-Actor-User-Id` and `X-Actor-Role: super_admin`), `/internal/*` (`INTERNAL_SERVICE_TOKEN`) and the probes. The merchant API is [/openapi.json](/openapi.json) ([reference](/docs)).',
+        "The operator's routes: `/admin/*` (`ADMIN_SERVICE_TOKEN` with `X-Actor-User-Id` and `X-Actor-Role: super_admin`), `/internal/*` (`INTERNAL_SERVICE_TOKEN`) and the probes. The merchant API is [/openapi.json](/openapi.json) ([reference](/docs)).",
         ...(guides ? ['## Guides', guides] : []),
       ].join('\n\n'),
     },
@@ -96,7 +105,12 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   const app = Fastify({
     logger: {
       level: deps.config.log_level,
-      redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', 'res.headers["set-cookie"]'],
+      redact: [
+        'req.headers.authorization',
+        'req.headers["x-api-key"]',
+        'req.headers.cookie',
+        'res.headers["set-cookie"]',
+      ],
     },
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
@@ -113,7 +127,13 @@ export async function createServer(deps: ServerDeps): Promise<App> {
       const reply = framework_reply as unknown as FastifyReply;
       reply.header('X-Request-Id', request.id);
       const status = error.code === 'FST_ERR_ASYNC_CONSTRAINT' ? 500 : 400;
-      void reply.status(status).send(status === 400 ? errorBody('VALIDATION_ERROR', 'The request URL is not valid (bad percent-encoding or too long)') : errorBody('INTERNAL', 'Internal server error'));
+      void reply
+        .status(status)
+        .send(
+          status === 400
+            ? errorBody('VALIDATION_ERROR', 'The request URL is not valid (bad percent-encoding or too long)')
+            : errorBody('INTERNAL', 'Internal server error'),
+        );
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -150,7 +170,12 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     // (hosted checkout, dashboard) keep ignoring them: a buyer's link may carry tracking parameters.
     const querystring = schema['querystring'] as Record<string, unknown> | undefined;
     const human_page = /^\/(checkout|dashboard)(\/|$)/.test(route.url);
-    if (!human_page && querystring && querystring['type'] === 'object' && querystring['additionalProperties'] === undefined) {
+    if (
+      !human_page &&
+      querystring &&
+      querystring['type'] === 'object' &&
+      querystring['additionalProperties'] === undefined
+    ) {
       schema['querystring'] = { ...querystring, additionalProperties: false };
     }
     schema['security'] = SECURITY[auth];
@@ -164,11 +189,24 @@ export async function createServer(deps: ServerDeps): Promise<App> {
       servers: [{ url: deps.config.public_base_url }],
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'svc_live_…, svc_test_… or svc_sandbox_…' },
-          apiKeyBearer: { type: 'http', scheme: 'bearer', description: 'The same API key as `Authorization: Bearer <key>`' },
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description: 'svc_live_…, svc_test_… or svc_sandbox_…',
+          },
+          apiKeyBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The same API key as `Authorization: Bearer <key>`',
+          },
           merchantJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Merchant JWT (HS256)' },
           dashboardSession: { type: 'apiKey', in: 'cookie', name: 'mpay_session' },
-          adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_SERVICE_TOKEN plus X-Actor-User-Id and X-Actor-Role: super_admin' },
+          adminToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'ADMIN_SERVICE_TOKEN plus X-Actor-User-Id and X-Actor-Role: super_admin',
+          },
           internalToken: { type: 'http', scheme: 'bearer', description: 'INTERNAL_SERVICE_TOKEN' },
         },
       },
@@ -176,19 +214,39 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     transform: ({ schema, url, route }) => {
       const files = route.config?.multipart_body;
       if (!files) return { schema, url };
-      const fields = Object.entries(files).map(([name, field]) => [name, typeof field === 'string' ? { description: field } : field] as const);
+      const fields = Object.entries(files).map(
+        ([name, field]) => [name, typeof field === 'string' ? { description: field } : field] as const,
+      );
       const properties = Object.fromEntries(
         fields.map(([name, field]) => {
           const file = { type: 'string', format: 'binary' };
-          const shape = field.integer ? { type: 'integer', minimum: 1 } : field.repeated ? { type: 'array', items: file, minItems: 1 } : file;
+          const shape = field.integer
+            ? { type: 'integer', minimum: 1 }
+            : field.repeated
+              ? { type: 'array', items: file, minItems: 1 }
+              : file;
           return [name, { ...shape, description: field.description }];
         }),
       );
       const required = fields.filter(([, field]) => !field.optional).map(([name]) => name);
-      return { schema: { ...schema, consumes: ['multipart/form-data'], body: { type: 'object', required, properties } } as typeof schema, url };
+      return {
+        schema: {
+          ...schema,
+          consumes: ['multipart/form-data'],
+          body: { type: 'object', required, properties },
+        } as typeof schema,
+        url,
+      };
     },
-    transformObject: (document) => decorateDocument(('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>, route_docs, deps.document ?? { schemas: {}, webhooks: {} }),
-    refResolver: { buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
+    transformObject: (document) =>
+      decorateDocument(
+        ('openapiObject' in document ? document.openapiObject : {}) as Record<string, unknown>,
+        route_docs,
+        deps.document ?? { schemas: {}, webhooks: {} },
+      ),
+    refResolver: {
+      buildLocalReference: (json, _base, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   const library = await GuideLibrary.load(REPOSITORY_ROOT);
   await installReference(app, library);
@@ -200,11 +258,18 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   installHttpMetrics(app, deps.metrics);
 
   app.get('/openapi.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => served().merchant);
-  app.get('/openapi-admin.json', { schema: { hide: true }, config: { rate_limit: false } }, async () => served().operator);
+  app.get(
+    '/openapi-admin.json',
+    { schema: { hide: true }, config: { rate_limit: false } },
+    async () => served().operator,
+  );
 
   app.get(
     '/healthz',
-    { schema: { tags: ['ops'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } }, config: { auth: 'public', rate_limit: false } },
+    {
+      schema: { tags: ['ops'], summary: 'Liveness', response: { 200: Type.Object({ status: Type.Literal('ok') }) } },
+      config: { auth: 'public', rate_limit: false },
+    },
     async () => ({ status: 'ok' as const }),
   );
 
@@ -212,33 +277,49 @@ export async function createServer(deps: ServerDeps): Promise<App> {
     status: Type.Union([Type.Literal('ready'), Type.Literal('unavailable')]),
     checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) })),
   });
-  const readiness_schema = { tags: ['ops'], summary: 'Readiness: the database answers', response: { 200: Readiness, 503: { ...Readiness, description: 'Not ready' } } };
-  app.get('/readyz', { schema: readiness_schema, config: { auth: 'public', rate_limit: false } }, async (_request, reply) => {
-    let checks: Record<string, { ok: boolean; detail?: string }>;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      // Answered in time whatever the database does: a check still waiting counts as a failure.
-      const too_slow = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer within ${READINESS_TIMEOUT_MS} ms`)), READINESS_TIMEOUT_MS);
-      });
-      checks = await Promise.race([deps.readiness(), too_slow]);
-    } catch (error) {
-      checks = { database: { ok: false, detail: (error as Error).message } };
-    } finally {
-      clearTimeout(timer);
-    }
-    // Every check counts: a job that cannot run (the matcher without a mint source) makes the process not ready.
-    const ready = checks['database']?.ok === true && Object.values(checks).every((check) => check.ok);
-    reply.status(ready ? 200 : 503);
-    return { status: ready ? ('ready' as const) : ('unavailable' as const), checks };
-  });
+  const readiness_schema = {
+    tags: ['ops'],
+    summary: 'Readiness: the database answers',
+    response: { 200: Readiness, 503: { ...Readiness, description: 'Not ready' } },
+  };
+  app.get(
+    '/readyz',
+    { schema: readiness_schema, config: { auth: 'public', rate_limit: false } },
+    async (_request, reply) => {
+      let checks: Record<string, { ok: boolean; detail?: string }>;
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        // Answered in time whatever the database does: a check still waiting counts as a failure.
+        const too_slow = new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`no answer within ${READINESS_TIMEOUT_MS} ms`)),
+            READINESS_TIMEOUT_MS,
+          );
+        });
+        checks = await Promise.race([deps.readiness(), too_slow]);
+      } catch (error) {
+        checks = { database: { ok: false, detail: (error as Error).message } };
+      } finally {
+        clearTimeout(timer);
+      }
+      // Every check counts: a job that cannot run (the matcher without a mint source) makes the process not ready.
+      const ready = checks['database']?.ok === true && Object.values(checks).every((check) => check.ok);
+      reply.status(ready ? 200 : 503);
+      return { status: ready ? ('ready' as const) : ('unavailable' as const), checks };
+    },
+  );
 
   const metrics_token = deps.config.metrics_token;
   app.get('/metrics', { schema: { hide: true }, config: { rate_limit: false } }, async (request, reply) => {
     const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (metrics_token !== undefined && (presented === undefined || !constantTimeEqual(sha256Hex(presented), sha256Hex(metrics_token)))) {
+    if (
+      metrics_token !== undefined &&
+      (presented === undefined || !constantTimeEqual(sha256Hex(presented), sha256Hex(metrics_token)))
+    ) {
       reply.header('WWW-Authenticate', 'Bearer');
-      return reply.status(401).send(errorBody('UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>'));
+      return reply
+        .status(401)
+        .send(errorBody('UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>'));
     }
     reply.header('Content-Type', deps.metrics.contentType);
     return deps.metrics.metrics();

@@ -89,7 +89,12 @@ export function formatValidationIssues(issues: readonly ValidationIssue[], conte
     const distinct = [...new Set(allowed)];
     const specific = [...new Set(messages.filter((message) => !message.startsWith('\u0000')))];
     const name = field.replace(/^\w+\.?/, '') || field;
-    if (distinct.length > 0) problems.push({ field, message: `${name} must be one of ${distinct.map((value) => JSON.stringify(value)).join(', ')}`, allowed: distinct });
+    if (distinct.length > 0)
+      problems.push({
+        field,
+        message: `${name} must be one of ${distinct.map((value) => JSON.stringify(value)).join(', ')}`,
+        allowed: distinct,
+      });
     else if (specific.length > 0) problems.push({ field, message: `${name} ${specific.join('; ')}` });
     else problems.push({ field, message: `${name} ${present(messages[0], 'a failed rule has a message').slice(1)}` });
   }

@@ -43,7 +43,10 @@ export class GroupCommit<Item, Answer> {
    * `apply` answers each item, in order. `previous` settles when the batch before is done: a batch that awaits it
    * before it writes writes in arrival order while it still plans beside the one before.
    */
-  constructor(apply: (items: Item[], previous: Promise<void>) => Promise<Answer[]>, options: GroupCommitOptions<Item, Answer>) {
+  constructor(
+    apply: (items: Item[], previous: Promise<void>) => Promise<Answer[]>,
+    options: GroupCommitOptions<Item, Answer>,
+  ) {
     this.#apply = apply;
     this.#options = options;
   }
@@ -97,7 +100,8 @@ export class GroupCommit<Item, Answer> {
       }
       // after the batch before, as the batch itself would have written
       await previous;
-      const alone = this.#options.alone ?? (async (item: Item) => (await this.#apply([item], Promise.resolve()))[0] as Answer);
+      const alone =
+        this.#options.alone ?? (async (item: Item) => (await this.#apply([item], Promise.resolve()))[0] as Answer);
       for (const entry of batch) await alone(entry.item).then(entry.resolve, entry.reject);
       return;
     }

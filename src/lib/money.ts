@@ -33,7 +33,9 @@ export function decimalToMinor(decimal: string, currency: Currency): number | nu
   if (!match) return null;
   const fraction = match[2] ?? '';
   if (fraction.length > exponent) return null;
-  const minor = BigInt(present(match[1], 'the pattern has a whole part')) * 10n ** BigInt(exponent) + BigInt(fraction.padEnd(exponent, '0') || '0');
+  const minor =
+    BigInt(present(match[1], 'the pattern has a whole part')) * 10n ** BigInt(exponent) +
+    BigInt(fraction.padEnd(exponent, '0') || '0');
   return toSafeNumber(minor);
 }
 

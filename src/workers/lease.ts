@@ -19,7 +19,11 @@ export async function workLeased<Row extends { id: string }>(
 ): Promise<number> {
   const rows = await db.transaction().execute(async (trx) => {
     const picked = await steps.pick(trx);
-    if (picked.length > 0) await steps.lease(trx, picked.map((row) => row.id));
+    if (picked.length > 0)
+      await steps.lease(
+        trx,
+        picked.map((row) => row.id),
+      );
     return picked;
   });
   for (const row of rows) {

@@ -81,8 +81,12 @@ function sqlWrites(text: string): string[] {
   const code = text.replace(/--[^\n]*/g, '');
   const name = '([a-z_][a-z0-9_]*)';
   return [
-    ...[...code.matchAll(new RegExp(`\\b(?:insert\\s+into|delete\\s+from|merge\\s+into)\\s+${name}`, 'gi'))].map((match) => match[1]!),
-    ...[...code.matchAll(new RegExp(`\\bupdate\\s+${name}(?:\\s+(?:as\\s+)?[a-z_][a-z0-9_]*)?\\s+set\\b`, 'gi'))].map((match) => match[1]!),
+    ...[...code.matchAll(new RegExp(`\\b(?:insert\\s+into|delete\\s+from|merge\\s+into)\\s+${name}`, 'gi'))].map(
+      (match) => match[1]!,
+    ),
+    ...[...code.matchAll(new RegExp(`\\bupdate\\s+${name}(?:\\s+(?:as\\s+)?[a-z_][a-z0-9_]*)?\\s+set\\b`, 'gi'))].map(
+      (match) => match[1]!,
+    ),
   ].map((table) => table.toLowerCase());
 }
 
@@ -90,7 +94,9 @@ function sqlWrites(text: string): string[] {
 function tableOwners(): Map<string, string> {
   return new Map<string, string>([
     ...MODULES.flatMap((module) => module.owns.map((table): [string, string] => [table, module.name])),
-    ...Object.entries(PLATFORM_TABLES).flatMap(([layer, names]) => names.map((table): [string, string] => [table, `src/${layer}`])),
+    ...Object.entries(PLATFORM_TABLES).flatMap(([layer, names]) =>
+      names.map((table): [string, string] => [table, `src/${layer}`]),
+    ),
   ]);
 }
 
@@ -100,15 +106,20 @@ describe('module layout', () => {
   before(async () => {
     database = await openTestDatabase();
     const rows = await sql<{ table_name: string }>`
-      select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(database.db);
+      select table_name from information_schema.tables where table_schema = current_schema() and table_type = 'BASE TABLE'`.execute(
+      database.db,
+    );
     tables = rows.rows.map((row) => row.table_name).sort();
   });
   after(async () => database.close());
 
   it('every folder under src/modules is one declared module, and names are unique', () => {
-    const folders = readdirSync(MODULES_DIR).filter((name) => statSync(join(MODULES_DIR, name)).isDirectory()).sort();
+    const folders = readdirSync(MODULES_DIR)
+      .filter((name) => statSync(join(MODULES_DIR, name)).isDirectory())
+      .sort();
     assert.deepEqual(MODULES.map((module) => module.name).sort(), folders);
-    for (const folder of folders) assert.ok(statSync(join(MODULES_DIR, folder, 'module.ts')).isFile(), `${folder}/module.ts`);
+    for (const folder of folders)
+      assert.ok(statSync(join(MODULES_DIR, folder, 'module.ts')).isFile(), `${folder}/module.ts`);
   });
 
   it('every table of the migrated database has exactly one owner, and every declared table exists', () => {
@@ -117,8 +128,12 @@ describe('module layout', () => {
     for (const module of MODULES) for (const table of module.owns) own(table, module.name);
     for (const [layer, names] of Object.entries(PLATFORM_TABLES)) for (const table of names) own(table, `src/${layer}`);
     const problems = [
-      ...tables.filter((table) => (owners.get(table) ?? []).length !== 1).map((table) => `${table}: owned by [${(owners.get(table) ?? []).join(', ')}]`),
-      ...[...owners.keys()].filter((table) => !tables.includes(table)).map((table) => `${table}: declared by ${owners.get(table)!.join(', ')} but not in the database`),
+      ...tables
+        .filter((table) => (owners.get(table) ?? []).length !== 1)
+        .map((table) => `${table}: owned by [${(owners.get(table) ?? []).join(', ')}]`),
+      ...[...owners.keys()]
+        .filter((table) => !tables.includes(table))
+        .map((table) => `${table}: declared by ${owners.get(table)!.join(', ')} but not in the database`),
     ];
     assert.deepEqual(problems, []);
   });
@@ -128,7 +143,8 @@ describe('module layout', () => {
     for (const module of MODULES) {
       if (module.owns.length === 0) continue;
       const text = readFileSync(join(MODULES_DIR, module.name, 'tables.ts'), 'utf8');
-      for (const table of module.owns) if (!new RegExp(`^  ${table}: `, 'm').test(text)) missing.push(`${module.name}/tables.ts: ${table}`);
+      for (const table of module.owns)
+        if (!new RegExp(`^  ${table}: `, 'm').test(text)) missing.push(`${module.name}/tables.ts: ${table}`);
     }
     assert.deepEqual(missing, []);
   });
@@ -138,12 +154,19 @@ describe('module layout', () => {
     const declared = new Map(MODULES.map((module) => [module.name as string, new Set<string>(module.calls)]));
     const undeclared: string[] = [];
     for (const [from, edges] of graph) {
-      for (const [to, files] of edges) if (!declared.get(from)?.has(to)) undeclared.push(`${from} -> ${to} (${[...new Set(files)].join(', ')})`);
+      for (const [to, files] of edges)
+        if (!declared.get(from)?.has(to)) undeclared.push(`${from} -> ${to} (${[...new Set(files)].join(', ')})`);
     }
     assert.deepEqual(undeclared, [], 'imports a module that its module.ts does not list in calls');
-    const unused = MODULES.flatMap((module) => module.calls.filter((to) => !graph.get(module.name)?.has(to)).map((to) => `${module.name} -> ${to}`));
+    const unused = MODULES.flatMap((module) =>
+      module.calls.filter((to) => !graph.get(module.name)?.has(to)).map((to) => `${module.name} -> ${to}`),
+    );
     assert.deepEqual(unused, [], 'lists a module in calls that it does not import');
-    const upward = MODULES.flatMap((module, index) => module.calls.filter((to) => !MODULES.slice(0, index).some((lower) => lower.name === to)).map((to) => `${module.name} -> ${to}`));
+    const upward = MODULES.flatMap((module, index) =>
+      module.calls
+        .filter((to) => !MODULES.slice(0, index).some((lower) => lower.name === to))
+        .map((to) => `${module.name} -> ${to}`),
+    );
     assert.deepEqual(upward, [], 'MODULES lists the lowest first: a module calls only modules listed before it');
 
     // Depth-first search over the declared calls: a back edge is a cycle.
@@ -164,16 +187,26 @@ describe('module layout', () => {
   });
 
   it('a module writes only the tables it owns (the known exceptions shrink, never grow)', () => {
-    const owner = new Map(MODULES.flatMap((module) => module.owns.map((table) => [table as string, module.name as string])));
+    const owner = new Map(
+      MODULES.flatMap((module) => module.owns.map((table) => [table as string, module.name as string])),
+    );
     const foreign = new Set<string>();
     for (const [module, written] of writesByModule()) {
       for (const table of written) if (owner.get(table) !== module) foreign.add(`${module} -> ${table}`);
     }
-    assert.deepEqual([...foreign].filter((write) => !KNOWN_FOREIGN_WRITES.has(write)).sort(), [], 'new writes into another module\'s table');
-    assert.deepEqual([...KNOWN_FOREIGN_WRITES].filter((write) => !foreign.has(write)).sort(), [], 'a known exception is gone: drop it from the list');
+    assert.deepEqual(
+      [...foreign].filter((write) => !KNOWN_FOREIGN_WRITES.has(write)).sort(),
+      [],
+      "new writes into another module's table",
+    );
+    assert.deepEqual(
+      [...KNOWN_FOREIGN_WRITES].filter((write) => !foreign.has(write)).sort(),
+      [],
+      'a known exception is gone: drop it from the list',
+    );
   });
 
-  it('a SQL file writes only the tables its owner owns (another module\'s rows go through that module\'s function)', () => {
+  it("a SQL file writes only the tables its owner owns (another module's rows go through that module's function)", () => {
     const owners = tableOwners();
     const foreign = sqlFiles().flatMap((name) => {
       const owner = sqlOwner(name);
@@ -201,10 +234,14 @@ describe('module layout', () => {
   it('every function and trigger in the migrated database has exactly one SQL file, which names it', async () => {
     const defined = sqlFiles().flatMap((name) => {
       const text = readFileSync(join(ROOT, 'src', name), 'utf8');
-      return [...text.matchAll(/create\s+or\s+replace\s+(function|trigger)\s+([a-z_][a-z0-9_]*)/gi)].map((match) => `${match[1]!.toLowerCase()} ${match[2]!}`);
+      return [...text.matchAll(/create\s+or\s+replace\s+(function|trigger)\s+([a-z_][a-z0-9_]*)/gi)].map(
+        (match) => `${match[1]!.toLowerCase()} ${match[2]!}`,
+      );
     });
     const functions = await sql<{ name: string }>`
-      select p.proname as name from pg_proc p where p.pronamespace = current_schema()::regnamespace`.execute(database.db);
+      select p.proname as name from pg_proc p where p.pronamespace = current_schema()::regnamespace`.execute(
+      database.db,
+    );
     const triggers = await sql<{ name: string }>`
       select t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid
       where c.relnamespace = current_schema()::regnamespace and not t.tgisinternal`.execute(database.db);
@@ -218,11 +255,15 @@ describe('module layout', () => {
 
   it(`webhook_deliveries rows come from the trigger the webhooks module names (${DELIVERY_TRIGGER}, after insert on events)`, async () => {
     const rows = await sql<{ event_object_table: string; action_timing: string; event_manipulation: string }>`
-      select event_object_table, action_timing, event_manipulation from information_schema.triggers where trigger_name = ${DELIVERY_TRIGGER}`.execute(database.db);
-    assert.deepEqual(rows.rows, [{ event_object_table: 'events', action_timing: 'AFTER', event_manipulation: 'INSERT' }]);
+      select event_object_table, action_timing, event_manipulation from information_schema.triggers where trigger_name = ${DELIVERY_TRIGGER}`.execute(
+      database.db,
+    );
+    assert.deepEqual(rows.rows, [
+      { event_object_table: 'events', action_timing: 'AFTER', event_manipulation: 'INSERT' },
+    ]);
   });
 
-  it('docs/architecture.md\'s module table lists every module with exactly what it owns and may call', () => {
+  it("docs/architecture.md's module table lists every module with exactly what it owns and may call", () => {
     const readme = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
     const start = readme.indexOf('| module | owns (tables) | may call |');
     assert.ok(start >= 0, 'docs/architecture.md has the module table');
@@ -233,7 +274,11 @@ describe('module layout', () => {
       rows.set(match[1]!, { owns: names(match[2]!), calls: names(match[3]!) });
     }
     for (const module of MODULES) {
-      assert.deepEqual(rows.get(module.name), { owns: [...module.owns].sort(), calls: [...module.calls].sort() }, `docs/architecture.md row of ${module.name}`);
+      assert.deepEqual(
+        rows.get(module.name),
+        { owns: [...module.owns].sort(), calls: [...module.calls].sort() },
+        `docs/architecture.md row of ${module.name}`,
+      );
     }
     assert.deepEqual([...rows.keys()].sort(), MODULES.map((module) => module.name).sort());
   });

@@ -21,7 +21,8 @@ describe('90-day archival of the audit tables', () => {
   let new_pending: string;
   let old_receiver_rows: Record<string, unknown>[];
   const archive = (batch?: number) => archiveOldAuditRows({ db: t.db, clock: t.clock }, batch);
-  const count = async (table: string) => Number((await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db)).rows[0]!.n);
+  const count = async (table: string) =>
+    Number((await sql<{ n: string }>`select count(*)::text as n from ${sql.table(table)}`.execute(t.db)).rows[0]!.n);
 
   async function pendingWithConfirm(): Promise<string> {
     const created = await createPendingFunds(t, merchant.id);
@@ -44,24 +45,40 @@ describe('90-day archival of the audit tables', () => {
     }
     await completedPayments(t, merchant.live, [{ order_id: 'old-1', amount: 10000 }]);
     batch_id = (await t.admin('POST', '/admin/settlements/run')).json().data.batches[0].id;
-    assert.equal((await t.admin('POST', `/admin/settlements/${batch_id}/fail`, { reason: 'returned' })).statusCode, 200);
+    assert.equal(
+      (await t.admin('POST', `/admin/settlements/${batch_id}/fail`, { reason: 'returned' })).statusCode,
+      200,
+    );
     t.clock.advance(1000);
     assert.equal((await t.admin('POST', `/admin/settlements/${batch_id}/retry`)).statusCode, 200);
-    old_receiver_rows = (await t.db.selectFrom('receiver_confirm_audit').selectAll().execute()) as unknown as Record<string, unknown>[];
+    old_receiver_rows = (await t.db.selectFrom('receiver_confirm_audit').selectAll().execute()) as unknown as Record<
+      string,
+      unknown
+    >[];
     assert.equal(old_receiver_rows.length, 6);
     // Day 60: newer rows that must stay.
     t.clock.advance(60 * DAY);
     new_pending = await pendingWithConfirm();
-    assert.equal((await t.admin('POST', `/admin/settlements/${batch_id}/fail`, { reason: 'returned again' })).statusCode, 200);
+    assert.equal(
+      (await t.admin('POST', `/admin/settlements/${batch_id}/fail`, { reason: 'returned again' })).statusCode,
+      200,
+    );
   });
   after(() => t.close());
 
   it('moves nothing younger than 90 days, then exactly the rows past it, in batches, and a second pass moves nothing', async () => {
     const admin_rows_before = await count('admin_audit_log');
-    const old_admin = await t.db.selectFrom('admin_audit_log').selectAll().where('created_at', '<', new Date(t.clock.now().getTime() - 30 * DAY)).execute();
+    const old_admin = await t.db
+      .selectFrom('admin_audit_log')
+      .selectAll()
+      .where('created_at', '<', new Date(t.clock.now().getTime() - 30 * DAY))
+      .execute();
     assert.ok(old_admin.length >= 2, 'the fail and the retry are audited');
     // Day 90 after the last old row: not yet older than 90 days.
-    const last_old = Math.max(...old_receiver_rows.map((row) => (row['created_at'] as Date).getTime()), ...old_admin.map((row) => row.created_at.getTime()));
+    const last_old = Math.max(
+      ...old_receiver_rows.map((row) => (row['created_at'] as Date).getTime()),
+      ...old_admin.map((row) => row.created_at.getTime()),
+    );
     t.clock.set(new Date(last_old + ARCHIVE_AFTER_DAYS * DAY));
     const first_old = Math.min(...old_receiver_rows.map((row) => (row['created_at'] as Date).getTime()));
     assert.ok(first_old < last_old);
@@ -89,7 +106,10 @@ describe('90-day archival of the audit tables', () => {
       assert.ok(archived_at instanceof Date);
     }
     const admin_archived = await t.db.selectFrom('admin_audit_log_archive').selectAll().orderBy('created_at').execute();
-    assert.deepEqual(admin_archived.map(({ archived_at: _, ...rest }) => rest).sort((a, b) => a.id.localeCompare(b.id)), [...old_admin].sort((a, b) => a.id.localeCompare(b.id)));
+    assert.deepEqual(
+      admin_archived.map(({ archived_at: _, ...rest }) => rest).sort((a, b) => a.id.localeCompare(b.id)),
+      [...old_admin].sort((a, b) => a.id.localeCompare(b.id)),
+    );
     assert.ok(admin_archived.every((row) => row.archived_at.getTime() === t.clock.now().getTime()));
   });
 
@@ -97,17 +117,27 @@ describe('90-day archival of the audit tables', () => {
     const old_id = old_pending[0]!;
     const list = async (query: string) => (await t.admin('GET', `/admin/audit/receiver-confirm?${query}`)).json();
     assert.equal((await list(`pending_funds_id=${old_id}&stage=all`)).data.length, 0);
-    const with_archive = (await list(`pending_funds_id=${old_id}&stage=all&include_archived=true`)).data as { id: string; stage: string; archived_at: string | null }[];
+    const with_archive = (await list(`pending_funds_id=${old_id}&stage=all&include_archived=true`)).data as {
+      id: string;
+      stage: string;
+      archived_at: string | null;
+    }[];
     assert.deepEqual(with_archive.map((row) => row.stage).sort(), ['intake', 'receiver_confirm']);
     assert.ok(with_archive.every((row) => row.archived_at !== null));
-    assert.ok((await list(`pending_funds_id=${new_pending}&stage=all`)).data.every((row: { archived_at: string | null }) => row.archived_at === null));
+    assert.ok(
+      (await list(`pending_funds_id=${new_pending}&stage=all`)).data.every(
+        (row: { archived_at: string | null }) => row.archived_at === null,
+      ),
+    );
     // Default stage (receiver_confirm) through the archive too: one row per receiver-confirm call.
     assert.equal((await list(`pending_funds_id=${old_id}&include_archived=true`)).data.length, 1);
     // Pages of 3 across live and archived rows: all 8, newest first, none twice.
     const seen: { id: string; created_at: string }[] = [];
     let cursor: string | null = null;
     do {
-      const page: { data: { id: string; created_at: string }[]; next_cursor: string | null } = await list(`stage=all&include_archived=true&limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+      const page: { data: { id: string; created_at: string }[]; next_cursor: string | null } = await list(
+        `stage=all&include_archived=true&limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+      );
       seen.push(...page.data);
       cursor = page.next_cursor;
     } while (cursor);
@@ -127,7 +157,11 @@ describe('90-day archival of the audit tables', () => {
     assert.ok(shown.json().data.validator_response);
     assert.equal((await t.admin('GET', `/admin/audit/receiver-confirm?include_archived=maybe`)).statusCode, 400);
 
-    const log = async (query: string) => (await t.admin('GET', `/admin/settlements/${batch_id}/audit-log?${query}`)).json().data as { action: string; archived_at: string | null }[];
+    const log = async (query: string) =>
+      (await t.admin('GET', `/admin/settlements/${batch_id}/audit-log?${query}`)).json().data as {
+        action: string;
+        archived_at: string | null;
+      }[];
     const live = await log('limit=100');
     const all = await log('limit=100&include_archived=true');
     assert.ok(live.every((entry) => entry.archived_at === null));
@@ -170,7 +204,8 @@ describe('90-day archival of the audit tables', () => {
     t.clock.advance(ARCHIVE_AFTER_DAYS * DAY);
     t.application.scheduler.start();
     try {
-      for (let i = 0; i < 100 && (await count('receiver_confirm_audit_archive')) < 8; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let i = 0; i < 100 && (await count('receiver_confirm_audit_archive')) < 8; i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
     } finally {
       await t.application.scheduler.stop();
     }

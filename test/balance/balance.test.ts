@@ -14,8 +14,17 @@ describe('merchant balance and the admin deficit view', () => {
   let other: TestMerchant;
   let deps: BalanceDeps;
   const balance = (id: string, token: string | undefined, extra: Record<string, string> = {}) =>
-    t.request({ method: 'GET', url: `/v1/merchants/${id}/balance`, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra } });
-  const credit = (id: string, amount_micro_pay: number) => t.admin('POST', `/admin/merchants/${id}/ledger-adjustments`, { amount_micro_pay, direction: 'credit', reason: 'test' });
+    t.request({
+      method: 'GET',
+      url: `/v1/merchants/${id}/balance`,
+      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra },
+    });
+  const credit = (id: string, amount_micro_pay: number) =>
+    t.admin('POST', `/admin/merchants/${id}/ledger-adjustments`, {
+      amount_micro_pay,
+      direction: 'credit',
+      reason: 'test',
+    });
 
   before(async () => {
     t = await startTestApp();
@@ -57,8 +66,19 @@ describe('merchant balance and the admin deficit view', () => {
   });
 
   it('buffer balance counts; sandbox PAY never shows in the live balance', async () => {
-    await t.application.ledger.transfer({ key: 'buffer-1', kind: 'mint', debit_account: accounts.world(false), credit_account: accounts.merchantBuffer(other.id, false), amount_micro_pay: 2_000_000 });
-    await t.admin('POST', `/admin/merchants/${other.id}/ledger-adjustments`, { amount_micro_pay: 9_000_000, direction: 'credit', reason: 'sandbox', is_sandbox: true });
+    await t.application.ledger.transfer({
+      key: 'buffer-1',
+      kind: 'mint',
+      debit_account: accounts.world(false),
+      credit_account: accounts.merchantBuffer(other.id, false),
+      amount_micro_pay: 2_000_000,
+    });
+    await t.admin('POST', `/admin/merchants/${other.id}/ledger-adjustments`, {
+      amount_micro_pay: 9_000_000,
+      direction: 'credit',
+      reason: 'sandbox',
+      is_sandbox: true,
+    });
     const response = await balance(other.id, other.jwt);
     assert.equal(response.statusCode, 200, response.body);
     const view = response.json().data;
@@ -103,7 +123,11 @@ describe('merchant balance and the admin deficit view', () => {
     const fresh = await t.createMerchant('Fresh');
     assert.equal((await t.admin('GET', `/admin/merchants/${fresh.id}/deficit`)).statusCode, 404);
     assert.equal((await t.request({ method: 'GET', url: `/admin/merchants/${merchant.id}/deficit` })).statusCode, 401);
-    const forbidden = await t.request({ method: 'GET', url: `/admin/merchants/${merchant.id}/deficit`, headers: { ...ADMIN_HEADERS, 'x-actor-role': 'merchant_admin' } });
+    const forbidden = await t.request({
+      method: 'GET',
+      url: `/admin/merchants/${merchant.id}/deficit`,
+      headers: { ...ADMIN_HEADERS, 'x-actor-role': 'merchant_admin' },
+    });
     assert.equal(forbidden.json().error.code, 'ADMIN_FORBIDDEN');
   });
 });

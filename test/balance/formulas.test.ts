@@ -16,7 +16,12 @@ const HOUR = 3600_000;
 describe('balance: each field from its formula', () => {
   let t: TestApp;
   let merchant: TestMerchant;
-  const adjust = (body: Record<string, unknown>) => t.admin('POST', `/admin/merchants/${merchant.id}/ledger-adjustments`, { reason: 'test', direction: 'credit', ...body });
+  const adjust = (body: Record<string, unknown>) =>
+    t.admin('POST', `/admin/merchants/${merchant.id}/ledger-adjustments`, {
+      reason: 'test',
+      direction: 'credit',
+      ...body,
+    });
 
   before(async () => {
     // threshold 10 % of volume (BALANCE_BUFFER_THRESHOLD_BPS default 1000), grace 7 days
@@ -33,7 +38,11 @@ describe('balance: each field from its formula', () => {
     // Two sell orders whose reserves come back: 30 PAY cancelled, 20 PAY expired unmatched. Credits to available are
     // now 100 + 30 + 20 = 150, but the volume is 100: the 50 were the merchant's own PAY coming back.
     const cancelled = await createSell(t, merchant.jwt, sellBody(30 * PAY));
-    assert.equal((await merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${cancelled.id}/cancel`)).json().data.status, 'failed');
+    assert.equal(
+      (await merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${cancelled.id}/cancel`)).json().data
+        .status,
+      'failed',
+    );
     await createSell(t, merchant.jwt, sellBody(20 * PAY));
     t.clock.advance(25 * HOUR);
     assert.equal(await sweepSellOrders(t.application.payouts.sell_orders), 1);
@@ -55,9 +64,21 @@ describe('balance: each field from its formula', () => {
         deficit: admin.deficit_micro_pay,
         countdown: admin.countdown_days,
       },
-      { available: 100 * PAY, buffer: 5 * PAY, net_obligation: 98 * PAY, volume: 100 * PAY, threshold: 10 * PAY, deficit: 3 * PAY, countdown: 7 },
+      {
+        available: 100 * PAY,
+        buffer: 5 * PAY,
+        net_obligation: 98 * PAY,
+        volume: 100 * PAY,
+        threshold: 10 * PAY,
+        deficit: 3 * PAY,
+        countdown: 7,
+      },
     );
-    const own = await t.request({ method: 'GET', url: `/v1/merchants/${merchant.id}/balance`, headers: { authorization: `Bearer ${merchant.jwt}` } });
+    const own = await t.request({
+      method: 'GET',
+      url: `/v1/merchants/${merchant.id}/balance`,
+      headers: { authorization: `Bearer ${merchant.jwt}` },
+    });
     assert.deepEqual(own.json().data, {
       available_micro_pay: 100 * PAY,
       buffer_micro_pay: 5 * PAY,
@@ -72,7 +93,9 @@ describe('balance: each field from its formula', () => {
     await adjust({ amount_micro_pay: 4 * PAY, account: 'buffer' });
     await recalcBufferThresholds(t.application.balance);
     const after_topup = (await t.admin('GET', `/admin/merchants/${merchant.id}/deficit`)).json().data;
-    assert.deepEqual([after_topup.buffer_micro_pay, after_topup.deficit_micro_pay, after_topup.countdown_days], [9 * PAY, 0, null]);
+    assert.deepEqual(
+      [after_topup.buffer_micro_pay, after_topup.deficit_micro_pay, after_topup.countdown_days],
+      [9 * PAY, 0, null],
+    );
   });
 });
-

@@ -32,7 +32,9 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     merchant = await t.createMerchant('Browser Shop');
     await t.createSeller(thbSeller(10_000_000, '35.00', '0812345678'));
     // The merchant's return page.
-    shop = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Thanks for your order</h1>'));
+    shop = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>Thanks for your order</h1>'),
+    );
     await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
     shop_url = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/return`;
     browser = await launchChromium();
@@ -44,14 +46,23 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
   });
 
   it('amount and a QR that decodes to the payload, proof upload to confirming, then back to return_url on completion', async () => {
-    const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'order-1001', amount: '1250.50', currency: 'THB', return_url: shop_url });
+    const created = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: 'order-1001',
+      amount: '1250.50',
+      currency: 'THB',
+      return_url: shop_url,
+    });
     assert.equal(created.statusCode, 201, created.body);
     const payment = created.json().data;
     assert.equal(payment.checkout_url, `${base_url}/checkout/${payment.id}`);
     const view = (await t.call('GET', `/v1/payments/${payment.id}/checkout`, merchant.live)).json().data;
 
     // A phone-sized viewport: the page must read well on a phone.
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, locale: 'en-US' });
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      locale: 'en-US',
+    });
     const tab = await context.newPage();
     const errors: string[] = [];
     tab.on('pageerror', (error) => errors.push(error.message));
@@ -61,7 +72,11 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     await tab.waitForFunction(() => /^\d+:\d\d$/.test(document.getElementById('countdown')?.textContent ?? ''));
     const qr = tab.locator('img.qr').first();
     assert.ok(await qr.isVisible());
-    assert.equal(decodeQr(await qr.screenshot()), view.legs[0].payee.qr_payload, 'the QR the buyer sees decodes to the leg\'s PromptPay payload');
+    assert.equal(
+      decodeQr(await qr.screenshot()),
+      view.legs[0].payee.qr_payload,
+      "the QR the buyer sees decodes to the leg's PromptPay payload",
+    );
     const width = await tab.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(width <= 390, `no horizontal scrolling on a phone (${width}px)`);
     if (SCREENSHOT) {
@@ -87,7 +102,13 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
   });
 
   it('the Thai page and the expired page render in the browser', async () => {
-    const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'order-1002', amount: 5000, currency: 'THB', return_url: shop_url, expires_in_seconds: 60 });
+    const created = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: 'order-1002',
+      amount: 5000,
+      currency: 'THB',
+      return_url: shop_url,
+      expires_in_seconds: 60,
+    });
     const payment = created.json().data;
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, locale: 'th-TH' });
     const tab = await context.newPage();
@@ -107,10 +128,19 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     // Better-priced offers than the suite's seller, together exactly the payment: two legs.
     await t.createSeller(thbSeller(100_000, '34.00', '0811111111'));
     await t.createSeller(thbSeller(50_000, '34.50', '0822222222'));
-    const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'order-1003', amount: 150_000, currency: 'THB', return_url: shop_url });
+    const created = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: 'order-1003',
+      amount: 150_000,
+      currency: 'THB',
+      return_url: shop_url,
+    });
     const payment = created.json().data;
     assert.equal(payment.match_details.length, 2, created.body);
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, locale: 'en-US' });
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      locale: 'en-US',
+    });
     const tab = await context.newPage();
     const errors: string[] = [];
     tab.on('pageerror', (error) => errors.push(error.message));
@@ -130,7 +160,9 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
       mkdirSync(new URL('.', `file://${TWO_LEGS_SCREENSHOT}`).pathname, { recursive: true });
       await tab.screenshot({ path: TWO_LEGS_SCREENSHOT, fullPage: true });
     }
-    await tab.locator('#proof-2').setInputFiles({ name: 'slip-2.jpg', mimeType: 'image/jpeg', buffer: newSlip({ format: 'jpeg' }).bytes });
+    await tab
+      .locator('#proof-2')
+      .setInputFiles({ name: 'slip-2.jpg', mimeType: 'image/jpeg', buffer: newSlip({ format: 'jpeg' }).bytes });
     await tab.locator('#submit-2').click();
     await tab.locator('#status h1').waitFor();
     assert.equal(await tab.locator('#status [data-state]').count(), 2);

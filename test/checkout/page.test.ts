@@ -9,13 +9,23 @@ describe('hosted checkout page (server-rendered)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
   const create = async (body: Record<string, unknown> = {}, key = merchant.live) => {
-    const response = await t.call('POST', '/v1/trades', key, { order_id: `o-${Math.random()}`, amount: '100.00', currency: 'THB', return_url: 'https://shop.example/return?cart=7', ...body });
+    const response = await t.call('POST', '/v1/trades', key, {
+      order_id: `o-${Math.random()}`,
+      amount: '100.00',
+      currency: 'THB',
+      return_url: 'https://shop.example/return?cart=7',
+      ...body,
+    });
     assert.equal(response.statusCode, 201, response.body);
     return response.json().data as { id: string; checkout_url: string };
   };
-  const page = (id: string, headers: Record<string, string> = {}, query = '') => t.request({ method: 'GET', url: `/checkout/${id}${query}`, headers });
-  const upload = (id: string, bytes: Buffer, type = 'image/png') => t.request({ method: 'POST', url: `/checkout/${id}/proof`, ...multipart('proof', bytes, 'slip.png', type) });
-  const status = async (id: string) => (await t.call('GET', `/v1/payments/${id}`, id.startsWith('sbx_') ? merchant.sandbox : merchant.live)).json().data.status;
+  const page = (id: string, headers: Record<string, string> = {}, query = '') =>
+    t.request({ method: 'GET', url: `/checkout/${id}${query}`, headers });
+  const upload = (id: string, bytes: Buffer, type = 'image/png') =>
+    t.request({ method: 'POST', url: `/checkout/${id}/proof`, ...multipart('proof', bytes, 'slip.png', type) });
+  const status = async (id: string) =>
+    (await t.call('GET', `/v1/payments/${id}`, id.startsWith('sbx_') ? merchant.sandbox : merchant.live)).json().data
+      .status;
 
   before(async () => {
     t = await startTestApp();
@@ -43,7 +53,10 @@ describe('hosted checkout page (server-rendered)', () => {
     assert.ok(qr, 'a QR image');
     assert.equal(decodeQr(Buffer.from(qr[1]!, 'base64')), view.legs[0].payee.qr_payload);
     assert.match(html, /0812345678/);
-    assert.match(html, /<form id="proof-form" method="post" action="\/checkout\/[^"]+\/proof\?lang=en" enctype="multipart\/form-data">/);
+    assert.match(
+      html,
+      /<form id="proof-form" method="post" action="\/checkout\/[^"]+\/proof\?lang=en" enctype="multipart\/form-data">/,
+    );
     assert.equal(await status(payment.id), 'payment_pending');
   });
 
@@ -55,7 +68,7 @@ describe('hosted checkout page (server-rendered)', () => {
     assert.match((await page(payment.id, { 'accept-language': 'th' }, '?lang=en')).body, /Amount due/);
   });
 
-  it('takes the buyer\'s proof (public, payment-scoped), then shows confirming; a second upload or a bad file is refused on the page', async () => {
+  it("takes the buyer's proof (public, payment-scoped), then shows confirming; a second upload or a bad file is refused on the page", async () => {
     const payment = await create();
     await page(payment.id);
     const bad = await upload(payment.id, Buffer.from('not an image at all'), 'image/png');
@@ -76,12 +89,19 @@ describe('hosted checkout page (server-rendered)', () => {
     assert.doesNotMatch(shown.body, /<form/);
     const polled = await t.request({ method: 'GET', url: `/checkout/${payment.id}/status` });
     assert.equal(polled.json().data.status, 'confirming');
-    assert.equal(polled.json().data.return_redirect_url, `https://shop.example/return?cart=7&payment_id=${payment.id}&status=confirming`);
+    assert.equal(
+      polled.json().data.return_redirect_url,
+      `https://shop.example/return?cart=7&payment_id=${payment.id}&status=confirming`,
+    );
 
     await processProofVerdicts({ ...t.application.payments, validator: nullValidator });
     const done = await page(payment.id, { 'accept-language': 'en' });
     assert.match(done.body, /Payment received/);
-    assert.ok(done.body.includes(`location.href="https://shop.example/return?cart=7&payment_id=${payment.id}&status=completed"`));
+    assert.ok(
+      done.body.includes(
+        `location.href="https://shop.example/return?cart=7&payment_id=${payment.id}&status=completed"`,
+      ),
+    );
     assert.equal((await upload(payment.id, uniquePng())).statusCode, 409);
   });
 
@@ -96,10 +116,16 @@ describe('hosted checkout page (server-rendered)', () => {
     assert.equal((await upload(expiring.id, uniquePng())).statusCode, 409);
 
     const cancelled = await create();
-    await t.db.updateTable('payments').set({ status: 'cancelled', cancelled_at: t.clock.now() }).where('id', '=', cancelled.id).execute();
+    await t.db
+      .updateTable('payments')
+      .set({ status: 'cancelled', cancelled_at: t.clock.now() })
+      .where('id', '=', cancelled.id)
+      .execute();
     assert.match((await page(cancelled.id, { 'accept-language': 'en' })).body, /This payment was cancelled/);
 
-    const failed = (await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_failed' })).json().data.payment;
+    const failed = (
+      await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_failed' })
+    ).json().data.payment;
     const failed_page = await page(failed.id, { 'accept-language': 'en' });
     assert.match(failed_page.body, /Payment not confirmed/);
     assert.match(failed_page.body, /sandbox_simulated_failure/);
@@ -111,11 +137,17 @@ describe('hosted checkout page (server-rendered)', () => {
       assert.match(missing.body, /Payment not found/);
     }
     assert.equal((await upload('00000000-0000-4000-8000-000000000000', uniquePng())).statusCode, 404);
-    assert.equal((await t.request({ method: 'GET', url: '/checkout/00000000-0000-4000-8000-000000000000/status' })).statusCode, 404);
+    assert.equal(
+      (await t.request({ method: 'GET', url: '/checkout/00000000-0000-4000-8000-000000000000/status' })).statusCode,
+      404,
+    );
   });
 
   it('shows PayID and bank details for non-PromptPay legs, and escapes merchant text', async () => {
-    const aud = await create({ currency: 'AUD', amount: 2500, payment_method: 'payid', order_id: '<script>alert(1)</script>' }, merchant.sandbox);
+    const aud = await create(
+      { currency: 'AUD', amount: 2500, payment_method: 'payid', order_id: '<script>alert(1)</script>' },
+      merchant.sandbox,
+    );
     const html = (await page(aud.id, { 'accept-language': 'en' })).body;
     assert.match(html, /PayID<\/dt><dd>seller-a@sandbox\.example/);
     assert.match(html, /25\.00 AUD/);

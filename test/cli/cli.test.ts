@@ -21,7 +21,11 @@ describe('mpay CLI over the admin routes', () => {
     const data = JSON.parse(result.stdout);
     assert.equal(data.merchant.name, 'CLI Shop');
     assert.match(data.api_keys.live, /^svc_live_/);
-    const row = await t.db.selectFrom('merchants').select('name').where('id', '=', data.merchant.id).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('merchants')
+      .select('name')
+      .where('id', '=', data.merchant.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.name, 'CLI Shop');
 
     const token = await mpay(url, 'merchants', 'token', data.merchant.id);
@@ -30,10 +34,40 @@ describe('mpay CLI over the admin routes', () => {
   });
 
   it('adds a seller, and reports server errors with their code and a non-zero exit', async () => {
-    const ok = await mpay(url, 'sellers', 'create', '--currency', 'THB', '--method', 'promptpay', '--name', 'S', '--liquidity-minor', '100000', '--rate', '35.00', '--promptpay-id', '0812345678');
+    const ok = await mpay(
+      url,
+      'sellers',
+      'create',
+      '--currency',
+      'THB',
+      '--method',
+      'promptpay',
+      '--name',
+      'S',
+      '--liquidity-minor',
+      '100000',
+      '--rate',
+      '35.00',
+      '--promptpay-id',
+      '0812345678',
+    );
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /seller [0-9a-f-]{36}: THB promptpay at 35.00/);
-    const bad = await mpay(url, 'sellers', 'create', '--currency', 'THB', '--method', 'promptpay', '--name', 'S', '--liquidity-minor', '100000', '--rate', '35.00');
+    const bad = await mpay(
+      url,
+      'sellers',
+      'create',
+      '--currency',
+      'THB',
+      '--method',
+      'promptpay',
+      '--name',
+      'S',
+      '--liquidity-minor',
+      '100000',
+      '--rate',
+      '35.00',
+    );
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /400 VALIDATION_ERROR promptpay sellers need promptpay_id/);
   });
@@ -44,7 +78,8 @@ describe('mpay CLI over the admin routes', () => {
     assert.equal(token.code, 0, token.stderr);
     const minted = JSON.parse(token.stdout);
     assert.equal(minted.mode, 'sandbox');
-    const me = (jwt: string) => t.request({ method: 'GET', url: '/v1/merchants/me', headers: { authorization: `Bearer ${jwt}` } });
+    const me = (jwt: string) =>
+      t.request({ method: 'GET', url: '/v1/merchants/me', headers: { authorization: `Bearer ${jwt}` } });
     assert.equal((await me(minted.jwt)).statusCode, 200);
     t.clock.advance(2000);
     const revoked = await mpay(url, 'merchants', 'revoke-tokens', merchant.id);
@@ -56,11 +91,29 @@ describe('mpay CLI over the admin routes', () => {
 
   it('invites a dashboard user and prints the one-time link (mpay merchants add-user)', async () => {
     const created = JSON.parse((await mpay(url, '--json', 'merchants', 'create', '--name', 'Dashboard Shop')).stdout);
-    const result = await mpay(url, 'merchants', 'add-user', created.merchant.id, '--email', 'fin@cli.example', '--role', 'finance');
+    const result = await mpay(
+      url,
+      'merchants',
+      'add-user',
+      created.merchant.id,
+      '--email',
+      'fin@cli.example',
+      '--role',
+      'finance',
+    );
     assert.equal(result.code, 0, result.stderr);
     assert.match(result.stdout, /dashboard user fin@cli\.example \(finance\) invited/);
     assert.match(result.stdout, /\/dashboard\/invite\/[0-9A-Za-z]{43}/);
-    const duplicate = await mpay(url, 'merchants', 'add-user', created.merchant.id, '--email', 'fin@cli.example', '--role', 'viewer');
+    const duplicate = await mpay(
+      url,
+      'merchants',
+      'add-user',
+      created.merchant.id,
+      '--email',
+      'fin@cli.example',
+      '--role',
+      'viewer',
+    );
     assert.equal(duplicate.code, 1);
     assert.match(duplicate.stderr, /409 MERCHANT_USER_EXISTS/);
     assert.equal((await mpay(url, 'merchants', 'add-user', created.merchant.id, '--email', 'x@cli.example')).code, 2);

@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runMpay, runMpayProcess } from '../helpers/cli.ts';
 
-const COMMANDS = (await readdir(new URL('../../src/cli/commands/', import.meta.url))).filter((file) => file.endsWith('.ts')).map((file) => file.replace(/\.ts$/, ''));
+const COMMANDS = (await readdir(new URL('../../src/cli/commands/', import.meta.url)))
+  .filter((file) => file.endsWith('.ts'))
+  .map((file) => file.replace(/\.ts$/, ''));
 
 describe('mpay --help, help <command> and --version', () => {
   let dir: string;
@@ -31,19 +33,24 @@ describe('mpay --help, help <command> and --version', () => {
       const args = runs[index]!.join(' ');
       assert.equal(result.code, 0, `${args}: ${result.stderr}`);
       assert.equal(result.stderr, '', args);
-      assert.match(result.stdout, new RegExp(`^mpay ${runs[index]!.find((arg) => COMMANDS.includes(arg))}: .+\\n\\nUsage:\\n  mpay `), args);
+      assert.match(
+        result.stdout,
+        new RegExp(`^mpay ${runs[index]!.find((arg) => COMMANDS.includes(arg))}: .+\\n\\nUsage:\\n  mpay `),
+        args,
+      );
     });
     assert.equal(existsSync(join(dir, 'store')), false, 'migrate --help must not open or create the store');
   });
 
-  it('help <command> prints that command\'s help; help and --help list every command', async () => {
+  it("help <command> prints that command's help; help and --help list every command", async () => {
     const one = await runMpay(['help', 'migrate'], env);
     assert.equal(one.code, 0);
     assert.match(one.stdout, /^mpay migrate: apply pending database migrations/);
     for (const args of [['help'], ['--help']]) {
       const all = await runMpay(args, env);
       assert.equal(all.code, 0, args.join(' '));
-      for (const command of COMMANDS) assert.match(all.stdout, new RegExp(`\\n  ${command} `), `${args.join(' ')} lists ${command}`);
+      for (const command of COMMANDS)
+        assert.match(all.stdout, new RegExp(`\\n  ${command} `), `${args.join(' ')} lists ${command}`);
     }
     const unknown = await runMpay(['help', 'nope'], env);
     assert.equal(unknown.code, 2);
@@ -52,8 +59,13 @@ describe('mpay --help, help <command> and --version', () => {
   });
 
   it('--version prints the package version', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-    for (const [args, run] of [[['--version'], runMpayProcess], [['-V'], runMpay]] as const) {
+    const { version } = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
+    for (const [args, run] of [
+      [['--version'], runMpayProcess],
+      [['-V'], runMpay],
+    ] as const) {
       const result = await run([...args], env);
       assert.equal(result.code, 0);
       assert.equal(result.stdout, `mpay ${version}\n`);

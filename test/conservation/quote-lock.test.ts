@@ -14,7 +14,13 @@ describe('quote-locked trades fill only from offers at or below the locked rate'
     return response.json().data.id as string;
   };
   const trade = (amount: number, quote_lock_id: string) =>
-    t.call('POST', '/v1/trades', merchant.live, { order_id: `ql-${++order}`, amount, currency: 'THB', return_url: 'https://shop.example/r', quote_lock_id });
+    t.call('POST', '/v1/trades', merchant.live, {
+      order_id: `ql-${++order}`,
+      amount,
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+      quote_lock_id,
+    });
 
   before(async () => {
     t = await startTestApp();
@@ -27,16 +33,26 @@ describe('quote-locked trades fill only from offers at or below the locked rate'
     const refused = await trade(10_000, await lockAt('12.50'));
     assert.equal(refused.statusCode, 409, refused.body);
     assert.equal(refused.json().error.code, 'PAYMENT_INSUFFICIENT_LIQUIDITY');
-    const seller = await t.db.selectFrom('sellers').select('reserved_minor').where('id', '=', dear.id).executeTakeFirstOrThrow();
+    const seller = await t.db
+      .selectFrom('sellers')
+      .select('reserved_minor')
+      .where('id', '=', dear.id)
+      .executeTakeFirstOrThrow();
     assert.equal(seller.reserved_minor, 0);
-    assert.equal((await t.db.selectFrom('payments').select('id').where('merchant_id', '=', merchant.id).execute()).length, 0);
+    assert.equal(
+      (await t.db.selectFrom('payments').select('id').where('merchant_id', '=', merchant.id).execute()).length,
+      0,
+    );
   });
 
   it('with a cheaper offer beside it, the lock fills only from the offer at or below its rate', async () => {
     const cheap = await t.createSeller(thbSeller(5_000, '12.00', '0822222222'));
     const filled = await trade(5_000, await lockAt('12.50'));
     assert.equal(filled.statusCode, 201, filled.body);
-    assert.deepEqual(filled.json().data.match_details.map((leg: { seller_id: string; rate: string }) => [leg.seller_id, leg.rate]), [[cheap.id, '12.50']]);
+    assert.deepEqual(
+      filled.json().data.match_details.map((leg: { seller_id: string; rate: string }) => [leg.seller_id, leg.rate]),
+      [[cheap.id, '12.50']],
+    );
     // the cheap offer is used up: what is left (the 25.00 offer) may not serve a 12.50 lock
     const more = await trade(100, await lockAt('12.50'));
     assert.equal(more.statusCode, 409, more.body);

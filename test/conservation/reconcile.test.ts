@@ -3,7 +3,19 @@ import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, createBuy, createSell, inFlightSell, matchAndInstruct, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import {
+  buyBody,
+  createBuy,
+  createSell,
+  inFlightSell,
+  matchAndInstruct,
+  merchantCall,
+  MINT_SOURCE,
+  PAY,
+  receipt,
+  scriptedValidator,
+  sellBody,
+} from '../helpers/orders.ts';
 import { completedPayments } from '../helpers/payments.ts';
 import { createPendingFunds, receipt as pendingReceipt } from '../helpers/pending-funds.ts';
 
@@ -16,11 +28,24 @@ describe('reconciliation of the ledger with the business records', () => {
   const differences = async () => {
     const response = await t.admin('GET', '/admin/ledger/supply');
     assert.equal(response.statusCode, 200, response.body);
-    return response.json().data.differences as { cause: string; key: string; problem: string; actual: { transfer_id: string } | null; rows: { table: string; id: string }[] }[];
+    return response.json().data.differences as {
+      cause: string;
+      key: string;
+      problem: string;
+      actual: { transfer_id: string } | null;
+      rows: { table: string; id: string }[];
+    }[];
   };
 
   before(async () => {
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '1', GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true' }, overrides: { validator } });
+    t = await startTestApp({
+      env: {
+        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+        CASH_LEG_RETRY_MAX: '1',
+        GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true',
+      },
+      overrides: { validator },
+    });
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer');
   });
@@ -30,27 +55,70 @@ describe('reconciliation of the ledger with the business records', () => {
     assert.deepEqual(await differences(), [], 'a fresh ledger');
     // payments, live (seller funding, legs, fees) and sandbox (synthetic sellers), and a simulated sandbox cycle
     await t.createSeller(thbSeller(10_000_000, '35.00'));
-    await completedPayments(t, seller.live, [{ order_id: 'r-1', amount: 123_456 }, { order_id: 'r-2', amount: 99 }]);
+    await completedPayments(t, seller.live, [
+      { order_id: 'r-1', amount: 123_456 },
+      { order_id: 'r-2', amount: 99 },
+    ]);
     await completedPayments(t, seller.test, [{ order_id: 'r-sbx', amount: 5_000 }]);
-    assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', seller.sandbox, { scenario: 'settlement_cycle' })).statusCode, 201);
+    assert.equal(
+      (await t.call('POST', '/v1/sandbox/payments/simulate', seller.sandbox, { scenario: 'settlement_cycle' }))
+        .statusCode,
+      201,
+    );
     assert.equal((await t.admin('POST', '/admin/settlements/run')).statusCode, 200);
     // a payment that expires and one the ledger never sees
-    const open = await t.call('POST', '/v1/trades', seller.live, { order_id: 'r-open', amount: 1_000, currency: 'THB', return_url: 'https://shop.example/r' });
+    const open = await t.call('POST', '/v1/trades', seller.live, {
+      order_id: 'r-open',
+      amount: 1_000,
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+    });
     assert.equal(open.statusCode, 201, open.body);
     // pending funds confirmed
     const pending = await createPendingFunds(t, seller.id, 2 * PAY);
     assert.equal(pending.statusCode, 201, pending.body);
     validator.next.push('verified');
-    assert.equal((await t.call('POST', `/v1/pending-funds/${pending.json().data.id}/receiver-confirm`, seller.live, pendingReceipt())).statusCode, 201);
+    assert.equal(
+      (
+        await t.call(
+          'POST',
+          `/v1/pending-funds/${pending.json().data.id}/receiver-confirm`,
+          seller.live,
+          pendingReceipt(),
+        )
+      ).statusCode,
+      201,
+    );
     // an audited adjustment, a sell filled and confirmed, a sell whose cash leg fails (reversal, dispute), a cancel
-    assert.equal((await t.admin('POST', `/admin/merchants/${seller.id}/ledger-adjustments`, { amount_micro_pay: 50 * PAY, direction: 'credit', reason: 'opening' })).statusCode, 201);
+    assert.equal(
+      (
+        await t.admin('POST', `/admin/merchants/${seller.id}/ledger-adjustments`, {
+          amount_micro_pay: 50 * PAY,
+          direction: 'credit',
+          reason: 'opening',
+        })
+      ).statusCode,
+      201,
+    );
     const confirmed = await inFlightSell(t, seller.jwt, buyer.jwt, 4 * PAY);
     validator.next.push('verified');
-    const done = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${confirmed.id}/confirm-cash-leg`, cashLegReceipt());
+    const done = await merchantCall(
+      t,
+      seller.jwt,
+      'POST',
+      `/v1/merchant-sell-orders/${confirmed.id}/confirm-cash-leg`,
+      cashLegReceipt(),
+    );
     assert.equal(done.json().data.status, 'completed', done.body);
     const failing = await inFlightSell(t, seller.jwt, buyer.jwt, 3 * PAY);
     validator.next.push('failed');
-    await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${failing.id}/confirm-cash-leg`, cashLegReceipt());
+    await merchantCall(
+      t,
+      seller.jwt,
+      'POST',
+      `/v1/merchant-sell-orders/${failing.id}/confirm-cash-leg`,
+      cashLegReceipt(),
+    );
     await sweepSellOrders(t.application.payouts.sell_orders);
     const cancelled = await createSell(t, seller.jwt, sellBody(PAY, 'AUD', 100));
     await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${cancelled.id}/cancel`);
@@ -58,17 +126,37 @@ describe('reconciliation of the ledger with the business records', () => {
     await createBuy(t, buyer.jwt, buyBody(PAY, 'USD', 100));
     await matchAndInstruct(t);
     // a dispute resolved with a mint
-    const dispute = (await merchantCall(t, seller.jwt, 'POST', '/v1/merchant-disputes', { sell_order_id: confirmed.id, notes: 'bank reversed it' })).json().data.id as string;
+    const dispute = (
+      await merchantCall(t, seller.jwt, 'POST', '/v1/merchant-disputes', {
+        sell_order_id: confirmed.id,
+        notes: 'bank reversed it',
+      })
+    ).json().data.id as string;
     await t.admin('POST', `/admin/disputes/${dispute}/investigate`, {});
-    assert.equal((await t.admin('POST', `/admin/disputes/${dispute}/resolve`, { outcome: 'favor_merchant' })).statusCode, 200);
+    assert.equal(
+      (await t.admin('POST', `/admin/disputes/${dispute}/resolve`, { outcome: 'favor_merchant' })).statusCode,
+      200,
+    );
 
     assert.deepEqual(await differences(), []);
     assert.equal((await t.admin('GET', '/admin/ledger/verify')).json().data.ok, true);
   });
 
   it('a transfer through the port with no business row, or an adjustment that bypasses the audit, is listed with its row', async () => {
-    const stray = await t.application.ledger.transfer({ key: 'stray-mint', kind: 'mint', debit_account: accounts.world(false), credit_account: accounts.merchantAvailable(buyer.id, false), amount_micro_pay: 7 });
-    const bypass = await t.application.ledger.transfer({ key: `adjustment:${buyer.id}:no-audit`, kind: 'mint', debit_account: accounts.adjustments(false), credit_account: accounts.merchantAvailable(buyer.id, false), amount_micro_pay: 9 });
+    const stray = await t.application.ledger.transfer({
+      key: 'stray-mint',
+      kind: 'mint',
+      debit_account: accounts.world(false),
+      credit_account: accounts.merchantAvailable(buyer.id, false),
+      amount_micro_pay: 7,
+    });
+    const bypass = await t.application.ledger.transfer({
+      key: `adjustment:${buyer.id}:no-audit`,
+      kind: 'mint',
+      debit_account: accounts.adjustments(false),
+      credit_account: accounts.merchantAvailable(buyer.id, false),
+      amount_micro_pay: 9,
+    });
     const found = await differences();
     assert.deepEqual(
       found.map((d) => [d.problem, d.cause, d.key, d.actual?.transfer_id]),
@@ -87,8 +175,17 @@ describe('reconciliation of the ledger with the business records', () => {
     const [id] = await completedPayments(t, seller.live, [{ order_id: 'r-tamper', amount: 3_500 }]);
     await t.db.updateTable('payments').set({ fee_bps: 0 }).where('id', '=', id!).execute();
     const mismatch = (await differences()).filter((d) => d.key.startsWith(`payment:${id}`));
-    assert.deepEqual(mismatch.map((d) => [d.problem, d.cause]), [['mismatch', 'payment_leg'], ['unexpected', 'fee']]);
-    assert.deepEqual(mismatch[0]!.rows.map((row) => row.table), ['payments', 'payment_legs']);
+    assert.deepEqual(
+      mismatch.map((d) => [d.problem, d.cause]),
+      [
+        ['mismatch', 'payment_leg'],
+        ['unexpected', 'fee'],
+      ],
+    );
+    assert.deepEqual(
+      mismatch[0]!.rows.map((row) => row.table),
+      ['payments', 'payment_legs'],
+    );
     assert.equal(mismatch[0]!.rows[0]!.id, id);
   });
 });

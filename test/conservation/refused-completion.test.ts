@@ -9,7 +9,13 @@ describe('a completion the ledger refuses takes its seller out of matching until
   let t: TestApp;
   let merchant: TestMerchant;
   let order = 0;
-  const trade = (amount: number) => t.call('POST', '/v1/trades', merchant.live, { order_id: `rc-${++order}`, amount, currency: 'THB', return_url: 'https://shop.example/r' });
+  const trade = (amount: number) =>
+    t.call('POST', '/v1/trades', merchant.live, {
+      order_id: `rc-${++order}`,
+      amount,
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+    });
 
   before(async () => {
     t = await startTestApp();
@@ -20,7 +26,13 @@ describe('a completion the ledger refuses takes its seller out of matching until
   it('fails the payment, suspends the seller, never matches it again; funding puts it back', async () => {
     // 1,000.00 THB at 34 THB/PAY: 29,411,764 micro-PAY; all but 1 PAY leaves the seller's account outside the gateway
     const seller = await t.createSeller(thbSeller(100_000, '34.00', '0822222222'));
-    await t.application.ledger.transfer({ key: `test-drain-${seller.id}`, kind: 'burn', debit_account: accounts.seller(seller.id, false), credit_account: accounts.world(false), amount_micro_pay: 28_411_764 });
+    await t.application.ledger.transfer({
+      key: `test-drain-${seller.id}`,
+      kind: 'burn',
+      debit_account: accounts.seller(seller.id, false),
+      credit_account: accounts.world(false),
+      amount_micro_pay: 28_411_764,
+    });
     const refused = await trade(5_000);
     assert.equal(refused.statusCode, 201, refused.body);
     await uploadProof(t, merchant.live, refused.json().data.id);
@@ -40,24 +52,58 @@ describe('a completion the ledger refuses takes its seller out of matching until
     assert.equal(rates.json().data.offers, 0, rates.body);
 
     // an operator funds it: back in matching, and the same payment completes
-    const funded = await t.request({ method: 'POST', url: `/admin/sellers/${seller.id}/funding`, headers: { authorization: 'Bearer test-admin-token-0123456789abcdef', 'x-actor-user-id': 'ops-1', 'x-actor-role': 'super_admin', 'idempotency-key': 'fund-1' }, payload: { amount_micro_pay: 28_411_764 } });
+    const funded = await t.request({
+      method: 'POST',
+      url: `/admin/sellers/${seller.id}/funding`,
+      headers: {
+        authorization: 'Bearer test-admin-token-0123456789abcdef',
+        'x-actor-user-id': 'ops-1',
+        'x-actor-role': 'super_admin',
+        'idempotency-key': 'fund-1',
+      },
+      payload: { amount_micro_pay: 28_411_764 },
+    });
     assert.equal(funded.statusCode, 200, funded.body);
-    assert.deepEqual([funded.json().data.active, funded.json().data.suspension_reason, funded.json().data.balance_micro_pay], [true, null, 29_411_764]);
+    assert.deepEqual(
+      [funded.json().data.active, funded.json().data.suspension_reason, funded.json().data.balance_micro_pay],
+      [true, null, 29_411_764],
+    );
     const again = await trade(5_000);
     assert.equal(again.statusCode, 201, again.body);
     await uploadProof(t, merchant.live, again.json().data.id);
     await drainVerdicts(t);
-    assert.equal((await t.call('GET', `/v1/payments/${again.json().data.id}`, merchant.live)).json().data.status, 'completed');
-    const audit = await t.db.selectFrom('admin_audit_log').select('action').where('target_id', '=', seller.id).execute();
-    assert.deepEqual(audit.map((entry) => entry.action), ['seller.funding']);
+    assert.equal(
+      (await t.call('GET', `/v1/payments/${again.json().data.id}`, merchant.live)).json().data.status,
+      'completed',
+    );
+    const audit = await t.db
+      .selectFrom('admin_audit_log')
+      .select('action')
+      .where('target_id', '=', seller.id)
+      .execute();
+    assert.deepEqual(
+      audit.map((entry) => entry.action),
+      ['seller.funding'],
+    );
     const supply = (await t.admin('GET', '/admin/ledger/supply')).json().data.live;
     assert.equal(supply.causes.find((cause: { cause: string }) => cause.cause === 'seller_funding').mints, 2);
     assert.equal((await t.admin('GET', '/admin/ledger/verify')).json().data.ok, true);
   });
 
   it('funding an unknown seller is 404; without the admin token 401', async () => {
-    const missing = await t.admin('POST', '/admin/sellers/00000000-0000-4000-8000-000000000000/funding', { amount_micro_pay: 1 });
+    const missing = await t.admin('POST', '/admin/sellers/00000000-0000-4000-8000-000000000000/funding', {
+      amount_micro_pay: 1,
+    });
     assert.equal(missing.statusCode, 404, missing.body);
-    assert.equal((await t.request({ method: 'POST', url: '/admin/sellers/00000000-0000-4000-8000-000000000000/funding', payload: { amount_micro_pay: 1 } })).statusCode, 401);
+    assert.equal(
+      (
+        await t.request({
+          method: 'POST',
+          url: '/admin/sellers/00000000-0000-4000-8000-000000000000/funding',
+          payload: { amount_micro_pay: 1 },
+        })
+      ).statusCode,
+      401,
+    );
   });
 });

@@ -8,7 +8,9 @@ import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.t
 import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { addUser, PASSWORD } from './helpers.ts';
 
-const PNG_RECEIPT = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 7, 7, 7]);
+const PNG_RECEIPT = Buffer.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 7, 7, 7,
+]);
 
 describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() }, () => {
   let t: TestApp;
@@ -28,13 +30,23 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     await addUser(t, merchant.id, 'owner@browser.example', 'owner');
     await addUser(t, merchant.id, 'viewer@browser.example', 'viewer');
     // Live PAY for a sell order, and live pending funds waiting for the receiver's confirmation.
-    const funded = await t.admin('POST', `/admin/merchants/${merchant.id}/ledger-adjustments`, { amount_micro_pay: 500_000_000, direction: 'credit', reason: 'browser test' });
+    const funded = await t.admin('POST', `/admin/merchants/${merchant.id}/ledger-adjustments`, {
+      amount_micro_pay: 500_000_000,
+      direction: 'credit',
+      reason: 'browser test',
+    });
     assert.equal(funded.statusCode, 201, funded.body);
     const pending = await t.request({
       method: 'POST',
       url: '/internal/pending-funds',
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
-      payload: { receiver_merchant_id: merchant.id, amount_minor: 7_000_000, payer_reference: 'payer-browser', receipt_base64: PNG_RECEIPT.toString('base64'), content_type: 'image/png' },
+      payload: {
+        receiver_merchant_id: merchant.id,
+        amount_minor: 7_000_000,
+        payer_reference: 'payer-browser',
+        receipt_base64: PNG_RECEIPT.toString('base64'),
+        content_type: 'image/png',
+      },
     });
     assert.equal(pending.statusCode, 201, pending.body);
     receiver = createServer((request, response) => {
@@ -62,16 +74,23 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
   }
 
   async function open(width: number): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-    const context = await browser.newContext({ viewport: { width, height: 900 }, locale: 'en-US', acceptDownloads: true });
+    const context = await browser.newContext({
+      viewport: { width, height: 900 },
+      locale: 'en-US',
+      acceptDownloads: true,
+    });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
     page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
     // No third-party network access: anything not on this origin fails the test.
-    await context.route((url) => !url.href.startsWith(base_url) && !url.href.startsWith('data:'), (route) => {
-      errors.push(`third-party request: ${route.request().url()}`);
-      return route.abort();
-    });
+    await context.route(
+      (url) => !url.href.startsWith(base_url) && !url.href.startsWith('data:'),
+      (route) => {
+        errors.push(`third-party request: ${route.request().url()}`);
+        return route.abort();
+      },
+    );
     return { context, page, errors };
   }
 
@@ -113,14 +132,23 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     assert.equal(await row.count(), 1);
     assert.equal(await row.locator('td').nth(3).textContent(), payment_id);
     await deliverAll();
-    assert.ok(received.some((body) => body.includes(payment_id)), 'the simulated payment\'s webhook arrived');
+    assert.ok(
+      received.some((body) => body.includes(payment_id)),
+      "the simulated payment's webhook arrived",
+    );
     const delivered_before = received.length;
-    await Promise.all([page.waitForURL(`${base_url}/dashboard/payments/${payment_id}`), row.locator('a').first().click()]);
+    await Promise.all([
+      page.waitForURL(`${base_url}/dashboard/payments/${payment_id}`),
+      row.locator('a').first().click(),
+    ]);
     assert.match((await page.locator('#timeline').textContent()) ?? '', /Payment succeeded/);
     const redeliver = page.locator('button.redeliver').first();
     await redeliver.click();
     await page.waitForSelector('td[id^=redeliver-] span.status');
-    assert.match((await page.locator('td[id^=redeliver-] span.status').first().textContent()) ?? '', /Queued for redelivery/);
+    assert.match(
+      (await page.locator('td[id^=redeliver-] span.status').first().textContent()) ?? '',
+      /Queued for redelivery/,
+    );
     await deliverAll();
     assert.ok(received.length > delivered_before, 'the redelivery was sent');
 
@@ -130,7 +158,10 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     await page.fill('#sim-amount', '250.00');
     await Promise.all([page.waitForURL(/\/dashboard\/payments\/sbx_/), page.click('#simulate')]);
     await page.goto(`${base_url}/dashboard/settlements`);
-    await Promise.all([page.waitForURL(/\/dashboard\/settlements\/[0-9a-f-]{36}$/), page.locator('#settlements tbody a').first().click()]);
+    await Promise.all([
+      page.waitForURL(/\/dashboard\/settlements\/[0-9a-f-]{36}$/),
+      page.locator('#settlements tbody a').first().click(),
+    ]);
     assert.match((await page.locator('#fee-arithmetic').textContent()) ?? '', /Gross 250\.00 THB − fee/);
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
     const csv = readFileSync((await download.path())!, 'utf8');
@@ -142,9 +173,14 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     assert.equal(await page.locator('#current-mode').textContent(), 'Live');
     await page.goto(`${base_url}/dashboard/balance`);
     const pending_row = page.locator('#pending-funds tbody tr', { hasText: 'payer-browser' });
-    await pending_row.locator('input[type=file]').setInputFiles({ name: 'receipt.png', mimeType: 'image/png', buffer: PNG_RECEIPT });
+    await pending_row
+      .locator('input[type=file]')
+      .setInputFiles({ name: 'receipt.png', mimeType: 'image/png', buffer: PNG_RECEIPT });
     await Promise.all([page.waitForURL(/\/dashboard\/balance/), pending_row.locator('button.confirm-pending').click()]);
-    assert.match((await page.locator('#pending-funds tbody tr', { hasText: 'payer-browser' }).textContent()) ?? '', /Confirmed/);
+    assert.match(
+      (await page.locator('#pending-funds tbody tr', { hasText: 'payer-browser' }).textContent()) ?? '',
+      /Confirmed/,
+    );
 
     await page.fill('#sell-amount', '10');
     await page.selectOption('#sell-currency', 'THB');
@@ -156,7 +192,11 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     const sell_row = page.locator('#sell-order-table tbody tr').first();
     assert.match((await sell_row.textContent()) ?? '', /10\.00 PAY.*350\.00 THB.*PromptPay 0812345678.*Pending/s);
     await Promise.all([page.waitForURL(/\/dashboard\/balance/), sell_row.locator('button.cancel-sell').click()]);
-    const order = await t.db.selectFrom('sell_orders').select(['status', 'failure_reason']).where('merchant_id', '=', merchant.id).executeTakeFirstOrThrow();
+    const order = await t.db
+      .selectFrom('sell_orders')
+      .select(['status', 'failure_reason'])
+      .where('merchant_id', '=', merchant.id)
+      .executeTakeFirstOrThrow();
     assert.equal(order.status, 'failed');
     assert.equal(order.failure_reason, 'cancelled_by_merchant');
     assert.doesNotMatch((await page.locator('#sell-order-table tbody tr').first().textContent()) ?? '', /Pending/);
@@ -173,19 +213,29 @@ describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() },
     await signIn(page, 'viewer@browser.example');
     await page.goto(`${base_url}/dashboard/developers`);
     assert.equal(await page.locator('.roll-key').count(), 0, 'no roll button for a viewer');
-    const key_id = (await t.db.selectFrom('api_keys').select('id').where('merchant_id', '=', merchant.id).where('kind', '=', 'live').executeTakeFirstOrThrow()).id;
+    const key_id = (
+      await t.db
+        .selectFrom('api_keys')
+        .select('id')
+        .where('merchant_id', '=', merchant.id)
+        .where('kind', '=', 'live')
+        .executeTakeFirstOrThrow()
+    ).id;
     // The viewer crafts the post by hand, with a valid CSRF token.
     const csrf = await page.locator('body').getAttribute('data-csrf');
     const response = await Promise.all([
       page.waitForResponse(`${base_url}/dashboard/api-keys/${key_id}/roll`),
-      page.evaluate(({ action, token }) => {
-        const form = document.createElement('form');
-        form.method = 'post';
-        form.action = action;
-        form.innerHTML = `<input name="_csrf" value="${token}"><input name="grace_hours" value="1">`;
-        document.body.append(form);
-        form.submit();
-      }, { action: `/dashboard/api-keys/${key_id}/roll`, token: csrf ?? '' }),
+      page.evaluate(
+        ({ action, token }) => {
+          const form = document.createElement('form');
+          form.method = 'post';
+          form.action = action;
+          form.innerHTML = `<input name="_csrf" value="${token}"><input name="grace_hours" value="1">`;
+          document.body.append(form);
+          form.submit();
+        },
+        { action: `/dashboard/api-keys/${key_id}/roll`, token: csrf ?? '' },
+      ),
     ]).then(([r]) => r);
     assert.equal(response.status(), 403);
     await page.waitForSelector('#error-message');

@@ -11,14 +11,35 @@ import { addUser, PASSWORD, signIn as signInByHttp } from './helpers.ts';
 /** Screenshots of a few visits (gitignored; docs/dashboard-*.png are copies of them). */
 const ARTIFACTS = new URL('../../test-artifacts/dashboard-every-page/', import.meta.url).pathname;
 const WIDTHS = [1366, 390] as const;
-const SCREENSHOTS = new Set(['home-sandbox-th-1366', 'home-th-1366', 'payment-sandbox-th-390', 'payment-sandbox-en-390', 'team-th-1366', 'team-en-1366', 'developers-sandbox-en-1366', 'developers-sandbox-th-1366', 'payments-th-390']);
+const SCREENSHOTS = new Set([
+  'home-sandbox-th-1366',
+  'home-th-1366',
+  'payment-sandbox-th-390',
+  'payment-sandbox-en-390',
+  'team-th-1366',
+  'team-en-1366',
+  'developers-sandbox-en-1366',
+  'developers-sandbox-th-1366',
+  'payments-th-390',
+]);
 const LANGS = ['en', 'th'] as const;
-const PNG_RECEIPT = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 7, 7, 7]);
+const PNG_RECEIPT = Buffer.from([
+  0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 7, 7, 7,
+]);
 
 /** Words a Thai page must not show: the English names of statuses and events, and the API's own values. */
-const ENGLISH_WORDS = [...new Set([...Object.entries(STATUS_WORDS), ...Object.entries(EVENT_WORDS)].flatMap(([value, [en, th]]) => (en === th ? [] : [value, en])))];
+const ENGLISH_WORDS = [
+  ...new Set(
+    [...Object.entries(STATUS_WORDS), ...Object.entries(EVENT_WORDS)].flatMap(([value, [en, th]]) =>
+      en === th ? [] : [value, en],
+    ),
+  ),
+];
 
-describe('every dashboard page in both languages at 1366 px and 390 px (Chromium + axe)', { skip: chromiumMissing(), concurrency: 2 }, () => {
+describe('every dashboard page in both languages at 1366 px and 390 px (Chromium + axe)', {
+  skip: chromiumMissing(),
+  concurrency: 2,
+}, () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let browser: Browser;
@@ -36,36 +57,93 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
     await addUser(t, merchant.id, 'owner@every-page.example', 'owner');
     await addUser(t, merchant.id, 'finance@every-page.example', 'finance');
     const owner = await signInByHttp(t, 'owner@every-page.example');
-    await t.admin('POST', `/admin/merchants/${merchant.id}/users`, { email: 'newcomer@every-page.example', role: 'viewer' });
+    await t.admin('POST', `/admin/merchants/${merchant.id}/users`, {
+      email: 'newcomer@every-page.example',
+      role: 'viewer',
+    });
     // Live: PAY, pending funds to confirm, a sell order, an API call in the request log.
-    assert.equal((await t.admin('POST', `/admin/merchants/${merchant.id}/ledger-adjustments`, { amount_micro_pay: 500_000_000, direction: 'credit', reason: 'every page' })).statusCode, 201);
+    assert.equal(
+      (
+        await t.admin('POST', `/admin/merchants/${merchant.id}/ledger-adjustments`, {
+          amount_micro_pay: 500_000_000,
+          direction: 'credit',
+          reason: 'every page',
+        })
+      ).statusCode,
+      201,
+    );
     const pending = await t.request({
       method: 'POST',
       url: '/internal/pending-funds',
       headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
-      payload: { receiver_merchant_id: merchant.id, amount_minor: 7_000_000, payer_reference: 'payer-every-page', receipt_base64: PNG_RECEIPT.toString('base64'), content_type: 'image/png' },
+      payload: {
+        receiver_merchant_id: merchant.id,
+        amount_minor: 7_000_000,
+        payer_reference: 'payer-every-page',
+        receipt_base64: PNG_RECEIPT.toString('base64'),
+        content_type: 'image/png',
+      },
     });
     assert.equal(pending.statusCode, 201, pending.body);
-    assert.equal((await owner.post('/dashboard/sell-orders', { _key: crypto.randomUUID(), amount_pay: '10', target_currency: 'THB', target_amount: '350.00', payout_rail: 'promptpay', promptpay_id: '0812345678' })).statusCode, 303);
+    assert.equal(
+      (
+        await owner.post('/dashboard/sell-orders', {
+          _key: crypto.randomUUID(),
+          amount_pay: '10',
+          target_currency: 'THB',
+          target_amount: '350.00',
+          payout_rail: 'promptpay',
+          promptpay_id: '0812345678',
+        })
+      ).statusCode,
+      303,
+    );
     await t.call('GET', '/v1/payments?limit=1', merchant.live);
     // Sandbox: a completed, a settled and an expired payment, an endpoint and a test event.
     assert.equal((await owner.post('/dashboard/mode', { mode: 'sandbox' })).statusCode, 303);
     let payment_path = '';
-    for (const [order_id, scenario] of [['every-1', 'matched_then_completed'], ['every-2', 'settlement_cycle'], ['every-3', 'expired']] as const) {
-      const simulated = await owner.post('/dashboard/payments/simulate', { scenario, amount: '1,250.00', currency: 'THB', order_id });
+    for (const [order_id, scenario] of [
+      ['every-1', 'matched_then_completed'],
+      ['every-2', 'settlement_cycle'],
+      ['every-3', 'expired'],
+    ] as const) {
+      const simulated = await owner.post('/dashboard/payments/simulate', {
+        scenario,
+        amount: '1,250.00',
+        currency: 'THB',
+        order_id,
+      });
       assert.equal(simulated.statusCode, 303, simulated.body.slice(0, 300));
       payment_path ||= String(simulated.headers.location).split('?')[0]!;
     }
-    assert.equal((await owner.post('/dashboard/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: '*' })).statusCode, 201);
-    const settlement = await t.db.selectFrom('settlements').select('id').where('merchant_id', '=', merchant.id).executeTakeFirstOrThrow();
+    assert.equal(
+      (await owner.post('/dashboard/webhook-endpoints', { url: 'http://127.0.0.1:9/hooks', enabled_events: '*' }))
+        .statusCode,
+      201,
+    );
+    const settlement = await t.db
+      .selectFrom('settlements')
+      .select('id')
+      .where('merchant_id', '=', merchant.id)
+      .executeTakeFirstOrThrow();
     live_pages.push(
-      ['home', '/dashboard'], ['payments', '/dashboard/payments'], ['balance', '/dashboard/balance'], ['settlements', '/dashboard/settlements'],
-      ['developers', '/dashboard/developers'], ['team', '/dashboard/team'], ['settings', '/dashboard/settings'], ['account', '/dashboard/account'],
+      ['home', '/dashboard'],
+      ['payments', '/dashboard/payments'],
+      ['balance', '/dashboard/balance'],
+      ['settlements', '/dashboard/settlements'],
+      ['developers', '/dashboard/developers'],
+      ['team', '/dashboard/team'],
+      ['settings', '/dashboard/settings'],
+      ['account', '/dashboard/account'],
       ['not-found', '/dashboard/no-such-page'],
     );
     sandbox_pages.push(
-      ['home-sandbox', '/dashboard'], ['payments-sandbox', '/dashboard/payments'], ['payment-sandbox', payment_path],
-      ['settlements-sandbox', '/dashboard/settlements'], ['settlement-sandbox', `/dashboard/settlements/${settlement.id}`], ['developers-sandbox', '/dashboard/developers'],
+      ['home-sandbox', '/dashboard'],
+      ['payments-sandbox', '/dashboard/payments'],
+      ['payment-sandbox', payment_path],
+      ['settlements-sandbox', '/dashboard/settlements'],
+      ['settlement-sandbox', `/dashboard/settlements/${settlement.id}`],
+      ['developers-sandbox', '/dashboard/developers'],
     );
     browser = await launchChromium();
   });
@@ -77,12 +155,18 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
   async function check(page: Page, name: string, width: number, lang: string): Promise<void> {
     const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
     assert.deepEqual(
-      results.violations.map((violation) => `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`),
+      results.violations.map(
+        (violation) =>
+          `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
+      ),
       [],
       `${name} (${lang}) at ${width}px has no accessibility violation`,
     );
     const scroll_width = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(scroll_width <= width + 1, `${name} (${lang}) at ${width}px does not scroll sideways (${scroll_width}px)`);
+    assert.ok(
+      scroll_width <= width + 1,
+      `${name} (${lang}) at ${width}px does not scroll sideways (${scroll_width}px)`,
+    );
     if (lang === 'th') {
       const english = await page.evaluate((words) => {
         const found: string[] = [];
@@ -95,20 +179,35 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
         const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
         for (let node = walker.nextNode(); node; node = walker.nextNode()) {
           const parent = node.parentElement;
-          if (!parent || parent.closest('.mono, pre, code, script, style, option, .secret, [hidden]') || !parent.checkVisibility()) continue;
-          for (const word of words) if (new RegExp(`(^|[^\\w])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w])`).test(node.textContent ?? '')) found.push(`${word} in "${node.textContent?.trim().slice(0, 60)}"`);
+          if (
+            !parent ||
+            parent.closest('.mono, pre, code, script, style, option, .secret, [hidden]') ||
+            !parent.checkVisibility()
+          )
+            continue;
+          for (const word of words)
+            if (
+              new RegExp(`(^|[^\\w])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w])`).test(
+                node.textContent ?? '',
+              )
+            )
+              found.push(`${word} in "${node.textContent?.trim().slice(0, 60)}"`);
         }
         return found;
       }, ENGLISH_WORDS);
       assert.deepEqual(english, [], `${name} at ${width}px shows English status words on a Thai page`);
     }
-    if (SCREENSHOTS.has(`${name}-${lang}-${width}`)) await page.screenshot({ path: `${ARTIFACTS}${name}-${lang}-${width}.png`, fullPage: true });
+    if (SCREENSHOTS.has(`${name}-${lang}-${width}`))
+      await page.screenshot({ path: `${ARTIFACTS}${name}-${lang}-${width}.png`, fullPage: true });
   }
 
   for (const width of WIDTHS) {
     for (const lang of LANGS) {
       it(`${lang} at ${width} px: sign-in, every live page, every sandbox page`, async () => {
-        const context = await browser.newContext({ viewport: { width, height: 900 }, locale: lang === 'th' ? 'th-TH' : 'en-US' });
+        const context = await browser.newContext({
+          viewport: { width, height: 900 },
+          locale: lang === 'th' ? 'th-TH' : 'en-US',
+        });
         await context.addCookies([{ name: 'mpay_lang', value: lang, url: base_url }]);
         const page = await context.newPage();
         const errors: string[] = [];
@@ -121,7 +220,8 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
         await Promise.all([page.waitForURL(`${base_url}/dashboard`), page.click('#sign-in')]);
         for (const [name, path] of live_pages) {
           await page.goto(`${base_url}${path}`);
-          if (name === 'home') await page.waitForFunction(() => document.querySelectorAll('canvas[data-drawn]').length === 3);
+          if (name === 'home')
+            await page.waitForFunction(() => document.querySelectorAll('canvas[data-drawn]').length === 3);
           await check(page, name, width, lang);
         }
         await Promise.all([page.waitForURL(`${base_url}/dashboard`), page.click('#mode-switch')]);

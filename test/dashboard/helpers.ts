@@ -5,12 +5,23 @@ import type { TestApp } from '../helpers/app.ts';
 export const PASSWORD = 'correct horse battery staple';
 
 /** Invites a user through the admin route and sets the password through the invitation link, as a person would. */
-export async function addUser(t: TestApp, merchant_id: string, email: string, role: string, password = PASSWORD): Promise<{ invitation_url: string }> {
+export async function addUser(
+  t: TestApp,
+  merchant_id: string,
+  email: string,
+  role: string,
+  password = PASSWORD,
+): Promise<{ invitation_url: string }> {
   const invited = await t.admin('POST', `/admin/merchants/${merchant_id}/users`, { email, role });
   assert.equal(invited.statusCode, 201, invited.body);
   const { invitation_url } = invited.json().data;
   const path = new URL(invitation_url).pathname;
-  const accepted = await t.request({ method: 'POST', url: path, payload: `password=${encodeURIComponent(password)}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const accepted = await t.request({
+    method: 'POST',
+    url: path,
+    payload: `password=${encodeURIComponent(password)}`,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   assert.equal(accepted.statusCode, 303, accepted.body);
   return { invitation_url };
 }
@@ -35,7 +46,12 @@ export interface Browser {
 }
 
 export async function signIn(t: TestApp, email: string, password = PASSWORD): Promise<Browser> {
-  const response = await t.request({ method: 'POST', url: '/dashboard/sign-in', payload: form({ email, password }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  const response = await t.request({
+    method: 'POST',
+    url: '/dashboard/sign-in',
+    payload: form({ email, password }),
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
   assert.equal(response.statusCode, 303, response.body);
   const cookie = cookieOf(response);
   const home = await t.request({ method: 'GET', url: '/dashboard', headers: { cookie } });

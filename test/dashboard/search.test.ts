@@ -16,15 +16,27 @@ describe('dashboard payments search and filters', () => {
     await addUser(t, merchant.id, 'owner@search.example', 'owner');
     owner = await signIn(t, 'owner@search.example');
     assert.equal((await owner.post('/dashboard/mode', { mode: 'sandbox' })).statusCode, 303);
-    for (const [order_id, scenario] of [['shop-1001', 'matched_then_completed'], ['shop-1002', 'settlement_cycle'], ['other-1', 'expired']] as const) {
-      const response = await owner.post('/dashboard/payments/simulate', { scenario, amount: '100.00', currency: 'THB', order_id });
+    for (const [order_id, scenario] of [
+      ['shop-1001', 'matched_then_completed'],
+      ['shop-1002', 'settlement_cycle'],
+      ['other-1', 'expired'],
+    ] as const) {
+      const response = await owner.post('/dashboard/payments/simulate', {
+        scenario,
+        amount: '100.00',
+        currency: 'THB',
+        order_id,
+      });
       assert.equal(response.statusCode, 303, response.body.slice(0, 300));
       ids.set(order_id, decodeURIComponent(String(response.headers.location).split('/').pop()!.split('?')[0]!));
     }
   });
   after(() => t.close());
 
-  const listed = (body: string) => [...body.matchAll(/<td data-label="[^"]*"><a href="\/dashboard\/payments\/[^"]+">([^<]+)<\/a><\/td>/g)].map((match) => match[1]).sort();
+  const listed = (body: string) =>
+    [...body.matchAll(/<td data-label="[^"]*"><a href="\/dashboard\/payments\/[^"]+">([^<]+)<\/a><\/td>/g)]
+      .map((match) => match[1])
+      .sort();
 
   it('an order id prefix lists the payments whose order id starts with it, and only those', async () => {
     const response = await owner.get('/dashboard/payments?q=shop-10');
@@ -51,11 +63,18 @@ describe('dashboard payments search and filters', () => {
   });
 
   it('"succeeded" includes settled payments; "completed" alone does not', async () => {
-    const statuses = await t.db.selectFrom('payments').select(['order_id', 'status']).where('merchant_id', '=', merchant.id).execute();
+    const statuses = await t.db
+      .selectFrom('payments')
+      .select(['order_id', 'status'])
+      .where('merchant_id', '=', merchant.id)
+      .execute();
     const status_of = Object.fromEntries(statuses.map((row) => [row.order_id, row.status]));
     assert.equal(status_of['shop-1002'], 'settled');
     assert.equal(status_of['shop-1001'], 'completed');
-    assert.deepEqual(listed((await owner.get('/dashboard/payments?status=succeeded')).body), ['shop-1001', 'shop-1002']);
+    assert.deepEqual(listed((await owner.get('/dashboard/payments?status=succeeded')).body), [
+      'shop-1001',
+      'shop-1002',
+    ]);
     assert.deepEqual(listed((await owner.get('/dashboard/payments?status=completed')).body), ['shop-1001']);
     const csv = (await owner.get('/dashboard/payments/export.csv?status=succeeded&q=shop')).body;
     assert.equal(csv.trim().split('\r\n').length, 3, csv);

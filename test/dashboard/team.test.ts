@@ -22,9 +22,22 @@ describe('dashboard team', () => {
     assert.ok(url, 'the page shows the invitation link');
     return new URL(url).pathname;
   };
-  const accept = (path: string) => t.request({ method: 'POST', url: path, payload: form({ password: PASSWORD }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-  const userId = async (email: string) => (await t.db.selectFrom('merchant_users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
-  const audit = (target_id: string) => t.db.selectFrom('admin_audit_log').select(['action', 'actor_user_id', 'details']).where('target_id', '=', target_id).orderBy('created_at').execute();
+  const accept = (path: string) =>
+    t.request({
+      method: 'POST',
+      url: path,
+      payload: form({ password: PASSWORD }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+  const userId = async (email: string) =>
+    (await t.db.selectFrom('merchant_users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
+  const audit = (target_id: string) =>
+    t.db
+      .selectFrom('admin_audit_log')
+      .select(['action', 'actor_user_id', 'details'])
+      .where('target_id', '=', target_id)
+      .orderBy('created_at')
+      .execute();
 
   it('an owner invites a person; the link works once; the team lists them with their role', async () => {
     const invited = await owner.post('/dashboard/team/invite', { email: 'Dev@Team.example', role: 'viewer' });
@@ -36,10 +49,13 @@ describe('dashboard team', () => {
     assert.equal(team.statusCode, 200);
     assert.match(team.body, /dev@team\.example/);
     const id = await userId('dev@team.example');
-    assert.deepEqual((await audit(id)).map((row) => row.action), ['merchant_user.invited']);
+    assert.deepEqual(
+      (await audit(id)).map((row) => row.action),
+      ['merchant_user.invited'],
+    );
   });
 
-  it('a role change applies at the person\'s next request and is audited', async () => {
+  it("a role change applies at the person's next request and is audited", async () => {
     const dev = await signIn(t, 'dev@team.example');
     assert.doesNotMatch((await dev.get('/dashboard/developers')).body, /roll-key/, 'a viewer sees no key forms');
     const id = await userId('dev@team.example');
@@ -49,7 +65,13 @@ describe('dashboard team', () => {
     const rows = await audit(id);
     assert.equal(rows.at(-1)?.action, 'merchant_user.role_changed');
     assert.equal(rows.at(-1)?.actor_user_id, await userId('owner@team.example'));
-    assert.deepEqual({ from: (rows.at(-1)!.details as Record<string, unknown>)['from'], to: (rows.at(-1)!.details as Record<string, unknown>)['to'] }, { from: 'viewer', to: 'developer' });
+    assert.deepEqual(
+      {
+        from: (rows.at(-1)!.details as Record<string, unknown>)['from'],
+        to: (rows.at(-1)!.details as Record<string, unknown>)['to'],
+      },
+      { from: 'viewer', to: 'developer' },
+    );
   });
 
   it('only owners manage the team: a developer gets 403 and sees no forms', async () => {
@@ -59,7 +81,10 @@ describe('dashboard team', () => {
     assert.doesNotMatch(page.body, /invite-submit|remove-member|change-role/);
     const refused = await dev.post('/dashboard/team/invite', { email: 'x@team.example', role: 'owner' });
     assert.equal(refused.statusCode, 403);
-    assert.equal(await t.db.selectFrom('merchant_users').select('id').where('email', '=', 'x@team.example').executeTakeFirst(), undefined);
+    assert.equal(
+      await t.db.selectFrom('merchant_users').select('id').where('email', '=', 'x@team.example').executeTakeFirst(),
+      undefined,
+    );
     const owner_id = await userId('owner@team.example');
     assert.equal((await dev.post(`/dashboard/team/${owner_id}/remove`, { confirm: 'yes' })).statusCode, 403);
   });
@@ -77,10 +102,19 @@ describe('dashboard team', () => {
       const page = await browser.get('/dashboard');
       assert.equal(page.statusCode, 303);
       assert.equal(page.headers.location, '/dashboard/sign-in');
-      const api = await t.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: { cookie: browser.cookie } });
+      const api = await t.request({
+        method: 'GET',
+        url: '/v1/merchant-sell-orders',
+        headers: { cookie: browser.cookie },
+      });
       assert.equal(api.statusCode, 401, 'the session is gone for the API too');
     }
-    const again = await t.request({ method: 'POST', url: '/dashboard/sign-in', payload: form({ email: 'dev@team.example', password: PASSWORD }), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const again = await t.request({
+      method: 'POST',
+      url: '/dashboard/sign-in',
+      payload: form({ email: 'dev@team.example', password: PASSWORD }),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     assert.equal(again.statusCode, 401);
     const rows = await audit(id);
     assert.equal(rows.at(-1)?.action, 'merchant_user.removed');
@@ -101,7 +135,11 @@ describe('dashboard team', () => {
     const revoked = await owner.post(`/dashboard/team/${id}/remove`, { confirm: 'yes' });
     assert.equal(revoked.statusCode, 200);
     assert.equal((await t.request({ method: 'GET', url: second_link })).statusCode, 404);
-    assert.deepEqual((await audit(id)).map((row) => row.action).slice(-3), ['merchant_user.invited', 'merchant_user.invitation_resent', 'merchant_user.invitation_revoked']);
+    assert.deepEqual((await audit(id)).map((row) => row.action).slice(-3), [
+      'merchant_user.invited',
+      'merchant_user.invitation_resent',
+      'merchant_user.invitation_revoked',
+    ]);
   });
 
   it('an owner cannot remove themselves, nor the last owner lose the role; two owners demoting each other at once leave one owner', async () => {
@@ -115,24 +153,48 @@ describe('dashboard team', () => {
       second.post(`/dashboard/team/${await userId('owner@team.example')}/role`, { role: 'viewer' }),
     ]);
     assert.deepEqual([a.statusCode, b.statusCode].sort(), [200, 403], `one wins: ${a.statusCode} ${b.statusCode}`);
-    const owners = await t.db.selectFrom('merchant_users').select('id').where('merchant_id', '=', merchant.id).where('role', '=', 'owner').where('removed_at', 'is', null).execute();
+    const owners = await t.db
+      .selectFrom('merchant_users')
+      .select('id')
+      .where('merchant_id', '=', merchant.id)
+      .where('role', '=', 'owner')
+      .where('removed_at', 'is', null)
+      .execute();
     assert.equal(owners.length, 1);
   });
 
-  it('another merchant\'s person is not found', async () => {
+  it("another merchant's person is not found", async () => {
     const other = await t.createMerchant('Other Team');
     await addUser(t, other.id, 'stranger@team.example', 'viewer');
     const id = await userId('stranger@team.example');
-    const owner_now = (await t.db.selectFrom('merchant_users').select('email').where('merchant_id', '=', merchant.id).where('role', '=', 'owner').executeTakeFirstOrThrow()).email;
+    const owner_now = (
+      await t.db
+        .selectFrom('merchant_users')
+        .select('email')
+        .where('merchant_id', '=', merchant.id)
+        .where('role', '=', 'owner')
+        .executeTakeFirstOrThrow()
+    ).email;
     const browser = await signIn(t, owner_now);
     assert.equal((await browser.post(`/dashboard/team/${id}/remove`, { confirm: 'yes' })).statusCode, 404);
     assert.equal((await browser.post(`/dashboard/team/${id}/role`, { role: 'owner' })).statusCode, 404);
-    const row = await t.db.selectFrom('merchant_users').select(['role', 'removed_at']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('merchant_users')
+      .select(['role', 'removed_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(row, { role: 'viewer', removed_at: null });
   });
 
-  it('times show in the merchant\'s time zone (Asia/Bangkok by default), which an owner changes in settings', async () => {
-    const owner_now = (await t.db.selectFrom('merchant_users').select('email').where('merchant_id', '=', merchant.id).where('role', '=', 'owner').executeTakeFirstOrThrow()).email;
+  it("times show in the merchant's time zone (Asia/Bangkok by default), which an owner changes in settings", async () => {
+    const owner_now = (
+      await t.db
+        .selectFrom('merchant_users')
+        .select('email')
+        .where('merchant_id', '=', merchant.id)
+        .where('role', '=', 'owner')
+        .executeTakeFirstOrThrow()
+    ).email;
     const browser = await signIn(t, owner_now);
     assert.match((await browser.get('/dashboard/team')).body, /GMT\+7/);
     const bad = await browser.post('/dashboard/settings', { time_zone: 'Mars/Olympus' });

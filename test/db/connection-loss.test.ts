@@ -34,11 +34,13 @@ describe('a database connection the server ends', { skip: POSTGRES_ONLY }, () =>
     await admin.end();
   });
 
-  const backendPid = async (executor: DatabaseHandle['db']) => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(executor)).rows[0]!.pid;
+  const backendPid = async (executor: DatabaseHandle['db']) =>
+    (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(executor)).rows[0]!.pid;
   const terminate = async (pid: number) => {
     await admin.query('select pg_terminate_backend($1::int)', [pid]);
     // the client learns of it from the socket: wait until the pool has been told
-    for (let waited = 0; waited < 2000 && !lost.length; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let waited = 0; waited < 2000 && !lost.length; waited += 10)
+      await new Promise((resolve) => setTimeout(resolve, 10));
   };
 
   it('between the queries of a transaction: that transaction fails, the process lives, the pool serves again', async () => {
@@ -75,7 +77,14 @@ describe('the API when the database is locked, stalled or drops its connections'
     url = present(database.url, 'a PostgreSQL scratch database has a URL');
     t = await startTestApp({ database });
     merchant = await t.createMerchant('Stall');
-    await t.createSeller({ currency: 'THB', payment_method: 'promptpay', display_name: 'S', liquidity_minor: 100_000_000, rate: '35.00', promptpay_id: '0812345678' });
+    await t.createSeller({
+      currency: 'THB',
+      payment_method: 'promptpay',
+      display_name: 'S',
+      liquidity_minor: 100_000_000,
+      rate: '35.00',
+      promptpay_id: '0812345678',
+    });
     admin = new pg.Client({ connectionString: url });
     await admin.connect();
   });
@@ -100,7 +109,10 @@ describe('the API when the database is locked, stalled or drops its connections'
       assert.equal(locked.json().error.code, 'SERVICE_UNAVAILABLE');
       assert.equal(locked.json().success, false);
       assert.equal(locked.headers['retry-after'], '2');
-      assert.ok(ms >= TIMEOUTS.lock_timeout_ms - 50 && ms < TIMEOUTS.lock_timeout_ms + 1_500, `answered after ${Math.round(ms)} ms`);
+      assert.ok(
+        ms >= TIMEOUTS.lock_timeout_ms - 50 && ms < TIMEOUTS.lock_timeout_ms + 1_500,
+        `answered after ${Math.round(ms)} ms`,
+      );
 
       // every pooled connection waits on the lock: readiness and liveness still answer at once
       const stuck = Array.from({ length: TIMEOUTS.pool_max * 3 }, () => t.call('GET', '/v1/payments', merchant.live));
@@ -112,31 +124,56 @@ describe('the API when the database is locked, stalled or drops its connections'
       assert.equal(health.statusCode, 200);
       assert.ok(health_ms < 200, `/healthz answered after ${Math.round(health_ms)} ms`);
       const statuses = (await Promise.all(stuck)).map((response) => response.statusCode);
-      assert.deepEqual([...new Set(statuses)], [503], 'every waiting request is 503 (lock timeout or pool wait), none 500');
+      assert.deepEqual(
+        [...new Set(statuses)],
+        [503],
+        'every waiting request is 503 (lock timeout or pool wait), none 500',
+      );
 
       // trades batched together, and the batches queued behind a stalled one, are refused together: no request waits
       // out one lock timeout per batch ahead of it
       const { result: trades, ms: trades_ms } = await timed(() =>
         Promise.all(
           Array.from({ length: 12 }, (_, index) =>
-            t.call('POST', '/v1/trades', merchant.live, { order_id: `stalled-${index}`, amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }),
+            t.call('POST', '/v1/trades', merchant.live, {
+              order_id: `stalled-${index}`,
+              amount: '10.00',
+              currency: 'THB',
+              return_url: 'https://shop.example/r',
+            }),
           ),
         ),
       );
       assert.deepEqual([...new Set(trades.map((response) => response.statusCode))], [503]);
-      assert.ok(trades_ms < 2 * TIMEOUTS.lock_timeout_ms + 1_500, `the trades were answered after ${Math.round(trades_ms)} ms`);
+      assert.ok(
+        trades_ms < 2 * TIMEOUTS.lock_timeout_ms + 1_500,
+        `the trades were answered after ${Math.round(trades_ms)} ms`,
+      );
     } finally {
       await admin.query('rollback');
     }
     assert.equal((await t.call('GET', '/v1/payments', merchant.live)).statusCode, 200);
-    const after = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'after-stall', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' });
+    const after = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: 'after-stall',
+      amount: '10.00',
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+    });
     assert.equal(after.statusCode, 201, after.body);
-    assert.equal((await t.call('GET', '/v1/payments?order_id=stalled-0', merchant.live)).json().data.length, 0, 'nothing of a refused trade was kept');
+    assert.equal(
+      (await t.call('GET', '/v1/payments?order_id=stalled-0', merchant.live)).json().data.length,
+      0,
+      'nothing of a refused trade was kept',
+    );
   });
 
   it('every backend killed again and again under load: no 500, and the pool serves after', async () => {
     const pids = async () =>
-      (await admin.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((row) => row.pid);
+      (
+        await admin.query<{ pid: number }>(
+          'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+        )
+      ).rows.map((row) => row.pid);
     let killing = true;
     let killed = 0;
     const killer = (async () => {
@@ -165,12 +202,21 @@ describe('the API when the database is locked, stalled or drops its connections'
     killing = false;
     await killer;
     assert.ok(killed > 0 && n > 3);
-    const counts = Object.fromEntries([...new Set(statuses)].map((status) => [status, statuses.filter((s) => s === status).length]));
+    const counts = Object.fromEntries(
+      [...new Set(statuses)].map((status) => [status, statuses.filter((s) => s === status).length]),
+    );
     assert.equal(counts[500], undefined, `no 500 among ${JSON.stringify(counts)}`);
     console.log(`kill run: ${killed} backends killed, ${statuses.length} requests: ${JSON.stringify(counts)}`);
-    assert.ok(statuses.every((status) => [200, 201, 404, 409, 503].includes(status)), JSON.stringify(counts));
+    assert.ok(
+      statuses.every((status) => [200, 201, 404, 409, 503].includes(status)),
+      JSON.stringify(counts),
+    );
     assert.equal((await t.call('GET', '/v1/payments', merchant.live)).statusCode, 200);
-    assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_completed' })).statusCode, 201);
+    assert.equal(
+      (await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_completed' }))
+        .statusCode,
+      201,
+    );
   });
 
   it('a read whose connection the server ended is retried on a fresh one, and so is a transaction that never reached COMMIT', async () => {
@@ -178,7 +224,9 @@ describe('the API when the database is locked, stalled or drops its connections'
     // the read: its pooled connection is killed while it runs
     const slow = database.db.selectNoFrom(sql<number>`(select 1 from pg_sleep(0.3))`.as('one')).execute();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like '%pg_sleep(0.3)%' and pid <> pg_backend_pid()");
+    await admin.query(
+      "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query like '%pg_sleep(0.3)%' and pid <> pg_backend_pid()",
+    );
     assert.deepEqual(await slow, [{ one: 1 }]);
     // the transaction: killed between its statements, run again once, committed once
     let runs = 0;
@@ -199,19 +247,32 @@ describe('LISTEN after its connection drops', { skip: POSTGRES_ONLY }, () => {
     const admin = new pg.Client({ connectionString: present((database as { url?: string }).url, 'a scratch URL') });
     await admin.connect();
     const received: { payload: string; at_ms: number }[] = [];
-    const unlisten = await database.listen('mpay_test_wake', (payload) => received.push({ payload, at_ms: performance.now() }));
+    const unlisten = await database.listen('mpay_test_wake', (payload) =>
+      received.push({ payload, at_ms: performance.now() }),
+    );
     try {
       await admin.query(`notify mpay_test_wake, 'before'`);
-      for (let waited = 0; waited < 2000 && received.length < 1; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
-      assert.deepEqual(received.map((r) => r.payload), ['before']);
+      for (let waited = 0; waited < 2000 && received.length < 1; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.deepEqual(
+        received.map((r) => r.payload),
+        ['before'],
+      );
       const killed_at = performance.now();
-      const { rowCount } = await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'");
+      const { rowCount } = await admin.query(
+        "select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'",
+      );
       assert.equal(rowCount, 1);
-      for (let waited = 0; waited < 5000 && received.length < 2; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let waited = 0; waited < 5000 && received.length < 2; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(received[1]?.payload, '', 'a wake-up of its own after reopening');
-      assert.ok(received[1]!.at_ms - killed_at < 2_000, `the wake-up came ${Math.round(received[1]!.at_ms - killed_at)} ms after the kill`);
+      assert.ok(
+        received[1]!.at_ms - killed_at < 2_000,
+        `the wake-up came ${Math.round(received[1]!.at_ms - killed_at)} ms after the kill`,
+      );
       await admin.query(`notify mpay_test_wake, 'after'`);
-      for (let waited = 0; waited < 2000 && received.length < 3; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      for (let waited = 0; waited < 2000 && received.length < 3; waited += 10)
+        await new Promise((resolve) => setTimeout(resolve, 10));
       assert.equal(received[2]?.payload, 'after');
     } finally {
       await unlisten();
@@ -275,7 +336,9 @@ describe('the API when the database server stalls (answers nothing, closes nothi
       const started = performance.now();
       const [stalled, ready] = await Promise.all([
         t.call('GET', '/v1/payments', merchant.live),
-        t.request({ method: 'GET', url: '/readyz' }).then((response) => ({ response, ms: performance.now() - started })),
+        t
+          .request({ method: 'GET', url: '/readyz' })
+          .then((response) => ({ response, ms: performance.now() - started })),
       ]);
       const ms = performance.now() - started;
       assert.equal(stalled.statusCode, 503, stalled.body);
@@ -285,7 +348,8 @@ describe('the API when the database server stalls (answers nothing, closes nothi
       assert.ok(ready.ms < 2_000, `/readyz answered after ${Math.round(ready.ms)} ms`);
       proxy.freeze(false);
       let after = await t.call('GET', '/v1/payments', merchant.live);
-      for (let tries = 0; tries < 20 && after.statusCode !== 200; tries += 1) after = await t.call('GET', '/v1/payments', merchant.live);
+      for (let tries = 0; tries < 20 && after.statusCode !== 200; tries += 1)
+        after = await t.call('GET', '/v1/payments', merchant.live);
       assert.equal(after.statusCode, 200, after.body);
 
       // the server gone altogether (connections ended, new ones refused): 503 at once, never 500
@@ -293,15 +357,27 @@ describe('the API when the database server stalls (answers nothing, closes nothi
       const gone_started = performance.now();
       const gone = await Promise.all([
         t.call('GET', '/v1/payments', merchant.live),
-        t.call('POST', '/v1/trades', merchant.live, { order_id: 'gone', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' }),
+        t.call('POST', '/v1/trades', merchant.live, {
+          order_id: 'gone',
+          amount: '10.00',
+          currency: 'THB',
+          return_url: 'https://shop.example/r',
+        }),
         t.request({ method: 'GET', url: '/readyz' }),
       ]);
-      assert.deepEqual(gone.map((response) => response.statusCode), [503, 503, 503]);
+      assert.deepEqual(
+        gone.map((response) => response.statusCode),
+        [503, 503, 503],
+      );
       assert.equal(gone[0]!.json().error.code, 'SERVICE_UNAVAILABLE');
-      assert.ok(performance.now() - gone_started < 2_000, `answered after ${Math.round(performance.now() - gone_started)} ms`);
+      assert.ok(
+        performance.now() - gone_started < 2_000,
+        `answered after ${Math.round(performance.now() - gone_started)} ms`,
+      );
       await proxy.up();
       let back = await t.call('GET', '/v1/payments', merchant.live);
-      for (let tries = 0; tries < 20 && back.statusCode !== 200; tries += 1) back = await t.call('GET', '/v1/payments', merchant.live);
+      for (let tries = 0; tries < 20 && back.statusCode !== 200; tries += 1)
+        back = await t.call('GET', '/v1/payments', merchant.live);
       assert.equal(back.statusCode, 200, back.body);
     } finally {
       proxy.freeze(false);

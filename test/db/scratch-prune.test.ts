@@ -20,10 +20,14 @@ describe('scratch database images', () => {
       other: 'someone-else.tar',
     };
     for (const name of Object.values(files)) writeFileSync(join(dir, name), 'x');
-    for (const name of [files.current, files.stale, files.empty_image, files.partial, files.other]) utimesSync(join(dir, name), hours_ago(2), hours_ago(2));
+    for (const name of [files.current, files.stale, files.empty_image, files.partial, files.other])
+      utimesSync(join(dir, name), hours_ago(2), hours_ago(2));
     utimesSync(join(dir, files.recent), hours_ago(0.5), hours_ago(0.5));
 
     pruneImages(dir, join(dir, files.current));
-    assert.deepEqual(readdirSync(dir).sort(), [files.current, files.recent, files.empty_image, files.partial, files.other].sort());
+    assert.deepEqual(
+      readdirSync(dir).sort(),
+      [files.current, files.recent, files.empty_image, files.partial, files.other].sort(),
+    );
   });
 });

@@ -5,7 +5,19 @@ import { accounts } from '../../src/modules/ledger/port.ts';
 import { disputesIssuanceAccount } from '../../src/modules/disputes/service.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { balancesOf, createSell, expectError, fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import {
+  balancesOf,
+  createSell,
+  expectError,
+  fund,
+  inFlightSell,
+  merchantCall,
+  MINT_SOURCE,
+  PAY,
+  receipt,
+  scriptedValidator,
+  sellBody,
+} from '../helpers/orders.ts';
 
 /** The `chargeback` kind can occur: an operator opens one (admin route, audited), and its resolutions move PAY as the table says. */
 describe('chargebacks', () => {
@@ -15,27 +27,45 @@ describe('chargebacks', () => {
   const validator = scriptedValidator();
 
   before(async () => {
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '1' }, overrides: { validator } });
+    t = await startTestApp({
+      env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '1' },
+      overrides: { validator },
+    });
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer');
     await fund(t, seller.id, 1_000 * PAY);
   });
   after(() => t.close());
 
-  const admin = (method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = ADMIN_HEADERS) =>
-    t.request({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
+  const admin = (
+    method: 'GET' | 'POST',
+    url: string,
+    body?: unknown,
+    headers: Record<string, string> = ADMIN_HEADERS,
+  ) => t.request({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
   const chargeback = (sell_order_id: string, extra: Record<string, unknown> = {}, headers?: Record<string, string>) =>
-    admin('POST', '/admin/disputes', { kind: 'chargeback', sell_order_id, notes: 'the bank reversed the payout', ...extra }, headers);
+    admin(
+      'POST',
+      '/admin/disputes',
+      { kind: 'chargeback', sell_order_id, notes: 'the bank reversed the payout', ...extra },
+      headers,
+    );
   async function completedSell(jwt: string, amount: number) {
     const sell = await inFlightSell(t, jwt, buyer.jwt, amount);
-    const done = await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+    const done = await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+      receipt_base64: receipt(),
+      content_type: 'image/png',
+    });
     assert.equal(done.json().data.status, 'completed', done.body);
     return sell;
   }
   async function failedMatchedSell(jwt: string, amount: number) {
     const sell = await inFlightSell(t, jwt, buyer.jwt, amount);
     validator.next.push('failed');
-    await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+    await merchantCall(t, jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+      receipt_base64: receipt(),
+      content_type: 'image/png',
+    });
     await sweepSellOrders(t.application.payouts.sell_orders);
     return sell;
   }
@@ -59,11 +89,25 @@ describe('chargebacks', () => {
     assert.equal(dispute.sell_order_id, sell.id);
     assert.equal(dispute.opened_by_user_id, 'ops-1');
     assert.equal(dispute.resolution, null);
-    assert.deepEqual(dispute.events.map((e: { action: string; actor_user_id: string; actor_role: string }) => [e.action, e.actor_user_id, e.actor_role]), [['opened', 'ops-1', 'super_admin']]);
+    assert.deepEqual(
+      dispute.events.map((e: { action: string; actor_user_id: string; actor_role: string }) => [
+        e.action,
+        e.actor_user_id,
+        e.actor_role,
+      ]),
+      [['opened', 'ops-1', 'super_admin']],
+    );
     assert.equal(dispute.events[0].details.reference, 'CB-2026-0042');
     assert.equal((await t.db.selectFrom('ledger_transfers').select('id').execute()).length, transfers);
-    const events = await t.db.selectFrom('events').select(['type', 'merchant_id', 'payload']).where('resource_id', '=', dispute.id).execute();
-    assert.deepEqual(events.map((e) => [e.type, e.merchant_id]), [['gateway.dispute.opened', seller.id]]);
+    const events = await t.db
+      .selectFrom('events')
+      .select(['type', 'merchant_id', 'payload'])
+      .where('resource_id', '=', dispute.id)
+      .execute();
+    assert.deepEqual(
+      events.map((e) => [e.type, e.merchant_id]),
+      [['gateway.dispute.opened', seller.id]],
+    );
     assert.equal((events[0]!.payload as { data: { kind: string; actor_user_id: string } }).data.kind, 'chargeback');
     assert.equal((events[0]!.payload as { data: { kind: string; actor_user_id: string } }).data.actor_user_id, 'ops-1');
     const audit = await t.db.selectFrom('admin_audit_log').selectAll().where('target_id', '=', dispute.id).execute();
@@ -74,7 +118,10 @@ describe('chargebacks', () => {
     assert.equal((audit[0]!.details as { reference: string }).reference, 'CB-2026-0042');
     // The merchant sees it in its own list.
     const mine = await merchantCall(t, seller.jwt, 'GET', '/v1/merchant-disputes?kind=chargeback');
-    assert.deepEqual(mine.json().data.map((d: { id: string }) => d.id), [dispute.id]);
+    assert.deepEqual(
+      mine.json().data.map((d: { id: string }) => d.id),
+      [dispute.id],
+    );
     // One unresolved dispute per sell order.
     expectError(await chargeback(sell.id), 409, 'DISPUTE_BAD_STATE');
   });
@@ -85,8 +132,20 @@ describe('chargebacks', () => {
     const audit_count = async () => (await t.db.selectFrom('admin_audit_log').select('id').execute()).length;
     const [disputes_before, audit_before] = [await count(), await audit_count()];
     expectError(await chargeback(pending.id, {}, {}), 401, 'UNAUTHORIZED');
-    expectError(await chargeback(pending.id, {}, { ...ADMIN_HEADERS, 'x-actor-role': 'support' }), 403, 'ADMIN_FORBIDDEN');
-    expectError(await merchantCall(t, seller.jwt, 'POST', '/admin/disputes', { kind: 'chargeback', sell_order_id: pending.id, notes: 'x' }), 401, 'UNAUTHORIZED');
+    expectError(
+      await chargeback(pending.id, {}, { ...ADMIN_HEADERS, 'x-actor-role': 'support' }),
+      403,
+      'ADMIN_FORBIDDEN',
+    );
+    expectError(
+      await merchantCall(t, seller.jwt, 'POST', '/admin/disputes', {
+        kind: 'chargeback',
+        sell_order_id: pending.id,
+        notes: 'x',
+      }),
+      401,
+      'UNAUTHORIZED',
+    );
     for (const body of [
       { kind: 'merchant_dispute', sell_order_id: pending.id, notes: 'x' },
       { sell_order_id: pending.id, notes: 'x' },
@@ -101,7 +160,10 @@ describe('chargebacks', () => {
     expectError(await chargeback(randomUUID()), 404, 'NOT_FOUND');
     expectError(await chargeback(pending.id), 409, 'DISPUTE_BAD_STATE');
     const cancelled = await createSell(t, seller.jwt, sellBody(PAY, 'USD'));
-    assert.equal((await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${cancelled.id}/cancel`)).statusCode, 200);
+    assert.equal(
+      (await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${cancelled.id}/cancel`)).statusCode,
+      200,
+    );
     expectError(await chargeback(cancelled.id), 409, 'DISPUTE_BAD_STATE');
     assert.equal(await count(), disputes_before);
     assert.equal(await audit_count(), audit_before);
@@ -113,16 +175,31 @@ describe('chargebacks', () => {
     const issuance_before = await t.application.ledger.balance(disputesIssuanceAccount(false));
     const { id, resolved } = await resolveChargeback(sell.id, 'favor_merchant');
     assert.equal(resolved.statusCode, 200, resolved.body);
-    assert.deepEqual({ ...resolved.json().data.resolution, ledger_transfer_id: null }, { outcome: 'favor_merchant', ledger_effect: 'mint', amount_micro_pay: 6 * PAY, ledger_transfer_id: null });
-    const transfer = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', id).executeTakeFirstOrThrow();
+    assert.deepEqual(
+      { ...resolved.json().data.resolution, ledger_transfer_id: null },
+      { outcome: 'favor_merchant', ledger_effect: 'mint', amount_micro_pay: 6 * PAY, ledger_transfer_id: null },
+    );
+    const transfer = await t.db
+      .selectFrom('ledger_transfers')
+      .selectAll()
+      .where('key', '=', id)
+      .executeTakeFirstOrThrow();
     assert.equal(transfer.kind, 'mint');
     assert.equal(Number(transfer.amount_micro_pay), 6 * PAY);
     assert.equal(transfer.debit_account, disputesIssuanceAccount(false));
     assert.equal(transfer.credit_account, accounts.merchantAvailable(seller.id, false));
     assert.equal(resolved.json().data.resolution.ledger_transfer_id, transfer.id);
-    assert.deepEqual(await balancesOf(t, seller.id), { available: before_balances.available + 6 * PAY, reserve: before_balances.reserve });
+    assert.deepEqual(await balancesOf(t, seller.id), {
+      available: before_balances.available + 6 * PAY,
+      reserve: before_balances.reserve,
+    });
     assert.equal(await t.application.ledger.balance(disputesIssuanceAccount(false)), issuance_before - 6 * PAY);
-    assert.equal((await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map((e) => e.type).join(), 'gateway.dispute.opened,gateway.dispute.resolved');
+    assert.equal(
+      (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute())
+        .map((e) => e.type)
+        .join(),
+      'gateway.dispute.opened,gateway.dispute.resolved',
+    );
   });
 
   it('favor_counterparty on a charged-back failed matched sell order burns its amount from the merchant', async () => {
@@ -132,22 +209,42 @@ describe('chargebacks', () => {
     assert.equal(resolved.statusCode, 200, resolved.body);
     assert.equal(resolved.json().data.resolution.ledger_effect, 'burn');
     assert.equal(resolved.json().data.resolution.amount_micro_pay, 4 * PAY);
-    const transfer = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', id).executeTakeFirstOrThrow();
+    const transfer = await t.db
+      .selectFrom('ledger_transfers')
+      .selectAll()
+      .where('key', '=', id)
+      .executeTakeFirstOrThrow();
     assert.equal(transfer.kind, 'burn');
     assert.equal(transfer.debit_account, accounts.merchantAvailable(seller.id, false));
     assert.equal(transfer.credit_account, disputesIssuanceAccount(false));
-    assert.deepEqual(await balancesOf(t, seller.id), { available: before_balances.available - 4 * PAY, reserve: before_balances.reserve });
+    assert.deepEqual(await balancesOf(t, seller.id), {
+      available: before_balances.available - 4 * PAY,
+      reserve: before_balances.reserve,
+    });
   });
 
   it('favor_counterparty on a completed one, favor_merchant on a failed one and no_action on either move nothing', async () => {
     const completed = await completedSell(seller.jwt, PAY);
     const failed = await failedMatchedSell(seller.jwt, PAY);
-    for (const [sell, outcome] of [[completed, 'favor_counterparty'], [failed, 'favor_merchant'], [completed, 'no_action'], [failed, 'no_action']] as const) {
+    for (const [sell, outcome] of [
+      [completed, 'favor_counterparty'],
+      [failed, 'favor_merchant'],
+      [completed, 'no_action'],
+      [failed, 'no_action'],
+    ] as const) {
       const before_balances = await balancesOf(t, seller.id);
       const { id, resolved } = await resolveChargeback(sell.id, outcome);
       assert.equal(resolved.statusCode, 200, resolved.body);
-      assert.deepEqual(resolved.json().data.resolution, { outcome, ledger_effect: 'none', amount_micro_pay: null, ledger_transfer_id: null });
-      assert.equal(await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', id).executeTakeFirst(), undefined);
+      assert.deepEqual(resolved.json().data.resolution, {
+        outcome,
+        ledger_effect: 'none',
+        amount_micro_pay: null,
+        ledger_transfer_id: null,
+      });
+      assert.equal(
+        await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', id).executeTakeFirst(),
+        undefined,
+      );
       assert.deepEqual(await balancesOf(t, seller.id), before_balances);
     }
   });
@@ -160,7 +257,11 @@ describe('chargebacks', () => {
     const opened = await chargeback(sell.id);
     const id = opened.json().data.id as string;
     await admin('POST', `/admin/disputes/${id}/investigate`, {});
-    expectError(await admin('POST', `/admin/disputes/${id}/resolve`, { outcome: 'favor_counterparty' }), 409, 'LEDGER_INSUFFICIENT_FUNDS');
+    expectError(
+      await admin('POST', `/admin/disputes/${id}/resolve`, { outcome: 'favor_counterparty' }),
+      409,
+      'LEDGER_INSUFFICIENT_FUNDS',
+    );
     assert.equal((await admin('GET', `/admin/disputes/${id}`)).json().data.status, 'investigating');
     assert.equal((await t.application.ledger.verify()).ok, true);
   });

@@ -23,7 +23,14 @@ describe('event order: sell_order.failed before the gateway.dispute.opened it ca
   };
 
   before(async () => {
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '1', GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true' }, overrides: { validator } });
+    t = await startTestApp({
+      env: {
+        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+        CASH_LEG_RETRY_MAX: '1',
+        GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true',
+      },
+      overrides: { validator },
+    });
     receiver = await startReceiver();
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer');
@@ -39,22 +46,40 @@ describe('event order: sell_order.failed before the gateway.dispute.opened it ca
   async function failWithDispute() {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 5 * PAY);
     validator.next.push('failed');
-    const attempt = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+    const attempt = await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+      receipt_base64: receipt(),
+      content_type: 'image/png',
+    });
     assert.equal(attempt.statusCode, 200, attempt.body);
     // Everything before the failure is delivered and forgotten.
     await drain();
     receiver.received.length = 0;
     assert.equal(await sweepSellOrders(t.application.payouts.sell_orders), 1);
-    const dispute = await t.db.selectFrom('disputes').select('id').where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
+    const dispute = await t.db
+      .selectFrom('disputes')
+      .select('id')
+      .where('sell_order_id', '=', sell.id)
+      .executeTakeFirstOrThrow();
     return { sell, dispute_id: dispute.id };
   }
 
   it('the outbox holds sell_order.failed first', async () => {
     const { sell, dispute_id } = await failWithDispute();
-    const events = await t.db.selectFrom('events').select(['type', 'seq']).where('resource_id', 'in', [sell.id, dispute_id]).orderBy('seq').execute();
-    assert.deepEqual(events.slice(-2).map((e) => e.type), ['sell_order.failed', 'gateway.dispute.opened']);
+    const events = await t.db
+      .selectFrom('events')
+      .select(['type', 'seq'])
+      .where('resource_id', 'in', [sell.id, dispute_id])
+      .orderBy('seq')
+      .execute();
+    assert.deepEqual(
+      events.slice(-2).map((e) => e.type),
+      ['sell_order.failed', 'gateway.dispute.opened'],
+    );
     await drain();
-    assert.deepEqual(receiver.received.map((r) => r.body.type), ['sell_order.failed', 'gateway.dispute.opened']);
+    assert.deepEqual(
+      receiver.received.map((r) => r.body.type),
+      ['sell_order.failed', 'gateway.dispute.opened'],
+    );
   });
 
   it('a failed delivery of sell_order.failed holds the dispute event back until it succeeds', async () => {
@@ -63,11 +88,17 @@ describe('event order: sell_order.failed before the gateway.dispute.opened it ca
     receiver.answer = (received) => (received.body.type === 'sell_order.failed' && refused++ === 0 ? 500 : 200);
     await drain();
     // Only the refused attempt went out: the dispute event waits for it.
-    assert.deepEqual(receiver.received.map((r) => r.body.type), ['sell_order.failed']);
+    assert.deepEqual(
+      receiver.received.map((r) => r.body.type),
+      ['sell_order.failed'],
+    );
     t.clock.advance(RETRY_DELAYS_MS[0]!);
     await drain();
     const acknowledged = receiver.received.filter((r, index) => !(index === 0 && r.body.type === 'sell_order.failed'));
-    assert.deepEqual(acknowledged.map((r) => r.body.type), ['sell_order.failed', 'gateway.dispute.opened']);
+    assert.deepEqual(
+      acknowledged.map((r) => r.body.type),
+      ['sell_order.failed', 'gateway.dispute.opened'],
+    );
     assert.equal(acknowledged[0]!.body.data.id, sell.id);
     assert.equal(acknowledged[1]!.body.data.id, dispute_id);
     assert.equal(acknowledged[1]!.body.data.sell_order_id, sell.id);

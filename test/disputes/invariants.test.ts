@@ -5,7 +5,16 @@ import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
 import { requestCashLegs, sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, fund, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator, sellBody } from '../helpers/orders.ts';
+import {
+  buyBody,
+  fund,
+  merchantCall,
+  MINT_SOURCE,
+  PAY,
+  receipt,
+  scriptedValidator,
+  sellBody,
+} from '../helpers/orders.ts';
 import { seededRandom } from '../helpers/random.ts';
 
 describe('ledger invariants after a randomized mix of sells, buys, confirms, cancels and disputes', () => {
@@ -15,7 +24,14 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
   const seed = Number(process.env['MPAY_SEED'] ?? Date.now() % 1_000_000);
 
   before(async () => {
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '2', GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true' }, overrides: { validator } });
+    t = await startTestApp({
+      env: {
+        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+        CASH_LEG_RETRY_MAX: '2',
+        GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true',
+      },
+      overrides: { validator },
+    });
     merchants = [];
     for (let i = 0; i < 4; i++) {
       const m = await t.createMerchant(`M${i}`);
@@ -30,7 +46,8 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
     const amounts = [PAY, 2 * PAY, 3 * PAY];
     const currencies = ['THB', 'AUD'];
-    const admin = (url: string, body: unknown) => t.request({ method: 'POST', url, headers: ADMIN_HEADERS, payload: body as object });
+    const admin = (url: string, body: unknown) =>
+      t.request({ method: 'POST', url, headers: ADMIN_HEADERS, payload: body as object });
     const rows = async () => ({
       sells: await t.db.selectFrom('sell_orders').selectAll().execute(),
       buys: await t.db.selectFrom('buy_orders').selectAll().execute(),
@@ -43,7 +60,13 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
       const { sells, buys, disputes } = await rows();
       const mine = sells.filter((s) => s.merchant_id === m.id);
       if (roll < 0.25) {
-        const r = await merchantCall(t, m.jwt, 'POST', '/v1/merchant-sell-orders', sellBody(pick(amounts), pick(currencies)));
+        const r = await merchantCall(
+          t,
+          m.jwt,
+          'POST',
+          '/v1/merchant-sell-orders',
+          sellBody(pick(amounts), pick(currencies)),
+        );
         assert.ok([201, 409].includes(r.statusCode), r.body);
       } else if (roll < 0.45) {
         await merchantCall(t, m.jwt, 'POST', '/v1/merchant-buy-orders', buyBody(pick(amounts), pick(currencies)));
@@ -56,7 +79,10 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
           const order = pick(target);
           const owner = merchants.find((x) => x.id === order.merchant_id)!;
           validator.next.push(pick(['verified', 'failed', 'unverified', 'verified'] as const));
-          const r = await merchantCall(t, owner.jwt, 'POST', `/v1/merchant-sell-orders/${order.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+          const r = await merchantCall(t, owner.jwt, 'POST', `/v1/merchant-sell-orders/${order.id}/confirm-cash-leg`, {
+            receipt_base64: receipt(),
+            content_type: 'image/png',
+          });
           assert.equal(r.statusCode, 200, r.body);
           validator.next.length = 0;
         }
@@ -77,10 +103,15 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
         await expireBuyOrders(t.application.payouts.buy_orders);
       } else if (roll < 0.93) {
         // Mostly on settled outcomes (completed, failed after a match), where a resolution can move PAY.
-        const settled = mine.filter((s) => s.status === 'completed' || (s.status === 'failed' && s.matched_buy_order_id));
+        const settled = mine.filter(
+          (s) => s.status === 'completed' || (s.status === 'failed' && s.matched_buy_order_id),
+        );
         const candidates = settled.length && random() < 0.8 ? settled : mine;
         if (candidates.length) {
-          const r = await merchantCall(t, m.jwt, 'POST', '/v1/merchant-disputes', { sell_order_id: pick(candidates).id, notes: `step ${step}` });
+          const r = await merchantCall(t, m.jwt, 'POST', '/v1/merchant-disputes', {
+            sell_order_id: pick(candidates).id,
+            notes: `step ${step}`,
+          });
           assert.ok([201, 409].includes(r.statusCode), r.body);
         }
       } else {
@@ -89,7 +120,9 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
           const d = pick(open);
           if (d.status === 'opened') await admin(`/admin/disputes/${d.id}/investigate`, {});
           else {
-            const r = await admin(`/admin/disputes/${d.id}/resolve`, { outcome: pick(['favor_merchant', 'favor_counterparty', 'no_action']) });
+            const r = await admin(`/admin/disputes/${d.id}/resolve`, {
+              outcome: pick(['favor_merchant', 'favor_counterparty', 'no_action']),
+            });
             assert.ok([200, 409].includes(r.statusCode), r.body);
           }
         }
@@ -110,16 +143,31 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
     // Reserves hold exactly the open sell orders (all of a pending one; the filled part of a matched one); every sell
     // order burns only when completed, and only once.
     for (const m of merchants) {
-      const open = sells.filter((s) => s.merchant_id === m.id && ['pending', 'matched', 'cash_leg_in_flight'].includes(s.status));
+      const open = sells.filter(
+        (s) => s.merchant_id === m.id && ['pending', 'matched', 'cash_leg_in_flight'].includes(s.status),
+      );
       const reserve = await t.application.ledger.balance(accounts.merchantReserve(m.id, false));
-      assert.equal(reserve, open.reduce((sum, s) => sum + (s.status === 'pending' ? s.amount_micro_pay : s.filled_micro_pay), 0), `seed ${seed}: reserve of ${m.name}`);
+      assert.equal(
+        reserve,
+        open.reduce((sum, s) => sum + (s.status === 'pending' ? s.amount_micro_pay : s.filled_micro_pay), 0),
+        `seed ${seed}: reserve of ${m.name}`,
+      );
     }
     for (const s of sells) {
       assert.equal(by_key.has(s.id), s.status === 'completed', `seed ${seed}: burn of ${s.status} sell ${s.id}`);
       if (s.status === 'completed') assert.equal(by_key.get(s.id)!.amount_micro_pay, s.filled_micro_pay);
-      assert.equal(by_key.has(`sell_order:${s.id}:release`), s.status === 'failed', `seed ${seed}: release of sell ${s.id}`);
-      const closed_partial = s.status !== 'pending' && s.filled_micro_pay > 0 && s.filled_micro_pay < s.amount_micro_pay;
-      assert.equal(by_key.has(`sell_order:${s.id}:release-unfilled`), closed_partial, `seed ${seed}: unfilled release of sell ${s.id}`);
+      assert.equal(
+        by_key.has(`sell_order:${s.id}:release`),
+        s.status === 'failed',
+        `seed ${seed}: release of sell ${s.id}`,
+      );
+      const closed_partial =
+        s.status !== 'pending' && s.filled_micro_pay > 0 && s.filled_micro_pay < s.amount_micro_pay;
+      assert.equal(
+        by_key.has(`sell_order:${s.id}:release-unfilled`),
+        closed_partial,
+        `seed ${seed}: unfilled release of sell ${s.id}`,
+      );
     }
     // Fills: one mint each; they add up to each order's filled amounts; every fill honours the buy's price; a fully
     // filled sell's fills add up to its target_fiat_amount exactly.
@@ -132,28 +180,52 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
       const s = sells_by_id.get(f.sell_order_id)!;
       const b = buys_by_id.get(f.buy_order_id)!;
       assert.equal(s.target_currency, b.fiat_currency);
-      assert.ok(BigInt(s.target_fiat_amount) * BigInt(b.amount_micro_pay) <= BigInt(b.fiat_amount) * BigInt(s.amount_micro_pay), `seed ${seed}: price of fill ${f.id}`);
+      assert.ok(
+        BigInt(s.target_fiat_amount) * BigInt(b.amount_micro_pay) <= BigInt(b.fiat_amount) * BigInt(s.amount_micro_pay),
+        `seed ${seed}: price of fill ${f.id}`,
+      );
     }
     const sum = (items: { amount_micro_pay: number }[]) => items.reduce((total, f) => total + f.amount_micro_pay, 0);
     for (const s of sells) {
       const own = fills.filter((f) => f.sell_order_id === s.id);
       assert.equal(sum(own), s.filled_micro_pay, `seed ${seed}: fills of sell ${s.id}`);
-      assert.equal(own.reduce((total, f) => total + f.fiat_amount, 0), s.filled_fiat_amount);
+      assert.equal(
+        own.reduce((total, f) => total + f.fiat_amount, 0),
+        s.filled_fiat_amount,
+      );
       if (s.filled_micro_pay === s.amount_micro_pay) assert.equal(s.filled_fiat_amount, s.target_fiat_amount);
     }
     for (const b of buys) {
-      assert.equal(sum(fills.filter((f) => f.buy_order_id === b.id)), b.filled_micro_pay, `seed ${seed}: fills of buy ${b.id}`);
-      assert.equal(b.status === 'matched', b.filled_micro_pay === b.amount_micro_pay, `seed ${seed}: status of buy ${b.id}`);
+      assert.equal(
+        sum(fills.filter((f) => f.buy_order_id === b.id)),
+        b.filled_micro_pay,
+        `seed ${seed}: fills of buy ${b.id}`,
+      );
+      assert.equal(
+        b.status === 'matched',
+        b.filled_micro_pay === b.amount_micro_pay,
+        `seed ${seed}: status of buy ${b.id}`,
+      );
     }
     // The mint source nets out every completed sell and every fill taken back when its cash leg failed.
     const mint_source = await t.application.ledger.balance(accounts.mintSource(MINT_SOURCE, false));
     const minted = sum(fills);
     const burned = sells.filter((s) => s.status === 'completed').reduce((total, s) => total + s.filled_micro_pay, 0);
     const reversed = fills.reduce((total, f) => total + f.reversed_micro_pay, 0);
-    for (const f of fills) assert.equal(f.reversed_at !== null, sells_by_id.get(f.sell_order_id)!.status === 'failed', `seed ${seed}: reversal of fill ${f.id}`);
+    for (const f of fills)
+      assert.equal(
+        f.reversed_at !== null,
+        sells_by_id.get(f.sell_order_id)!.status === 'failed',
+        `seed ${seed}: reversal of fill ${f.id}`,
+      );
     assert.equal(mint_source, burned + reversed - minted);
     // Dispute effects: one transfer per effect, none otherwise; at most one unresolved dispute per sell order.
-    for (const d of disputes) assert.equal(by_key.has(d.id), d.ledger_effect === 'mint' || d.ledger_effect === 'burn', `seed ${seed}: dispute ${d.id}`);
+    for (const d of disputes)
+      assert.equal(
+        by_key.has(d.id),
+        d.ledger_effect === 'mint' || d.ledger_effect === 'burn',
+        `seed ${seed}: dispute ${d.id}`,
+      );
     const unresolved = disputes.filter((d) => d.status !== 'resolved').map((d) => d.sell_order_id);
     assert.equal(new Set(unresolved).size, unresolved.length);
   });

@@ -7,7 +7,11 @@ import { mergeDocuments, OpenApiChecker } from './openapi-check.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
 export const INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
-export const ADMIN_HEADERS = { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-actor-user-id': 'ops-1', 'x-actor-role': 'super_admin' };
+export const ADMIN_HEADERS = {
+  authorization: `Bearer ${ADMIN_TOKEN}`,
+  'x-actor-user-id': 'ops-1',
+  'x-actor-role': 'super_admin',
+};
 
 export interface TestMerchant {
   id: string;
@@ -25,7 +29,13 @@ export interface TestApp {
   db: Application['database']['db'];
   request(options: InjectOptions): Promise<LightMyRequestResponse>;
   /** Shorthand: JSON request with an API key (X-API-Key). */
-  call(method: InjectOptions['method'], url: string, key: string | undefined, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
+  call(
+    method: InjectOptions['method'],
+    url: string,
+    key: string | undefined,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   admin(method: InjectOptions['method'], url: string, body?: unknown): Promise<LightMyRequestResponse>;
   createMerchant(name?: string): Promise<TestMerchant>;
   createSeller(body: Record<string, unknown>): Promise<{ id: string }>;
@@ -37,7 +47,12 @@ export interface TestApp {
  * call the worker functions (or `scheduler.wake`) so that nothing depends on timing.
  */
 export async function startTestApp(
-  options: { env?: Record<string, string>; clock?: ManualClock; overrides?: ApplicationOptions['overrides']; database?: Awaited<ReturnType<typeof openTestDatabase>> } = {},
+  options: {
+    env?: Record<string, string>;
+    clock?: ManualClock;
+    overrides?: ApplicationOptions['overrides'];
+    database?: Awaited<ReturnType<typeof openTestDatabase>>;
+  } = {},
 ): Promise<TestApp> {
   const database = options.database ?? (await openTestDatabase());
   const clock = options.clock ?? new ManualClock();
@@ -56,22 +71,42 @@ export async function startTestApp(
     ...(database.url ? { DATABASE_URL: database.url } : {}),
     ...options.env,
   });
-  const application = await createApplication({ config, database, clock, ...(options.overrides ? { overrides: options.overrides } : {}) });
+  const application = await createApplication({
+    config,
+    database,
+    clock,
+    ...(options.overrides ? { overrides: options.overrides } : {}),
+  });
   await application.app.ready();
 
   const checker = await documentChecker(application);
   // Events already in a database handed in (a data-migration test's legacy rows) are not the application's.
-  const { seq: events_before } = await database.db.selectFrom('events').select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq')).executeTakeFirstOrThrow();
+  const { seq: events_before } = await database.db
+    .selectFrom('events')
+    .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('seq'))
+    .executeTakeFirstOrThrow();
   const request = async (inject: InjectOptions) => {
     const response = await application.app.inject(inject);
-    const url = typeof inject.url === 'string' ? inject.url : (inject.path as string | undefined) ?? '';
-    const problems = checker.check((inject.method ?? 'GET').toUpperCase(), url, response.statusCode, response.headers, response.body);
+    const url = typeof inject.url === 'string' ? inject.url : ((inject.path as string | undefined) ?? '');
+    const problems = checker.check(
+      (inject.method ?? 'GET').toUpperCase(),
+      url,
+      response.statusCode,
+      response.headers,
+      response.body,
+    );
     if (problems.length > 0) throw new Error(`Response disagrees with the OpenAPI document:\n${problems.join('\n')}`);
     return response;
   };
   const call: TestApp['call'] = (method, url, key, body, headers = {}) =>
-    request({ method, url, headers: { ...(key ? { 'x-api-key': key } : {}), ...headers }, ...(body === undefined ? {} : { payload: body as object }) });
-  const admin: TestApp['admin'] = (method, url, body) => request({ method, url, headers: ADMIN_HEADERS, ...(body === undefined ? {} : { payload: body as object }) });
+    request({
+      method,
+      url,
+      headers: { ...(key ? { 'x-api-key': key } : {}), ...headers },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
+  const admin: TestApp['admin'] = (method, url, body) =>
+    request({ method, url, headers: ADMIN_HEADERS, ...(body === undefined ? {} : { payload: body as object }) });
 
   return {
     application,
@@ -93,11 +128,20 @@ export async function startTestApp(
     },
     async close() {
       // Every event the file's tests recorded must match the document's webhooks section.
-      const events = await database.db.selectFrom('events').select('payload').where('seq', '>', Number(events_before)).execute();
-      const problems = events.flatMap((event) => checker.checkEvent(typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload));
+      const events = await database.db
+        .selectFrom('events')
+        .select('payload')
+        .where('seq', '>', Number(events_before))
+        .execute();
+      const problems = events.flatMap((event) =>
+        checker.checkEvent(typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload),
+      );
       await application.close();
       await database.close();
-      if (problems.length > 0) throw new Error(`Recorded events disagree with the OpenAPI webhooks section:\n${[...new Set(problems)].join('\n')}`);
+      if (problems.length > 0)
+        throw new Error(
+          `Recorded events disagree with the OpenAPI webhooks section:\n${[...new Set(problems)].join('\n')}`,
+        );
     },
   };
 }
@@ -110,7 +154,8 @@ async function documentChecker(application: Application): Promise<OpenApiChecker
   const operator = (await application.app.inject({ method: 'GET', url: '/openapi-admin.json' })).body;
   const key = `${merchant}\n${operator}`;
   let checker = checkers.get(key);
-  if (!checker) checkers.set(key, (checker = new OpenApiChecker(mergeDocuments(JSON.parse(merchant), JSON.parse(operator)))));
+  if (!checker)
+    checkers.set(key, (checker = new OpenApiChecker(mergeDocuments(JSON.parse(merchant), JSON.parse(operator)))));
   return checker;
 }
 
@@ -123,5 +168,12 @@ export async function allOperationsDocument(t: Pick<TestApp, 'request'>): Promis
 
 /** A live THB PromptPay seller with the given liquidity (minor units) and rate. */
 export function thbSeller(liquidity_minor = 10_000_000, rate = '35.00', promptpay_id = '0812345678') {
-  return { currency: 'THB', payment_method: 'promptpay', display_name: `Seller ${rate}`, liquidity_minor, rate, promptpay_id };
+  return {
+    currency: 'THB',
+    payment_method: 'promptpay',
+    display_name: `Seller ${rate}`,
+    liquidity_minor,
+    rate,
+    promptpay_id,
+  };
 }

@@ -28,7 +28,11 @@ function environment(env: Record<string, string | undefined>): NodeJS.ProcessEnv
 export async function runMpay(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   let stdout = '';
   let stderr = '';
-  const io = { stdout: { write: (text: string) => (stdout += text) }, stderr: { write: (text: string) => (stderr += text) }, env: environment(env) };
+  const io = {
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+    env: environment(env),
+  };
   try {
     const code = await main(args, io);
     return { code, stdout, stderr };
@@ -40,10 +44,17 @@ export async function runMpay(args: string[], env: Record<string, string | undef
 /** Runs `mpay` as a separate process, as an operator would (the bin entry, exit codes and streams of a real process). */
 export async function runMpayProcess(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], { env: environment(env), maxBuffer: 16 * 1024 * 1024 });
+    const { stdout, stderr } = await run(process.execPath, [MAIN, ...args], {
+      env: environment(env),
+      maxBuffer: 16 * 1024 * 1024,
+    });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failure = error as { code: number; stdout: string; stderr: string };
-    return { code: typeof failure.code === 'number' ? failure.code : 1, stdout: failure.stdout ?? '', stderr: failure.stderr ?? '' };
+    return {
+      code: typeof failure.code === 'number' ? failure.code : 1,
+      stdout: failure.stdout ?? '',
+      stderr: failure.stderr ?? '',
+    };
   }
 }

@@ -6,5 +6,9 @@ import { openScratchDatabase, type ScratchDatabase, type ScratchOptions } from '
  * once per schema (src/db/scratch.ts), so nothing depends on what another file or an earlier run did in its own.
  */
 export function openTestDatabase(options: Pick<ScratchOptions, 'migrate' | 'timeouts'> = {}): Promise<ScratchDatabase> {
-  return openScratchDatabase({ server_url: process.env['DATABASE_URL'], prefix: `mpay_test_${process.pid}`, ...options });
+  return openScratchDatabase({
+    server_url: process.env['DATABASE_URL'],
+    prefix: `mpay_test_${process.pid}`,
+    ...options,
+  });
 }

@@ -68,14 +68,31 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 export const hostileValue: fc.Arbitrary<Json> = fc.oneof(
   { weight: 4, arbitrary: hostileString },
   { weight: 1, arbitrary: fc.integer() },
-  { weight: 1, arbitrary: fc.constantFrom<Json>(2 ** 53, -(2 ** 53) - 2, 1e308, -1e308, 0.5, -0, 1e-7, Number.MAX_SAFE_INTEGER, -1, 0) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom<Json>(
+      2 ** 53,
+      -(2 ** 53) - 2,
+      1e308,
+      -1e308,
+      0.5,
+      -0,
+      1e-7,
+      Number.MAX_SAFE_INTEGER,
+      -1,
+      0,
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom<Json>(true, false, null, [], {}, [null], { '\u0000': 'x' }) },
   { weight: 1, arbitrary: fc.array(hostileString, { maxLength: 3 }) },
 );
 
 /** Resolves `$ref: '#/components/schemas/X'` (and the plain `X` ids @fastify/swagger emits for shared schemas). */
 export function resolver(document: OpenApiSchema): (schema: OpenApiSchema | undefined) => OpenApiSchema | undefined {
-  const schemas = ((document['components'] as OpenApiSchema | undefined)?.['schemas'] ?? {}) as Record<string, OpenApiSchema>;
+  const schemas = ((document['components'] as OpenApiSchema | undefined)?.['schemas'] ?? {}) as Record<
+    string,
+    OpenApiSchema
+  >;
   const resolve = (schema: OpenApiSchema | undefined, depth = 0): OpenApiSchema | undefined => {
     if (!schema || depth > 8) return schema;
     const ref = schema['$ref'];
@@ -86,7 +103,11 @@ export function resolver(document: OpenApiSchema): (schema: OpenApiSchema | unde
 }
 
 /** A plausible value for a schema (so that some requests get past validation), or a hostile one. */
-export function valueFor(schema: OpenApiSchema | undefined, resolve: (s: OpenApiSchema | undefined) => OpenApiSchema | undefined, depth = 0): fc.Arbitrary<Json> {
+export function valueFor(
+  schema: OpenApiSchema | undefined,
+  resolve: (s: OpenApiSchema | undefined) => OpenApiSchema | undefined,
+  depth = 0,
+): fc.Arbitrary<Json> {
   const s = resolve(schema);
   if (!s || depth > 4) return hostileValue;
   const variants = (s['anyOf'] ?? s['oneOf']) as OpenApiSchema[] | undefined;
@@ -97,21 +118,37 @@ export function valueFor(schema: OpenApiSchema | undefined, resolve: (s: OpenApi
     case 'string': {
       const format = s['format'];
       if (format === 'uuid') return fc.uuid().map((v) => v as Json);
-      if (format === 'date-time') return fc.date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+      if (format === 'date-time')
+        return fc
+          .date({ min: new Date('2020-01-01'), max: new Date('2030-01-01'), noInvalidDate: true })
+          .map((d) => d.toISOString());
       if (format === 'uri') return fc.constantFrom('https://shop.example/return', 'http://localhost:1/x');
       if (typeof s['pattern'] === 'string') {
         try {
-          return fc.stringMatching(new RegExp(s['pattern'] as string)).filter((v) => v.length <= Number(s['maxLength'] ?? 255));
+          return fc
+            .stringMatching(new RegExp(s['pattern'] as string))
+            .filter((v) => v.length <= Number(s['maxLength'] ?? 255));
         } catch {
           return hostileString;
         }
       }
-      return fc.string({ minLength: Number(s['minLength'] ?? 0), maxLength: Math.min(Number(s['maxLength'] ?? 40), 40) });
+      return fc.string({
+        minLength: Number(s['minLength'] ?? 0),
+        maxLength: Math.min(Number(s['maxLength'] ?? 40), 40),
+      });
     }
     case 'integer':
-      return fc.integer({ min: Math.max(Number(s['minimum'] ?? -1_000_000), -(2 ** 31)), max: Math.min(Number(s['maximum'] ?? 1_000_000_000), 2 ** 31) });
+      return fc.integer({
+        min: Math.max(Number(s['minimum'] ?? -1_000_000), -(2 ** 31)),
+        max: Math.min(Number(s['maximum'] ?? 1_000_000_000), 2 ** 31),
+      });
     case 'number':
-      return fc.double({ min: Number(s['minimum'] ?? -1e6), max: Number(s['maximum'] ?? 1e9), noNaN: true, noDefaultInfinity: true });
+      return fc.double({
+        min: Number(s['minimum'] ?? -1e6),
+        max: Number(s['maximum'] ?? 1e9),
+        noNaN: true,
+        noDefaultInfinity: true,
+      });
     case 'boolean':
       return fc.boolean();
     case 'array':
@@ -121,8 +158,14 @@ export function valueFor(schema: OpenApiSchema | undefined, resolve: (s: OpenApi
       const required = (s['required'] ?? []) as string[];
       const record: Record<string, fc.Arbitrary<Json>> = {};
       for (const [name, property] of Object.entries(properties)) record[name] = field(property, resolve, depth + 1);
-      const known = fc.record(record, { requiredKeys: required.filter((name) => name in record) }) as fc.Arbitrary<Record<string, Json>>;
-      const extra = fc.dictionary(fc.constantFrom('merchant_id', 'is_sandbox', 'id', 'status', '__proto__', 'constructor', '\u0000', 'x'), hostileValue, { maxKeys: 2 });
+      const known = fc.record(record, { requiredKeys: required.filter((name) => name in record) }) as fc.Arbitrary<
+        Record<string, Json>
+      >;
+      const extra = fc.dictionary(
+        fc.constantFrom('merchant_id', 'is_sandbox', 'id', 'status', '__proto__', 'constructor', '\u0000', 'x'),
+        hostileValue,
+        { maxKeys: 2 },
+      );
       return fc.tuple(known, fc.option(extra, { freq: 4 })).map(([body, more]) => (more ? { ...more, ...body } : body));
     }
     default:
@@ -131,7 +174,11 @@ export function valueFor(schema: OpenApiSchema | undefined, resolve: (s: OpenApi
 }
 
 /** A field is usually plausible, sometimes hostile. */
-export function field(schema: OpenApiSchema | undefined, resolve: (s: OpenApiSchema | undefined) => OpenApiSchema | undefined, depth = 0): fc.Arbitrary<Json> {
+export function field(
+  schema: OpenApiSchema | undefined,
+  resolve: (s: OpenApiSchema | undefined) => OpenApiSchema | undefined,
+  depth = 0,
+): fc.Arbitrary<Json> {
   return fc.oneof({ weight: 3, arbitrary: valueFor(schema, resolve, depth) }, { weight: 2, arbitrary: hostileValue });
 }
 
@@ -144,7 +191,9 @@ export function percentEncode(value: string): string {
   for (const char of value) {
     const code = char.codePointAt(0) ?? 0;
     if (code >= 0xd800 && code <= 0xdfff) {
-      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 0x3f), 0x80 | (code & 0x3f)]
+        .map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)
+        .join('');
     } else {
       out += encodeURIComponent(char);
     }
@@ -153,7 +202,10 @@ export function percentEncode(value: string): string {
 }
 
 export function queryString(query: Record<string, Json>): string {
-  const parts = Object.entries(query).map(([key, value]) => `${percentEncode(key)}=${percentEncode(typeof value === 'string' ? value : JSON.stringify(value))}`);
+  const parts = Object.entries(query).map(
+    ([key, value]) =>
+      `${percentEncode(key)}=${percentEncode(typeof value === 'string' ? value : JSON.stringify(value))}`,
+  );
   return parts.length ? `?${parts.join('&')}` : '';
 }
 
@@ -173,8 +225,19 @@ export const brokenBodies: fc.Arbitrary<{ payload: string | Buffer; content_type
   { payload: 'a=b&c=%00', content_type: 'application/x-www-form-urlencoded' },
   { payload: 'garbage', content_type: 'multipart/form-data' },
   { payload: 'garbage', content_type: 'multipart/form-data; boundary=' },
-  { payload: Buffer.concat([Buffer.from('--X\r\nContent-Disposition: form-data; name="proof"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n'), PNG_HEADER]), content_type: 'multipart/form-data; boundary=X' },
-  { payload: '--X\r\nContent-Disposition: form-data; name="proof"\r\n\r\nno file here\r\n--X--\r\n', content_type: 'multipart/form-data; boundary=X' },
+  {
+    payload: Buffer.concat([
+      Buffer.from(
+        '--X\r\nContent-Disposition: form-data; name="proof"; filename="a.png"\r\nContent-Type: image/png\r\n\r\n',
+      ),
+      PNG_HEADER,
+    ]),
+    content_type: 'multipart/form-data; boundary=X',
+  },
+  {
+    payload: '--X\r\nContent-Disposition: form-data; name="proof"\r\n\r\nno file here\r\n--X--\r\n',
+    content_type: 'multipart/form-data; boundary=X',
+  },
   { payload: '--X\r\nbroken header line\r\n\r\nbody\r\n--X--\r\n', content_type: 'multipart/form-data; boundary=X' },
   { payload: '--Y\r\n\r\n', content_type: 'multipart/form-data; boundary=X' },
   { payload: Buffer.from([0xff, 0xfe, 0x00, 0x00]), content_type: 'application/octet-stream' },
@@ -186,7 +249,9 @@ export const multipartProof: fc.Arbitrary<{ payload: Buffer; content_type: strin
   .map(([png, bytes, name]) => {
     const boundary = 'fuzzboundary42';
     const payload = Buffer.concat([
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="slip.png"\r\nContent-Type: image/png\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"; filename="slip.png"\r\nContent-Type: image/png\r\n\r\n`,
+      ),
       png ? PNG_HEADER : Buffer.alloc(0),
       Buffer.from(bytes),
       Buffer.from(`\r\n--${boundary}--\r\n`),
@@ -204,7 +269,11 @@ export function routesOf(printed: string): { method: string; path: string }[] {
     const depth = (match[1] ?? '').length / 4;
     stack.length = depth;
     stack.push(match[2] ?? '');
-    for (const method of (match[3] ?? '').split(',').map((name) => name.trim()).filter(Boolean)) routes.push({ method, path: stack.join('') });
+    for (const method of (match[3] ?? '')
+      .split(',')
+      .map((name) => name.trim())
+      .filter(Boolean))
+      routes.push({ method, path: stack.join('') });
   }
   return routes;
 }

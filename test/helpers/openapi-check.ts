@@ -37,7 +37,10 @@ export class OpenApiChecker {
   private resolve(value: Json): Json {
     let current = value;
     while (typeof current?.['$ref'] === 'string') {
-      const segments = (current['$ref'] as string).replace(/^#\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const segments = (current['$ref'] as string)
+        .replace(/^#\//, '')
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
       current = segments.reduce<Json>((node, segment) => node?.[segment], this.document);
     }
     return current;
@@ -57,25 +60,44 @@ export class OpenApiChecker {
   check(method: string, url: string, status: number, headers: Record<string, unknown>, body: string): string[] {
     if (method === 'HEAD' || method === 'OPTIONS' || status === 405) return [];
     const path = url.split('?')[0]!;
-    const candidates = this.operations.filter((operation) => operation.method === method && operation.pattern.test(path)).sort((a, b) => a.params - b.params);
+    const candidates = this.operations
+      .filter((operation) => operation.method === method && operation.pattern.test(path))
+      .sort((a, b) => a.params - b.params);
     const operation = candidates[0];
     if (!operation) return [];
     const responses: Json = this.document['paths'][operation.path][method.toLowerCase()]['responses'] ?? {};
-    const key = String(status) in responses ? String(status) : `${String(status)[0]}XX` in responses ? `${String(status)[0]}XX` : 'default' in responses ? 'default' : undefined;
+    const key =
+      String(status) in responses
+        ? String(status)
+        : `${String(status)[0]}XX` in responses
+          ? `${String(status)[0]}XX`
+          : 'default' in responses
+            ? 'default'
+            : undefined;
     const where = `${method} ${operation.path} -> ${status}`;
-    if (!key) return [`${where}: status not documented (documented: ${Object.keys(responses).join(', ')}); body: ${body.slice(0, 300)}`];
+    if (!key)
+      return [
+        `${where}: status not documented (documented: ${Object.keys(responses).join(', ')}); body: ${body.slice(0, 300)}`,
+      ];
     const response = this.resolve(responses[key]);
     const problems: string[] = [];
     for (const [name, header] of Object.entries<Json>(response['headers'] ?? {})) {
-      if (this.resolve(header)['required'] && headers[name.toLowerCase()] === undefined) problems.push(`${where}: required header ${name} missing`);
+      if (this.resolve(header)['required'] && headers[name.toLowerCase()] === undefined)
+        problems.push(`${where}: required header ${name} missing`);
     }
     const content: Json | undefined = response['content'];
     if (!content) {
       if (body.length > 0) problems.push(`${where}: the document shows no body, got ${body.slice(0, 200)}`);
       return problems;
     }
-    const content_type = String(headers['content-type'] ?? '').split(';')[0]!.trim();
-    if (!(content_type in content)) return [...problems, `${where}: content type "${content_type}" not documented (documented: ${Object.keys(content).join(', ')})`];
+    const content_type = String(headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
+    if (!(content_type in content))
+      return [
+        ...problems,
+        `${where}: content type "${content_type}" not documented (documented: ${Object.keys(content).join(', ')})`,
+      ];
     if (content_type !== 'application/json' || !content[content_type]['schema']) return problems;
     let parsed: unknown;
     try {
@@ -85,12 +107,23 @@ export class OpenApiChecker {
     }
     // Follow a response $ref to the component that holds the schema, so ajv resolves it inside the document.
     const raw = responses[key];
-    const segments = typeof raw['$ref'] === 'string'
-      ? [...(raw['$ref'] as string).replace(/^#\//, '').split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')), 'content', content_type, 'schema']
-      : ['paths', operation.path, method.toLowerCase(), 'responses', key, 'content', content_type, 'schema'];
+    const segments =
+      typeof raw['$ref'] === 'string'
+        ? [
+            ...(raw['$ref'] as string)
+              .replace(/^#\//, '')
+              .split('/')
+              .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')),
+            'content',
+            content_type,
+            'schema',
+          ]
+        : ['paths', operation.path, method.toLowerCase(), 'responses', key, 'content', content_type, 'schema'];
     const validate = this.validator(segments);
     if (!validate(parsed)) {
-      problems.push(`${where}: body disagrees with the document: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}; body: ${body.slice(0, 400)}`);
+      problems.push(
+        `${where}: body disagrees with the document: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}; body: ${body.slice(0, 400)}`,
+      );
     }
     return problems;
   }
@@ -101,7 +134,11 @@ export class OpenApiChecker {
     const webhook = this.document['webhooks']?.[type];
     if (!webhook) return [`event type "${type}" is not in the document's webhooks section`];
     const validate = this.validator(['webhooks', type, 'post', 'requestBody', 'content', 'application/json', 'schema']);
-    return validate(payload) ? [] : [`event ${type} disagrees with the document: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}; payload: ${JSON.stringify(payload).slice(0, 400)}`];
+    return validate(payload)
+      ? []
+      : [
+          `event ${type} disagrees with the document: ${this.ajv.errorsText(validate.errors, { separator: '; ' })}; payload: ${JSON.stringify(payload).slice(0, 400)}`,
+        ];
   }
 }
 
@@ -112,10 +149,15 @@ export class OpenApiChecker {
 export function mergeDocuments(merchant: Json, ...others: Json[]): Json {
   const merged: Json = structuredClone(merchant);
   for (const other of others) {
-    for (const [path, item] of Object.entries<Json>(other['paths'] ?? {})) merged['paths'][path] = { ...merged['paths'][path], ...item };
-    for (const [kind, entries] of Object.entries<Json>(other['components'] ?? {})) merged['components'][kind] = { ...merged['components'][kind], ...entries };
+    for (const [path, item] of Object.entries<Json>(other['paths'] ?? {}))
+      merged['paths'][path] = { ...merged['paths'][path], ...item };
+    for (const [kind, entries] of Object.entries<Json>(other['components'] ?? {}))
+      merged['components'][kind] = { ...merged['components'][kind], ...entries };
     const names = new Set((merged['tags'] ?? []).map((tag: Json) => tag['name']));
-    merged['tags'] = [...(merged['tags'] ?? []), ...(other['tags'] ?? []).filter((tag: Json) => !names.has(tag['name']))];
+    merged['tags'] = [
+      ...(merged['tags'] ?? []),
+      ...(other['tags'] ?? []).filter((tag: Json) => !names.has(tag['name'])),
+    ];
   }
   return merged;
 }

@@ -12,7 +12,14 @@ export const receipt = () => Buffer.from(`%PDF-1.4 payout receipt ${randomUUID()
 export const PAY = 1_000_000;
 
 /** A merchant route call with the merchant JWT; POSTs get a fresh Idempotency-Key unless one is given (null: none). */
-export function merchantCall(t: TestApp, jwt: string | null, method: 'GET' | 'POST', url: string, body?: unknown, key: string | null = randomUUID()) {
+export function merchantCall(
+  t: TestApp,
+  jwt: string | null,
+  method: 'GET' | 'POST',
+  url: string,
+  body?: unknown,
+  key: string | null = randomUUID(),
+) {
   const headers: Record<string, string> = {};
   if (jwt) headers['authorization'] = `Bearer ${jwt}`;
   if (method === 'POST' && key !== null) headers['idempotency-key'] = key;
@@ -25,7 +32,12 @@ export function expectError(response: LightMyRequestResponse, status: number, co
 }
 
 /** Funds a merchant's available PAY the way an operator adjustment does (a mint from the adjustments account). */
-export async function fund(t: TestApp, merchant_id: string, amount_micro_pay: number, is_sandbox = false): Promise<void> {
+export async function fund(
+  t: TestApp,
+  merchant_id: string,
+  amount_micro_pay: number,
+  is_sandbox = false,
+): Promise<void> {
   await t.application.ledger.transfer({
     key: `test-fund:${randomUUID()}`,
     kind: 'mint',
@@ -50,14 +62,23 @@ export function destinationFor(currency: string) {
   return { rail: 'thai_bank', bank_code: '004', account_number: '1234567890', account_name: 'Seller Co' };
 }
 
-export const sellBody = (amount_micro_pay = 10 * PAY, target_currency = 'THB', target_fiat_amount = 35_000, payout_destination: object | null = destinationFor(target_currency)) => ({
+export const sellBody = (
+  amount_micro_pay = 10 * PAY,
+  target_currency = 'THB',
+  target_fiat_amount = 35_000,
+  payout_destination: object | null = destinationFor(target_currency),
+) => ({
   amount_micro_pay,
   currency: 'PAY',
   target_currency,
   target_fiat_amount,
   ...(payout_destination ? { payout_destination } : {}),
 });
-export const buyBody = (amount_micro_pay = 10 * PAY, fiat_currency = 'THB', fiat_amount = 35_000) => ({ amount_micro_pay, fiat_currency, fiat_amount });
+export const buyBody = (amount_micro_pay = 10 * PAY, fiat_currency = 'THB', fiat_amount = 35_000) => ({
+  amount_micro_pay,
+  fiat_currency,
+  fiat_amount,
+});
 
 export async function createSell(t: TestApp, jwt: string, body = sellBody()) {
   const response = await merchantCall(t, jwt, 'POST', '/v1/merchant-sell-orders', body);
@@ -93,7 +114,9 @@ export async function inFlightSell(t: TestApp, seller_jwt: string, buyer_jwt: st
 }
 
 export async function eventTypes(t: TestApp, resource_id: string): Promise<string[]> {
-  return (await t.db.selectFrom('events').select('type').where('resource_id', '=', resource_id).orderBy('seq').execute()).map((e) => e.type);
+  return (
+    await t.db.selectFrom('events').select('type').where('resource_id', '=', resource_id).orderBy('seq').execute()
+  ).map((e) => e.type);
 }
 
 export { scriptedValidator } from './validator.ts';
@@ -120,11 +143,13 @@ export function switchableLedger(): Ledger & { down_for: Set<TransferCommand['ki
       return ready().transfer(command, options);
     },
     async transferAll(commands, options) {
-      if (commands.some((command) => down_for.has(command.kind))) throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
+      if (commands.some((command) => down_for.has(command.kind)))
+        throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
       return ready().transferAll(commands, options);
     },
     async transferBatch(commands, options) {
-      if (commands.some((command) => down_for.has(command.kind))) throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
+      if (commands.some((command) => down_for.has(command.kind)))
+        throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (test switch)');
       return ready().transferBatch(commands, options);
     },
     balance: (account, options) => ready().balance(account, options),

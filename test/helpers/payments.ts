@@ -8,8 +8,15 @@ import { newSlip } from './slips.ts';
 /** Uploads one slip per leg, each with a new bank reference (the default validator reads its slip-verification QR). */
 export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
   const legs = (await t.call('GET', `/v1/payments/${payment_id}`, key)).json().data.match_details.length as number;
-  const { payload, headers } = multipartParts(Array.from({ length: Math.max(1, legs) }, () => ({ name: 'proof', value: newSlip().bytes })));
-  const response = await t.request({ method: 'POST', url: `/v1/payments/${payment_id}/proof`, headers: { 'x-api-key': key, ...headers }, payload });
+  const { payload, headers } = multipartParts(
+    Array.from({ length: Math.max(1, legs) }, () => ({ name: 'proof', value: newSlip().bytes })),
+  );
+  const response = await t.request({
+    method: 'POST',
+    url: `/v1/payments/${payment_id}/proof`,
+    headers: { 'x-api-key': key, ...headers },
+    payload,
+  });
   assert.equal(response.statusCode, 200, response.body);
 }
 
@@ -21,10 +28,19 @@ export async function drainVerdicts(t: TestApp): Promise<void> {
 }
 
 /** Creates trades and takes them through proof and verdict to `completed`; returns their ids in order. */
-export async function completedPayments(t: TestApp, key: string, specs: { order_id: string; amount: number; currency?: string }[]): Promise<string[]> {
+export async function completedPayments(
+  t: TestApp,
+  key: string,
+  specs: { order_id: string; amount: number; currency?: string }[],
+): Promise<string[]> {
   const ids: string[] = [];
   for (const spec of specs) {
-    const created = await t.call('POST', '/v1/trades', key, { order_id: spec.order_id, amount: spec.amount, currency: spec.currency ?? 'THB', return_url: 'https://shop.example/return' });
+    const created = await t.call('POST', '/v1/trades', key, {
+      order_id: spec.order_id,
+      amount: spec.amount,
+      currency: spec.currency ?? 'THB',
+      return_url: 'https://shop.example/return',
+    });
     assert.equal(created.statusCode, 201, created.body);
     ids.push(created.json().data.id);
     await uploadProof(t, key, created.json().data.id);
@@ -42,5 +58,12 @@ export function settlementDeps(t: TestApp, extra: Partial<SettlementsDeps> = {})
 }
 
 export function usdSeller(liquidity_minor = 10_000_000, rate = '1.00') {
-  return { currency: 'USD', payment_method: 'bank_transfer', display_name: 'USD seller', liquidity_minor, rate, bank: { code: '026009593', account_number: '000123456789', account_name: 'Seller' } };
+  return {
+    currency: 'USD',
+    payment_method: 'bank_transfer',
+    display_name: 'USD seller',
+    liquidity_minor,
+    rate,
+    bank: { code: '026009593', account_number: '000123456789', account_name: 'Seller' },
+  };
 }

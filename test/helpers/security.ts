@@ -15,7 +15,16 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { multipart, uniquePng } from './files.ts';
-import { buyBody, createBuy, createSell, fund, merchantCall, PAY, receipt as payoutReceipt, sellBody } from './orders.ts';
+import {
+  buyBody,
+  createBuy,
+  createSell,
+  fund,
+  merchantCall,
+  PAY,
+  receipt as payoutReceipt,
+  sellBody,
+} from './orders.ts';
 import { completedPayments } from './payments.ts';
 import { receipt, createPendingFunds } from './pending-funds.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
@@ -42,9 +51,23 @@ export function operationsOf(doc: Schema): Operation[] {
       const security: Record<string, unknown>[] = op['security'] ?? [];
       const scheme = (security.length === 0 ? 'public' : Object.keys(security[0]!)[0]) as Scheme;
       const body_schema = op['requestBody']?.content?.['application/json']?.schema;
-      const parameters: Schema[] = (op['parameters'] ?? []).map((parameter: Schema) => resolveParameter(doc, parameter));
-      const idempotency_key = parameters.some((parameter) => parameter['in'] === 'header' && String(parameter['name']).toLowerCase() === 'idempotency-key' && parameter['required'] === true);
-      operations.push({ method: method.toUpperCase(), path, scheme, hidden: Boolean(op['x-hidden'] ?? op['hide']), body_schema: body_schema ? resolve(doc, body_schema) : undefined, idempotency_key });
+      const parameters: Schema[] = (op['parameters'] ?? []).map((parameter: Schema) =>
+        resolveParameter(doc, parameter),
+      );
+      const idempotency_key = parameters.some(
+        (parameter) =>
+          parameter['in'] === 'header' &&
+          String(parameter['name']).toLowerCase() === 'idempotency-key' &&
+          parameter['required'] === true,
+      );
+      operations.push({
+        method: method.toUpperCase(),
+        path,
+        scheme,
+        hidden: Boolean(op['x-hidden'] ?? op['hide']),
+        body_schema: body_schema ? resolve(doc, body_schema) : undefined,
+        idempotency_key,
+      });
     }
   }
   return operations;
@@ -52,7 +75,9 @@ export function operationsOf(doc: Schema): Operation[] {
 
 function resolveParameter(doc: Schema, parameter: Schema): Schema {
   const ref = parameter['$ref'];
-  return typeof ref === 'string' ? doc['components']['parameters'][ref.replace(/^#\/components\/parameters\//, '')] : parameter;
+  return typeof ref === 'string'
+    ? doc['components']['parameters'][ref.replace(/^#\/components\/parameters\//, '')]
+    : parameter;
 }
 
 function resolve(doc: Schema, schema: Schema): Schema {
@@ -69,7 +94,8 @@ export function minimalBody(schema: Schema | undefined): unknown {
   if (Array.isArray(schema['enum'])) return schema['enum'][0];
   const alternatives = schema['anyOf'] ?? schema['oneOf'];
   if (Array.isArray(alternatives)) return minimalBody(alternatives[0]);
-  if (Array.isArray(schema['allOf'])) return Object.assign({}, ...schema['allOf'].map((part: Schema) => minimalBody(part)));
+  if (Array.isArray(schema['allOf']))
+    return Object.assign({}, ...schema['allOf'].map((part: Schema) => minimalBody(part)));
   const type = Array.isArray(schema['type']) ? schema['type'][0] : schema['type'];
   switch (type) {
     case 'object': {
@@ -79,7 +105,11 @@ export function minimalBody(schema: Schema | undefined): unknown {
       const optional = Object.entries<Schema>(schema['properties'] ?? {})
         .filter(([name]) => !(name in body))
         .sort(([, x], [, y]) => Number(y['type'] === 'boolean') - Number(x['type'] === 'boolean'));
-      for (const [name, property] of optional.slice(0, Math.max(0, (schema['minProperties'] ?? 0) - Object.keys(body).length))) body[name] = minimalBody(property);
+      for (const [name, property] of optional.slice(
+        0,
+        Math.max(0, (schema['minProperties'] ?? 0) - Object.keys(body).length),
+      ))
+        body[name] = minimalBody(property);
       return body;
     }
     case 'array':
@@ -169,7 +199,10 @@ export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credent
 export const BODIES: Record<string, () => { payload: Buffer | object; headers: Record<string, string> }> = {
   'POST /v1/payments/{id}/proof': () => multipart('proof', uniquePng(), 'slip.png', 'image/png'),
   'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: receipt(), headers: {} }),
-  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': () => ({ payload: { receipt_base64: payoutReceipt(), content_type: 'application/pdf' }, headers: {} }),
+  'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': () => ({
+    payload: { receipt_base64: payoutReceipt(), content_type: 'application/pdf' },
+    headers: {},
+  }),
 };
 
 /** Routes declared `mode: 'live_only'` in their route config (not visible in the OpenAPI document). */
@@ -218,7 +251,15 @@ let order_number = 0;
 
 async function createPayment({ t, a }: FixtureContext, mode: 'live' | 'sandbox', path: string): Promise<string> {
   await t.createSeller(thbSeller(1_000_000, '35.00'));
-  return created(t.call('POST', path, key(a, mode), { order_id: `sec-${++order_number}`, amount: 10_000, currency: 'THB', return_url: 'https://shop.example/return' }), path);
+  return created(
+    t.call('POST', path, key(a, mode), {
+      order_id: `sec-${++order_number}`,
+      amount: 10_000,
+      currency: 'THB',
+      return_url: 'https://shop.example/return',
+    }),
+    path,
+  );
 }
 
 /** Path-parameter fixtures, matched by prefix (longest first). */
@@ -236,7 +277,14 @@ export const FIXTURES: Fixture[] = [
   {
     prefix: '/v1/webhook-endpoints/',
     cross: [404, 'NOT_FOUND'],
-    create: ({ t, a }, mode) => created(t.call('POST', '/v1/webhook-endpoints', key(a, mode), { url: `https://hooks.example/${++order_number}`, enabled_events: ['payment.completed'] }), 'webhook endpoint'),
+    create: ({ t, a }, mode) =>
+      created(
+        t.call('POST', '/v1/webhook-endpoints', key(a, mode), {
+          url: `https://hooks.example/${++order_number}`,
+          enabled_events: ['payment.completed'],
+        }),
+        'webhook endpoint',
+      ),
   },
   {
     prefix: '/v1/fx/quote-locks/',
@@ -274,7 +322,13 @@ export const FIXTURES: Fixture[] = [
     create: async ({ t, a }) => {
       await fund(t, a.id, PAY);
       const sell = await createSell(t, a.jwt, sellBody(PAY, 'USD', 100));
-      return created(merchantCall(t, a.jwt, 'POST', '/v1/merchant-disputes', { sell_order_id: sell.id, notes: 'security suite fixture' }), 'dispute');
+      return created(
+        merchantCall(t, a.jwt, 'POST', '/v1/merchant-disputes', {
+          sell_order_id: sell.id,
+          notes: 'security suite fixture',
+        }),
+        'dispute',
+      );
     },
   },
   {
@@ -294,11 +348,15 @@ export const FIXTURES: Fixture[] = [
     cross: [404, 'NOT_FOUND'],
     create: async ({ t, a }, mode) => {
       await t.createSeller(thbSeller(1_000_000, '35.00'));
-      const [payment_id] = await completedPayments(t, key(a, mode), [{ order_id: `sec-${++order_number}`, amount: 10_000 }]);
+      const [payment_id] = await completedPayments(t, key(a, mode), [
+        { order_id: `sec-${++order_number}`, amount: 10_000 },
+      ]);
       t.clock.advance(60_000);
       const run = await t.admin('POST', '/admin/settlements/run');
       assert.equal(run.statusCode, 200, `fixture settlement run: ${run.body}`);
-      const batch = (run.json().data.batches as { id: string; merchant_id: string; is_sandbox: boolean }[]).find((row) => row.merchant_id === a.id && row.is_sandbox === (mode === 'sandbox'));
+      const batch = (run.json().data.batches as { id: string; merchant_id: string; is_sandbox: boolean }[]).find(
+        (row) => row.merchant_id === a.id && row.is_sandbox === (mode === 'sandbox'),
+      );
       assert.ok(batch, `fixture settlement: no ${mode} batch for payment ${payment_id}: ${run.body}`);
       return batch.id;
     },
@@ -310,7 +368,13 @@ export const FIXTURES: Fixture[] = [
     home_mode: 'sandbox',
     read: (id) => `/v1/webhook-deliveries?limit=100#${id}`,
     create: async ({ t, a }) => {
-      await created(t.call('POST', '/v1/webhook-endpoints', a.sandbox, { url: `https://hooks.example/${++order_number}`, enabled_events: ['sell_order.completed'] }), 'webhook endpoint');
+      await created(
+        t.call('POST', '/v1/webhook-endpoints', a.sandbox, {
+          url: `https://hooks.example/${++order_number}`,
+          enabled_events: ['sell_order.completed'],
+        }),
+        'webhook endpoint',
+      );
       const event = await t.call('POST', '/v1/sandbox/events', a.sandbox, { type: 'sell_order.completed' });
       assert.ok(event.statusCode < 300, `fixture sandbox event: ${event.body}`);
       const list = await t.call('GET', '/v1/webhook-deliveries?limit=1', a.sandbox);
@@ -322,7 +386,9 @@ export const FIXTURES: Fixture[] = [
 ];
 
 export function fixtureFor(path: string): Fixture | undefined {
-  return [...FIXTURES].sort((x, y) => y.prefix.length - x.prefix.length).find((fixture) => path.startsWith(fixture.prefix));
+  return [...FIXTURES]
+    .sort((x, y) => y.prefix.length - x.prefix.length)
+    .find((fixture) => path.startsWith(fixture.prefix));
 }
 
 export function hasPathParameter(path: string): boolean {

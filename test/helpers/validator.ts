@@ -1,4 +1,9 @@
-import type { ReceiptCheck, ReceiptValidator, ValidatorOutcome, ValidatorVerdict } from '../../src/modules/validators/port.ts';
+import type {
+  ReceiptCheck,
+  ReceiptValidator,
+  ValidatorOutcome,
+  ValidatorVerdict,
+} from '../../src/modules/validators/port.ts';
 
 /**
  * The one validator double: a test scripts its next outcomes in `next` (then `fallback`, default `verified`); it
@@ -30,6 +35,8 @@ export class ScriptedValidator implements ReceiptValidator {
   }
 }
 
-export function scriptedValidator(options: { failure_reason?: string; fallback?: ValidatorOutcome } = {}): ScriptedValidator {
+export function scriptedValidator(
+  options: { failure_reason?: string; fallback?: ValidatorOutcome } = {},
+): ScriptedValidator {
   return new ScriptedValidator(options);
 }

@@ -4,7 +4,12 @@ import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { ADMIN_HEADERS, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
-const trade = (order_id: string) => ({ order_id, amount: '100.00', currency: 'THB', return_url: 'https://shop.example/done' });
+const trade = (order_id: string) => ({
+  order_id,
+  amount: '100.00',
+  currency: 'THB',
+  return_url: 'https://shop.example/done',
+});
 
 describe('HTTP conventions', () => {
   let t: TestApp;
@@ -21,7 +26,11 @@ describe('HTTP conventions', () => {
       const preflight = await t.request({
         method: 'OPTIONS',
         url: '/v1/payments',
-        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-api-key,content-type,idempotency-key' },
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'x-api-key,content-type,idempotency-key',
+        },
       });
       assert.equal(preflight.statusCode, 204, origin);
       assert.equal(preflight.headers['access-control-allow-origin'], origin);
@@ -35,10 +44,19 @@ describe('HTTP conventions', () => {
   });
 
   it('CORS_ALLOWED_ORIGINS configures the list; a bad entry stops start-up with its name', () => {
-    assert.deepEqual(loadConfig({ CORS_ALLOWED_ORIGINS: 'https://shop.example, https://admin.example:8443' }).cors_allowed_origins, ['https://shop.example', 'https://admin.example:8443']);
+    assert.deepEqual(
+      loadConfig({ CORS_ALLOWED_ORIGINS: 'https://shop.example, https://admin.example:8443' }).cors_allowed_origins,
+      ['https://shop.example', 'https://admin.example:8443'],
+    );
     assert.deepEqual(loadConfig({ CORS_ALLOWED_ORIGINS: '*' }).cors_allowed_origins, ['*']);
-    assert.deepEqual(loadConfig({ PORT: '4000' }).cors_allowed_origins, ['http://localhost:4000', 'http://127.0.0.1:4000']);
-    assert.throws(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://shop.example/path' }), (error: unknown) => error instanceof ConfigError && /CORS_ALLOWED_ORIGINS/.test(error.message));
+    assert.deepEqual(loadConfig({ PORT: '4000' }).cors_allowed_origins, [
+      'http://localhost:4000',
+      'http://127.0.0.1:4000',
+    ]);
+    assert.throws(
+      () => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://shop.example/path' }),
+      (error: unknown) => error instanceof ConfigError && /CORS_ALLOWED_ORIGINS/.test(error.message),
+    );
   });
 
   it('compresses large JSON with br or gzip, leaves small bodies and PNGs alone', async () => {
@@ -54,16 +72,23 @@ describe('HTTP conventions', () => {
     const small = await t.request({ method: 'GET', url: '/healthz', headers: { 'accept-encoding': 'gzip, br' } });
     assert.equal(small.headers['content-encoding'], undefined);
     const created = await t.call('POST', '/v1/trades', merchant.live, trade('png-1'));
-    const png = await t.request({ method: 'GET', url: `/v1/payments/${created.json().data.id}/promptpay-qr`, headers: { 'accept-encoding': 'gzip, br' } });
+    const png = await t.request({
+      method: 'GET',
+      url: `/v1/payments/${created.json().data.id}/promptpay-qr`,
+      headers: { 'accept-encoding': 'gzip, br' },
+    });
     assert.equal(png.statusCode, 200);
     assert.equal(png.headers['content-type'], 'image/png');
     assert.equal(png.headers['content-encoding'], undefined);
   });
 
-  it('401 carries WWW-Authenticate for the route\'s credential', async () => {
+  it("401 carries WWW-Authenticate for the route's credential", async () => {
     const key = await t.call('GET', '/v1/payments', undefined);
     assert.equal(key.statusCode, 401);
-    assert.match(String(key.headers['www-authenticate']), /^Bearer realm="mpay", ApiKey realm="mpay", header="X-API-Key"$/);
+    assert.match(
+      String(key.headers['www-authenticate']),
+      /^Bearer realm="mpay", ApiKey realm="mpay", header="X-API-Key"$/,
+    );
     const admin = await t.request({ method: 'GET', url: '/admin/disputes' });
     assert.equal(admin.statusCode, 401);
     assert.equal(admin.headers['www-authenticate'], 'Bearer realm="mpay-admin"');
@@ -85,12 +110,22 @@ describe('HTTP conventions', () => {
   });
 
   it('validation errors list every failing field, with the allowed values of enumerations', async () => {
-    const response = await t.call('POST', '/v1/trades', merchant.live, { order_id: '', amount: '100.00', currency: 'EUR', payment_method: 'cash', return_url: 'https://shop.example/' });
+    const response = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: '',
+      amount: '100.00',
+      currency: 'EUR',
+      payment_method: 'cash',
+      return_url: 'https://shop.example/',
+    });
     assert.equal(response.statusCode, 400);
     const error = response.json().error;
     assert.equal(error.code, 'VALIDATION_ERROR');
     const by_field = Object.fromEntries(error.details.map((detail: { field: string }) => [detail.field, detail]));
-    assert.deepEqual(by_field['body.currency'], { field: 'body.currency', message: 'currency must be one of "THB", "AUD", "USD", "SGD"', allowed: ['THB', 'AUD', 'USD', 'SGD'] });
+    assert.deepEqual(by_field['body.currency'], {
+      field: 'body.currency',
+      message: 'currency must be one of "THB", "AUD", "USD", "SGD"',
+      allowed: ['THB', 'AUD', 'USD', 'SGD'],
+    });
     assert.deepEqual(by_field['body.payment_method']?.allowed, ['promptpay', 'payid', 'bank_transfer']);
     assert.match(by_field['body.order_id']?.message, /^order_id must NOT have fewer than 1 characters/);
     assert.equal(error.details.length, 3);
@@ -98,7 +133,13 @@ describe('HTTP conventions', () => {
     assert.match(error.message, /currency must be one of/);
 
     const missing = await t.call('POST', '/v1/trades', merchant.live, {});
-    assert.deepEqual(missing.json().error.details.map((detail: { field: string }) => detail.field).sort(), ['body.amount', 'body.currency', 'body.order_id', 'body.return_url']);
+    assert.deepEqual(
+      missing
+        .json()
+        .error.details.map((detail: { field: string }) => detail.field)
+        .sort(),
+      ['body.amount', 'body.currency', 'body.order_id', 'body.return_url'],
+    );
   });
 
   it('ETag on single-resource GETs; If-None-Match answers 304 until the resource changes', async () => {

@@ -30,7 +30,12 @@ describe('API key cache: brief in-process trust, forgotten on roll, bounded', ()
   it('a key revoked by another process stays usable here at most API_KEY_CACHE_TTL_MS', async () => {
     assert.equal((await whoami(merchant.sandbox)).statusCode, 200, 'cached now');
     // another process revokes it: this process is not told
-    await t.db.updateTable('api_keys').set({ revoked_at: t.clock.now() }).where('merchant_id', '=', merchant.id).where('kind', '=', 'sandbox').execute();
+    await t.db
+      .updateTable('api_keys')
+      .set({ revoked_at: t.clock.now() })
+      .where('merchant_id', '=', merchant.id)
+      .where('kind', '=', 'sandbox')
+      .execute();
     t.clock.advance(API_KEY_CACHE_TTL_MS - 1);
     assert.equal((await whoami(merchant.sandbox)).statusCode, 200, 'still trusted inside the TTL');
     t.clock.advance(1);
@@ -38,14 +43,32 @@ describe('API key cache: brief in-process trust, forgotten on roll, bounded', ()
   });
 
   it('roll: 404 for an unknown merchant, 400 for an unknown kind, 401 without the admin token', async () => {
-    assert.equal((await t.admin('POST', '/admin/merchants/00000000-0000-4000-8000-000000000000/api-keys/roll', { kind: 'live' })).json().error.code, 'NOT_FOUND');
-    assert.equal((await t.admin('POST', `/admin/merchants/${merchant.id}/api-keys/roll`, { kind: 'gold' })).statusCode, 400);
-    assert.equal((await t.call('POST', `/admin/merchants/${merchant.id}/api-keys/roll`, merchant.live, { kind: 'live' })).statusCode, 401);
+    assert.equal(
+      (
+        await t.admin('POST', '/admin/merchants/00000000-0000-4000-8000-000000000000/api-keys/roll', { kind: 'live' })
+      ).json().error.code,
+      'NOT_FOUND',
+    );
+    assert.equal(
+      (await t.admin('POST', `/admin/merchants/${merchant.id}/api-keys/roll`, { kind: 'gold' })).statusCode,
+      400,
+    );
+    assert.equal(
+      (await t.call('POST', `/admin/merchants/${merchant.id}/api-keys/roll`, merchant.live, { kind: 'live' }))
+        .statusCode,
+      401,
+    );
   });
 
   it('the cache keeps at most max_entries (oldest out first), never past the TTL, and forgets a merchant on request', () => {
     const cache = new ApiKeyCache({ ttl_ms: 1_000, max_entries: 2 });
-    const principal = (merchant_id: string) => ({ kind: 'key' as const, merchant_id, key_id: merchant_id, key_kind: 'live' as const, is_sandbox: false });
+    const principal = (merchant_id: string) => ({
+      kind: 'key' as const,
+      merchant_id,
+      key_id: merchant_id,
+      key_kind: 'live' as const,
+      is_sandbox: false,
+    });
     cache.set('h1', principal('m1'), 0);
     cache.set('h2', principal('m2'), 0);
     cache.set('h3', principal('m1'), 0);

@@ -17,7 +17,10 @@ describe('merchant JWT and session mode: sandbox and live rows never mix', () =>
     return response.json().data as { jwt: string; mode: string; expires_at: string };
   };
   const session = async (merchant_id: string, mode?: string) => {
-    const response = await t.admin('POST', `/admin/merchants/${merchant_id}/sessions`, { user_id: 'dash-user', ...(mode ? { mode } : {}) });
+    const response = await t.admin('POST', `/admin/merchants/${merchant_id}/sessions`, {
+      user_id: 'dash-user',
+      ...(mode ? { mode } : {}),
+    });
     assert.equal(response.statusCode, 201, response.body);
     return `mpay_session=${response.json().data.session_token}`;
   };
@@ -43,23 +46,51 @@ describe('merchant JWT and session mode: sandbox and live rows never mix', () =>
     const sandbox_order = await createSell(t, sandbox_jwt, sellBody(2 * PAY));
     const live_order = await createSell(t, live_jwt, sellBody(3 * PAY));
 
-    expectError(await merchantCall(t, live_jwt, 'GET', `/v1/merchant-sell-orders/${sandbox_order.id}`), 404, 'NOT_FOUND');
-    expectError(await merchantCall(t, sandbox_jwt, 'GET', `/v1/merchant-sell-orders/${live_order.id}`), 404, 'NOT_FOUND');
-    const live_list = (await merchantCall(t, live_jwt, 'GET', '/v1/merchant-sell-orders')).json().data as { id: string; is_sandbox: boolean }[];
-    const sandbox_list = (await merchantCall(t, sandbox_jwt, 'GET', '/v1/merchant-sell-orders')).json().data as { id: string; is_sandbox: boolean }[];
-    assert.deepEqual(live_list.map((order) => order.id), [live_order.id]);
-    assert.deepEqual(sandbox_list.map((order) => order.id), [sandbox_order.id]);
+    expectError(
+      await merchantCall(t, live_jwt, 'GET', `/v1/merchant-sell-orders/${sandbox_order.id}`),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await merchantCall(t, sandbox_jwt, 'GET', `/v1/merchant-sell-orders/${live_order.id}`),
+      404,
+      'NOT_FOUND',
+    );
+    const live_list = (await merchantCall(t, live_jwt, 'GET', '/v1/merchant-sell-orders')).json().data as {
+      id: string;
+      is_sandbox: boolean;
+    }[];
+    const sandbox_list = (await merchantCall(t, sandbox_jwt, 'GET', '/v1/merchant-sell-orders')).json().data as {
+      id: string;
+      is_sandbox: boolean;
+    }[];
+    assert.deepEqual(
+      live_list.map((order) => order.id),
+      [live_order.id],
+    );
+    assert.deepEqual(
+      sandbox_list.map((order) => order.id),
+      [sandbox_order.id],
+    );
     assert.ok(sandbox_list.every((order) => order.is_sandbox) && live_list.every((order) => !order.is_sandbox));
     // A live JWT cannot cancel the sandbox order either.
-    expectError(await merchantCall(t, live_jwt, 'POST', `/v1/merchant-sell-orders/${sandbox_order.id}/cancel`, {}), 404, 'NOT_FOUND');
+    expectError(
+      await merchantCall(t, live_jwt, 'POST', `/v1/merchant-sell-orders/${sandbox_order.id}/cancel`, {}),
+      404,
+      'NOT_FOUND',
+    );
   });
 
-  it('keeps the sandbox balance apart from the live one (the reserve comes from the mode\'s own account)', async () => {
+  it("keeps the sandbox balance apart from the live one (the reserve comes from the mode's own account)", async () => {
     // After the first test: live 50 - 3 reserved, sandbox 20 - 2 reserved.
     assert.equal((await balance({ authorization: `Bearer ${live_jwt}` })).available_micro_pay, 47 * PAY);
     assert.equal((await balance({ authorization: `Bearer ${sandbox_jwt}` })).available_micro_pay, 18 * PAY);
     // Selling more than the sandbox balance fails even though live has enough.
-    expectError(await merchantCall(t, sandbox_jwt, 'POST', '/v1/merchant-sell-orders', sellBody(19 * PAY)), 409, 'SELL_ORDER_INSUFFICIENT_BALANCE');
+    expectError(
+      await merchantCall(t, sandbox_jwt, 'POST', '/v1/merchant-sell-orders', sellBody(19 * PAY)),
+      409,
+      'SELL_ORDER_INSUFFICIENT_BALANCE',
+    );
   });
 
   it('separates buy orders and disputes by mode as well', async () => {
@@ -76,7 +107,11 @@ describe('merchant JWT and session mode: sandbox and live rows never mix', () =>
     const sandbox_cookie = await session(merchant.id, 'sandbox');
     assert.equal((await balance({ cookie: live_cookie })).available_micro_pay, 47 * PAY);
     assert.equal((await balance({ cookie: sandbox_cookie })).available_micro_pay, 18 * PAY);
-    const listed = await t.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: { cookie: sandbox_cookie } });
+    const listed = await t.request({
+      method: 'GET',
+      url: '/v1/merchant-sell-orders',
+      headers: { cookie: sandbox_cookie },
+    });
     assert.ok((listed.json().data as { is_sandbox: boolean }[]).every((order) => order.is_sandbox));
   });
 
@@ -84,10 +119,15 @@ describe('merchant JWT and session mode: sandbox and live rows never mix', () =>
     const key = new TextEncoder().encode(t.application.secrets.secrets.jwt_secret);
     const now_s = Math.floor(t.clock.now().getTime() / 1000);
     const forge = (claims: Record<string, unknown>, exp?: number) => {
-      const jwt = new SignJWT({ merchant_id: merchant.id, ...claims }).setProtectedHeader({ alg: 'HS256' }).setSubject('u').setIssuer('mpay').setIssuedAt(now_s);
+      const jwt = new SignJWT({ merchant_id: merchant.id, ...claims })
+        .setProtectedHeader({ alg: 'HS256' })
+        .setSubject('u')
+        .setIssuer('mpay')
+        .setIssuedAt(now_s);
       return (exp === undefined ? jwt : jwt.setExpirationTime(exp)).sign(key);
     };
-    const me = (jwt: string) => t.request({ method: 'GET', url: '/v1/merchants/me', headers: { authorization: `Bearer ${jwt}` } });
+    const me = (jwt: string) =>
+      t.request({ method: 'GET', url: '/v1/merchants/me', headers: { authorization: `Bearer ${jwt}` } });
     assert.equal((await me(await forge({}, now_s + 3600))).statusCode, 200);
     expectError(await me(await forge({})), 401, 'UNAUTHORIZED');
     expectError(await me(await forge({}, now_s + 24 * 3600 + 1)), 401, 'UNAUTHORIZED');
@@ -118,6 +158,10 @@ describe('merchant JWT and session mode: sandbox and live rows never mix', () =>
     assert.equal((await me({ cookie: await session(other.id) })).statusCode, 200);
     // Another merchant's tokens are untouched.
     assert.equal((await me({ authorization: `Bearer ${live_jwt}` })).statusCode, 200);
-    expectError(await t.admin('POST', '/admin/merchants/00000000-0000-4000-8000-000000000000/tokens/revoke'), 404, 'NOT_FOUND');
+    expectError(
+      await t.admin('POST', '/admin/merchants/00000000-0000-4000-8000-000000000000/tokens/revoke'),
+      404,
+      'NOT_FOUND',
+    );
   });
 });

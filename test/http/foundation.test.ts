@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { ADMIN_HEADERS, ADMIN_TOKEN, allOperationsDocument, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import {
+  ADMIN_HEADERS,
+  ADMIN_TOKEN,
+  allOperationsDocument,
+  startTestApp,
+  type TestApp,
+  type TestMerchant,
+} from '../helpers/app.ts';
 
 describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
   let t: TestApp;
@@ -20,7 +27,10 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
       await t.call('GET', '/v1/nothing-here', merchant.live),
       await t.call('GET', '/v1/payments?limit=0', merchant.live),
     ];
-    assert.deepEqual(responses.map((r) => r.statusCode), [200, 401, 404, 400]);
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      [200, 401, 404, 400],
+    );
     for (const response of responses) assert.match(String(response.headers['x-request-id']), /^[0-9a-f-]{36}$/);
     const ids = new Set(responses.map((r) => r.headers['x-request-id']));
     assert.equal(ids.size, responses.length);
@@ -46,7 +56,12 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
     assert.equal(invalid.json().error.code, 'VALIDATION_ERROR');
     assert.ok(invalid.json().error.details.length >= 1);
 
-    const bad_json = await t.request({ method: 'POST', url: '/v1/trades', headers: { 'x-api-key': merchant.live, 'content-type': 'application/json' }, payload: '{"order_id":' });
+    const bad_json = await t.request({
+      method: 'POST',
+      url: '/v1/trades',
+      headers: { 'x-api-key': merchant.live, 'content-type': 'application/json' },
+      payload: '{"order_id":',
+    });
     assert.equal(bad_json.statusCode, 400);
     assert.equal(bad_json.json().error.code, 'VALIDATION_ERROR');
 
@@ -64,7 +79,10 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
     const metrics = await t.request({ method: 'GET', url: '/metrics' });
     assert.equal(metrics.statusCode, 200);
     assert.match(String(metrics.headers['content-type']), /text\/plain/);
-    assert.match(metrics.body, /http_request_duration_seconds_bucket\{[^}]*method="GET",route="\/v1\/payments",status_code="200"/);
+    assert.match(
+      metrics.body,
+      /http_request_duration_seconds_bucket\{[^}]*method="GET",route="\/v1\/payments",status_code="200"/,
+    );
     assert.match(metrics.body, /http_requests_total\{method="GET",route="\/v1\/payments",status_code="200"\} 1/);
   });
 
@@ -95,7 +113,8 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
     const create = doc.paths['/v1/payments'].post;
     assert.equal(create.deprecated, true);
     assert.deepEqual(create.security, [{ apiKey: [] }, { apiKeyBearer: [] }]);
-    for (const status of ['201', '400', '401', '409', '429', '500']) assert.ok(create.responses[status], `POST /v1/payments documents ${status}`);
+    for (const status of ['201', '400', '401', '409', '429', '500'])
+      assert.ok(create.responses[status], `POST /v1/payments documents ${status}`);
     assert.deepEqual(doc.paths['/v1/reference/thai-banks'].get.security, []);
     assert.ok(doc.paths['/v1/payments/{id}/proof'].post.requestBody.content['multipart/form-data']);
     assert.deepEqual(doc.paths['/admin/merchants'].post.security, [{ adminToken: [] }]);
@@ -113,14 +132,32 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
     const none = await t.request({ method: 'POST', url: '/admin/merchants', payload: { name: 'x' } });
     assert.equal(none.statusCode, 401);
     assert.equal(none.json().error.code, 'UNAUTHORIZED');
-    const wrong = await t.request({ method: 'POST', url: '/admin/merchants', headers: { ...ADMIN_HEADERS, authorization: 'Bearer wrong-token-000000000000' }, payload: { name: 'x' } });
+    const wrong = await t.request({
+      method: 'POST',
+      url: '/admin/merchants',
+      headers: { ...ADMIN_HEADERS, authorization: 'Bearer wrong-token-000000000000' },
+      payload: { name: 'x' },
+    });
     assert.equal(wrong.statusCode, 401);
-    const role = await t.request({ method: 'POST', url: '/admin/merchants', headers: { ...ADMIN_HEADERS, 'x-actor-role': 'support' }, payload: { name: 'x' } });
+    const role = await t.request({
+      method: 'POST',
+      url: '/admin/merchants',
+      headers: { ...ADMIN_HEADERS, 'x-actor-role': 'support' },
+      payload: { name: 'x' },
+    });
     assert.equal(role.statusCode, 403);
     assert.equal(role.json().error.code, 'ADMIN_FORBIDDEN');
-    const actor = await t.request({ method: 'POST', url: '/admin/merchants', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-actor-role': 'super_admin' }, payload: { name: 'x' } });
+    const actor = await t.request({
+      method: 'POST',
+      url: '/admin/merchants',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-actor-role': 'super_admin' },
+      payload: { name: 'x' },
+    });
     assert.equal(actor.statusCode, 403);
-    const count = await t.db.selectFrom('merchants').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const count = await t.db
+      .selectFrom('merchants')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 1, 'refused admin calls created nothing');
   });
 
@@ -140,11 +177,17 @@ describe('foundation: request ids, errors, ops routes, OpenAPI', () => {
 
 describe('configuration', () => {
   it('names the variable that is wrong', () => {
-    assert.throws(() => loadConfig({ PORT: 'abc' }), (error: Error) => error instanceof ConfigError && /PORT/.test(error.message));
+    assert.throws(
+      () => loadConfig({ PORT: 'abc' }),
+      (error: Error) => error instanceof ConfigError && /PORT/.test(error.message),
+    );
     assert.throws(() => loadConfig({ ROLES: 'api,web' }), /ROLES/);
     assert.throws(() => loadConfig({ DATABASE_URL: 'mysql://x' }), /DATABASE_URL/);
     assert.throws(() => loadConfig({ RECEIPT_VALIDATOR: 'easyslip' }), /EASYSLIP_BASE_URL/);
-    assert.throws(() => loadConfig({ GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'maybe' }), /GATEWAY_DISPUTE_AUTO_OPEN_ENABLED/);
+    assert.throws(
+      () => loadConfig({ GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'maybe' }),
+      /GATEWAY_DISPUTE_AUTO_OPEN_ENABLED/,
+    );
     assert.throws(() => loadConfig({ ADMIN_SERVICE_TOKEN: 'short' }), /ADMIN_SERVICE_TOKEN/);
     assert.throws(() => loadConfig({ RECEIVER_CONFIRM_MAX_ATTEMPTS: '0' }), /RECEIVER_CONFIRM_MAX_ATTEMPTS/);
   });
@@ -170,7 +213,11 @@ describe('configuration', () => {
   });
 
   it('stops the process with exit code 2 and the variable named', () => {
-    const result = spawnSync(process.execPath, ['src/main.ts'], { env: { ...process.env, PORT: 'not-a-port', DATABASE_URL: '' }, encoding: 'utf8', timeout: 30_000 });
+    const result = spawnSync(process.execPath, ['src/main.ts'], {
+      env: { ...process.env, PORT: 'not-a-port', DATABASE_URL: '' },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(result.status, 2);
     assert.match(result.stderr, /invalid configuration: PORT must be an integer/);
   });

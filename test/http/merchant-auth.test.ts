@@ -18,8 +18,16 @@ describe('merchant credentials: JWT and dashboard session (GET /v1/merchants/me)
   it('accepts the merchant JWT issued at creation and by the admin route', async () => {
     const first = await me({ authorization: `Bearer ${merchant.jwt}` });
     assert.equal(first.statusCode, 200, first.body);
-    assert.deepEqual(first.json().data, { merchant_id: merchant.id, name: 'Shop', user_id: `owner:${merchant.id}`, via: 'jwt' });
-    const issued = await t.admin('POST', `/admin/merchants/${merchant.id}/tokens`, { user_id: 'alice', expires_in_seconds: 600 });
+    assert.deepEqual(first.json().data, {
+      merchant_id: merchant.id,
+      name: 'Shop',
+      user_id: `owner:${merchant.id}`,
+      via: 'jwt',
+    });
+    const issued = await t.admin('POST', `/admin/merchants/${merchant.id}/tokens`, {
+      user_id: 'alice',
+      expires_in_seconds: 600,
+    });
     assert.equal(issued.statusCode, 201);
     assert.equal(issued.json().data.expires_at, new Date(t.clock.now().getTime() + 600_000).toISOString());
     const alice = await me({ authorization: `Bearer ${issued.json().data.jwt}` });
@@ -27,7 +35,8 @@ describe('merchant credentials: JWT and dashboard session (GET /v1/merchants/me)
   });
 
   it('refuses an expired JWT, a forged one, another algorithm, an API key, and nothing at all with 401', async () => {
-    const short = (await t.admin('POST', `/admin/merchants/${merchant.id}/tokens`, { expires_in_seconds: 60 })).json().data.jwt;
+    const short = (await t.admin('POST', `/admin/merchants/${merchant.id}/tokens`, { expires_in_seconds: 60 })).json()
+      .data.jwt;
     t.clock.advance(61_000);
     const expired = await me({ authorization: `Bearer ${short}` });
     t.clock.advance(-61_000);
@@ -39,7 +48,13 @@ describe('merchant credentials: JWT and dashboard session (GET /v1/merchants/me)
       .sign(new TextEncoder().encode('x'.repeat(48)));
     const payload = merchant.jwt.split('.')[1];
     const unsigned = `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${payload}.`;
-    for (const response of [expired, await me({ authorization: `Bearer ${forged}` }), await me({ authorization: `Bearer ${unsigned}` }), await me({ 'x-api-key': merchant.live }), await me({})]) {
+    for (const response of [
+      expired,
+      await me({ authorization: `Bearer ${forged}` }),
+      await me({ authorization: `Bearer ${unsigned}` }),
+      await me({ 'x-api-key': merchant.live }),
+      await me({}),
+    ]) {
       assert.equal(response.statusCode, 401);
       assert.equal(response.json().error.code, 'UNAUTHORIZED');
     }
@@ -52,7 +67,10 @@ describe('merchant credentials: JWT and dashboard session (GET /v1/merchants/me)
   });
 
   it('accepts a dashboard session cookie until it expires', async () => {
-    const session = await t.admin('POST', `/admin/merchants/${merchant.id}/sessions`, { user_id: 'bob', expires_in_seconds: 120 });
+    const session = await t.admin('POST', `/admin/merchants/${merchant.id}/sessions`, {
+      user_id: 'bob',
+      expires_in_seconds: 120,
+    });
     assert.equal(session.statusCode, 201);
     const { session_token, cookie } = session.json().data;
     assert.match(cookie, /^mpay_session=\w+; HttpOnly; Secure; SameSite=Lax; Path=\/$/);

@@ -19,7 +19,11 @@ describe('OpenAPI document as a product', () => {
   const operations: { key: string; operation: Json }[] = [];
   const resolveRef = (value: Json): Json => {
     let current = value;
-    while (current?.['$ref']) current = (current['$ref'] as string).slice(2).split('/').reduce<Json>((node, part) => node[part.replace(/~1/g, '/')], doc);
+    while (current?.['$ref'])
+      current = (current['$ref'] as string)
+        .slice(2)
+        .split('/')
+        .reduce<Json>((node, part) => node[part.replace(/~1/g, '/')], doc);
     return current;
   };
   let merchant_doc: Json;
@@ -29,24 +33,44 @@ describe('OpenAPI document as a product', () => {
     merchant_doc = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
     operator_doc = (await t.request({ method: 'GET', url: '/openapi-admin.json' })).json();
     doc = mergeDocuments(merchant_doc, operator_doc);
-    for (const [path, methods] of Object.entries<Json>(doc['paths'])) for (const [method, operation] of Object.entries<Json>(methods)) operations.push({ key: `${method.toUpperCase()} ${path}`, operation });
+    for (const [path, methods] of Object.entries<Json>(doc['paths']))
+      for (const [method, operation] of Object.entries<Json>(methods))
+        operations.push({ key: `${method.toUpperCase()} ${path}`, operation });
   });
   after(() => t.close());
 
   it('passes redocly lint on the recommended ruleset with 0 errors and 0 warnings, each document on its own', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mpay-openapi-'));
     try {
-      for (const [name, document] of [['openapi.json', merchant_doc], ['openapi-admin.json', operator_doc]] as const) {
+      for (const [name, document] of [
+        ['openapi.json', merchant_doc],
+        ['openapi-admin.json', operator_doc],
+      ] as const) {
         const file = join(dir, name);
         await writeFile(file, JSON.stringify(document));
         const run = promisify(execFile);
-        const outcome = await run(join(root, 'node_modules/.bin/redocly'), ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json', '--max-problems', '1000'], {
-          maxBuffer: 64 * 1024 * 1024,
-          env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
-        }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? '', stderr: error.stderr ?? '' }));
-        const report = JSON.parse(outcome.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] };
-        const listed = report.problems.map((problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`);
-        assert.deepEqual({ name, errors: report.totals.errors, warnings: report.totals.warnings, listed }, { name, errors: 0, warnings: 0, listed: [] });
+        const outcome = await run(
+          join(root, 'node_modules/.bin/redocly'),
+          ['lint', file, '--config', join(root, 'redocly.yaml'), '--format', 'json', '--max-problems', '1000'],
+          {
+            maxBuffer: 64 * 1024 * 1024,
+            env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+          },
+        ).catch((error: { stdout?: string; stderr?: string }) => ({
+          stdout: error.stdout ?? '',
+          stderr: error.stderr ?? '',
+        }));
+        const report = JSON.parse(outcome.stdout) as {
+          totals: { errors: number; warnings: number };
+          problems: { ruleId: string; message: string; location: { pointer: string }[] }[];
+        };
+        const listed = report.problems.map(
+          (problem) => `${problem.ruleId} ${problem.location[0]?.pointer}: ${problem.message}`,
+        );
+        assert.deepEqual(
+          { name, errors: report.totals.errors, warnings: report.totals.warnings, listed },
+          { name, errors: 0, warnings: 0, listed: [] },
+        );
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -54,11 +78,21 @@ describe('OpenAPI document as a product', () => {
   });
 
   it('keeps admin and internal operations out of the merchant document, in the operator document, and loses none', async () => {
-    const keys = (document: Json) => Object.entries<Json>(document['paths']).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
-    const operator_only = (key: string) => / \/(admin|internal)\//.test(key) || key === 'GET /healthz' || key === 'GET /readyz';
+    const keys = (document: Json) =>
+      Object.entries<Json>(document['paths']).flatMap(([path, item]) =>
+        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      );
+    const operator_only = (key: string) =>
+      / \/(admin|internal)\//.test(key) || key === 'GET /healthz' || key === 'GET /readyz';
     assert.deepEqual(keys(merchant_doc).filter(operator_only), []);
-    assert.deepEqual(keys(operator_doc).filter((key) => !operator_only(key)), []);
-    assert.ok(keys(operator_doc).includes('POST /admin/merchants') && keys(operator_doc).includes('POST /internal/pending-funds'));
+    assert.deepEqual(
+      keys(operator_doc).filter((key) => !operator_only(key)),
+      [],
+    );
+    assert.ok(
+      keys(operator_doc).includes('POST /admin/merchants') &&
+        keys(operator_doc).includes('POST /internal/pending-funds'),
+    );
     const everything = t.application.app.swagger() as unknown as Json;
     assert.deepEqual([...keys(merchant_doc), ...keys(operator_doc)].sort(), keys(everything).sort());
     const schemes = (document: Json) => Object.keys(document['components']['securitySchemes']).sort();
@@ -74,26 +108,46 @@ describe('OpenAPI document as a product', () => {
     for (const [path, item] of Object.entries<Json>(merchant_doc['paths'])) {
       for (const [method, operation] of Object.entries<Json>(item)) {
         const samples = operation['x-codeSamples'] as { lang: string; label: string; source: string }[];
-        assert.deepEqual(samples?.map((sample) => sample.label), ['curl', '@mpay/client'], `${method} ${path}`);
+        assert.deepEqual(
+          samples?.map((sample) => sample.label),
+          ['curl', '@mpay/client'],
+          `${method} ${path}`,
+        );
         const [curl, sdk] = samples;
-        assert.match(curl!.source, new RegExp(`curl -X ${method.toUpperCase()} "http://gateway\\.test${path.replace(/\{\w+\}/g, '[^"?]+').replace(/\./g, '\\.')}`), `${method} ${path}`);
+        assert.match(
+          curl!.source,
+          new RegExp(
+            `curl -X ${method.toUpperCase()} "http://gateway\\.test${path.replace(/\{\w+\}/g, '[^"?]+').replace(/\./g, '\\.')}`,
+          ),
+          `${method} ${path}`,
+        );
         assert.match(sdk!.source, /^import \{ Mpay \} from '@mpay\/client';$/m, `${method} ${path}`);
         assert.match(sdk!.source, /const result = await mpay\.\w+/, `${method} ${path}`);
       }
     }
     const trade = merchant_doc['paths']['/v1/trades']['post']['x-codeSamples'];
     assert.match(trade[0].source, /-H "X-API-Key: \$MPAY_API_KEY"/);
-    assert.match(trade[0].source, /-d '\{"order_id":"order-1001","amount":"250.00","currency":"THB","return_url":"https:\/\/shop.example\/return"\}'/);
+    assert.match(
+      trade[0].source,
+      /-d '\{"order_id":"order-1001","amount":"250.00","currency":"THB","return_url":"https:\/\/shop.example\/return"\}'/,
+    );
     assert.match(trade[1].source, /mpay\.payments\.create\(\{\n {2}"order_id": "order-1001"/);
     const sell = merchant_doc['paths']['/v1/merchant-sell-orders']['post']['x-codeSamples'];
     assert.match(sell[0].source, /MPAY_TOKEN=\$\(curl -s -X POST "http:\/\/gateway\.test\/v1\/auth\/token"/);
     assert.match(sell[0].source, /-H "Idempotency-Key: \$\(uuidgen\)"/);
     for (const [path, item] of Object.entries<Json>(operator_doc['paths'])) {
       for (const [method, operation] of Object.entries<Json>(item)) {
-        assert.deepEqual(operation['x-codeSamples']?.map((sample: Json) => sample['label']), ['curl'], `${method} ${path}`);
+        assert.deepEqual(
+          operation['x-codeSamples']?.map((sample: Json) => sample['label']),
+          ['curl'],
+          `${method} ${path}`,
+        );
       }
     }
-    assert.match(operator_doc['paths']['/admin/merchants']['post']['x-codeSamples'][0]['source'], /-H "X-Actor-Role: super_admin"/);
+    assert.match(
+      operator_doc['paths']['/admin/merchants']['post']['x-codeSamples'][0]['source'],
+      /-H "X-Actor-Role: super_admin"/,
+    );
   });
 
   it('gives every operation a unique, stable operationId and a declared tag with a description', () => {
@@ -102,19 +156,33 @@ describe('OpenAPI document as a product', () => {
     assert.equal(new Set(ids).size, ids.length);
     assert.equal(operations.find(({ key }) => key === 'GET /v1/payments/{id}')?.operation['operationId'], 'getPayment');
     assert.equal(operations.find(({ key }) => key === 'POST /v1/trades')?.operation['operationId'], 'createTrade');
-    const declared = new Map<string, string>((doc['tags'] as { name: string; description: string }[]).map((tag) => [tag.name, tag.description]));
-    for (const { key, operation } of operations) for (const tag of operation['tags'] ?? []) assert.ok(declared.get(tag), `${key}: tag ${tag} is not declared with a description`);
+    const declared = new Map<string, string>(
+      (doc['tags'] as { name: string; description: string }[]).map((tag) => [tag.name, tag.description]),
+    );
+    for (const { key, operation } of operations)
+      for (const tag of operation['tags'] ?? [])
+        assert.ok(declared.get(tag), `${key}: tag ${tag} is not declared with a description`);
   });
 
   it('carries request examples on the first calls an integrator makes (redocly checks them against the schemas)', () => {
-    for (const path of ['/v1/trades', '/v1/merchant-sell-orders', '/v1/merchant-buy-orders', '/v1/sandbox/payments/simulate']) {
+    for (const path of [
+      '/v1/trades',
+      '/v1/merchant-sell-orders',
+      '/v1/merchant-buy-orders',
+      '/v1/sandbox/payments/simulate',
+    ]) {
       assert.ok(doc['paths'][path]['post']['requestBody']['content']['application/json']['example'], path);
     }
   });
 
   it('documents the 404 of GET /v1/payments/{id} and the HTML 200 of GET /checkout/{id}', () => {
     const payment = doc['paths']['/v1/payments/{id}']['get']['responses'];
-    assert.deepEqual(resolveRef(payment['404'])['content']['application/json']['schema']['properties']['error']['properties']['code']['enum'], ['NOT_FOUND']);
+    assert.deepEqual(
+      resolveRef(payment['404'])['content']['application/json']['schema']['properties']['error']['properties']['code'][
+        'enum'
+      ],
+      ['NOT_FOUND'],
+    );
     assert.ok(doc['paths']['/checkout/{id}']['get']['responses']['200']['content']['text/html']);
   });
 
@@ -123,18 +191,31 @@ describe('OpenAPI document as a product', () => {
     for (const { key, operation } of operations) {
       for (const [status, raw] of Object.entries<Json>(operation['responses'])) {
         if (Number(status) < 400 || key === 'GET /readyz') continue; // 503 there is the readiness report, not an error
-        const codes: string[] | undefined = resolveRef(raw)['content']?.['application/json']?.['schema']?.['properties']?.['error']?.['properties']?.['code']?.['enum'];
+        const codes: string[] | undefined =
+          resolveRef(raw)['content']?.['application/json']?.['schema']?.['properties']?.['error']?.['properties']?.[
+            'code'
+          ]?.['enum'];
         assert.ok(codes, `${key} ${status}: not built from the code list`);
         for (const code of codes) {
-          assert.equal(ERROR_STATUS[code as keyof typeof ERROR_STATUS], Number(status), `${key}: ${code} under ${status}`);
+          assert.equal(
+            ERROR_STATUS[code as keyof typeof ERROR_STATUS],
+            Number(status),
+            `${key}: ${code} under ${status}`,
+          );
           documented.add(code);
         }
       }
     }
     const sell_order = doc['paths']['/v1/merchant-sell-orders/{id}']['get']['responses'];
-    assert.ok(resolveRef(sell_order['403'])['content']['application/json']['schema']['properties']['error']['properties']['code']['enum'].includes('SELL_ORDER_NOT_OWNER'));
+    assert.ok(
+      resolveRef(sell_order['403'])['content']['application/json']['schema']['properties']['error']['properties'][
+        'code'
+      ]['enum'].includes('SELL_ORDER_NOT_OWNER'),
+    );
     // Every code some route can answer is documented somewhere (405 is the router's, outside any operation).
-    const undocumented = Object.keys(ERROR_STATUS).filter((code) => !documented.has(code) && code !== 'METHOD_NOT_ALLOWED');
+    const undocumented = Object.keys(ERROR_STATUS).filter(
+      (code) => !documented.has(code) && code !== 'METHOD_NOT_ALLOWED',
+    );
     assert.deepEqual(undocumented, []);
   });
 
@@ -144,12 +225,26 @@ describe('OpenAPI document as a product', () => {
       const parameters = (doc['paths'][path][method.toLowerCase()]['parameters'] ?? []).map(resolveRef);
       return parameters.find((parameter: Json) => parameter['name'] === 'Idempotency-Key')?.['required'];
     };
-    for (const key of ['POST /v1/merchant-sell-orders', 'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg', 'POST /v1/merchant-disputes', 'POST /v1/merchant-buy-orders']) assert.equal(idempotency(key), true, key);
+    for (const key of [
+      'POST /v1/merchant-sell-orders',
+      'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg',
+      'POST /v1/merchant-disputes',
+      'POST /v1/merchant-buy-orders',
+    ])
+      assert.equal(idempotency(key), true, key);
     for (const key of ['POST /v1/payments', 'POST /v1/trades']) assert.equal(idempotency(key), false, key);
     assert.equal(idempotency('GET /v1/payments'), undefined);
 
     const create = doc['paths']['/v1/payments']['post']['responses'];
-    assert.deepEqual(Object.keys(create['201']['headers']).sort(), ['Deprecation', 'Idempotent-Replayed', 'Link', 'RateLimit', 'RateLimit-Policy', 'Sunset', 'X-Request-Id']);
+    assert.deepEqual(Object.keys(create['201']['headers']).sort(), [
+      'Deprecation',
+      'Idempotent-Replayed',
+      'Link',
+      'RateLimit',
+      'RateLimit-Policy',
+      'Sunset',
+      'X-Request-Id',
+    ]);
     const limited = resolveRef(create['429']);
     assert.equal(resolveRef(limited['headers']['Retry-After'])['required'], true);
     assert.equal(resolveRef(resolveRef(create['401'])['headers']['WWW-Authenticate'])['required'], true);
@@ -162,12 +257,20 @@ describe('OpenAPI document as a product', () => {
     assert.equal(doc['openapi'], '3.1.0');
     assert.deepEqual(Object.keys(merchant_doc['webhooks']).sort(), Object.keys(EVENT_TYPES).sort());
     const merchant = await t.createMerchant('Webhooks section');
-    const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' });
+    const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, {
+      scenario: 'matched_partial_fill',
+      amount: 10_000,
+      currency: 'THB',
+    });
     assert.equal(simulated.statusCode, 201, simulated.body);
     const events = await t.db.selectFrom('events').select('payload').where('merchant_id', '=', merchant.id).execute();
     assert.ok(events.length >= 2);
     const checker = new OpenApiChecker(doc);
-    for (const event of events) assert.deepEqual(checker.checkEvent(typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload), []);
+    for (const event of events)
+      assert.deepEqual(
+        checker.checkEvent(typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload),
+        [],
+      );
     assert.notDeepEqual(checker.checkEvent({ type: 'payment.completed', id: 'evt_1' }), []);
     assert.notDeepEqual(checker.checkEvent({ type: 'payment.nonexistent' }), []);
   });
@@ -178,7 +281,29 @@ describe('OpenAPI document as a product', () => {
     assert.deepEqual(checker.check('GET', '/healthz', 200, json, '{"status":"ok"}'), []);
     assert.match(checker.check('GET', '/healthz', 200, json, '{"status":"fine"}').join(), /disagrees/);
     assert.match(checker.check('GET', '/healthz', 418, json, '{}').join(), /not documented/);
-    assert.match(checker.check('GET', '/v1/payments/00000000-0000-4000-8000-000000000000', 404, json, '{"success":false,"error":{"code":"SELL_ORDER_BAD_STATE","message":"x","details":[]}}').join(), /disagrees/);
-    assert.match(checker.check('POST', '/v1/payments', 429, json, '{"success":false,"error":{"code":"RATE_LIMITED","message":"x","details":[]}}').join(), /Retry-After missing/);
+    assert.match(
+      checker
+        .check(
+          'GET',
+          '/v1/payments/00000000-0000-4000-8000-000000000000',
+          404,
+          json,
+          '{"success":false,"error":{"code":"SELL_ORDER_BAD_STATE","message":"x","details":[]}}',
+        )
+        .join(),
+      /disagrees/,
+    );
+    assert.match(
+      checker
+        .check(
+          'POST',
+          '/v1/payments',
+          429,
+          json,
+          '{"success":false,"error":{"code":"RATE_LIMITED","message":"x","details":[]}}',
+        )
+        .join(),
+      /Retry-After missing/,
+    );
   });
 });

@@ -19,7 +19,10 @@ describe('/readyz shows the receipt validator', () => {
     const ready = await default_app.request({ method: 'GET', url: '/readyz' });
     assert.equal(ready.statusCode, 200);
     assert.equal(ready.json().checks.receipt_validator.ok, true);
-    assert.match(ready.json().checks.receipt_validator.detail, /^warning: slip_qr checks that a THB slip carries a new slip-verification QR, not its amount or payee/);
+    assert.match(
+      ready.json().checks.receipt_validator.detail,
+      /^warning: slip_qr checks that a THB slip carries a new slip-verification QR, not its amount or payee/,
+    );
   });
 
   it('warns about null_validator and stays ready', async () => {

@@ -53,20 +53,32 @@ describe('first start on an empty store', () => {
     const created = await fetch(`${address}/v1/trades`, {
       method: 'POST',
       headers: { 'x-api-key': live_key, 'content-type': 'application/json' },
-      body: JSON.stringify({ order_id: 'order-1001', amount: '250.00', currency: 'THB', return_url: 'https://shop.example/return' }),
+      body: JSON.stringify({
+        order_id: 'order-1001',
+        amount: '250.00',
+        currency: 'THB',
+        return_url: 'https://shop.example/return',
+      }),
     });
     assert.equal(created.status, 201);
     const payment = (await created.json()).data;
     assert.equal(payment.amount, 25_000);
     assert.equal(payment.status, 'matched');
 
-    const read = await fetch(`${address}/v1/payments/${payment.id}`, { headers: { authorization: `Bearer ${live_key}` } });
+    const read = await fetch(`${address}/v1/payments/${payment.id}`, {
+      headers: { authorization: `Bearer ${live_key}` },
+    });
     assert.equal(read.status, 200);
     assert.equal((await read.json()).data.id, payment.id);
 
     const admin = await fetch(`${address}/admin/merchants`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${admin_token}`, 'x-actor-user-id': 'ops', 'x-actor-role': 'super_admin', 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${admin_token}`,
+        'x-actor-user-id': 'ops',
+        'x-actor-role': 'super_admin',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ name: 'Second' }),
     });
     assert.equal(admin.status, 201, 'the printed admin token works');

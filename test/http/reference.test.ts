@@ -7,7 +7,9 @@ import { chromiumMissing, launchChromium } from '../helpers/chromium.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const DOCS = new URL('../../docs/', import.meta.url);
-const GUIDE_FILES = ((await readdir(DOCS, { recursive: true })) as string[]).filter((file) => file.endsWith('.md')).map((file) => file.replace(/\.md$/, ''));
+const GUIDE_FILES = ((await readdir(DOCS, { recursive: true })) as string[])
+  .filter((file) => file.endsWith('.md'))
+  .map((file) => file.replace(/\.md$/, ''));
 
 /** The hrefs of a page's links and images. */
 function links(html: string): string[] {
@@ -24,14 +26,22 @@ describe('API reference and guides at /docs', () => {
   const get = (url: string) => t.request({ method: 'GET', url });
 
   it('serves the reference page with the Scalar script from this server, no CDN', async () => {
-    for (const [url, document] of [['/docs', '/openapi.json'], ['/docs/', '/openapi.json'], ['/docs/admin', '/openapi-admin.json']] as const) {
+    for (const [url, document] of [
+      ['/docs', '/openapi.json'],
+      ['/docs/', '/openapi.json'],
+      ['/docs/admin', '/openapi-admin.json'],
+    ] as const) {
       const page = await get(url);
       assert.equal(page.statusCode, 200, url);
       assert.match(String(page.headers['content-type']), /^text\/html/);
       assert.match(page.body, /<html lang="en">/);
       assert.match(page.body, /<script src="\/docs\/scalar\/js\/scalar\.js"><\/script>/);
       assert.ok(page.body.includes(`"url":"${document}"`), url);
-      assert.deepEqual(links(page.body).filter((href) => /^(https?:)?\/\//.test(href)), [], `${url} loads nothing from elsewhere`);
+      assert.deepEqual(
+        links(page.body).filter((href) => /^(https?:)?\/\//.test(href)),
+        [],
+        `${url} loads nothing from elsewhere`,
+      );
     }
     const script = await get('/docs/scalar/js/scalar.js');
     assert.equal(script.statusCode, 200);
@@ -43,7 +53,7 @@ describe('API reference and guides at /docs', () => {
     assert.deepEqual([plugin_page.statusCode, plugin_page.headers['location']], [302, '/docs']);
   });
 
-  it('lists every guide of docs/ (and the README and the client\'s) and links them from the merchant document', async () => {
+  it("lists every guide of docs/ (and the README and the client's) and links them from the merchant document", async () => {
     const index = await get('/docs/guides');
     assert.equal(index.statusCode, 200);
     const description = (await get('/openapi.json')).json().info.description as string;
@@ -60,7 +70,11 @@ describe('API reference and guides at /docs', () => {
       assert.equal(page.statusCode, 200, slug);
       assert.match(page.body, /<html lang="en">/);
       assert.match(page.body, /<main id="main">\n<h1 id="[^"]+">/, `${slug} starts with its title`);
-      assert.match(page.body, new RegExp(`href="/docs/guides/${slug.replace(/[/-]/g, '\\$&')}" aria-current="page"`), slug);
+      assert.match(
+        page.body,
+        new RegExp(`href="/docs/guides/${slug.replace(/[/-]/g, '\\$&')}" aria-current="page"`),
+        slug,
+      );
       for (const href of links(page.body)) {
         if (!href.startsWith('/') || checked.has(href.split('#')[0]!)) continue;
         const target = href.split('#')[0]!;
@@ -97,7 +111,10 @@ describe('API reference and guides in Chromium: no critical or serious axe viola
     await t.close();
   });
 
-  async function audit(path: string, ready: (page: import('playwright-core').Page) => Promise<unknown>): Promise<{ serious: string[]; elsewhere: string[]; text: string }> {
+  async function audit(
+    path: string,
+    ready: (page: import('playwright-core').Page) => Promise<unknown>,
+  ): Promise<{ serious: string[]; elsewhere: string[]; text: string }> {
     const context = await browser.newContext({ viewport: { width: 1366, height: 900 } });
     try {
       const page = await context.newPage();
@@ -118,15 +135,21 @@ describe('API reference and guides in Chromium: no critical or serious axe viola
   }
 
   it('the merchant reference, an operation with its code samples, and the operator reference', async () => {
-    const reference = await audit('/docs', (page) => page.getByRole('heading', { name: 'Merchant Payments Service API', level: 1 }).waitFor({ timeout: 60_000 }));
+    const reference = await audit('/docs', (page) =>
+      page.getByRole('heading', { name: 'Merchant Payments Service API', level: 1 }).waitFor({ timeout: 60_000 }),
+    );
     assert.deepEqual(reference.serious, [], '/docs');
     assert.deepEqual(reference.elsewhere, [], '/docs reaches nothing beyond this server');
     assert.match(reference.text, /Guides/);
 
-    const operation = await audit('/docs#tag/payments/POST/v1/trades', (page) => page.getByText('@mpay/client').first().waitFor({ timeout: 60_000 }));
+    const operation = await audit('/docs#tag/payments/POST/v1/trades', (page) =>
+      page.getByText('@mpay/client').first().waitFor({ timeout: 60_000 }),
+    );
     assert.deepEqual(operation.serious, [], '/docs#tag/payments/POST/v1/trades');
 
-    const operator = await audit('/docs/admin', (page) => page.getByRole('heading', { name: /operator/, level: 1 }).waitFor({ timeout: 60_000 }));
+    const operator = await audit('/docs/admin', (page) =>
+      page.getByRole('heading', { name: /operator/, level: 1 }).waitFor({ timeout: 60_000 }),
+    );
     assert.deepEqual(operator.serious, [], '/docs/admin');
     assert.deepEqual(operator.elsewhere, []);
   });

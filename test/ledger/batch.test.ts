@@ -14,9 +14,19 @@ const account = (name: string) => accounts.merchantAvailable(name, false);
  */
 /** The journal's keys under a prefix, sorted. */
 const journalOf = (db: () => TestApp['db']) => async (key_prefix: string) =>
-  (await db().selectFrom('ledger_transfers').select('key').where('key', 'like', `${key_prefix}-%`).orderBy('key').execute()).map((row) => row.key);
+  (
+    await db()
+      .selectFrom('ledger_transfers')
+      .select('key')
+      .where('key', 'like', `${key_prefix}-%`)
+      .orderBy('key')
+      .execute()
+  ).map((row) => row.key);
 
-function batchCases(label: string, setup: () => { ledger: Ledger; journal: (key_prefix: string) => Promise<string[]> }) {
+function batchCases(
+  label: string,
+  setup: () => { ledger: Ledger; journal: (key_prefix: string) => Promise<string[]> },
+) {
   let run = 0;
   const prefix = () => `${label}-${++run}`;
 
@@ -24,7 +34,13 @@ function batchCases(label: string, setup: () => { ledger: Ledger; journal: (key_
     const { ledger, journal } = setup();
     const p = prefix();
     const [a, b] = [account(`${p}-a`), account(`${p}-b`)];
-    const mint: TransferCommand = { key: `${p}-mint`, kind: 'mint', debit_account: WORLD, credit_account: a, amount_micro_pay: 1_000 };
+    const mint: TransferCommand = {
+      key: `${p}-mint`,
+      kind: 'mint',
+      debit_account: WORLD,
+      credit_account: a,
+      amount_micro_pay: 1_000,
+    };
     const results = await ledger.transferBatch([
       mint,
       // depends on the credit just before it
@@ -41,7 +57,15 @@ function batchCases(label: string, setup: () => { ledger: Ledger; journal: (key_
     ]);
     assert.deepEqual(
       results.map((result) => (result.ok ? (result.transfer.replayed ? 'replayed' : 'applied') : result.error.code)),
-      ['applied', 'applied', 'LEDGER_INSUFFICIENT_FUNDS', 'replayed', 'LEDGER_IDEMPOTENCY_CONFLICT', 'VALIDATION_ERROR', 'applied'],
+      [
+        'applied',
+        'applied',
+        'LEDGER_INSUFFICIENT_FUNDS',
+        'replayed',
+        'LEDGER_IDEMPOTENCY_CONFLICT',
+        'VALIDATION_ERROR',
+        'applied',
+      ],
     );
     const first = results[0]!;
     const replay = results[3]!;
@@ -66,17 +90,36 @@ function batchCases(label: string, setup: () => { ledger: Ledger; journal: (key_
     ];
     // the second leg overdraws seller 2: the first leg is undone with it
     await assert.rejects(ledger.transferAll(legs), { code: 'LEDGER_INSUFFICIENT_FUNDS' });
-    assert.deepEqual([await ledger.balance(seller_1), await ledger.balance(seller_2), await ledger.balance(merchant)], [600, 300, 0]);
+    assert.deepEqual(
+      [await ledger.balance(seller_1), await ledger.balance(seller_2), await ledger.balance(merchant)],
+      [600, 300, 0],
+    );
     assert.deepEqual(await journal(`${p}-leg`), []);
 
     legs[1] = { ...legs[1]!, amount_micro_pay: 300 };
     const applied = await ledger.transferAll(legs);
-    assert.deepEqual(applied.map((transfer) => [transfer.key, transfer.replayed]), [[`${p}-leg-1`, false], [`${p}-leg-2`, false]]);
+    assert.deepEqual(
+      applied.map((transfer) => [transfer.key, transfer.replayed]),
+      [
+        [`${p}-leg-1`, false],
+        [`${p}-leg-2`, false],
+      ],
+    );
     const replayed = await ledger.transferAll(legs);
-    assert.deepEqual(replayed.map((transfer) => [transfer.id, transfer.replayed]), applied.map((transfer) => [transfer.id, true]));
-    await assert.rejects(ledger.transferAll([legs[0]!, { ...legs[1]!, amount_micro_pay: 1 }]), { code: 'LEDGER_IDEMPOTENCY_CONFLICT' });
-    await assert.rejects(ledger.transferAll([legs[0]!, { ...legs[1]!, debit_account: 'nope' }]), { code: 'VALIDATION_ERROR' });
-    assert.deepEqual([await ledger.balance(seller_1), await ledger.balance(seller_2), await ledger.balance(merchant)], [0, 0, 900]);
+    assert.deepEqual(
+      replayed.map((transfer) => [transfer.id, transfer.replayed]),
+      applied.map((transfer) => [transfer.id, true]),
+    );
+    await assert.rejects(ledger.transferAll([legs[0]!, { ...legs[1]!, amount_micro_pay: 1 }]), {
+      code: 'LEDGER_IDEMPOTENCY_CONFLICT',
+    });
+    await assert.rejects(ledger.transferAll([legs[0]!, { ...legs[1]!, debit_account: 'nope' }]), {
+      code: 'VALIDATION_ERROR',
+    });
+    assert.deepEqual(
+      [await ledger.balance(seller_1), await ledger.balance(seller_2), await ledger.balance(merchant)],
+      [0, 0, 900],
+    );
     assert.equal((await ledger.verify()).ok, true);
   });
 }
@@ -89,11 +132,14 @@ describe('ledger batches and multi-posting commands: in process', () => {
   after(() => t.close());
   batchCases('in-process', () => ({ ledger: t.application.ledger, journal: journalOf(() => t.db) }));
 
-  it('in-process: a multi-posting command joins the caller\'s transaction and rolls back with it', async () => {
+  it("in-process: a multi-posting command joins the caller's transaction and rolls back with it", async () => {
     const target = account('rollback-m');
     await assert.rejects(
       t.db.transaction().execute(async (trx) => {
-        await t.application.ledger.transferAll([{ key: 'rollback-1', kind: 'mint', debit_account: WORLD, credit_account: target, amount_micro_pay: 5 }], { trx });
+        await t.application.ledger.transferAll(
+          [{ key: 'rollback-1', kind: 'mint', debit_account: WORLD, credit_account: target, amount_micro_pay: 5 }],
+          { trx },
+        );
         throw new Error('caller fails after the ledger call');
       }),
       /caller fails/,
@@ -104,16 +150,33 @@ describe('ledger batches and multi-posting commands: in process', () => {
   it('in-process: 20 concurrent batches crediting and debiting the same accounts keep every balance and the journal consistent', async () => {
     const ledger = t.application.ledger;
     const [hub, spoke] = [account('race-hub'), account('race-spoke')];
-    await ledger.transfer({ key: 'race-fund', kind: 'mint', debit_account: WORLD, credit_account: hub, amount_micro_pay: 1_000 });
+    await ledger.transfer({
+      key: 'race-fund',
+      kind: 'mint',
+      debit_account: WORLD,
+      credit_account: hub,
+      amount_micro_pay: 1_000,
+    });
     const batches = await Promise.all(
       Array.from({ length: 20 }, (_, batch) =>
-        ledger.transferBatch(Array.from({ length: 10 }, (_, item) => ({ key: `race-${batch}-${item}`, kind: 'transfer' as const, debit_account: hub, credit_account: spoke, amount_micro_pay: 7 }))),
+        ledger.transferBatch(
+          Array.from({ length: 10 }, (_, item) => ({
+            key: `race-${batch}-${item}`,
+            kind: 'transfer' as const,
+            debit_account: hub,
+            credit_account: spoke,
+            amount_micro_pay: 7,
+          })),
+        ),
       ),
     );
     const applied = batches.flat().filter((result) => result.ok).length;
     // 200 moves of 7 over 1,000: exactly 142 fit (994), the rest are refused alone
     assert.equal(applied, 142);
-    assert.equal(batches.flat().filter((result) => !result.ok && result.error.code === 'LEDGER_INSUFFICIENT_FUNDS').length, 58);
+    assert.equal(
+      batches.flat().filter((result) => !result.ok && result.error.code === 'LEDGER_INSUFFICIENT_FUNDS').length,
+      58,
+    );
     assert.equal(await ledger.balance(hub), 6);
     assert.equal(await ledger.balance(spoke), 994);
     assert.equal((await ledger.verify()).ok, true);
@@ -122,7 +185,15 @@ describe('ledger batches and multi-posting commands: in process', () => {
   it('in-process: batches that apply whole (set-based) in opposite directions, and one batch sent by many callers at once, apply each key once', async () => {
     const ledger = t.application.ledger;
     const ring = ['ring-a', 'ring-b', 'ring-c', 'ring-d'].map(account);
-    await ledger.transferBatch(ring.map((name, i) => ({ key: `ring-fund-${i}`, kind: 'mint' as const, debit_account: WORLD, credit_account: name, amount_micro_pay: 10_000 })));
+    await ledger.transferBatch(
+      ring.map((name, i) => ({
+        key: `ring-fund-${i}`,
+        kind: 'mint' as const,
+        debit_account: WORLD,
+        credit_account: name,
+        amount_micro_pay: 10_000,
+      })),
+    );
     // 16 batches of 12 moves around the ring, half of them clockwise and half the other way: every batch locks every
     // account, and they meet them in opposite orders
     const moves = await Promise.all(
@@ -132,7 +203,13 @@ describe('ledger batches and multi-posting commands: in process', () => {
             // an even batch is an odd one backwards: the same moves reversed, in the reverse order
             const move = batch % 2 ? item : 11 - item;
             const [from, to] = batch % 2 ? [move % 4, (move + 1) % 4] : [(move + 1) % 4, move % 4];
-            return { key: `ring-${batch}-${item}`, kind: 'transfer' as const, debit_account: ring[from]!, credit_account: ring[to]!, amount_micro_pay: 1 + move };
+            return {
+              key: `ring-${batch}-${item}`,
+              kind: 'transfer' as const,
+              debit_account: ring[from]!,
+              credit_account: ring[to]!,
+              amount_micro_pay: 1 + move,
+            };
           }),
         ),
       ),
@@ -148,13 +225,32 @@ describe('ledger batches and multi-posting commands: in process', () => {
       { key: 'ring-same-2', kind: 'transfer', debit_account: fresh, credit_account: sink, amount_micro_pay: 300 },
       { key: 'ring-same-3', kind: 'mint', debit_account: WORLD, credit_account: sink, amount_micro_pay: 7 },
     ];
-    const callers = await Promise.all(Array.from({ length: 8 }, (_, caller) => (caller % 2 ? ledger.transferBatch(same) : ledger.transferAll(same).then((transfers) => transfers.map((transfer) => ({ ok: true as const, transfer }))))));
+    const callers = await Promise.all(
+      Array.from({ length: 8 }, (_, caller) =>
+        caller % 2
+          ? ledger.transferBatch(same)
+          : ledger
+              .transferAll(same)
+              .then((transfers) => transfers.map((transfer) => ({ ok: true as const, transfer }))),
+      ),
+    );
     const ids = callers.map((results) => results.map((result) => (result.ok ? result.transfer.id : result.error.code)));
     for (const caller_ids of ids) assert.deepEqual(caller_ids, ids[0], 'every caller gets the same transfers');
-    assert.equal(callers.flat().filter((result) => result.ok && !result.transfer.replayed).length, 3, 'each key applied once');
+    assert.equal(
+      callers.flat().filter((result) => result.ok && !result.transfer.replayed).length,
+      3,
+      'each key applied once',
+    );
     assert.deepEqual(await Promise.all([ring[0]!, fresh, sink].map((name) => ledger.balance(name))), [9_500, 200, 307]);
     assert.deepEqual(
-      (await t.db.selectFrom('ledger_transfers').select('key').where('key', 'like', 'ring-same-%').orderBy('key').execute()).map((row) => row.key),
+      (
+        await t.db
+          .selectFrom('ledger_transfers')
+          .select('key')
+          .where('key', 'like', 'ring-same-%')
+          .orderBy('key')
+          .execute()
+      ).map((row) => row.key),
       ['ring-same-1', 'ring-same-2', 'ring-same-3'],
     );
 
@@ -163,7 +259,13 @@ describe('ledger batches and multi-posting commands: in process', () => {
     await assert.rejects(
       ledger.transferAll([
         { key: 'ring-undone-1', kind: 'transfer', debit_account: ring[1]!, credit_account: never, amount_micro_pay: 5 },
-        { key: 'ring-undone-2', kind: 'transfer', debit_account: nowhere, credit_account: ring[2]!, amount_micro_pay: 1 },
+        {
+          key: 'ring-undone-2',
+          kind: 'transfer',
+          debit_account: nowhere,
+          credit_account: ring[2]!,
+          amount_micro_pay: 1,
+        },
       ]),
       { code: 'LEDGER_INSUFFICIENT_FUNDS' },
     );
@@ -180,10 +282,16 @@ describe('ledger batches and multi-posting commands: over HTTP', () => {
   before(async () => {
     ledger_side = await startTestApp({ env: { ROLES: 'ledger' } });
     await ledger_side.application.app.close();
-    ledger_server = await createApplication({ config: ledger_side.application.config, database: ledger_side.application.database, clock: ledger_side.clock });
+    ledger_server = await createApplication({
+      config: ledger_side.application.config,
+      database: ledger_side.application.database,
+      clock: ledger_side.clock,
+    });
     await ledger_server.app.listen({ host: '127.0.0.1', port: 0 });
     port = (ledger_server.app.server.address() as AddressInfo).port;
-    gateway = await startTestApp({ env: { ROLES: 'api,worker', LEDGER_URL: `http://127.0.0.1:${port}`, LEDGER_TIMEOUT_MS: '5000' } });
+    gateway = await startTestApp({
+      env: { ROLES: 'api,worker', LEDGER_URL: `http://127.0.0.1:${port}`, LEDGER_TIMEOUT_MS: '5000' },
+    });
   });
   after(async () => {
     await gateway.close();
@@ -197,12 +305,22 @@ describe('ledger batches and multi-posting commands: over HTTP', () => {
 
   it('http: the batch and transaction routes need the internal token and refuse an empty or oversized body with 400', async () => {
     const post = (path: string, body: unknown, token?: string) =>
-      fetch(`http://127.0.0.1:${port}/internal/ledger${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+      fetch(`http://127.0.0.1:${port}/internal/ledger${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        body: JSON.stringify(body),
+      });
     assert.equal((await post('/transfers/batch', { transfers: [] })).status, 401);
     assert.equal((await post('/transactions', { postings: [] })).status, 401);
     assert.equal((await post('/transfers/batch', { transfers: [] }, INTERNAL_TOKEN)).status, 400);
     assert.equal((await post('/transactions', { postings: [] }, INTERNAL_TOKEN)).status, 400);
-    const oversized = Array.from({ length: 1001 }, (_, i) => ({ key: `o-${i}`, kind: 'mint', debit_account: WORLD, credit_account: account('o'), amount_micro_pay: 1 }));
+    const oversized = Array.from({ length: 1001 }, (_, i) => ({
+      key: `o-${i}`,
+      kind: 'mint',
+      debit_account: WORLD,
+      credit_account: account('o'),
+      amount_micro_pay: 1,
+    }));
     assert.equal((await post('/transfers/batch', { transfers: oversized }, INTERNAL_TOKEN)).status, 400);
   });
 });

@@ -23,7 +23,20 @@ describe('mpay ledger (CLI against a running server)', () => {
   }
 
   it('adjust, balance and verify', async () => {
-    const adjust = await run('--json', 'ledger', 'adjust', merchant.id, '--direction', 'credit', '--amount', '2500000', '--reason', 'cli funding', '--key', 'cli-1');
+    const adjust = await run(
+      '--json',
+      'ledger',
+      'adjust',
+      merchant.id,
+      '--direction',
+      'credit',
+      '--amount',
+      '2500000',
+      '--reason',
+      'cli funding',
+      '--key',
+      'cli-1',
+    );
     assert.equal(adjust.code, 0);
     assert.equal(JSON.parse(adjust.out).available_micro_pay, 2_500_000);
     const balance = await run('ledger', 'balance', `live:merchant:${merchant.id}:available`);
@@ -41,7 +54,13 @@ describe('mpay ledger (CLI against a running server)', () => {
     const clean = await run('ledger', 'reconcile');
     assert.equal(clean.code, 0, clean.out);
     assert.match(clean.out, /no differences/);
-    await t.application.ledger.transfer({ key: 'cli-stray', kind: 'mint', debit_account: 'live:issuance:world', credit_account: `live:merchant:${merchant.id}:available`, amount_micro_pay: 5 });
+    await t.application.ledger.transfer({
+      key: 'cli-stray',
+      kind: 'mint',
+      debit_account: 'live:issuance:world',
+      credit_account: `live:merchant:${merchant.id}:available`,
+      amount_micro_pay: 5,
+    });
     const dirty = await run('ledger', 'reconcile');
     assert.equal(dirty.code, 1, dirty.out);
     assert.match(dirty.out, /1 difference\(s\)[\s\S]*unexpected other cli-stray/);

@@ -23,8 +23,15 @@ describe('group commit: the calls of one turn travel together, each answered alo
       { max_in_flight: 2, max_batch: 3 },
     );
     const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => group.submit(i)));
-    assert.deepEqual(answers, Array.from({ length: 10 }, (_, i) => i * 10));
-    assert.deepEqual(calls, [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]], 'FIFO batches of at most 3; the rest waits for a free slot');
+    assert.deepEqual(
+      answers,
+      Array.from({ length: 10 }, (_, i) => i * 10),
+    );
+    assert.deepEqual(
+      calls,
+      [[0, 1, 2], [3, 4, 5], [6, 7, 8], [9]],
+      'FIFO batches of at most 3; the rest waits for a free slot',
+    );
     assert.equal(most_running, 2);
   });
 
@@ -78,15 +85,36 @@ describe('lone in-process transfers under load: grouped, yet each exactly as if 
     const funded = Array.from({ length: 4 }, (_, i) => account(`group-src-${i}`));
     const sink = account('group-sink');
     for (const [i, name] of funded.entries()) {
-      await ledger.transfer({ key: `group-fund-${i}`, kind: 'mint', debit_account: WORLD, credit_account: name, amount_micro_pay: 100 });
+      await ledger.transfer({
+        key: `group-fund-${i}`,
+        kind: 'mint',
+        debit_account: WORLD,
+        credit_account: name,
+        amount_micro_pay: 100,
+      });
     }
     // 16 debits of 10 from each account of 100: exactly 10 of each 16 can apply, whatever the order
     const spends = funded.flatMap((name, i) =>
-      Array.from({ length: 16 }, (_, j) => ({ key: `group-spend-${i}-${j}`, kind: 'transfer' as const, debit_account: name, credit_account: sink, amount_micro_pay: 10 })),
+      Array.from({ length: 16 }, (_, j) => ({
+        key: `group-spend-${i}-${j}`,
+        kind: 'transfer' as const,
+        debit_account: name,
+        credit_account: sink,
+        amount_micro_pay: 10,
+      })),
     );
-    const mint = { key: 'group-mint-twice', kind: 'mint' as const, debit_account: WORLD, credit_account: sink, amount_micro_pay: 7 };
-    const outcomes = await Promise.allSettled([...spends, mint, mint, mint, { ...mint, amount_micro_pay: 8 }].map((command) => ledger.transfer(command)));
-    const code = (outcome: PromiseSettledResult<TransferResult>) => (outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as { code: string }).code);
+    const mint = {
+      key: 'group-mint-twice',
+      kind: 'mint' as const,
+      debit_account: WORLD,
+      credit_account: sink,
+      amount_micro_pay: 7,
+    };
+    const outcomes = await Promise.allSettled(
+      [...spends, mint, mint, mint, { ...mint, amount_micro_pay: 8 }].map((command) => ledger.transfer(command)),
+    );
+    const code = (outcome: PromiseSettledResult<TransferResult>) =>
+      outcome.status === 'fulfilled' ? 'ok' : (outcome.reason as { code: string }).code;
 
     for (let i = 0; i < funded.length; i++) {
       const own = outcomes.slice(i * 16, i * 16 + 16).map(code);
@@ -97,20 +125,34 @@ describe('lone in-process transfers under load: grouped, yet each exactly as if 
     // Concurrent requests with one key have no order between them: whichever runs first applies, and each of the
     // others, as if alone after it, replays it (the same fields) or conflicts (other fields).
     const mints = outcomes.slice(spends.length);
-    const applied = mints.filter((outcome): outcome is PromiseFulfilledResult<TransferResult> => outcome.status === 'fulfilled' && !outcome.value.replayed);
+    const applied = mints.filter(
+      (outcome): outcome is PromiseFulfilledResult<TransferResult> =>
+        outcome.status === 'fulfilled' && !outcome.value.replayed,
+    );
     assert.equal(applied.length, 1, 'one mint applied');
     const first_amount = applied[0]!.value.amount_micro_pay;
     if (first_amount === 7) {
       assert.deepEqual(mints.map(code), ['ok', 'ok', 'ok', 'LEDGER_IDEMPOTENCY_CONFLICT']);
-      const ids = new Set(mints.slice(0, 3).map((outcome) => (outcome as PromiseFulfilledResult<TransferResult>).value.id));
+      const ids = new Set(
+        mints.slice(0, 3).map((outcome) => (outcome as PromiseFulfilledResult<TransferResult>).value.id),
+      );
       assert.equal(ids.size, 1, 'the three identical mints are one transfer, two of them replayed');
     } else {
       assert.equal(first_amount, 8);
-      assert.deepEqual(mints.map(code), ['LEDGER_IDEMPOTENCY_CONFLICT', 'LEDGER_IDEMPOTENCY_CONFLICT', 'LEDGER_IDEMPOTENCY_CONFLICT', 'ok']);
+      assert.deepEqual(mints.map(code), [
+        'LEDGER_IDEMPOTENCY_CONFLICT',
+        'LEDGER_IDEMPOTENCY_CONFLICT',
+        'LEDGER_IDEMPOTENCY_CONFLICT',
+        'ok',
+      ]);
     }
     assert.equal(await ledger.balance(sink), 4 * 100 + first_amount);
 
-    const journal = await t.db.selectFrom('ledger_transfers').select((eb) => eb.fn.countAll<string>().as('n')).where('key', 'like', 'group-%').executeTakeFirstOrThrow();
+    const journal = await t.db
+      .selectFrom('ledger_transfers')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('key', 'like', 'group-%')
+      .executeTakeFirstOrThrow();
     assert.equal(Number(journal.n), 4 + 4 * 10 + 1);
     const verification = await ledger.verify();
     assert.equal(verification.ok, true, verification.problems.join('; '));
@@ -118,8 +160,20 @@ describe('lone in-process transfers under load: grouped, yet each exactly as if 
 
   it('a malformed lone transfer is refused before it joins a group; the others apply', async () => {
     const outcomes = await Promise.allSettled([
-      ledger.transfer({ key: 'group-bad', kind: 'transfer', debit_account: account('group-x'), credit_account: account('group-x'), amount_micro_pay: 1 }),
-      ledger.transfer({ key: 'group-good', kind: 'mint', debit_account: WORLD, credit_account: account('group-x'), amount_micro_pay: 5 }),
+      ledger.transfer({
+        key: 'group-bad',
+        kind: 'transfer',
+        debit_account: account('group-x'),
+        credit_account: account('group-x'),
+        amount_micro_pay: 1,
+      }),
+      ledger.transfer({
+        key: 'group-good',
+        kind: 'mint',
+        debit_account: WORLD,
+        credit_account: account('group-x'),
+        amount_micro_pay: 5,
+      }),
     ]);
     assert.equal(outcomes[0].status, 'rejected');
     assert.equal((outcomes[0] as PromiseRejectedResult).reason.code, 'VALIDATION_ERROR');

@@ -17,7 +17,9 @@ describe('ledger: randomized mixed mints, burns and transfers', () => {
     const seed = Number(process.env['LEDGER_SEED'] ?? Date.now() % 1_000_000);
     const random = seededRandom(seed);
     const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
-    const holders = Array.from({ length: 12 }, (_, i) => accounts.merchantAvailable(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, false));
+    const holders = Array.from({ length: 12 }, (_, i) =>
+      accounts.merchantAvailable(`00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, false),
+    );
     const issuers = [accounts.world(false), accounts.adjustments(false), accounts.mintSource('treasury', false)];
     const expected = new Map<string, number>();
     const applied: TransferCommand[] = [];
@@ -32,8 +34,22 @@ describe('ledger: randomized mixed mints, burns and transfers', () => {
         const roll = random();
         const key = `r-${batch}-${i}`;
         const amount_micro_pay = 1 + Math.floor(random() * 5_000);
-        if (roll < 0.3) commands.push({ key, kind: 'mint', debit_account: pick(issuers), credit_account: pick(holders), amount_micro_pay });
-        else if (roll < 0.5) commands.push({ key, kind: 'burn', debit_account: pick(holders), credit_account: pick(issuers), amount_micro_pay });
+        if (roll < 0.3)
+          commands.push({
+            key,
+            kind: 'mint',
+            debit_account: pick(issuers),
+            credit_account: pick(holders),
+            amount_micro_pay,
+          });
+        else if (roll < 0.5)
+          commands.push({
+            key,
+            kind: 'burn',
+            debit_account: pick(holders),
+            credit_account: pick(issuers),
+            amount_micro_pay,
+          });
         else if (roll < 0.9) {
           const from = pick(holders);
           let to = pick(holders);
@@ -42,7 +58,9 @@ describe('ledger: randomized mixed mints, burns and transfers', () => {
         } else if (applied.length > 0) {
           const earlier = pick(applied);
           // a retry of an applied command (replay) or the same key with another amount (conflict)
-          commands.push(random() < 0.5 ? { ...earlier } : { ...earlier, amount_micro_pay: earlier.amount_micro_pay + 1 });
+          commands.push(
+            random() < 0.5 ? { ...earlier } : { ...earlier, amount_micro_pay: earlier.amount_micro_pay + 1 },
+          );
         }
       }
       const results = await Promise.allSettled(commands.map((command) => ledger.transfer(command)));
@@ -67,7 +85,8 @@ describe('ledger: randomized mixed mints, burns and transfers', () => {
       const verification = await ledger.verify();
       assert.equal(verification.ok, true, `seed ${seed} batch ${batch}: ${verification.problems.join('; ')}`);
       const balances = await ledger.balances([...expected.keys()]);
-      for (const [account, balance] of expected) assert.equal(balances.get(account), balance, `seed ${seed} batch ${batch}: ${account}`);
+      for (const [account, balance] of expected)
+        assert.equal(balances.get(account), balance, `seed ${seed} batch ${batch}: ${account}`);
     }
     assert.ok(counts.applied > total_ops / 3, JSON.stringify(counts));
     assert.ok(counts.insufficient > 0 && counts.replayed > 0 && counts.conflict > 0, JSON.stringify(counts));

@@ -24,15 +24,31 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
   after(() => t.close());
 
   const trade = (body: Record<string, unknown>) =>
-    t.call('POST', '/v1/trades', merchant.live, { order_id: `stall-${++order}`, currency: 'THB', return_url: 'https://shop.example/r', ...body });
+    t.call('POST', '/v1/trades', merchant.live, {
+      order_id: `stall-${++order}`,
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+      ...body,
+    });
   async function uploadProof(id: string) {
     const { payload, headers } = multipart('proof', newSlip().bytes);
-    const response = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': merchant.live } });
+    const response = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${id}/proof`,
+      payload,
+      headers: { ...headers, 'x-api-key': merchant.live },
+    });
     assert.equal(response.statusCode, 200, response.body);
   }
-  const payment = (id: string) => t.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const eventsOf = async (id: string) => (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map((e) => e.type);
-  const failures = async (reason: string) => (await t.application.verdicts.completion_failures!.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
+  const payment = (id: string) =>
+    t.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const eventsOf = async (id: string) =>
+    (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map(
+      (e) => e.type,
+    );
+  const failures = async (reason: string) =>
+    (await t.application.verdicts.completion_failures!.get()).values.find((v) => v.labels.reason === reason)?.value ??
+    0;
 
   it('a quote lock below the seller funding rate never leaves the payment confirming', async () => {
     // 20.00 THB of liquidity at 35 THB/PAY is funded with 571,428 micro-PAY; a lock at 30 THB/PAY prices the same
@@ -56,11 +72,18 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
     if (after_verdict.status === 'failed') {
       assert.equal(after_verdict.failure_reason, 'ledger_insufficient_funds');
       assert.deepEqual(await eventsOf(id), ['payment.matched', 'payment.confirming', 'payment.failed']);
-      const row = await t.db.selectFrom('sellers').select('reserved_minor').where('id', '=', seller.id).executeTakeFirstOrThrow();
+      const row = await t.db
+        .selectFrom('sellers')
+        .select('reserved_minor')
+        .where('id', '=', seller.id)
+        .executeTakeFirstOrThrow();
       assert.equal(Number(row.reserved_minor), 0, 'the failed payment released its liquidity');
       assert.equal(await failures('ledger_insufficient_funds'), 1);
       const read = await t.call('GET', `/v1/payments/${id}`, merchant.live);
-      assert.deepEqual([read.json().data.status, read.json().data.failure_reason], ['failed', 'ledger_insufficient_funds']);
+      assert.deepEqual(
+        [read.json().data.status, read.json().data.failure_reason],
+        ['failed', 'ledger_insufficient_funds'],
+      );
     } else {
       assert.equal(after_verdict.status, 'completed');
     }
@@ -74,12 +97,21 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
     // The best rate (lowest THB per PAY) is allocated first, so both payments take this seller.
     const seller = await t.createSeller(thbSeller(100_000, '34.00', '0822222222'));
     // 1000 THB at 34 = 29,411,764 micro-PAY; leave 1,000,000: enough for 10 THB (294,117) but not for 50 THB (1,470,588).
-    await t.application.ledger.transfer({ key: `test-drain-${seller.id}`, kind: 'burn', debit_account: accounts.seller(seller.id, false), credit_account: accounts.world(false), amount_micro_pay: 28_411_764 });
+    await t.application.ledger.transfer({
+      key: `test-drain-${seller.id}`,
+      kind: 'burn',
+      debit_account: accounts.seller(seller.id, false),
+      credit_account: accounts.world(false),
+      amount_micro_pay: 28_411_764,
+    });
     const big = await trade({ amount: 5000 });
     const small = await trade({ amount: 1000 });
     assert.equal(big.statusCode, 201, big.body);
     assert.equal(small.statusCode, 201, small.body);
-    assert.deepEqual([big.json().data.match_details[0].seller_id, small.json().data.match_details[0].seller_id], [seller.id, seller.id]);
+    assert.deepEqual(
+      [big.json().data.match_details[0].seller_id, small.json().data.match_details[0].seller_id],
+      [seller.id, seller.id],
+    );
     await uploadProof(big.json().data.id);
     t.clock.advance(1);
     await uploadProof(small.json().data.id);
@@ -102,7 +134,11 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
     const deps = {
       ...t.application.verdicts,
       completion: {
-        async onCompleted(trx: Parameters<typeof t.application.payments.completion.onCompleted>[0], row: { id: string }, legs: Parameters<typeof t.application.payments.completion.onCompleted>[2]) {
+        async onCompleted(
+          trx: Parameters<typeof t.application.payments.completion.onCompleted>[0],
+          row: { id: string },
+          legs: Parameters<typeof t.application.payments.completion.onCompleted>[2],
+        ) {
           if (row.id === poisoned_id) throw new Error('boom');
           return t.application.payments.completion.onCompleted(trx, row as never, legs);
         },
@@ -111,7 +147,11 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
     assert.equal(await processProofVerdicts(deps), 2);
     assert.equal((await payment(poisoned_id)).status, 'confirming');
     assert.equal((await payment(second.json().data.id)).status, 'completed');
-    const proof = await t.db.selectFrom('payment_proofs').selectAll().where('payment_id', '=', poisoned_id).executeTakeFirstOrThrow();
+    const proof = await t.db
+      .selectFrom('payment_proofs')
+      .selectAll()
+      .where('payment_id', '=', poisoned_id)
+      .executeTakeFirstOrThrow();
     assert.equal(proof.claimed_until, null, 'the lease is released, not waited out');
     assert.equal(proof.next_attempt_at.getTime(), t.clock.now().getTime() + 300_000);
     assert.equal(await failures('verdict_error'), 1);

@@ -21,7 +21,8 @@ describe('the batching allocator: many creates in one transaction, each with its
   });
   after(() => t.close());
 
-  const create = (body: Record<string, unknown>, headers?: Record<string, string>) => t.call('POST', '/v1/trades', merchant.live, { return_url: RETURN_URL, currency: 'THB', ...body }, headers);
+  const create = (body: Record<string, unknown>, headers?: Record<string, string>) =>
+    t.call('POST', '/v1/trades', merchant.live, { return_url: RETURN_URL, currency: 'THB', ...body }, headers);
 
   it('one batch: a duplicate order_id, too little liquidity and bad input fail alone; the others commit FIFO with their keys', async () => {
     const seller = await t.createSeller(thbSeller(30_000));
@@ -44,25 +45,50 @@ describe('the batching allocator: many creates in one transaction, each with its
     assert.deepEqual([outcome[3], outcome[4]].sort(), ['201 ok', '409 PAYMENT_DUPLICATE_ORDER_ID']);
     assert.deepEqual(
       [outcome[0], outcome[1], outcome[2], outcome[5], outcome[6]],
-      ['201 ok', '409 PAYMENT_DUPLICATE_ORDER_ID', '409 PAYMENT_INSUFFICIENT_LIQUIDITY', '400 VALIDATION_ERROR', '201 ok'],
+      [
+        '201 ok',
+        '409 PAYMENT_DUPLICATE_ORDER_ID',
+        '409 PAYMENT_INSUFFICIENT_LIQUIDITY',
+        '400 VALIDATION_ERROR',
+        '201 ok',
+      ],
     );
     const stats = batcher().stats;
     assert.ok(stats.batches - before_stats.batches <= 2, `${stats.batches - before_stats.batches} batches`);
     assert.equal(stats.failed_batches, before_stats.failed_batches);
     // 1,000 + 10,000 + 5,000 + 10,000 reserved; the 30,000 that did not fit kept nothing
-    const row = await t.db.selectFrom('sellers').select(['reserved_minor']).where('id', '=', seller.id).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('sellers')
+      .select(['reserved_minor'])
+      .where('id', '=', seller.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.reserved_minor, 26_000);
-    const legs = await t.db.selectFrom('payment_legs').select((eb) => eb.fn.sum<string>('allocated_fiat_amount').as('total')).where('seller_id', '=', seller.id).executeTakeFirstOrThrow();
+    const legs = await t.db
+      .selectFrom('payment_legs')
+      .select((eb) => eb.fn.sum<string>('allocated_fiat_amount').as('total'))
+      .where('seller_id', '=', seller.id)
+      .executeTakeFirstOrThrow();
     assert.equal(Number(legs.total), 26_000);
     // the failed request's key was given back: the same key with another body runs anew
     const retried = await create({ order_id: next(), amount: 1_000 }, { 'idempotency-key': 'batch-key-2' });
     assert.equal(retried.statusCode, 201, retried.body);
     // a stored key replays the batch's answer
-    const replay = await t.call('POST', '/v1/trades', merchant.live, JSON.parse(JSON.stringify(firstBody)), { 'idempotency-key': 'batch-key-1' });
+    const replay = await t.call('POST', '/v1/trades', merchant.live, JSON.parse(JSON.stringify(firstBody)), {
+      'idempotency-key': 'batch-key-1',
+    });
     assert.equal(replay.statusCode, 201, replay.body);
     assert.equal(replay.headers['idempotent-replayed'], 'true');
     assert.equal(replay.json().data.id, responses[0]!.json().data.id);
-    const events = await t.db.selectFrom('events').select('resource_id').where('type', '=', 'payment.matched').where('resource_id', 'in', responses.filter((r) => r.statusCode === 201).map((r) => r.json().data.id)).execute();
+    const events = await t.db
+      .selectFrom('events')
+      .select('resource_id')
+      .where('type', '=', 'payment.matched')
+      .where(
+        'resource_id',
+        'in',
+        responses.filter((r) => r.statusCode === 201).map((r) => r.json().data.id),
+      )
+      .execute();
     assert.equal(events.length, 3);
   });
 
@@ -76,24 +102,52 @@ describe('the batching allocator: many creates in one transaction, each with its
       [4_000, 4_000, 4_000, 4_000, 8_000].map((amount) => {
         const input = { order_id: next(), amount, currency: 'THB' as const, return_url: RETURN_URL };
         // a batch that planned from a read the one before overtook is refused and runs alone
-        return one_by_one.create({ scope, input, idempotency: undefined, alone: createAlone(t.application.payments, scope, input) });
+        return one_by_one.create({
+          scope,
+          input,
+          idempotency: undefined,
+          alone: createAlone(t.application.payments, scope, input),
+        });
       }),
     );
     const legs = outcomes.map((outcome) =>
-      outcome.status === 'fulfilled' ? outcome.value.body.data.match_details.map((leg) => `${leg.seller_id === best.id ? 'best' : 'next'} ${leg.allocated_fiat_amount}`) : (outcome.reason as { code: string }).code,
+      outcome.status === 'fulfilled'
+        ? outcome.value.body.data.match_details.map(
+            (leg) => `${leg.seller_id === best.id ? 'best' : 'next'} ${leg.allocated_fiat_amount}`,
+          )
+        : (outcome.reason as { code: string }).code,
     );
     // in arrival order: the best offer first, the rest on the next one, the last that fits nowhere fails alone
-    assert.deepEqual(legs, [['best 4000'], ['best 4000'], ['best 2000', 'next 2000'], ['next 4000'], 'PAYMENT_INSUFFICIENT_LIQUIDITY']);
-    const reserved = await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('id', 'in', [best.id, next_best.id]).execute();
-    assert.deepEqual(Object.fromEntries(reserved.map((row) => [row.id === best.id ? 'best' : 'next', row.reserved_minor])), { best: 10_000, next: 6_000 });
+    assert.deepEqual(legs, [
+      ['best 4000'],
+      ['best 4000'],
+      ['best 2000', 'next 2000'],
+      ['next 4000'],
+      'PAYMENT_INSUFFICIENT_LIQUIDITY',
+    ]);
+    const reserved = await t.db
+      .selectFrom('sellers')
+      .select(['id', 'reserved_minor'])
+      .where('id', 'in', [best.id, next_best.id])
+      .execute();
+    assert.deepEqual(
+      Object.fromEntries(reserved.map((row) => [row.id === best.id ? 'best' : 'next', row.reserved_minor])),
+      { best: 10_000, next: 6_000 },
+    );
     assert.equal(one_by_one.stats.failed_batches, 0);
   });
 
   it('the same key twice in one batch: one payment, the other request replays it', async () => {
     await t.createSeller(thbSeller(100_000));
     const body = { order_id: next(), amount: 2_000 };
-    const responses = await Promise.all([create(body, { 'idempotency-key': 'same-key' }), create(body, { 'idempotency-key': 'same-key' })]);
-    assert.deepEqual(responses.map((r) => r.statusCode), [201, 201]);
+    const responses = await Promise.all([
+      create(body, { 'idempotency-key': 'same-key' }),
+      create(body, { 'idempotency-key': 'same-key' }),
+    ]);
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      [201, 201],
+    );
     assert.equal(responses[0]!.json().data.id, responses[1]!.json().data.id);
     assert.equal(responses.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 1);
   });
@@ -103,8 +157,14 @@ describe('the batching allocator: many creates in one transaction, each with its
     let woken = 0;
     const off = t.application.database.commits.on('events', () => woken++);
     try {
-      const batched = await Promise.all([create({ order_id: next(), amount: 1_000 }), create({ order_id: next(), amount: 1_000 })]);
-      assert.deepEqual(batched.map((r) => r.statusCode), [201, 201]);
+      const batched = await Promise.all([
+        create({ order_id: next(), amount: 1_000 }),
+        create({ order_id: next(), amount: 1_000 }),
+      ]);
+      assert.deepEqual(
+        batched.map((r) => r.statusCode),
+        [201, 201],
+      );
       const after_batch = woken;
       assert.ok(after_batch >= 1, 'the batch woke the listener');
       const scope = { merchant_id: merchant.id, is_sandbox: false };

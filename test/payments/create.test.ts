@@ -20,7 +20,8 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
   });
   after(() => t.close());
 
-  const create = (body: Record<string, unknown>, key = merchant.live, path = '/v1/trades') => t.call('POST', path, key, { return_url: RETURN_URL, currency: 'THB', ...body });
+  const create = (body: Record<string, unknown>, key = merchant.live, path = '/v1/trades') =>
+    t.call('POST', path, key, { return_url: RETURN_URL, currency: 'THB', ...body });
 
   it('accepts integer minor units and decimal strings, stores minor units, and answers the payment with its legs', async () => {
     const seller = await t.createSeller(thbSeller(1_000_000, '35.00'));
@@ -39,9 +40,22 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
       assert.equal(payment.checkout_url, `http://gateway.test/checkout/${payment.id}`);
       assert.equal(payment.expires_at, new Date(t.clock.now().getTime() + 900_000).toISOString());
       // 100.50 THB at 35 THB per PAY = 2.871428 PAY, rounded down to the micro-PAY
-      assert.deepEqual(payment.match_details, [{ seller_id: seller.id, match_order: 1, allocated_fiat_amount: 10_050, rate: '35.00', amount_micro_pay: 2_871_428, proof: null }]);
+      assert.deepEqual(payment.match_details, [
+        {
+          seller_id: seller.id,
+          match_order: 1,
+          allocated_fiat_amount: 10_050,
+          rate: '35.00',
+          amount_micro_pay: 2_871_428,
+          proof: null,
+        },
+      ]);
     }
-    const row = await t.db.selectFrom('sellers').select(['reserved_minor']).where('id', '=', seller.id).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('sellers')
+      .select(['reserved_minor'])
+      .where('id', '=', seller.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.reserved_minor, 20_100);
   });
 
@@ -72,14 +86,20 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
     assert.equal(response.statusCode, 201, response.body);
     const legs = response.json().data.match_details;
     assert.deepEqual(
-      legs.map((leg: { seller_id: string; allocated_fiat_amount: number }) => [leg.seller_id, leg.allocated_fiat_amount]),
+      legs.map((leg: { seller_id: string; allocated_fiat_amount: number }) => [
+        leg.seller_id,
+        leg.allocated_fiat_amount,
+      ]),
       [
         [cheap_old.id, 30_000],
         [cheap_new.id, 50_000],
         [old_expensive.id, 20_000],
       ],
     );
-    assert.deepEqual(legs.map((leg: { match_order: number }) => leg.match_order), [1, 2, 3]);
+    assert.deepEqual(
+      legs.map((leg: { match_order: number }) => leg.match_order),
+      [1, 2, 3],
+    );
   });
 
   it('insufficient liquidity is 409 PAYMENT_INSUFFICIENT_LIQUIDITY, keeps nothing, and the order_id can be retried', async () => {
@@ -89,7 +109,11 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
     assert.equal(refused.statusCode, 409);
     assert.equal(refused.json().error.code, 'PAYMENT_INSUFFICIENT_LIQUIDITY');
     assert.equal((await t.db.selectFrom('payments').select('id').where('order_id', '=', order_id).execute()).length, 0);
-    assert.equal((await t.db.selectFrom('sellers').select('reserved_minor').where('id', '=', seller.id).executeTakeFirstOrThrow()).reserved_minor, 0);
+    assert.equal(
+      (await t.db.selectFrom('sellers').select('reserved_minor').where('id', '=', seller.id).executeTakeFirstOrThrow())
+        .reserved_minor,
+      0,
+    );
     await t.createSeller(thbSeller(10_000));
     const retried = await create({ order_id, amount: 10_001 });
     assert.equal(retried.statusCode, 201);
@@ -121,14 +145,28 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
     const seller = await t.createSeller(thbSeller(100_000));
     const responses = await Promise.all(Array.from({ length: 30 }, () => create({ order_id: next(), amount: 10_000 })));
     assert.equal(responses.filter((r) => r.statusCode === 201).length, 10);
-    assert.equal(responses.filter((r) => r.statusCode === 409 && r.json().error.code === 'PAYMENT_INSUFFICIENT_LIQUIDITY').length, 20);
-    const row = await t.db.selectFrom('sellers').select(['reserved_minor', 'liquidity_minor']).where('id', '=', seller.id).executeTakeFirstOrThrow();
+    assert.equal(
+      responses.filter((r) => r.statusCode === 409 && r.json().error.code === 'PAYMENT_INSUFFICIENT_LIQUIDITY').length,
+      20,
+    );
+    const row = await t.db
+      .selectFrom('sellers')
+      .select(['reserved_minor', 'liquidity_minor'])
+      .where('id', '=', seller.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.reserved_minor, 100_000);
     assert.equal(row.liquidity_minor, 100_000);
   });
 
   it('defaults and checks the payment method by currency', async () => {
-    await t.createSeller({ currency: 'AUD', payment_method: 'payid', display_name: 'AU', liquidity_minor: 1_000_000, rate: '1.50', payid: 'pay@seller.example' });
+    await t.createSeller({
+      currency: 'AUD',
+      payment_method: 'payid',
+      display_name: 'AU',
+      liquidity_minor: 1_000_000,
+      rate: '1.50',
+      payid: 'pay@seller.example',
+    });
     const aud = await create({ order_id: next(), amount: '10.00', currency: 'AUD' });
     assert.equal(aud.statusCode, 201, aud.body);
     assert.equal(aud.json().data.payment_method, 'payid');
@@ -169,7 +207,12 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
 
   it('keeps metadata and a custom expiry', async () => {
     await t.createSeller(thbSeller());
-    const response = await create({ order_id: next(), amount: 1_000, metadata: { cart: 'c-1' }, expires_in_seconds: 120 });
+    const response = await create({
+      order_id: next(),
+      amount: 1_000,
+      metadata: { cart: 'c-1' },
+      expires_in_seconds: 120,
+    });
     assert.equal(response.statusCode, 201);
     assert.deepEqual(response.json().data.metadata, { cart: 'c-1' });
     assert.equal(response.json().data.expires_at, new Date(t.clock.now().getTime() + 120_000).toISOString());
@@ -188,11 +231,20 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
 
   it('401 without a key, with a malformed key, and with an unknown key', async () => {
     for (const key of [undefined, 'svc_live_short', `svc_live_${'A'.repeat(40)}`]) {
-      const response = await t.call('POST', '/v1/trades', key, { order_id: next(), amount: 1_000, currency: 'THB', return_url: RETURN_URL });
+      const response = await t.call('POST', '/v1/trades', key, {
+        order_id: next(),
+        amount: 1_000,
+        currency: 'THB',
+        return_url: RETURN_URL,
+      });
       assert.equal(response.statusCode, 401);
       assert.equal(response.json().error.code, 'UNAUTHORIZED');
     }
-    const bearer = await t.request({ method: 'GET', url: '/v1/payments', headers: { authorization: `Bearer ${merchant.live}` } });
+    const bearer = await t.request({
+      method: 'GET',
+      url: '/v1/payments',
+      headers: { authorization: `Bearer ${merchant.live}` },
+    });
     assert.equal(bearer.statusCode, 200, 'Authorization: Bearer works like X-API-Key');
   });
 
@@ -206,7 +258,11 @@ describe('POST /v1/trades and POST /v1/payments: creation and matching', () => {
       assert.equal(payment.is_sandbox, true);
       assert.notEqual(payment.match_details[0].seller_id, seller.id);
     }
-    assert.equal((await t.db.selectFrom('sellers').select('reserved_minor').where('id', '=', seller.id).executeTakeFirstOrThrow()).reserved_minor, 0);
+    assert.equal(
+      (await t.db.selectFrom('sellers').select('reserved_minor').where('id', '=', seller.id).executeTakeFirstOrThrow())
+        .reserved_minor,
+      0,
+    );
   });
 });
 
@@ -219,7 +275,12 @@ describe('POST /v1/payments after its sunset, with the operator switch on', () =
 
   it('answers 410 GONE pointing at /v1/trades', async () => {
     const merchant = await t.createMerchant();
-    const response = await t.call('POST', '/v1/payments', merchant.live, { order_id: 'o', amount: 1_000, currency: 'THB', return_url: RETURN_URL });
+    const response = await t.call('POST', '/v1/payments', merchant.live, {
+      order_id: 'o',
+      amount: 1_000,
+      currency: 'THB',
+      return_url: RETURN_URL,
+    });
     assert.equal(response.statusCode, 410);
     assert.equal(response.json().error.code, 'GONE');
     assert.equal(response.headers['link'], '</v1/trades>; rel="successor-version"');

@@ -23,15 +23,34 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
   after(() => t.close());
 
   async function newPayment(key = merchant.live, extra: Record<string, unknown> = {}) {
-    const response = await t.call('POST', '/v1/trades', key, { order_id: `o-${++order}`, amount: 10_000, currency: 'THB', return_url: 'https://shop.example/return', ...extra });
+    const response = await t.call('POST', '/v1/trades', key, {
+      order_id: `o-${++order}`,
+      amount: 10_000,
+      currency: 'THB',
+      return_url: 'https://shop.example/return',
+      ...extra,
+    });
     assert.equal(response.statusCode, 201, response.body);
     return response.json().data as { id: string; status: string; expires_at: string };
   }
-  const reserved = async () => (await t.db.selectFrom('sellers').select(['reserved_minor', 'liquidity_minor']).where('id', '=', seller_id).executeTakeFirstOrThrow());
-  const eventsOf = async (id: string) => (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map((e) => e.type);
+  const reserved = async () =>
+    await t.db
+      .selectFrom('sellers')
+      .select(['reserved_minor', 'liquidity_minor'])
+      .where('id', '=', seller_id)
+      .executeTakeFirstOrThrow();
+  const eventsOf = async (id: string) =>
+    (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map(
+      (e) => e.type,
+    );
   async function uploadProof(id: string, bytes: Buffer, key: string | null = merchant.live) {
     const { payload, headers } = multipart('proof', bytes);
-    return t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) } });
+    return t.request({
+      method: 'POST',
+      url: `/v1/payments/${id}/proof`,
+      payload,
+      headers: { ...headers, ...(key ? { 'x-api-key': key } : {}) },
+    });
   }
 
   it('GET reads an own payment; another merchant, the other mode or an unknown id is 404; a bad id is 400', async () => {
@@ -62,12 +81,19 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     t.clock.advance(59_000);
     assert.equal((await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data.status, 'matched');
     t.clock.advance(1_000);
-    const [first, second] = await Promise.all([t.call('GET', `/v1/payments/${payment.id}`, merchant.live), t.call('GET', `/v1/payments/${payment.id}`, merchant.live)]);
+    const [first, second] = await Promise.all([
+      t.call('GET', `/v1/payments/${payment.id}`, merchant.live),
+      t.call('GET', `/v1/payments/${payment.id}`, merchant.live),
+    ]);
     assert.equal(first.json().data.status, 'expired');
     assert.equal(second.json().data.status, 'expired');
     assert.deepEqual(await eventsOf(payment.id), ['payment.matched', 'payment.expired']);
     assert.equal((await reserved()).reserved_minor, before_reserved);
-    const row = await t.db.selectFrom('payments').select('expired_at').where('id', '=', payment.id).executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('payments')
+      .select('expired_at')
+      .where('id', '=', payment.id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.expired_at?.toISOString(), t.clock.now().toISOString());
   });
 
@@ -79,7 +105,20 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
       const now = t.clock.now();
       await t.db
         .insertInto('payments')
-        .values({ id, merchant_id: merchant.id, is_sandbox: false, order_id: `raw-${id}`, amount_minor: 500, currency: 'THB', payment_method: 'promptpay', return_url: 'https://shop.example/r', status, metadata: '{}', expires_at: new Date(now.getTime() + 900_000), created_at: now })
+        .values({
+          id,
+          merchant_id: merchant.id,
+          is_sandbox: false,
+          order_id: `raw-${id}`,
+          amount_minor: 500,
+          currency: 'THB',
+          payment_method: 'promptpay',
+          return_url: 'https://shop.example/r',
+          status,
+          metadata: '{}',
+          expires_at: new Date(now.getTime() + 900_000),
+          created_at: now,
+        })
         .execute();
       const response = await t.call('POST', `/v1/payments/${id}/cancel`, merchant.live);
       assert.equal(response.statusCode, 200, response.body);
@@ -142,7 +181,11 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     validator.next = ['verified'];
     assert.equal(await processProofVerdicts({ ...t.application.payments, validator }), 1);
     assert.equal((await t.call('GET', `/v1/payments/${retried.id}`, merchant.live)).json().data.status, 'completed');
-    const proof = await t.db.selectFrom('payment_proofs').selectAll().where('payment_id', '=', retried.id).executeTakeFirstOrThrow();
+    const proof = await t.db
+      .selectFrom('payment_proofs')
+      .selectAll()
+      .where('payment_id', '=', retried.id)
+      .executeTakeFirstOrThrow();
     assert.equal(proof.attempts, 2);
     assert.equal(proof.verdict, 'verified');
   });
@@ -178,7 +221,12 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     assert.equal(text.json().error.code, 'PROOF_UNSUPPORTED_TYPE');
 
     const wrong_field = multipart('file', await uniquePng());
-    const missing = await t.request({ method: 'POST', url: `/v1/payments/${second.id}/proof`, payload: wrong_field.payload, headers: { ...wrong_field.headers, 'x-api-key': merchant.live } });
+    const missing = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${second.id}/proof`,
+      payload: wrong_field.payload,
+      headers: { ...wrong_field.headers, 'x-api-key': merchant.live },
+    });
     assert.equal(missing.statusCode, 400);
     assert.equal(missing.json().error.code, 'VALIDATION_ERROR');
 
@@ -192,7 +240,11 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
 
     assert.equal((await uploadProof(second.id, await uniquePng(), other.live)).statusCode, 404);
     assert.equal((await uploadProof(second.id, await uniquePng(), null)).statusCode, 401);
-    assert.equal((await t.call('GET', `/v1/payments/${second.id}`, merchant.live)).json().data.status, 'matched', 'refused uploads changed nothing');
+    assert.equal(
+      (await t.call('GET', `/v1/payments/${second.id}`, merchant.live)).json().data.status,
+      'matched',
+      'refused uploads changed nothing',
+    );
     const proofs = await t.db.selectFrom('payment_proofs').select('id').where('payment_id', '=', second.id).execute();
     assert.equal(proofs.length, 0);
   });
@@ -217,23 +269,45 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     const first = await t.call('GET', '/v1/payments?limit=2', lister.live);
     assert.equal(first.statusCode, 200);
     const page1 = first.json();
-    assert.deepEqual(page1.data.map((p: { id: string }) => p.id), [ids[4], ids[3]]);
+    assert.deepEqual(
+      page1.data.map((p: { id: string }) => p.id),
+      [ids[4], ids[3]],
+    );
     assert.equal(page1.has_more, true);
     const page2 = (await t.call('GET', `/v1/payments?limit=2&cursor=${page1.next_cursor}`, lister.live)).json();
-    assert.deepEqual(page2.data.map((p: { id: string }) => p.id), [ids[2], ids[1]]);
+    assert.deepEqual(
+      page2.data.map((p: { id: string }) => p.id),
+      [ids[2], ids[1]],
+    );
     const page3 = (await t.call('GET', `/v1/payments?limit=2&cursor=${page2.next_cursor}`, lister.live)).json();
-    assert.deepEqual(page3.data.map((p: { id: string }) => p.id), [ids[0]]);
+    assert.deepEqual(
+      page3.data.map((p: { id: string }) => p.id),
+      [ids[0]],
+    );
     assert.equal(page3.has_more, false);
     assert.equal(page3.next_cursor, null);
 
     const offset = (await t.call('GET', '/v1/payments?limit=2&offset=3', lister.live)).json();
-    assert.deepEqual(offset.data.map((p: { id: string }) => p.id), [ids[1], ids[0]]);
+    assert.deepEqual(
+      offset.data.map((p: { id: string }) => p.id),
+      [ids[1], ids[0]],
+    );
 
     const created_at_of_2 = (await t.call('GET', `/v1/payments/${ids[2]}`, lister.live)).json().data.created_at;
-    const window = (await t.call('GET', `/v1/payments?from=${encodeURIComponent(created_at_of_2)}`, lister.live)).json();
-    assert.deepEqual(window.data.map((p: { id: string }) => p.id), [ids[4], ids[3], ids[2]]);
-    const before_window = (await t.call('GET', `/v1/payments?to=${encodeURIComponent(created_at_of_2)}`, lister.live)).json();
-    assert.deepEqual(before_window.data.map((p: { id: string }) => p.id), [ids[1], ids[0]]);
+    const window = (
+      await t.call('GET', `/v1/payments?from=${encodeURIComponent(created_at_of_2)}`, lister.live)
+    ).json();
+    assert.deepEqual(
+      window.data.map((p: { id: string }) => p.id),
+      [ids[4], ids[3], ids[2]],
+    );
+    const before_window = (
+      await t.call('GET', `/v1/payments?to=${encodeURIComponent(created_at_of_2)}`, lister.live)
+    ).json();
+    assert.deepEqual(
+      before_window.data.map((p: { id: string }) => p.id),
+      [ids[1], ids[0]],
+    );
 
     const by_status = (await t.call('GET', '/v1/payments?status=matched,completed', lister.live)).json();
     assert.equal(by_status.data.length, 5);
@@ -248,10 +322,15 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     assert.equal((await t.call('GET', '/v1/payments', undefined)).statusCode, 401);
   });
 
-  it('finds a payment by its exact order_id, in the caller\'s merchant and mode only', async () => {
+  it("finds a payment by its exact order_id, in the caller's merchant and mode only", async () => {
     const finder = await t.createMerchant('Finder');
     const make = async (key: string, order_id: string) => {
-      const response = await t.call('POST', '/v1/trades', key, { order_id, amount: 10_000, currency: 'THB', return_url: 'https://shop.example/return' });
+      const response = await t.call('POST', '/v1/trades', key, {
+        order_id,
+        amount: 10_000,
+        currency: 'THB',
+        return_url: 'https://shop.example/return',
+      });
       assert.equal(response.statusCode, 201, response.body);
       return response.json().data.id as string;
     };

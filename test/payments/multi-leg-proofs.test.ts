@@ -26,49 +26,92 @@ describe('multi-leg proofs', () => {
   async function twoLegPayment(extra: Record<string, unknown> = {}) {
     sellers.push((await t.createSeller(thbSeller(100_000, '35.00', '0811111111'))).id);
     sellers.push((await t.createSeller(thbSeller(50_000, '35.00', '0822222222'))).id);
-    const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: `ml-${++order}`, amount: 150_000, currency: 'THB', return_url: 'https://shop.example/r', ...extra });
+    const created = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: `ml-${++order}`,
+      amount: 150_000,
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+      ...extra,
+    });
     assert.equal(created.statusCode, 201, created.body);
     const payment = created.json().data;
     assert.equal(payment.match_details.length, 2, created.body);
-    return payment as { id: string; match_details: { match_order: number; seller_id: string; allocated_fiat_amount: number; proof: unknown }[] };
+    return payment as {
+      id: string;
+      match_details: { match_order: number; seller_id: string; allocated_fiat_amount: number; proof: unknown }[];
+    };
   }
   const upload = (id: string, parts: { name: string; value: Buffer | string }[]) => {
     const { payload, headers } = multipartParts(parts);
-    return t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': merchant.live } });
+    return t.request({
+      method: 'POST',
+      url: `/v1/payments/${id}/proof`,
+      payload,
+      headers: { ...headers, 'x-api-key': merchant.live },
+    });
   };
   const read = async (id: string) => (await t.call('GET', `/v1/payments/${id}`, merchant.live)).json().data;
-  const reserved = async () => (await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('id', 'in', sellers).execute()).reduce((sum, row) => sum + Number(row.reserved_minor), 0);
+  const reserved = async () =>
+    (await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('id', 'in', sellers).execute()).reduce(
+      (sum, row) => sum + Number(row.reserved_minor),
+      0,
+    );
 
   it('one part per leg in one request: both legs checking, then verified, and the payment completes', async () => {
     const payment = await twoLegPayment();
-    const response = await upload(payment.id, [{ name: 'proof', value: newSlip().bytes }, { name: 'proof', value: newSlip({ format: 'jpeg' }).bytes }]);
+    const response = await upload(payment.id, [
+      { name: 'proof', value: newSlip().bytes },
+      { name: 'proof', value: newSlip({ format: 'jpeg' }).bytes },
+    ]);
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json().data;
     assert.equal(body.status, 'confirming');
-    assert.deepEqual(body.proofs.map((proof: { leg: number }) => proof.leg), [1, 2]);
+    assert.deepEqual(
+      body.proofs.map((proof: { leg: number }) => proof.leg),
+      [1, 2],
+    );
     assert.equal(body.proof.leg, 1);
-    assert.deepEqual((await read(payment.id)).match_details.map((leg: { proof: { status: string } }) => leg.proof.status), ['checking', 'checking']);
+    assert.deepEqual(
+      (await read(payment.id)).match_details.map((leg: { proof: { status: string } }) => leg.proof.status),
+      ['checking', 'checking'],
+    );
     await drainVerdicts(t);
     const done = await read(payment.id);
     assert.equal(done.status, 'completed');
-    assert.deepEqual(done.match_details.map((leg: { proof: { status: string } }) => leg.proof.status), ['verified', 'verified']);
+    assert.deepEqual(
+      done.match_details.map((leg: { proof: { status: string } }) => leg.proof.status),
+      ['verified', 'verified'],
+    );
   });
 
   it('a `leg` field per upload, in any order: confirming after the first, completed after both are verified', async () => {
     const payment = await twoLegPayment();
-    const second = await upload(payment.id, [{ name: 'leg', value: '2' }, { name: 'proof', value: newSlip().bytes }]);
+    const second = await upload(payment.id, [
+      { name: 'leg', value: '2' },
+      { name: 'proof', value: newSlip().bytes },
+    ]);
     assert.equal(second.statusCode, 200, second.body);
     assert.equal(second.json().data.proof.leg, 2);
     await drainVerdicts(t);
     const half = await read(payment.id);
     assert.equal(half.status, 'confirming', 'one verified leg of two does not complete the payment');
-    assert.deepEqual(half.match_details.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null), [null, 'verified']);
+    assert.deepEqual(
+      half.match_details.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null),
+      [null, 'verified'],
+    );
     const checkout = (await t.call('GET', `/v1/payments/${payment.id}/checkout`, merchant.live)).json().data;
-    assert.deepEqual(checkout.legs.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null), [null, 'verified'], 'the checkout view shows each leg\'s slip');
+    assert.deepEqual(
+      checkout.legs.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null),
+      [null, 'verified'],
+      "the checkout view shows each leg's slip",
+    );
     const page = await t.request({ method: 'GET', url: `/checkout/${payment.id}?lang=en` });
     assert.equal((page.body.match(/type="file"/g) ?? []).length, 1, 'the hosted page asks only for the missing slip');
     assert.match(page.body, /id="proof-form-1"/);
-    const first = await upload(payment.id, [{ name: 'proof', value: newSlip().bytes }, { name: 'leg', value: '1' }]);
+    const first = await upload(payment.id, [
+      { name: 'proof', value: newSlip().bytes },
+      { name: 'leg', value: '1' },
+    ]);
     assert.equal(first.statusCode, 200, first.body);
     assert.equal(first.json().data.proof.leg, 1);
     await drainVerdicts(t);
@@ -90,15 +133,26 @@ describe('multi-leg proofs', () => {
     assert.equal(failed.status, 'failed');
     assert.equal(failed.failure_reason, 'proof_missing');
     assert.equal(await reserved(), before_reserved);
-    const events = await t.db.selectFrom('events').select('type').where('resource_id', '=', payment.id).orderBy('seq').execute();
-    assert.deepEqual(events.map((event) => event.type), ['payment.matched', 'payment.confirming', 'payment.failed']);
+    const events = await t.db
+      .selectFrom('events')
+      .select('type')
+      .where('resource_id', '=', payment.id)
+      .orderBy('seq')
+      .execute();
+    assert.deepEqual(
+      events.map((event) => event.type),
+      ['payment.matched', 'payment.confirming', 'payment.failed'],
+    );
   });
 
   it('a confirming payment missing a leg fails proof_missing on a read after expires_at, and a late upload is 409', async () => {
     const payment = await twoLegPayment({ expires_in_seconds: 600 });
     assert.equal((await upload(payment.id, [{ name: 'proof', value: newSlip().bytes }])).statusCode, 200);
     t.clock.advance(600_000);
-    const late = await upload(payment.id, [{ name: 'leg', value: '2' }, { name: 'proof', value: newSlip().bytes }]);
+    const late = await upload(payment.id, [
+      { name: 'leg', value: '2' },
+      { name: 'proof', value: newSlip().bytes },
+    ]);
     assert.equal(late.statusCode, 409, late.body);
     assert.equal(late.json().error.code, 'PAYMENT_BAD_STATE');
     const failed = await read(payment.id);
@@ -107,12 +161,17 @@ describe('multi-leg proofs', () => {
 
   it('the first rejected leg fails the payment with its reason (a slip without a QR)', async () => {
     const payment = await twoLegPayment();
-    const response = await upload(payment.id, [{ name: 'proof', value: newSlip().bytes }, { name: 'proof', value: newSlip({ qr: 'none' }).bytes }]);
+    const response = await upload(payment.id, [
+      { name: 'proof', value: newSlip().bytes },
+      { name: 'proof', value: newSlip({ qr: 'none' }).bytes },
+    ]);
     assert.equal(response.statusCode, 200, response.body);
     await drainVerdicts(t);
     const failed = await read(payment.id);
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'receipt_slip_qr_missing']);
-    const [first, second] = failed.match_details.map((leg: { proof: { status: string; reason: string | null } }) => leg.proof);
+    const [first, second] = failed.match_details.map(
+      (leg: { proof: { status: string; reason: string | null } }) => leg.proof,
+    );
     assert.deepEqual([second.status, second.reason], ['rejected', 'slip_qr_missing']);
     // Leg 1's slip is good: verified, or never judged when leg 2's verdict failed the payment first.
     assert.ok(first.status === 'verified' || first.status === 'checking', first.status);
@@ -120,35 +179,80 @@ describe('multi-leg proofs', () => {
 
   it('refuses: more parts than legs 400, an unknown leg 400, a leg twice 409, one file for two legs 409; the same file again for its leg replays', async () => {
     const payment = await twoLegPayment();
-    const three = await upload(payment.id, [1, 2, 3].map(() => ({ name: 'proof', value: newSlip().bytes })));
+    const three = await upload(
+      payment.id,
+      [1, 2, 3].map(() => ({ name: 'proof', value: newSlip().bytes })),
+    );
     assert.equal(three.statusCode, 400, three.body);
     assert.equal(three.json().error.code, 'VALIDATION_ERROR');
-    const unknown = await upload(payment.id, [{ name: 'leg', value: '3' }, { name: 'proof', value: newSlip().bytes }]);
+    const unknown = await upload(payment.id, [
+      { name: 'leg', value: '3' },
+      { name: 'proof', value: newSlip().bytes },
+    ]);
     assert.deepEqual([unknown.statusCode, unknown.json().error.code], [400, 'VALIDATION_ERROR']);
-    const bad_leg = await upload(payment.id, [{ name: 'leg', value: 'first' }, { name: 'proof', value: newSlip().bytes }]);
+    const bad_leg = await upload(payment.id, [
+      { name: 'leg', value: 'first' },
+      { name: 'proof', value: newSlip().bytes },
+    ]);
     assert.deepEqual([bad_leg.statusCode, bad_leg.json().error.code], [400, 'VALIDATION_ERROR']);
     const same = newSlip().bytes;
-    const twice_in_one = await upload(payment.id, [{ name: 'proof', value: same }, { name: 'proof', value: same }]);
+    const twice_in_one = await upload(payment.id, [
+      { name: 'proof', value: same },
+      { name: 'proof', value: same },
+    ]);
     assert.deepEqual([twice_in_one.statusCode, twice_in_one.json().error.code], [409, 'PROOF_DUPLICATE']);
     assert.equal((await read(payment.id)).status, 'matched', 'a refused upload changes nothing');
-    const first = await upload(payment.id, [{ name: 'leg', value: '1' }, { name: 'proof', value: same }]);
+    const first = await upload(payment.id, [
+      { name: 'leg', value: '1' },
+      { name: 'proof', value: same },
+    ]);
     assert.equal(first.statusCode, 200, first.body);
-    const replay = await upload(payment.id, [{ name: 'leg', value: '1' }, { name: 'proof', value: same }]);
+    const replay = await upload(payment.id, [
+      { name: 'leg', value: '1' },
+      { name: 'proof', value: same },
+    ]);
     assert.equal(replay.statusCode, 200, replay.body);
     assert.equal(replay.json().data.proof.id, first.json().data.proof.id);
-    const taken = await upload(payment.id, [{ name: 'leg', value: '1' }, { name: 'proof', value: newSlip().bytes }]);
+    const taken = await upload(payment.id, [
+      { name: 'leg', value: '1' },
+      { name: 'proof', value: newSlip().bytes },
+    ]);
     assert.deepEqual([taken.statusCode, taken.json().error.code], [409, 'PAYMENT_BAD_STATE']);
-    const other_leg = await upload(payment.id, [{ name: 'leg', value: '2' }, { name: 'proof', value: same }]);
+    const other_leg = await upload(payment.id, [
+      { name: 'leg', value: '2' },
+      { name: 'proof', value: same },
+    ]);
     assert.deepEqual([other_leg.statusCode, other_leg.json().error.code], [409, 'PROOF_DUPLICATE']);
-    const rows = await t.db.selectFrom('payment_proofs').select('match_order').where('payment_id', '=', payment.id).execute();
-    assert.deepEqual(rows.map((row) => row.match_order), [1]);
+    const rows = await t.db
+      .selectFrom('payment_proofs')
+      .select('match_order')
+      .where('payment_id', '=', payment.id)
+      .execute();
+    assert.deepEqual(
+      rows.map((row) => row.match_order),
+      [1],
+    );
   });
 
   it('10 concurrent uploads for one leg: one slip kept, the others 409', async () => {
     const payment = await twoLegPayment();
-    const answers = await Promise.all(Array.from({ length: 10 }, () => upload(payment.id, [{ name: 'leg', value: '2' }, { name: 'proof', value: newSlip().bytes }])));
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        upload(payment.id, [
+          { name: 'leg', value: '2' },
+          { name: 'proof', value: newSlip().bytes },
+        ]),
+      ),
+    );
     assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, ...Array(9).fill(409)]);
-    const rows = await t.db.selectFrom('payment_proofs').select('match_order').where('payment_id', '=', payment.id).execute();
-    assert.deepEqual(rows.map((row) => row.match_order), [2]);
+    const rows = await t.db
+      .selectFrom('payment_proofs')
+      .select('match_order')
+      .where('payment_id', '=', payment.id)
+      .execute();
+    assert.deepEqual(
+      rows.map((row) => row.match_order),
+      [2],
+    );
   });
 });

@@ -8,7 +8,11 @@ describe('payout destinations', () => {
   let t: TestApp;
   let seller: TestMerchant;
   const create = (body: unknown, jwt = seller.jwt) => merchantCall(t, jwt, 'POST', '/v1/merchant-sell-orders', body);
-  const fields = (response: { json(): { error: { details: { field: string }[] } } }) => response.json().error.details.map((detail) => detail.field).sort();
+  const fields = (response: { json(): { error: { details: { field: string }[] } } }) =>
+    response
+      .json()
+      .error.details.map((detail) => detail.field)
+      .sort();
 
   before(async () => {
     t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE } });
@@ -23,13 +27,41 @@ describe('payout destinations', () => {
       [
         'THB',
         { rail: 'thai_bank', bank_code: 'KBANK', account_number: '123-4-56789-0', account_name: ' Seller Co ' },
-        { rail: 'thai_bank', bank_code: '004', bank_name: 'Kasikornbank', account_number: '1234567890', account_name: 'Seller Co' },
+        {
+          rail: 'thai_bank',
+          bank_code: '004',
+          bank_name: 'Kasikornbank',
+          account_number: '1234567890',
+          account_name: 'Seller Co',
+        },
       ],
-      ['AUD', { rail: 'payid', payid: 'Payouts@Seller.example.com.au' }, { rail: 'payid', payid: 'payouts@seller.example.com.au' }],
+      [
+        'AUD',
+        { rail: 'payid', payid: 'Payouts@Seller.example.com.au' },
+        { rail: 'payid', payid: 'payouts@seller.example.com.au' },
+      ],
       ['AUD', { rail: 'payid', payid: '0412 345 678' }, { rail: 'payid', payid: '0412345678' }],
-      ['AUD', { rail: 'au_bank', bsb: '062-000', account_number: '12345678', account_name: 'Seller Pty Ltd' }, { rail: 'au_bank', bsb: '062000', account_number: '12345678', account_name: 'Seller Pty Ltd' }],
-      ['USD', { rail: 'thai_bank', bank_code: '002', account_number: '9876543210', account_name: 'Seller Co' }, { rail: 'thai_bank', bank_code: '002', bank_name: 'Bangkok Bank', account_number: '9876543210', account_name: 'Seller Co' }],
-      ['SGD', { rail: 'au_bank', bsb: '012003', account_number: '55555', account_name: 'Seller' }, { rail: 'au_bank', bsb: '012003', account_number: '55555', account_name: 'Seller' }],
+      [
+        'AUD',
+        { rail: 'au_bank', bsb: '062-000', account_number: '12345678', account_name: 'Seller Pty Ltd' },
+        { rail: 'au_bank', bsb: '062000', account_number: '12345678', account_name: 'Seller Pty Ltd' },
+      ],
+      [
+        'USD',
+        { rail: 'thai_bank', bank_code: '002', account_number: '9876543210', account_name: 'Seller Co' },
+        {
+          rail: 'thai_bank',
+          bank_code: '002',
+          bank_name: 'Bangkok Bank',
+          account_number: '9876543210',
+          account_name: 'Seller Co',
+        },
+      ],
+      [
+        'SGD',
+        { rail: 'au_bank', bsb: '012003', account_number: '55555', account_name: 'Seller' },
+        { rail: 'au_bank', bsb: '012003', account_number: '55555', account_name: 'Seller' },
+      ],
     ];
     for (const [currency, destination, stored] of cases) {
       const response = await create(sellBody(PAY, currency, 3_500, destination));
@@ -63,18 +95,42 @@ describe('payout destinations', () => {
       [
         'THB',
         { rail: 'thai_bank', bank_code: '999', account_number: '12ab', account_name: '  ' },
-        ['body.payout_destination.account_name', 'body.payout_destination.account_number', 'body.payout_destination.bank_code'],
+        [
+          'body.payout_destination.account_name',
+          'body.payout_destination.account_number',
+          'body.payout_destination.bank_code',
+        ],
       ],
-      ['THB', { rail: 'thai_bank' }, ['body.payout_destination.account_name', 'body.payout_destination.account_number', 'body.payout_destination.bank_code']],
+      [
+        'THB',
+        { rail: 'thai_bank' },
+        [
+          'body.payout_destination.account_name',
+          'body.payout_destination.account_number',
+          'body.payout_destination.bank_code',
+        ],
+      ],
       ['AUD', { rail: 'payid', payid: 'not a payid' }, ['body.payout_destination.payid']],
-      ['AUD', { rail: 'au_bank', bsb: '12345', account_number: '1234', account_name: 'X', promptpay_id: '0812345678' }, [
-        'body.payout_destination.account_number',
-        'body.payout_destination.bsb',
-        'body.payout_destination.promptpay_id',
-      ]],
+      [
+        'AUD',
+        { rail: 'au_bank', bsb: '12345', account_number: '1234', account_name: 'X', promptpay_id: '0812345678' },
+        [
+          'body.payout_destination.account_number',
+          'body.payout_destination.bsb',
+          'body.payout_destination.promptpay_id',
+        ],
+      ],
       // the rail and the fields together
-      ['AUD', { rail: 'thai_bank', bank_code: 'NOPE', account_number: '1', account_name: 'X' }, ['body.payout_destination.account_number', 'body.payout_destination.bank_code', 'body.payout_destination.rail']],
-      ['THB', { rail: 'au_bank', bsb: 'x', account_number: '12345678', account_name: 'X' }, ['body.payout_destination.bsb', 'body.payout_destination.rail']],
+      [
+        'AUD',
+        { rail: 'thai_bank', bank_code: 'NOPE', account_number: '1', account_name: 'X' },
+        ['body.payout_destination.account_number', 'body.payout_destination.bank_code', 'body.payout_destination.rail'],
+      ],
+      [
+        'THB',
+        { rail: 'au_bank', bsb: 'x', account_number: '12345678', account_name: 'X' },
+        ['body.payout_destination.bsb', 'body.payout_destination.rail'],
+      ],
     ];
     for (const [currency, destination, expected] of cases) {
       const response = await create(sellBody(PAY, currency, 3_500, destination));
@@ -103,17 +159,33 @@ describe('payout destinations', () => {
     await fund(t, m.id, 10 * PAY);
     const url = '/v1/merchants/me/payout-destination';
     expectError(await merchantCall(t, m.jwt, 'GET', url), 404, 'NOT_FOUND');
-    expectError(await t.request({ method: 'PUT', url, payload: { rail: 'promptpay', promptpay_id: '0812345678' } }), 401, 'UNAUTHORIZED');
-    const put = (payload: object) => t.request({ method: 'PUT', url, headers: { authorization: `Bearer ${m.jwt}` }, payload });
+    expectError(
+      await t.request({ method: 'PUT', url, payload: { rail: 'promptpay', promptpay_id: '0812345678' } }),
+      401,
+      'UNAUTHORIZED',
+    );
+    const put = (payload: object) =>
+      t.request({ method: 'PUT', url, headers: { authorization: `Bearer ${m.jwt}` }, payload });
 
     const bad = await put({ rail: 'thai_bank', bank_code: '000', account_number: 'x' });
     expectError(bad, 400, 'VALIDATION_ERROR');
     assert.deepEqual(fields(bad), ['body.account_name', 'body.account_number', 'body.bank_code']);
     expectError(await merchantCall(t, m.jwt, 'GET', url), 404, 'NOT_FOUND');
 
-    const set = await put({ rail: 'thai_bank', bank_code: '014', account_number: '111-2-33333-4', account_name: 'Defaulted Ltd' });
+    const set = await put({
+      rail: 'thai_bank',
+      bank_code: '014',
+      account_number: '111-2-33333-4',
+      account_name: 'Defaulted Ltd',
+    });
     assert.equal(set.statusCode, 200, set.body);
-    const stored = { rail: 'thai_bank', bank_code: '014', bank_name: 'Siam Commercial Bank', account_number: '1112333334', account_name: 'Defaulted Ltd' };
+    const stored = {
+      rail: 'thai_bank',
+      bank_code: '014',
+      bank_name: 'Siam Commercial Bank',
+      account_number: '1112333334',
+      account_name: 'Defaulted Ltd',
+    };
     assert.deepEqual(set.json().data.destination, stored);
     assert.deepEqual((await merchantCall(t, m.jwt, 'GET', url)).json().data.destination, stored);
     // another merchant does not see it
@@ -144,7 +216,12 @@ describe('payout destinations', () => {
     assert.equal(sandbox.statusCode, 201, sandbox.body);
     const sandbox_jwt = sandbox.json().data.jwt as string;
     const url = '/v1/merchants/me/payout-destination';
-    const put = await t.request({ method: 'PUT', url, headers: { authorization: `Bearer ${m.jwt}` }, payload: { rail: 'payid', payid: '0412345678' } });
+    const put = await t.request({
+      method: 'PUT',
+      url,
+      headers: { authorization: `Bearer ${m.jwt}` },
+      payload: { rail: 'payid', payid: '0412345678' },
+    });
     assert.equal(put.statusCode, 200, put.body);
     expectError(await merchantCall(t, sandbox_jwt, 'GET', url), 404, 'NOT_FOUND');
     assert.equal((await merchantCall(t, m.jwt, 'GET', url)).json().data.destination.payid, '0412345678');

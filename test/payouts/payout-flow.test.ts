@@ -5,7 +5,18 @@ import { fillReference } from '../../src/modules/buy-orders/service.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
 import { promptpayPayload, qrPng } from '../../src/modules/reference/promptpay.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { buyBody, createBuy, createSell, expectError, fund, matchAndInstruct, merchantCall, MINT_SOURCE, PAY, sellBody } from '../helpers/orders.ts';
+import {
+  buyBody,
+  createBuy,
+  createSell,
+  expectError,
+  fund,
+  matchAndInstruct,
+  merchantCall,
+  MINT_SOURCE,
+  PAY,
+  sellBody,
+} from '../helpers/orders.ts';
 import { startFakeEasySlip } from '../validators/fake-easyslip.ts';
 
 interface Fill {
@@ -41,7 +52,7 @@ describe('payouts: the buyer is told whom to pay', () => {
   });
   after(() => t.close());
 
-  it('a buy filled by two sellers: view and buy_order.matched carry each fill\'s payee, amount, reference and QR', async () => {
+  it("a buy filled by two sellers: view and buy_order.matched carry each fill's payee, amount, reference and QR", async () => {
     const s1 = await createSell(t, seller.jwt, sellBody(4 * PAY, 'THB', 14_000, PROMPTPAY));
     t.clock.advance(1_000);
     const s2 = await createSell(t, bank_seller.jwt, sellBody(6 * PAY, 'THB', 21_000, THAI_BANK));
@@ -51,8 +62,13 @@ describe('payouts: the buyer is told whom to pay', () => {
     const view = (await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data;
     assert.equal(view.status, 'matched');
     const fills = view.fills as Fill[];
-    const ids = await t.db.selectFrom('order_fills').select(['id', 'sell_order_id']).where('buy_order_id', '=', buy.id).execute();
-    const reference = (sell_order_id: string) => fillReference(ids.find((row) => row.sell_order_id === sell_order_id)!.id);
+    const ids = await t.db
+      .selectFrom('order_fills')
+      .select(['id', 'sell_order_id'])
+      .where('buy_order_id', '=', buy.id)
+      .execute();
+    const reference = (sell_order_id: string) =>
+      fillReference(ids.find((row) => row.sell_order_id === sell_order_id)!.id);
     assert.deepEqual(fills, [
       {
         number: 1,
@@ -81,13 +97,24 @@ describe('payouts: the buyer is told whom to pay', () => {
     ]);
     assert.match(fills[0]!.reference, /^PAY[0-9A-F]{9}$/);
     assert.notEqual(fills[0]!.reference, fills[1]!.reference);
-    assert.equal(fills.reduce((sum, fill) => sum + fill.fiat_amount, 0), view.filled_fiat_amount);
+    assert.equal(
+      fills.reduce((sum, fill) => sum + fill.fiat_amount, 0),
+      view.filled_fiat_amount,
+    );
 
     // The webhook says the same.
-    const event = await t.db.selectFrom('events').select('payload').where('resource_id', '=', buy.id).where('type', '=', 'buy_order.matched').executeTakeFirstOrThrow();
+    const event = await t.db
+      .selectFrom('events')
+      .select('payload')
+      .where('resource_id', '=', buy.id)
+      .where('type', '=', 'buy_order.matched')
+      .executeTakeFirstOrThrow();
     assert.deepEqual((event.payload as { data: { fills: Fill[] } }).data.fills, fills);
     // The list shows them too.
-    const listed = (await merchantCall(t, buyer.jwt, 'GET', '/v1/merchant-buy-orders')).json().data as { id: string; fills: Fill[] }[];
+    const listed = (await merchantCall(t, buyer.jwt, 'GET', '/v1/merchant-buy-orders')).json().data as {
+      id: string;
+      fills: Fill[];
+    }[];
     assert.deepEqual(listed.find((order) => order.id === buy.id)!.fills, fills);
 
     // The QR: a PNG of exactly that payload, for the buyer only.
@@ -95,22 +122,47 @@ describe('payouts: the buyer is told whom to pay', () => {
     assert.equal(qr.statusCode, 200);
     assert.equal(qr.headers['content-type'], 'image/png');
     assert.deepEqual(qr.rawPayload, await qrPng(promptpayPayload('0812345678', 14_000)));
-    expectError(await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}/fills/2/qr.png`), 404, 'NOT_FOUND');
-    expectError(await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}/fills/3/qr.png`), 404, 'NOT_FOUND');
+    expectError(
+      await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}/fills/2/qr.png`),
+      404,
+      'NOT_FOUND',
+    );
+    expectError(
+      await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}/fills/3/qr.png`),
+      404,
+      'NOT_FOUND',
+    );
     expectError(await merchantCall(t, seller.jwt, 'GET', fills[0]!.qr_url!), 403, 'FORBIDDEN');
     expectError(await merchantCall(t, null, 'GET', fills[0]!.qr_url!), 401, 'UNAUTHORIZED');
-    expectError(await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${randomUUID()}/fills/1/qr.png`), 404, 'NOT_FOUND');
+    expectError(
+      await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${randomUUID()}/fills/1/qr.png`),
+      404,
+      'NOT_FOUND',
+    );
 
     // Each seller is told what to expect: the buyer's transfer, its reference, into its own destination.
     for (const [sell, destination, fiat_amount] of [
       [s1, PROMPTPAY, 14_000],
       [s2, { ...THAI_BANK, bank_name: 'Kasikornbank' }, 21_000],
     ] as const) {
-      const requested = await t.db.selectFrom('events').select('payload').where('resource_id', '=', sell.id).where('type', '=', 'sell_order.cash_leg_requested').executeTakeFirstOrThrow();
+      const requested = await t.db
+        .selectFrom('events')
+        .select('payload')
+        .where('resource_id', '=', sell.id)
+        .where('type', '=', 'sell_order.cash_leg_requested')
+        .executeTakeFirstOrThrow();
       const cash_leg = (requested.payload as { data: { cash_leg: Record<string, unknown> } }).data.cash_leg;
       assert.equal(cash_leg['direction'], 'buyers_pay_you');
       assert.deepEqual(cash_leg['to'], destination);
-      assert.deepEqual(cash_leg['fills'], [{ buy_order_id: buy.id, payer_name: 'Buyer', reference: reference(sell.id), amount_micro_pay: sell.amount_micro_pay, fiat_amount }]);
+      assert.deepEqual(cash_leg['fills'], [
+        {
+          buy_order_id: buy.id,
+          payer_name: 'Buyer',
+          reference: reference(sell.id),
+          amount_micro_pay: sell.amount_micro_pay,
+          fiat_amount,
+        },
+      ]);
     }
   });
 
@@ -120,12 +172,26 @@ describe('payouts: the buyer is told whom to pay', () => {
     assert.equal(await matchAndInstruct(t), 1);
     const partial = (await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data;
     assert.deepEqual([partial.status, partial.fills.map((fill: Fill) => fill.number)], ['pending', [1]]);
-    const event = await t.db.selectFrom('events').select('payload').where('resource_id', '=', buy.id).where('type', '=', 'buy_order.partially_filled').executeTakeFirstOrThrow();
+    const event = await t.db
+      .selectFrom('events')
+      .select('payload')
+      .where('resource_id', '=', buy.id)
+      .where('type', '=', 'buy_order.partially_filled')
+      .executeTakeFirstOrThrow();
     assert.deepEqual((event.payload as { data: { fills: Fill[] } }).data.fills, partial.fills);
     await createSell(t, bank_seller.jwt, sellBody(3 * PAY, 'THB', 10_500, THAI_BANK));
     assert.equal(await matchAndInstruct(t), 1);
     const done = (await merchantCall(t, buyer.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data;
-    assert.deepEqual([done.status, done.fills.map((fill: Fill) => [fill.number, fill.fiat_amount, fill.pay_to?.display_name])], ['matched', [[1, 7_000, 'PromptPay Seller'], [2, 10_500, 'Bank Seller']]]);
+    assert.deepEqual(
+      [done.status, done.fills.map((fill: Fill) => [fill.number, fill.fiat_amount, fill.pay_to?.display_name])],
+      [
+        'matched',
+        [
+          [1, 7_000, 'PromptPay Seller'],
+          [2, 10_500, 'Bank Seller'],
+        ],
+      ],
+    );
   });
 });
 
@@ -148,25 +214,41 @@ describe('payouts: a merchant never buys its own PAY', () => {
     const own = await createSell(t, a.jwt, sellBody(2 * PAY, 'AUD', 100));
     const buy = await createBuy(t, a.jwt, buyBody(2 * PAY, 'AUD', 1_000));
     assert.equal(await matchAndInstruct(t), 0);
-    assert.equal((await merchantCall(t, a.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data.status, 'pending');
+    assert.equal(
+      (await merchantCall(t, a.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data.status,
+      'pending',
+    );
     const other = await createSell(t, b.jwt, sellBody(2 * PAY, 'AUD', 200));
     assert.equal(await matchAndInstruct(t), 1);
     const view = (await merchantCall(t, a.jwt, 'GET', `/v1/merchant-buy-orders/${buy.id}`)).json().data;
     assert.deepEqual([view.status, view.fills.map((fill: Fill) => fill.sell_order_id)], ['matched', [other.id]]);
-    assert.equal((await merchantCall(t, a.jwt, 'GET', `/v1/merchant-sell-orders/${own.id}`)).json().data.status, 'pending');
+    assert.equal(
+      (await merchantCall(t, a.jwt, 'GET', `/v1/merchant-sell-orders/${own.id}`)).json().data.status,
+      'pending',
+    );
     await merchantCall(t, a.jwt, 'POST', `/v1/merchant-sell-orders/${own.id}/cancel`);
   });
 
   it('many orders of three merchants created at once, several matchers at once: no fill pairs a merchant with itself', async () => {
     const creates = merchants.flatMap((m) =>
       Array.from({ length: 12 }, (_, index) =>
-        merchantCall(t, m.jwt, 'POST', index % 2 ? '/v1/merchant-buy-orders' : '/v1/merchant-sell-orders', index % 2 ? buyBody((1 + (index % 3)) * PAY, 'THB', 10_000) : sellBody((1 + (index % 4)) * PAY, 'THB', 1_000)),
+        merchantCall(
+          t,
+          m.jwt,
+          'POST',
+          index % 2 ? '/v1/merchant-buy-orders' : '/v1/merchant-sell-orders',
+          index % 2 ? buyBody((1 + (index % 3)) * PAY, 'THB', 10_000) : sellBody((1 + (index % 4)) * PAY, 'THB', 1_000),
+        ),
       ),
     );
     const created = await Promise.all(creates);
-    assert.deepEqual(created.map((response) => response.statusCode), created.map(() => 201));
+    assert.deepEqual(
+      created.map((response) => response.statusCode),
+      created.map(() => 201),
+    );
     const matcher = { ...t.application.payouts.matcher, batch_size: 5 };
-    for (let round = 0; round < 6; round += 1) await Promise.all([runMatcher(matcher), runMatcher(matcher), runMatcher(matcher)]);
+    for (let round = 0; round < 6; round += 1)
+      await Promise.all([runMatcher(matcher), runMatcher(matcher), runMatcher(matcher)]);
     const pairs = await t.db
       .selectFrom('order_fills as f')
       .innerJoin('sell_orders as s', 's.id', 'f.sell_order_id')
@@ -175,18 +257,31 @@ describe('payouts: a merchant never buys its own PAY', () => {
       .where('s.target_currency', '=', 'THB')
       .execute();
     assert.ok(pairs.length >= 10, `fills were made (${pairs.length})`);
-    assert.deepEqual(pairs.filter((pair) => pair.seller === pair.buyer), []);
+    assert.deepEqual(
+      pairs.filter((pair) => pair.seller === pair.buyer),
+      [],
+    );
     // Every buy that could fill from another merchant did: 18 buys of 1-3 PAY against 18 sells of 1-4 PAY, priced to fill.
-    const open_buys = await t.db.selectFrom('buy_orders').select(['id', 'merchant_id']).where('status', '=', 'pending').execute();
+    const open_buys = await t.db
+      .selectFrom('buy_orders')
+      .select(['id', 'merchant_id'])
+      .where('status', '=', 'pending')
+      .execute();
     for (const open of open_buys) {
-      const others = await t.db.selectFrom('sell_orders').select('id').where('status', '=', 'pending').where('merchant_id', '<>', open.merchant_id).where('target_currency', '=', 'THB').execute();
+      const others = await t.db
+        .selectFrom('sell_orders')
+        .select('id')
+        .where('status', '=', 'pending')
+        .where('merchant_id', '<>', open.merchant_id)
+        .where('target_currency', '=', 'THB')
+        .execute();
       assert.deepEqual(others, [], `buy ${open.id} is pending while another merchant's sell is open`);
     }
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
 });
 
-describe('payouts: confirm-cash-leg checks the slip against the seller\'s destination and the fill\'s amount', () => {
+describe("payouts: confirm-cash-leg checks the slip against the seller's destination and the fill's amount", () => {
   const KEY = 'easyslip-test-key';
   let fake: Awaited<ReturnType<typeof startFakeEasySlip>>;
   let t: TestApp;
@@ -194,12 +289,30 @@ describe('payouts: confirm-cash-leg checks the slip against the seller\'s destin
   let buyer: TestMerchant;
   let buyer2: TestMerchant;
   const confirm = (id: string, extra: Record<string, unknown> = {}) =>
-    merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, { receipt_base64: Buffer.from(`%PDF-1.4 ${randomUUID()}`).toString('base64'), content_type: 'application/pdf', ...extra });
-  const attempts = (id: string) => t.db.selectFrom('sell_order_cash_leg_attempts').select(['outcome', 'reason', 'buy_order_id']).where('sell_order_id', '=', id).orderBy('attempt_number').execute();
+    merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, {
+      receipt_base64: Buffer.from(`%PDF-1.4 ${randomUUID()}`).toString('base64'),
+      content_type: 'application/pdf',
+      ...extra,
+    });
+  const attempts = (id: string) =>
+    t.db
+      .selectFrom('sell_order_cash_leg_attempts')
+      .select(['outcome', 'reason', 'buy_order_id'])
+      .where('sell_order_id', '=', id)
+      .orderBy('attempt_number')
+      .execute();
 
   before(async () => {
     fake = await startFakeEasySlip(KEY);
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, RECEIPT_VALIDATOR: 'easyslip', EASYSLIP_BASE_URL: fake.url, EASYSLIP_API_KEY: KEY, CASH_LEG_RETRY_MAX: '10' } });
+    t = await startTestApp({
+      env: {
+        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+        RECEIPT_VALIDATOR: 'easyslip',
+        EASYSLIP_BASE_URL: fake.url,
+        EASYSLIP_API_KEY: KEY,
+        CASH_LEG_RETRY_MAX: '10',
+      },
+    });
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer One');
     buyer2 = await t.createMerchant('Buyer Two');
@@ -217,11 +330,17 @@ describe('payouts: confirm-cash-leg checks the slip against the seller\'s destin
 
     fake.answer({ kind: 'success', amount_baht: 349.99, receiver_proxy: 'xxx-xxx-5678' });
     const short = await confirm(sell.id);
-    assert.deepEqual([short.statusCode, short.json().data.status, short.json().data.last_cash_leg_outcome], [200, 'cash_leg_in_flight', 'failed']);
+    assert.deepEqual(
+      [short.statusCode, short.json().data.status, short.json().data.last_cash_leg_outcome],
+      [200, 'cash_leg_in_flight', 'failed'],
+    );
 
     fake.answer({ kind: 'success', amount_baht: 350, receiver_proxy: 'xxx-xxx-9999' });
     const elsewhere = await confirm(sell.id);
-    assert.deepEqual([elsewhere.statusCode, elsewhere.json().data.status, elsewhere.json().data.last_cash_leg_outcome], [200, 'cash_leg_in_flight', 'failed']);
+    assert.deepEqual(
+      [elsewhere.statusCode, elsewhere.json().data.status, elsewhere.json().data.last_cash_leg_outcome],
+      [200, 'cash_leg_in_flight', 'failed'],
+    );
 
     fake.answer({ kind: 'success', amount_baht: 350, receiver_proxy: 'xxx-xxx-5678' });
     const paid = await confirm(sell.id);
@@ -238,25 +357,40 @@ describe('payouts: confirm-cash-leg checks the slip against the seller\'s destin
     const b1 = await createBuy(t, buyer.jwt, buyBody(4 * PAY, 'THB', 14_000));
     const b2 = await createBuy(t, buyer2.jwt, buyBody(6 * PAY, 'THB', 21_000));
     await matchAndInstruct(t);
-    assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'cash_leg_in_flight');
+    assert.equal(
+      (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status,
+      'cash_leg_in_flight',
+    );
 
     const asked = fake.received.length;
     const stranger = await confirm(sell.id, { buy_order_id: randomUUID() });
     expectError(stranger, 400, 'VALIDATION_ERROR');
-    assert.deepEqual(stranger.json().error.details.map((detail: { field: string }) => detail.field), ['body.buy_order_id']);
+    assert.deepEqual(
+      stranger.json().error.details.map((detail: { field: string }) => detail.field),
+      ['body.buy_order_id'],
+    );
     assert.equal(fake.received.length, asked, 'a slip for no fill of this order never reaches the provider');
 
     // b2's amount on b1's fill: refused.
     fake.answer({ kind: 'success', amount_baht: 210, receiver_account: 'xxx-x-x5678-x' });
     const wrong = await confirm(sell.id, { buy_order_id: b1.id });
-    assert.deepEqual([wrong.json().data.status, wrong.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'failed']);
+    assert.deepEqual(
+      [wrong.json().data.status, wrong.json().data.last_cash_leg_outcome],
+      ['cash_leg_in_flight', 'failed'],
+    );
     fake.answer({ kind: 'success', amount_baht: 140, receiver_account: 'xxx-x-x5678-x' });
     const first = await confirm(sell.id, { buy_order_id: b1.id });
-    assert.deepEqual([first.json().data.status, first.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'verified']);
+    assert.deepEqual(
+      [first.json().data.status, first.json().data.last_cash_leg_outcome],
+      ['cash_leg_in_flight', 'verified'],
+    );
     // Unnamed, a slip is checked against the oldest fill still unpaid: b2's.
     fake.answer({ kind: 'success', amount_baht: 140, receiver_account: 'xxx-x-x5678-x' });
     const not_b2 = await confirm(sell.id);
-    assert.deepEqual([not_b2.json().data.status, not_b2.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'failed']);
+    assert.deepEqual(
+      [not_b2.json().data.status, not_b2.json().data.last_cash_leg_outcome],
+      ['cash_leg_in_flight', 'failed'],
+    );
     fake.answer({ kind: 'success', amount_baht: 210, receiver_account: 'xxx-x-x5678-x' });
     const last = await confirm(sell.id);
     assert.deepEqual([last.statusCode, last.json().data.status], [200, 'completed']);

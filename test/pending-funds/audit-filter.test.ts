@@ -19,7 +19,10 @@ describe('GET /admin/audit/receiver-confirm: receiver-confirm rows by default', 
     const id = created.json().data.id;
     const confirmed = await t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, receiver.live, receipt());
     assert.equal(confirmed.statusCode, 201, confirmed.body);
-    const list = async (query: string) => (await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${id}${query}`)).json().data as { id: string }[];
+    const list = async (query: string) =>
+      (await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${id}${query}`)).json().data as {
+        id: string;
+      }[];
     const by_default = await list('');
     assert.equal(by_default.length, 1, 'one receiver-confirm call, one row');
     assert.equal(by_default[0]!.id, confirmed.json().data.audit_id);

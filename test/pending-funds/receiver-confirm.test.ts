@@ -14,11 +14,23 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
   let receiver: TestMerchant;
   let other: TestMerchant;
   const validator = new ScriptedValidator({ failure_reason: 'slip_not_found' });
-  const confirm = (id: string, key: string, body: unknown = receipt()) => t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, key, body);
-  const row = async (id: string) => t.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const confirm = (id: string, key: string, body: unknown = receipt()) =>
+    t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, key, body);
+  const row = async (id: string) =>
+    t.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const auditCount = async (id: string, stage = 'receiver_confirm') =>
-    Number((await t.db.selectFrom('receiver_confirm_audit').select((eb) => eb.fn.countAll<string>().as('n')).where('pending_funds_id', '=', id).where('stage', '=', stage as never).executeTakeFirstOrThrow()).n);
-  const available = (merchant_id: string) => t.application.ledger.balance(accounts.merchantAvailable(merchant_id, false));
+    Number(
+      (
+        await t.db
+          .selectFrom('receiver_confirm_audit')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('pending_funds_id', '=', id)
+          .where('stage', '=', stage as never)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  const available = (merchant_id: string) =>
+    t.application.ledger.balance(accounts.merchantAvailable(merchant_id, false));
   async function fresh(amount_minor = 5_000_000): Promise<string> {
     validator.next = [];
     const created = await createPendingFunds(t, receiver.id, amount_minor);
@@ -44,7 +56,11 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     assert.equal(failed.json().data.failure_reason, 'slip_not_found');
 
     const before_rows = (await t.db.selectFrom('pending_funds').select('id').execute()).length;
-    const no_token = await t.request({ method: 'POST', url: '/internal/pending-funds', payload: { receiver_merchant_id: receiver.id, amount_minor: 1, payer_reference: 'x', ...receipt() } });
+    const no_token = await t.request({
+      method: 'POST',
+      url: '/internal/pending-funds',
+      payload: { receiver_merchant_id: receiver.id, amount_minor: 1, payer_reference: 'x', ...receipt() },
+    });
     assert.equal(no_token.statusCode, 401);
     assert.equal((await createPendingFunds(t, '00000000-0000-4000-8000-000000000000')).statusCode, 404);
     const bad_type = await createPendingFunds(t, receiver.id, 1, { content_type: 'text/plain' });
@@ -103,7 +119,10 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
       [{ receipt_base64: 'not base64!', content_type: 'image/png' }, 'RECEIVER_CONFIRM_MALFORMED_RECEIPT'],
       [{ receipt_base64: 'abc', content_type: 'image/png' }, 'RECEIVER_CONFIRM_MALFORMED_RECEIPT'],
       [{ receipt_base64: '', content_type: 'image/png' }, 'RECEIVER_CONFIRM_MALFORMED_RECEIPT'],
-      [{ receipt_base64: receipt().receipt_base64, content_type: 'image/gif' }, 'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED'],
+      [
+        { receipt_base64: receipt().receipt_base64, content_type: 'image/gif' },
+        'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED',
+      ],
       [{ receipt_base64: receipt().receipt_base64 }, 'VALIDATION_ERROR'],
     ] as const) {
       const response = await confirm(id, receiver.live, body);
@@ -165,10 +184,16 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     const responses = await Promise.all(Array.from({ length: 8 }, () => confirm(id, receiver.live)));
     const statuses = responses.map((response) => response.statusCode).sort();
     assert.deepEqual(statuses, [201, 409, 409, 409, 409, 409, 409, 409]);
-    for (const response of responses.filter((r) => r.statusCode === 409)) assert.equal(response.json().error.code, 'PENDING_FUNDS_TERMINAL');
+    for (const response of responses.filter((r) => r.statusCode === 409))
+      assert.equal(response.json().error.code, 'PENDING_FUNDS_TERMINAL');
     assert.equal(await available(receiver.id), before_balance + 3_000_000);
     assert.equal((await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', id).execute()).length, 1);
-    const audits = await t.db.selectFrom('receiver_confirm_audit').selectAll().where('pending_funds_id', '=', id).where('stage', '=', 'receiver_confirm').execute();
+    const audits = await t.db
+      .selectFrom('receiver_confirm_audit')
+      .selectAll()
+      .where('pending_funds_id', '=', id)
+      .where('stage', '=', 'receiver_confirm')
+      .execute();
     assert.equal(audits.filter((audit) => audit.applied).length, 1);
     assert.equal((await row(id)).attempts, 1);
   });
@@ -192,7 +217,11 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
       const responses = await Promise.all(Array.from({ length: 9 }, () => confirm(id2, receiver.live)));
       const created = responses.filter((response) => response.statusCode === 201).length;
       assert.equal(created, 5, 'exactly MAX attempts apply');
-      assert.ok(responses.filter((response) => response.statusCode !== 201).every((response) => response.json().error.code === 'PENDING_FUNDS_TERMINAL'));
+      assert.ok(
+        responses
+          .filter((response) => response.statusCode !== 201)
+          .every((response) => response.json().error.code === 'PENDING_FUNDS_TERMINAL'),
+      );
     } finally {
       validator.fallback = 'verified';
     }
@@ -200,7 +229,13 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     assert.equal(failed.status, 'failed');
     assert.equal(failed.unverified_attempts, 5);
     assert.equal(failed.attempts, 5);
-    const applied = await t.db.selectFrom('receiver_confirm_audit').select('id').where('pending_funds_id', '=', id2).where('stage', '=', 'receiver_confirm').where('applied', '=', true).execute();
+    const applied = await t.db
+      .selectFrom('receiver_confirm_audit')
+      .select('id')
+      .where('pending_funds_id', '=', id2)
+      .where('stage', '=', 'receiver_confirm')
+      .where('applied', '=', true)
+      .execute();
     assert.equal(applied.length, 5);
   });
 
@@ -257,24 +292,41 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     assert.equal(all.statusCode, 200);
     assert.ok(all.json().data.length > 10);
     assert.equal(all.json().data[0].validator_response, undefined);
-    const failed = await t.admin('GET', '/admin/audit/receiver-confirm?outcome=failed,timeout&validator_kind=null_validator&stage=receiver_confirm');
+    const failed = await t.admin(
+      'GET',
+      '/admin/audit/receiver-confirm?outcome=failed,timeout&validator_kind=null_validator&stage=receiver_confirm',
+    );
     assert.ok(failed.json().data.length > 0);
     assert.ok(failed.json().data.every((audit: { outcome: string }) => ['failed', 'timeout'].includes(audit.outcome)));
     const one = all.json().data[0];
     const by_row = await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${one.pending_funds_id}`);
-    assert.ok(by_row.json().data.every((audit: { pending_funds_id: string }) => audit.pending_funds_id === one.pending_funds_id));
+    assert.ok(
+      by_row
+        .json()
+        .data.every((audit: { pending_funds_id: string }) => audit.pending_funds_id === one.pending_funds_id),
+    );
     const first = await t.admin('GET', '/admin/audit/receiver-confirm?limit=3');
     const second = await t.admin('GET', `/admin/audit/receiver-confirm?limit=3&cursor=${first.json().next_cursor}`);
-    assert.equal(new Set([...first.json().data, ...second.json().data].map((audit: { id: string }) => audit.id)).size, 6);
+    assert.equal(
+      new Set([...first.json().data, ...second.json().data].map((audit: { id: string }) => audit.id)).size,
+      6,
+    );
     assert.equal((await t.admin('GET', '/admin/audit/receiver-confirm?limit=101')).statusCode, 400);
     assert.equal((await t.admin('GET', '/admin/audit/receiver-confirm?outcome=maybe')).statusCode, 400);
 
     const detail = await t.admin('GET', `/admin/audit/receiver-confirm/${one.id}`);
     assert.equal(detail.statusCode, 200);
     assert.equal(detail.json().data.validator_response.scripted, true);
-    assert.equal((await t.admin('GET', '/admin/audit/receiver-confirm/00000000-0000-4000-8000-000000000000')).statusCode, 404);
+    assert.equal(
+      (await t.admin('GET', '/admin/audit/receiver-confirm/00000000-0000-4000-8000-000000000000')).statusCode,
+      404,
+    );
     assert.equal((await t.request({ method: 'GET', url: '/admin/audit/receiver-confirm' })).statusCode, 401);
-    const forbidden = await t.request({ method: 'GET', url: `/admin/audit/receiver-confirm/${one.id}`, headers: { ...ADMIN_HEADERS, 'x-actor-role': 'support' } });
+    const forbidden = await t.request({
+      method: 'GET',
+      url: `/admin/audit/receiver-confirm/${one.id}`,
+      headers: { ...ADMIN_HEADERS, 'x-actor-role': 'support' },
+    });
     assert.equal(forbidden.statusCode, 403);
     assert.equal(forbidden.json().error.code, 'ADMIN_FORBIDDEN');
     assert.equal((await t.call('GET', '/admin/audit/receiver-confirm', receiver.live)).statusCode, 401);
@@ -282,9 +334,14 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
 
   it('the audit table is append-only in the database: UPDATE and DELETE fail', async () => {
     const [audit] = await t.db.selectFrom('receiver_confirm_audit').select('id').limit(1).execute();
-    await assert.rejects(sql`update receiver_confirm_audit set outcome = 'verified' where id = ${audit!.id}`.execute(t.db), /append-only/);
+    await assert.rejects(
+      sql`update receiver_confirm_audit set outcome = 'verified' where id = ${audit!.id}`.execute(t.db),
+      /append-only/,
+    );
     await assert.rejects(sql`delete from receiver_confirm_audit where id = ${audit!.id}`.execute(t.db), /append-only/);
-    assert.ok(await t.db.selectFrom('receiver_confirm_audit').select('id').where('id', '=', audit!.id).executeTakeFirst());
+    assert.ok(
+      await t.db.selectFrom('receiver_confirm_audit').select('id').where('id', '=', audit!.id).executeTakeFirst(),
+    );
   });
 
   it('the ledger invariants hold after all of the above', async () => {

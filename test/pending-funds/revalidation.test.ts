@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { INTAKE_MAX_ATTEMPTS, INTAKE_RETRY_BASE_MS, sweepPendingFunds } from '../../src/modules/pending-funds/service.ts';
+import {
+  INTAKE_MAX_ATTEMPTS,
+  INTAKE_RETRY_BASE_MS,
+  sweepPendingFunds,
+} from '../../src/modules/pending-funds/service.ts';
 import { revalidatePendingFunds } from '../../src/modules/pending-funds/revalidation.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { createPendingFunds, PNG_BASE64, receipt } from '../helpers/pending-funds.ts';
@@ -18,12 +22,23 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
   let t: TestApp;
   let receiver: TestMerchant;
   const validator = new ScriptedValidator({ failure_reason: 'slip_not_found' });
-  const row = (id: string) => t.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  const row = (id: string) =>
+    t.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   const revalidate = () => revalidatePendingFunds(deps);
   let deps: Parameters<typeof revalidatePendingFunds>[0];
   const intakeAudit = (id: string) =>
-    t.db.selectFrom('receiver_confirm_audit').selectAll().where('pending_funds_id', '=', id).where('stage', '=', 'intake').orderBy('created_at').orderBy('id').execute();
-  const events = async (id: string) => (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map((e) => e.type);
+    t.db
+      .selectFrom('receiver_confirm_audit')
+      .selectAll()
+      .where('pending_funds_id', '=', id)
+      .where('stage', '=', 'intake')
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+  const events = async (id: string) =>
+    (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute()).map(
+      (e) => e.type,
+    );
 
   async function inconclusive(outcome: 'unverified' | 'timeout'): Promise<string> {
     validator.next = [outcome];
@@ -57,8 +72,16 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
 
   it('a timed-out intake keeps the receipt, waits for its backoff, then a verified revalidation makes it confirmable', async () => {
     const id = await inconclusive('timeout');
-    const stored = await t.db.selectFrom('pending_funds_receipts').selectAll().where('pending_funds_id', '=', id).executeTakeFirstOrThrow();
-    assert.deepEqual(Buffer.from(stored.data).subarray(0, 12), Buffer.from(PNG_BASE64, 'base64'), 'the receipt sent at intake (the helper makes each one unique)');
+    const stored = await t.db
+      .selectFrom('pending_funds_receipts')
+      .selectAll()
+      .where('pending_funds_id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      Buffer.from(stored.data).subarray(0, 12),
+      Buffer.from(PNG_BASE64, 'base64'),
+      'the receipt sent at intake (the helper makes each one unique)',
+    );
     assert.equal(stored.content_type, 'image/png');
     assert.equal(stored.sha256, (await row(id)).receipt_sha256);
     // Not due yet: nothing is claimed, the validator is not asked.
@@ -77,14 +100,20 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
     assert.equal(validated.validated_at?.getTime(), t.clock.now().getTime());
     assert.deepEqual(await events(id), ['pending_funds.validated']);
     const audit = await intakeAudit(id);
-    assert.deepEqual(audit.map((a) => [a.outcome, a.status_before, a.status_after, a.applied]), [
-      ['timeout', 'pending_validation', 'pending_validation', true],
-      ['verified', 'pending_validation', 'validated_pending_receiver_confirm', true],
-    ]);
+    assert.deepEqual(
+      audit.map((a) => [a.outcome, a.status_before, a.status_after, a.applied]),
+      [
+        ['timeout', 'pending_validation', 'pending_validation', true],
+        ['verified', 'pending_validation', 'validated_pending_receiver_confirm', true],
+      ],
+    );
     assert.ok(audit.every((a) => a.receipt_sha256 === validated.receipt_sha256 && a.actor_merchant_id === null));
     // The receiver-confirm audit keeps its meaning: no rows until the receiver calls.
     assert.equal((await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${id}`)).json().data.length, 0);
-    assert.equal((await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${id}&stage=intake`)).json().data.length, 2);
+    assert.equal(
+      (await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${id}&stage=intake`)).json().data.length,
+      2,
+    );
     // Nothing left to do for it.
     t.clock.advance(24 * HOUR);
     assert.equal(await revalidate(), 0);
@@ -105,7 +134,10 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
     assert.equal(failed.failure_reason, 'slip_not_found');
     assert.equal(failed.intake_next_attempt_at, null);
     assert.deepEqual(await events(id), ['pending_funds.failed']);
-    assert.deepEqual((await intakeAudit(id)).map((a) => a.outcome), ['unverified', 'failed']);
+    assert.deepEqual(
+      (await intakeAudit(id)).map((a) => a.outcome),
+      ['unverified', 'failed'],
+    );
   });
 
   it('backs off 5, 10, 20, 40, 80 min; after the last attempt it is left to expire at the TTL with intake_validation_unverified', async () => {
@@ -144,7 +176,9 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
       const read = await t.call('GET', `/v1/pending-funds/${id}`, receiver.live);
       assert.equal(read.json().data.failure_reason, 'intake_validation_unverified');
       assert.equal(read.json().data.intake_attempts, INTAKE_MAX_ATTEMPTS);
-      const counted = Object.fromEntries((await deps.revalidations!.get()).values.map((v) => [String(v.labels['outcome']), v.value]));
+      const counted = Object.fromEntries(
+        (await deps.revalidations!.get()).values.map((v) => [String(v.labels['outcome']), v.value]),
+      );
       assert.equal(counted['exhausted'], 1);
     } finally {
       validator.fallback = 'verified';
@@ -157,7 +191,8 @@ describe('pending funds: background revalidation of an inconclusive intake', () 
     validator.next = ['verified'];
     t.application.scheduler.start();
     try {
-      for (let i = 0; i < 200 && (await row(id)).status === 'pending_validation'; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let i = 0; i < 200 && (await row(id)).status === 'pending_validation'; i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
     } finally {
       await t.application.scheduler.stop();
     }

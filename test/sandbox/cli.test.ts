@@ -28,12 +28,26 @@ describe('mpay sandbox trigger and mpay listen', () => {
   });
 
   it('sandbox trigger plays a scenario and prints the terminal payment', async () => {
-    const result = await runMpay(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'matched_partial_fill', '--amount', '20000']);
+    const result = await runMpay([
+      '--url',
+      base,
+      '--api-key',
+      merchant.sandbox,
+      '--json',
+      'sandbox',
+      'trigger',
+      'matched_partial_fill',
+      '--amount',
+      '20000',
+    ]);
     assert.equal(result.code, 0, result.stderr);
     const data = JSON.parse(result.stdout);
     assert.equal(data.scenario, 'matched_partial_fill');
     assert.equal(data.payment.status, 'completed');
-    assert.deepEqual(data.payment.match_details.map((leg: any) => leg.allocated_fiat_amount), [13000, 7000]);
+    assert.deepEqual(
+      data.payment.match_details.map((leg: any) => leg.allocated_fiat_amount),
+      [13000, 7000],
+    );
     const human = await runMpay(['--url', base, '--api-key', merchant.test, 'sandbox', 'trigger', 'expired']);
     assert.match(human.stdout, /^expired: payment sbx_\S+ is expired/);
     const live = await runMpay(['--url', base, '--api-key', merchant.live, 'sandbox', 'trigger', 'expired']);
@@ -47,16 +61,44 @@ describe('mpay sandbox trigger and mpay listen', () => {
     const listed = await runMpay(['--json', 'sandbox', 'trigger', '--list']);
     assert.equal(listed.code, 0, listed.stderr);
     const { event_types } = JSON.parse(listed.stdout);
-    for (const prefix of ['payment.', 'sell_order.', 'buy_order.', 'gateway.dispute.', 'pending_funds.', 'settlement.']) {
-      assert.ok(event_types.some((type: string) => type.startsWith(prefix)), prefix);
+    for (const prefix of [
+      'payment.',
+      'sell_order.',
+      'buy_order.',
+      'gateway.dispute.',
+      'pending_funds.',
+      'settlement.',
+    ]) {
+      assert.ok(
+        event_types.some((type: string) => type.startsWith(prefix)),
+        prefix,
+      );
     }
-    const sell = await runMpay(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'sell_order.completed']);
+    const sell = await runMpay([
+      '--url',
+      base,
+      '--api-key',
+      merchant.sandbox,
+      '--json',
+      'sandbox',
+      'trigger',
+      'sell_order.completed',
+    ]);
     assert.equal(sell.code, 0, sell.stderr);
     const emitted = JSON.parse(sell.stdout);
     assert.equal(emitted.type, 'sell_order.completed');
     assert.equal(emitted.event.sandbox, true);
     assert.equal(emitted.event.data.status, 'completed');
-    const paid = await runMpay(['--url', base, '--api-key', merchant.sandbox, '--json', 'sandbox', 'trigger', 'payment.failed']);
+    const paid = await runMpay([
+      '--url',
+      base,
+      '--api-key',
+      merchant.sandbox,
+      '--json',
+      'sandbox',
+      'trigger',
+      'payment.failed',
+    ]);
     assert.equal(JSON.parse(paid.stdout).payment.status, 'failed');
     const live = await runMpay(['--url', base, '--api-key', merchant.live, 'sandbox', 'trigger', 'buy_order.matched']);
     assert.equal(live.code, 1);
@@ -65,7 +107,8 @@ describe('mpay sandbox trigger and mpay listen', () => {
 
   it('listen reads the sandbox event stream (no endpoint registered, nothing listening here): filters, prints the secret and JSON, forwards signed', async () => {
     const drain = async () => {
-      for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 5000 });
+      for (let handled = -1; handled !== 0; )
+        handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 5000 });
     };
     await drain();
     // The merchant's real sandbox endpoint: listen must leave it alone.
@@ -73,29 +116,63 @@ describe('mpay sandbox trigger and mpay listen', () => {
     try {
       assert.equal((await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: real.url })).statusCode, 200);
       const endpoints_before = (await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data;
-      const child = spawn(process.execPath, [CLI, '--url', base, '--api-key', merchant.sandbox, 'listen', '--forward-to', receiver.url, '--events', 'payment.completed,sell_order.completed', '--print-json'], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          CLI,
+          '--url',
+          base,
+          '--api-key',
+          merchant.sandbox,
+          'listen',
+          '--forward-to',
+          receiver.url,
+          '--events',
+          'payment.completed,sell_order.completed',
+          '--print-json',
+        ],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       let output = '';
       child.stdout.on('data', (chunk) => (output += chunk));
       try {
         while (!output.includes('Ready.')) await once(child.stdout, 'data');
         const secret = /signing secret is (whsec_\S+)/.exec(output)?.[1];
         assert.ok(secret, output);
-        assert.deepEqual((await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data, endpoints_before, 'no endpoint registered');
+        assert.deepEqual(
+          (await t.call('GET', '/v1/webhook-endpoints', merchant.sandbox)).json().data,
+          endpoints_before,
+          'no endpoint registered',
+        );
         assert.deepEqual((await t.call('GET', '/v1/webhook-endpoints', merchant.live)).json().data, [], 'nothing live');
 
         const before_ms = performance.now();
         await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'matched_then_completed' });
-        assert.equal((await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'sell_order.completed' })).statusCode, 201);
-        assert.equal((await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'buy_order.created' })).statusCode, 201);
+        assert.equal(
+          (await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'sell_order.completed' })).statusCode,
+          201,
+        );
+        assert.equal(
+          (await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'buy_order.created' })).statusCode,
+          201,
+        );
         const hooks = await receiver.waitFor(2);
         assert.ok(performance.now() - before_ms < 5_000, 'forwarded without the dispatcher');
         for (const hook of hooks) verifyWebhook(hook.raw, hook.headers, secret, { now: t.clock.now() });
-        assert.deepEqual(hooks.map((hook) => hook.body['type']).sort(), ['payment.completed', 'sell_order.completed'], 'only the subscribed types');
+        assert.deepEqual(
+          hooks.map((hook) => hook.body['type']).sort(),
+          ['payment.completed', 'sell_order.completed'],
+          'only the subscribed types',
+        );
         assert.ok(hooks.every((hook) => hook.body['sandbox'] === true));
         await drain();
-        assert.deepEqual(real.received.map((hook) => hook.body['type']).sort(), ['buy_order.created', 'payment.completed', 'payment.matched', 'sell_order.completed'], 'the real endpoint got everything');
+        assert.deepEqual(
+          real.received.map((hook) => hook.body['type']).sort(),
+          ['buy_order.created', 'payment.completed', 'payment.matched', 'sell_order.completed'],
+          'the real endpoint got everything',
+        );
         while (!output.includes('sell_order.completed evt_')) await once(child.stdout, 'data');
         assert.match(output, /--> payment\.completed evt_\w+ payment sbx_\S+ \[sandbox\] {2}\[200\]/);
         assert.match(output, /^\{"[^\n]*"type":"payment\.completed"/m, '--print-json prints each event');
@@ -122,10 +199,21 @@ describe('mpay sandbox trigger and mpay listen', () => {
 
     const first = await t.call('POST', '/v1/sandbox/events', merchant.sandbox, { type: 'buy_order.created' });
     assert.equal(first.statusCode, 201);
-    const seq = (await t.db.selectFrom('events').select('seq').where('merchant_id', '=', merchant.id).orderBy('seq', 'desc').limit(2).execute()).map((row) => Number(row.seq));
+    const seq = (
+      await t.db
+        .selectFrom('events')
+        .select('seq')
+        .where('merchant_id', '=', merchant.id)
+        .orderBy('seq', 'desc')
+        .limit(2)
+        .execute()
+    ).map((row) => Number(row.seq));
     const secret = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
     const controller = new AbortController();
-    const resumed = await fetch(`${base}/v1/sandbox/events/stream`, { headers: { 'x-api-key': merchant.sandbox, 'last-event-id': String(seq[1]), 'x-listen-secret': secret }, signal: controller.signal });
+    const resumed = await fetch(`${base}/v1/sandbox/events/stream`, {
+      headers: { 'x-api-key': merchant.sandbox, 'last-event-id': String(seq[1]), 'x-listen-secret': secret },
+      signal: controller.signal,
+    });
     assert.equal(resumed.status, 200);
     assert.match(resumed.headers.get('content-type') ?? '', /^text\/event-stream/);
     let text = '';

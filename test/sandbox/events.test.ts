@@ -16,7 +16,9 @@ describe('POST /v1/sandbox/events: sandbox events of every non-payment type', ()
     t = await startTestApp();
     merchant = await t.createMerchant('Sandbox events');
     receiver = await startReceiver();
-    secret = (await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url.replace(/hooks$/, 'sandbox') })).json().data.secret;
+    secret = (
+      await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url.replace(/hooks$/, 'sandbox') })
+    ).json().data.secret;
     await t.call('PUT', '/v1/webhook-endpoint', merchant.live, { url: receiver.url.replace(/hooks$/, 'live') });
   });
   after(async () => {
@@ -38,7 +40,8 @@ describe('POST /v1/sandbox/events: sandbox events of every non-payment type', ()
     }
     const listed = (await t.call('GET', '/v1/events?limit=100', merchant.sandbox)).json().data;
     assert.deepEqual(listed.map((row: any) => row.type).sort(), [...SYNTHETIC_EVENT_TYPES].sort());
-    for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 });
+    for (let handled = -1; handled !== 0; )
+      handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 });
     assert.equal(receiver.received.length, SYNTHETIC_EVENT_TYPES.length);
     for (const hook of receiver.received) {
       assert.equal(hook.path, '/sandbox', 'never the live endpoint');
@@ -48,11 +51,21 @@ describe('POST /v1/sandbox/events: sandbox events of every non-payment type', ()
     assert.equal(settlement['settlement_id'], settlement['data'].id, 'the settlement envelope carries the flat fields');
     // Payouts the right way round: the buyer is told whom to pay, the seller what to expect.
     const matched = receiver.received.find((hook) => hook.body['type'] === 'buy_order.matched')!.body;
-    assert.deepEqual(matched['data'].fills[0].pay_to, { display_name: 'Sandbox Seller', destination: { rail: 'promptpay', promptpay_id: '0812345678' } });
+    assert.deepEqual(matched['data'].fills[0].pay_to, {
+      display_name: 'Sandbox Seller',
+      destination: { rail: 'promptpay', promptpay_id: '0812345678' },
+    });
     assert.equal(matched['data'].fills[0].fiat_amount, matched['data'].filled_fiat_amount);
     const requested = receiver.received.find((hook) => hook.body['type'] === 'sell_order.cash_leg_requested')!.body;
-    assert.deepEqual([requested['data'].cash_leg.direction, requested['data'].cash_leg.to], ['buyers_pay_you', { rail: 'promptpay', promptpay_id: '0812345678' }]);
-    assert.deepEqual((await t.call('GET', '/v1/events', merchant.live)).json().data, [], 'a live key sees none of them');
+    assert.deepEqual(
+      [requested['data'].cash_leg.direction, requested['data'].cash_leg.to],
+      ['buyers_pay_you', { rail: 'promptpay', promptpay_id: '0812345678' }],
+    );
+    assert.deepEqual(
+      (await t.call('GET', '/v1/events', merchant.live)).json().data,
+      [],
+      'a live key sees none of them',
+    );
   });
 
   it('refuses a live key (403 SANDBOX_ONLY), no key (401), an unknown type (400), and writes no event', async () => {
@@ -60,8 +73,16 @@ describe('POST /v1/sandbox/events: sandbox events of every non-payment type', ()
     const live = await t.call('POST', '/v1/sandbox/events', merchant.live, { type: 'sell_order.completed' });
     assert.equal(live.statusCode, 403);
     assert.equal(live.json().error.code, 'SANDBOX_ONLY');
-    assert.equal((await t.call('POST', '/v1/sandbox/events', undefined, { type: 'sell_order.completed' })).statusCode, 401);
-    for (const body of [{ type: 'payment.completed' }, { type: 'nope' }, {}, { type: 'sell_order.completed', extra: 1 }]) {
+    assert.equal(
+      (await t.call('POST', '/v1/sandbox/events', undefined, { type: 'sell_order.completed' })).statusCode,
+      401,
+    );
+    for (const body of [
+      { type: 'payment.completed' },
+      { type: 'nope' },
+      {},
+      { type: 'sell_order.completed', extra: 1 },
+    ]) {
       const response = await t.call('POST', '/v1/sandbox/events', merchant.sandbox, body);
       assert.equal(response.statusCode, 400, JSON.stringify(body));
       assert.equal(response.json().error.code, 'VALIDATION_ERROR');

@@ -21,15 +21,20 @@ describe('sandbox simulate', () => {
     },
   } as ReceiptValidator;
 
-  const simulate = (body: Record<string, unknown>, key = merchant.sandbox, headers?: Record<string, string>) => t.call('POST', '/v1/sandbox/payments/simulate', key, body, headers);
+  const simulate = (body: Record<string, unknown>, key = merchant.sandbox, headers?: Record<string, string>) =>
+    t.call('POST', '/v1/sandbox/payments/simulate', key, body, headers);
   /** The webhooks a simulation sent, in delivery order. */
   const hooksOf = async (payment_id: string) => {
-    for (let handled = -1; handled !== 0; ) handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 });
+    for (let handled = -1; handled !== 0; )
+      handled = await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 });
     return receiver.received.filter((hook) => hook.body['payment_id'] === payment_id).map((hook) => hook.body);
   };
   const eventsOf = async (payment_id: string, key = merchant.sandbox) => {
     const list = await t.call('GET', `/v1/events?limit=100`, key);
-    return list.json().data.filter((event: any) => event.resource_id === payment_id).reverse();
+    return list
+      .json()
+      .data.filter((event: any) => event.resource_id === payment_id)
+      .reverse();
   };
 
   before(async () => {
@@ -64,8 +69,13 @@ describe('sandbox simulate', () => {
     assert.ok(Number.isInteger(tokens.match_order));
     assert.equal(typeof tokens.status, 'string');
     const hooks = await hooksOf(payment.id);
-    assert.deepEqual(hooks.map((hook) => hook['event']), ['payment.matched', 'payment.completed']);
-    assert.ok(hooks.every((hook) => hook['sandbox'] === true && hook['amount'] === 10000 && hook['currency'] === 'THB'));
+    assert.deepEqual(
+      hooks.map((hook) => hook['event']),
+      ['payment.matched', 'payment.completed'],
+    );
+    assert.ok(
+      hooks.every((hook) => hook['sandbox'] === true && hook['amount'] === 10000 && hook['currency'] === 'THB'),
+    );
     assert.equal(hooks[1]!['status'], 'completed');
   });
 
@@ -78,7 +88,10 @@ describe('sandbox simulate', () => {
     assert.equal(payment.currency, 'AUD');
     assert.equal(payment.payment_method, 'payid');
     assert.ok(payment.synthetic_match);
-    assert.deepEqual((await hooksOf(payment.id)).map((hook) => hook['event']), ['payment.matched', 'payment.failed']);
+    assert.deepEqual(
+      (await hooksOf(payment.id)).map((hook) => hook['event']),
+      ['payment.matched', 'payment.failed'],
+    );
   });
 
   it('expired: a single payment.expired, no match, no funds move', async () => {
@@ -87,8 +100,14 @@ describe('sandbox simulate', () => {
     assert.equal(payment.status, 'expired');
     assert.equal(payment.synthetic_match, undefined);
     assert.deepEqual(payment.match_details, []);
-    assert.deepEqual((await hooksOf(payment.id)).map((hook) => hook['event']), ['payment.expired']);
-    assert.deepEqual((await eventsOf(payment.id)).map((event: any) => event.type), ['payment.expired']);
+    assert.deepEqual(
+      (await hooksOf(payment.id)).map((hook) => hook['event']),
+      ['payment.expired'],
+    );
+    assert.deepEqual(
+      (await eventsOf(payment.id)).map((event: any) => event.type),
+      ['payment.expired'],
+    );
   });
 
   it('settlement_cycle: settled; payment.matched, payment.completed, settlement.completed', async () => {
@@ -97,11 +116,20 @@ describe('sandbox simulate', () => {
     const { payment } = response.json().data;
     assert.equal(payment.status, 'settled');
     assert.ok(payment.synthetic_match);
-    const { settlement_id } = await t.db.selectFrom('payments').select('settlement_id').where('id', '=', payment.id).executeTakeFirstOrThrow();
+    const { settlement_id } = await t.db
+      .selectFrom('payments')
+      .select('settlement_id')
+      .where('id', '=', payment.id)
+      .executeTakeFirstOrThrow();
     assert.ok(settlement_id);
     const listed = (await t.call('GET', '/v1/events?limit=100', merchant.sandbox)).json().data.reverse();
-    const events = listed.filter((event: any) => event.resource_id === payment.id || event.resource_id === settlement_id);
-    assert.deepEqual(events.map((event: any) => event.type), ['payment.matched', 'payment.completed', 'settlement.completed']);
+    const events = listed.filter(
+      (event: any) => event.resource_id === payment.id || event.resource_id === settlement_id,
+    );
+    assert.deepEqual(
+      events.map((event: any) => event.type),
+      ['payment.matched', 'payment.completed', 'settlement.completed'],
+    );
     assert.equal(events[2].payload.sandbox, true);
     const settlements = await t.call('GET', '/v1/settlements', merchant.sandbox);
     assert.equal(settlements.statusCode, 200);
@@ -110,7 +138,11 @@ describe('sandbox simulate', () => {
     await hooksOf(payment.id);
     const arrival = receiver.received.map((hook) => hook.body['id']);
     const ids = events.map((event: any) => event.id);
-    assert.deepEqual(arrival.filter((id) => ids.includes(id)), ids, 'settlement.completed is delivered after the payment events');
+    assert.deepEqual(
+      arrival.filter((id) => ids.includes(id)),
+      ids,
+      'settlement.completed is delivered after the payment events',
+    );
   });
 
   it('matched_partial_fill: two legs 65 % / remainder with distinct sellers, in match_details of the webhooks', async () => {
@@ -125,10 +157,16 @@ describe('sandbox simulate', () => {
     assert.equal(second.match_order, 2);
     assert.notEqual(first.seller_id, second.seller_id);
     const hooks = await hooksOf(payment.id);
-    assert.deepEqual(hooks.map((hook) => hook['event']), ['payment.matched', 'payment.completed']);
+    assert.deepEqual(
+      hooks.map((hook) => hook['event']),
+      ['payment.matched', 'payment.completed'],
+    );
     for (const hook of hooks) {
       assert.equal(hook['match_details'].length, 2);
-      assert.deepEqual(hook['match_details'].map((leg: any) => leg.allocated_fiat_amount), [6500, 3501]);
+      assert.deepEqual(
+        hook['match_details'].map((leg: any) => leg.allocated_fiat_amount),
+        [6500, 3501],
+      );
       assert.equal(new Set(hook['match_details'].map((leg: any) => leg.seller_id)).size, 2);
     }
     const tiny = await simulate({ scenario: 'matched_partial_fill', amount: 1 });
@@ -137,18 +175,36 @@ describe('sandbox simulate', () => {
   });
 
   it('refuses a live key (403 SANDBOX_ONLY), no key (401) and bad bodies (400), leaving no row', async () => {
-    const before_count = await t.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const before_count = await t.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     const live = await simulate({ scenario: 'matched_then_completed' }, merchant.live);
     assert.equal(live.statusCode, 403);
     assert.equal(live.json().error.code, 'SANDBOX_ONLY');
-    assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', undefined, { scenario: 'matched_then_completed' })).statusCode, 401);
+    assert.equal(
+      (await t.call('POST', '/v1/sandbox/payments/simulate', undefined, { scenario: 'matched_then_completed' }))
+        .statusCode,
+      401,
+    );
     assert.equal((await simulate({ scenario: 'matched_then_completed' }, 'svc_sandbox_nope')).statusCode, 401);
-    for (const body of [{}, { scenario: 'refunded' }, { scenario: 'expired', amount: 0 }, { scenario: 'expired', amount: 1.5 }, { scenario: 'expired', currency: 'EUR' }, { scenario: 'expired', payment_method: 'payid' }, { scenario: 'expired', extra: 1 }]) {
+    for (const body of [
+      {},
+      { scenario: 'refunded' },
+      { scenario: 'expired', amount: 0 },
+      { scenario: 'expired', amount: 1.5 },
+      { scenario: 'expired', currency: 'EUR' },
+      { scenario: 'expired', payment_method: 'payid' },
+      { scenario: 'expired', extra: 1 },
+    ]) {
       const response = await simulate(body);
       assert.equal(response.statusCode, 400, JSON.stringify(body));
       assert.equal(response.json().error.code, 'VALIDATION_ERROR');
     }
-    const after_count = await t.db.selectFrom('payments').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const after_count = await t.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(after_count.n, before_count.n);
   });
 
@@ -169,9 +225,18 @@ describe('sandbox simulate', () => {
   });
 
   it('never calls the validator, never touches live rows, and live keys do not see sandbox payments or events', async () => {
-    const seller = async () => t.db.selectFrom('sellers').select(['liquidity_minor', 'reserved_minor']).where('id', '=', live_seller).executeTakeFirstOrThrow();
+    const seller = async () =>
+      t.db
+        .selectFrom('sellers')
+        .select(['liquidity_minor', 'reserved_minor'])
+        .where('id', '=', live_seller)
+        .executeTakeFirstOrThrow();
     const before_seller = await seller();
-    const results = await Promise.all(['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'].flatMap((scenario) => [simulate({ scenario }), simulate({ scenario }, merchant.test)]));
+    const results = await Promise.all(
+      ['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'].flatMap(
+        (scenario) => [simulate({ scenario }), simulate({ scenario }, merchant.test)],
+      ),
+    );
     assert.ok(results.every((response) => response.statusCode === 201));
     assert.equal(validator_calls, 0);
     assert.deepEqual(await seller(), before_seller);
@@ -193,7 +258,11 @@ describe('sandbox simulate', () => {
     const limited = await startTestApp({ env: { RATE_LIMIT_SANDBOX_PER_SECOND: '3' } });
     try {
       const m = await limited.createMerchant('Limited');
-      const responses = await Promise.all(Array.from({ length: 8 }, () => limited.call('POST', '/v1/sandbox/payments/simulate', m.sandbox, { scenario: 'expired' })));
+      const responses = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          limited.call('POST', '/v1/sandbox/payments/simulate', m.sandbox, { scenario: 'expired' }),
+        ),
+      );
       const statuses = responses.map((response) => response.statusCode);
       assert.ok(statuses.filter((status) => status === 201).length <= 3 + 1, statuses.join(','));
       const refused = responses.find((response) => response.statusCode === 429);

@@ -60,18 +60,36 @@ describe('security suite: every operation by its declared security', () => {
   const send = (operation: Operation, path: string, credential: Record<string, string>) => {
     const headers = operation.idempotency_key ? { ...credential, 'idempotency-key': randomUUID() } : credential;
     const special = BODIES[`${operation.method} ${operation.path}`]?.();
-    if (special) return t.request({ method: operation.method as 'POST', url: path, headers: { ...headers, ...special.headers }, payload: special.payload });
+    if (special)
+      return t.request({
+        method: operation.method as 'POST',
+        url: path,
+        headers: { ...headers, ...special.headers },
+        payload: special.payload,
+      });
     const body = minimalBody(operation.body_schema);
-    return t.request({ method: operation.method as 'GET', url: path, headers: { ...headers }, ...(body === undefined ? {} : { payload: body as object }) });
+    return t.request({
+      method: operation.method as 'GET',
+      url: path,
+      headers: { ...headers },
+      ...(body === undefined ? {} : { payload: body as object }),
+    });
   };
 
   /** A's view of the resource, to prove a refused write changed nothing. */
   const readAsA = async (fixture: Fixture, id: string, mode: 'live' | 'sandbox') => {
-    if (fixture.prefix === '/v1/merchants/') return (await t.request({ method: 'GET', url: `/v1/merchants/${id}/balance`, headers: as_a.merchant_jwt })).body;
+    if (fixture.prefix === '/v1/merchants/')
+      return (await t.request({ method: 'GET', url: `/v1/merchants/${id}/balance`, headers: as_a.merchant_jwt })).body;
     const url = fixture.read ? fixture.read(id).replace(/#.*$/, '') : `${fixture.prefix}${id}`;
-    const response = await t.request({ method: 'GET', url, headers: fixture.read_with ? as_a[fixture.read_with] : mode === 'live' ? as_a.api_key_live : as_a.api_key_sandbox });
+    const response = await t.request({
+      method: 'GET',
+      url,
+      headers: fixture.read_with ? as_a[fixture.read_with] : mode === 'live' ? as_a.api_key_live : as_a.api_key_sandbox,
+    });
     assert.equal(response.statusCode, 200, response.body);
-    const data = fixture.read ? response.json().data.find((row: { id: string }) => row.id === id) : response.json().data;
+    const data = fixture.read
+      ? response.json().data.find((row: { id: string }) => row.id === id)
+      : response.json().data;
     assert.ok(data, `A cannot read its own ${fixture.prefix}${id}`);
     return JSON.stringify({ ...data, expires_in_seconds: undefined });
   };
@@ -109,7 +127,12 @@ describe('security suite: every operation by its declared security', () => {
         });
       }
 
-      if (!hasPathParameter(operation.path) || operation.scheme === 'adminToken' || operation.scheme === 'internalToken') return;
+      if (
+        !hasPathParameter(operation.path) ||
+        operation.scheme === 'adminToken' ||
+        operation.scheme === 'internalToken'
+      )
+        return;
       const fixture = fixtureFor(operation.path);
       if (!fixture) {
         it("another merchant's resource: has a fixture", () => {
@@ -133,7 +156,13 @@ describe('security suite: every operation by its declared security', () => {
         assert.equal(await readAsA(fixture, id, home), before_read);
       });
 
-      if (operation.scheme === 'apiKey' && !LIVE_ONLY.has(name) && !isSandboxOnly(operation) && !fixture.live_only && fixture.home_mode !== 'sandbox') {
+      if (
+        operation.scheme === 'apiKey' &&
+        !LIVE_ONLY.has(name) &&
+        !isSandboxOnly(operation) &&
+        !fixture.live_only &&
+        fixture.home_mode !== 'sandbox'
+      ) {
         it("the other mode's key on a live resource: 404 NOT_FOUND, nothing changed", async () => {
           const id = await resource(fixture, 'live');
           const before_read = await readAsA(fixture, id, 'live');
@@ -142,7 +171,7 @@ describe('security suite: every operation by its declared security', () => {
         });
       }
       if (operation.scheme === 'apiKey' && !isSandboxOnly(operation) && !fixture.live_only) {
-        it("a live key on a sandbox resource: 404 NOT_FOUND, nothing changed", async () => {
+        it('a live key on a sandbox resource: 404 NOT_FOUND, nothing changed', async () => {
           const id = await resource(fixture, 'sandbox');
           const before_read = await readAsA(fixture, id, 'sandbox');
           assertErrorEnvelope(await send(operation, fill(operation.path, id), as_a.api_key_live), 404, 'NOT_FOUND');
@@ -154,7 +183,10 @@ describe('security suite: every operation by its declared security', () => {
 
   it('every fixture row matches at least one operation', () => {
     for (const fixture of FIXTURES) {
-      assert.ok(operations.some((operation) => operation.path.startsWith(fixture.prefix)), `fixture ${fixture.prefix} matches no operation: remove or fix it`);
+      assert.ok(
+        operations.some((operation) => operation.path.startsWith(fixture.prefix)),
+        `fixture ${fixture.prefix} matches no operation: remove or fix it`,
+      );
     }
   });
 });

@@ -24,7 +24,11 @@ import {
   switchableLedger,
 } from '../helpers/orders.ts';
 
-const confirmBody = (extra: Record<string, unknown> = {}) => ({ receipt_base64: receipt(), content_type: 'application/pdf', ...extra });
+const confirmBody = (extra: Record<string, unknown> = {}) => ({
+  receipt_base64: receipt(),
+  content_type: 'application/pdf',
+  ...extra,
+});
 
 describe('sell orders: match, cash leg, confirm, sweeps', () => {
   let t: TestApp;
@@ -35,7 +39,10 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
   const ledger = switchableLedger();
 
   before(async () => {
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '3', CASH_LEG_RETRY_TIMEOUT_HOURS: '48' }, overrides: { validator, ledger } });
+    t = await startTestApp({
+      env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '3', CASH_LEG_RETRY_TIMEOUT_HOURS: '48' },
+      overrides: { validator, ledger },
+    });
     ledger.attach(t);
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer');
@@ -64,9 +71,17 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.equal(in_flight.status, 'cash_leg_in_flight');
     assert.ok(in_flight.cash_leg_requested_at);
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested']);
-    const instruction = await t.db.selectFrom('events').select('payload').where('resource_id', '=', sell.id).executeTakeFirstOrThrow();
+    const instruction = await t.db
+      .selectFrom('events')
+      .select('payload')
+      .where('resource_id', '=', sell.id)
+      .executeTakeFirstOrThrow();
     // The seller is told what to expect: the buyer's transfer into its own destination, with the fill's reference.
-    const fill = await t.db.selectFrom('order_fills').select('id').where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
+    const fill = await t.db
+      .selectFrom('order_fills')
+      .select('id')
+      .where('sell_order_id', '=', sell.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual((instruction.payload as { data: { cash_leg: unknown } }).data.cash_leg, {
       direction: 'buyers_pay_you',
       buy_order_id: buy.id,
@@ -74,7 +89,15 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
       fiat_amount: 35_000,
       amount_micro_pay: 7 * PAY,
       to: { rail: 'promptpay', promptpay_id: '0812345678' },
-      fills: [{ buy_order_id: buy.id, payer_name: 'Buyer', reference: fillReference(fill.id), amount_micro_pay: 7 * PAY, fiat_amount: 35_000 }],
+      fills: [
+        {
+          buy_order_id: buy.id,
+          payer_name: 'Buyer',
+          reference: fillReference(fill.id),
+          amount_micro_pay: 7 * PAY,
+          fiat_amount: 35_000,
+        },
+      ],
     });
   });
 
@@ -91,7 +114,11 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.equal(order.last_cash_leg_outcome, 'verified');
     assert.equal(order.last_cash_leg_attempt_at, t.clock.now().toISOString());
     assert.ok(order.completed_at);
-    const burn = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', sell.id).executeTakeFirstOrThrow();
+    const burn = await t.db
+      .selectFrom('ledger_transfers')
+      .selectAll()
+      .where('key', '=', sell.id)
+      .executeTakeFirstOrThrow();
     assert.equal(burn.kind, 'burn');
     assert.equal(burn.amount_micro_pay, 6 * PAY);
     assert.equal(burn.debit_account, accounts.merchantReserve(seller.id, false));
@@ -107,7 +134,10 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     expectError(await confirm(sell.id, confirmBody({ reference: 'TRX-2' }), key), 409, 'IDEMPOTENCY_KEY_CONFLICT');
     expectError(await confirm(sell.id), 409, 'SELL_ORDER_BAD_STATE');
     assert.equal(validator.calls, calls, 'no validator call for a completed order');
-    assert.equal((await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', sell.id).execute()).length, 1);
+    assert.equal(
+      (await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', sell.id).execute()).length,
+      1,
+    );
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
 
@@ -121,8 +151,19 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
       assert.equal(response.json().data.cash_leg_attempts, i + 1);
       assert.equal(response.json().data.last_cash_leg_outcome, outcome);
     }
-    const attempts = await t.db.selectFrom('sell_order_cash_leg_attempts').selectAll().where('sell_order_id', '=', sell.id).orderBy('attempt_number').execute();
-    assert.deepEqual(attempts.map((a) => [a.attempt_number, a.outcome, a.reason]), [[1, 'failed', 'amount_mismatch'], [2, 'unverified', null]]);
+    const attempts = await t.db
+      .selectFrom('sell_order_cash_leg_attempts')
+      .selectAll()
+      .where('sell_order_id', '=', sell.id)
+      .orderBy('attempt_number')
+      .execute();
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt_number, a.outcome, a.reason]),
+      [
+        [1, 'failed', 'amount_mismatch'],
+        [2, 'unverified', null],
+      ],
+    );
     const done = await confirm(sell.id);
     assert.equal(done.json().data.status, 'completed');
     assert.equal(done.json().data.cash_leg_attempts, 3);
@@ -131,14 +172,27 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
   it('400 on missing or bad evidence (no validator call); 403 for another merchant; 404 unknown; 401 without identity', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, PAY);
     const calls = validator.calls;
-    for (const body of [{}, { content_type: 'image/png' }, { receipt_base64: receipt() }, confirmBody({ receipt_base64: '' }), confirmBody({ receipt_base64: 'not base64!!' }), confirmBody({ receipt_base64: 'abcde' }), confirmBody({ content_type: 'text/plain' }), confirmBody({ extra: 1 })]) {
+    for (const body of [
+      {},
+      { content_type: 'image/png' },
+      { receipt_base64: receipt() },
+      confirmBody({ receipt_base64: '' }),
+      confirmBody({ receipt_base64: 'not base64!!' }),
+      confirmBody({ receipt_base64: 'abcde' }),
+      confirmBody({ content_type: 'text/plain' }),
+      confirmBody({ extra: 1 }),
+    ]) {
       expectError(await confirm(sell.id, body), 400, 'VALIDATION_ERROR');
     }
     expectError(await confirm(sell.id, confirmBody(), null), 400, 'VALIDATION_ERROR');
     expectError(await confirm(sell.id, confirmBody(), 'nope'), 400, 'VALIDATION_ERROR');
     expectError(await confirm(sell.id, confirmBody(), randomUUID(), other.jwt), 403, 'SELL_ORDER_NOT_OWNER');
     expectError(await confirm(randomUUID()), 404, 'NOT_FOUND');
-    expectError(await merchantCall(t, null, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, confirmBody()), 401, 'UNAUTHORIZED');
+    expectError(
+      await merchantCall(t, null, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, confirmBody()),
+      401,
+      'UNAUTHORIZED',
+    );
     assert.equal(validator.calls, calls);
     const order = (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data;
     assert.equal(order.cash_leg_attempts, 0);
@@ -158,7 +212,16 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     const still = (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data;
     assert.equal(still.status, 'cash_leg_in_flight');
     assert.equal(still.cash_leg_attempts, 0);
-    assert.equal((await t.db.selectFrom('sell_order_cash_leg_attempts').select('id').where('sell_order_id', '=', sell.id).execute()).length, 0);
+    assert.equal(
+      (
+        await t.db
+          .selectFrom('sell_order_cash_leg_attempts')
+          .select('id')
+          .where('sell_order_id', '=', sell.id)
+          .execute()
+      ).length,
+      0,
+    );
     // The same key is free to run again once the ledger is back.
     const retry = await confirm(sell.id, confirmBody(), key);
     assert.equal(retry.statusCode, 200, retry.body);
@@ -171,7 +234,11 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     ledger.down_for.add('transfer');
     const before_count = (await t.db.selectFrom('sell_orders').select('id').execute()).length;
     try {
-      expectError(await merchantCall(t, seller.jwt, 'POST', '/v1/merchant-sell-orders', sellBody(PAY)), 502, 'SELL_ORDER_LEDGER_UNAVAILABLE');
+      expectError(
+        await merchantCall(t, seller.jwt, 'POST', '/v1/merchant-sell-orders', sellBody(PAY)),
+        502,
+        'SELL_ORDER_LEDGER_UNAVAILABLE',
+      );
     } finally {
       ledger.down_for.delete('transfer');
     }
@@ -185,9 +252,15 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     const completed = responses.filter((r) => r.statusCode === 200);
     assert.equal(completed.length, 1, responses.map((r) => r.statusCode).join(','));
     for (const r of responses.filter((r) => r.statusCode !== 200)) expectError(r, 409, 'SELL_ORDER_BAD_STATE');
-    assert.equal((await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', sell.id).execute()).length, 1);
+    assert.equal(
+      (await t.db.selectFrom('ledger_transfers').select('id').where('key', '=', sell.id).execute()).length,
+      1,
+    );
     assert.equal((await balancesOf(t, seller.id)).reserve, reserve_before - 4 * PAY);
-    assert.deepEqual((await eventTypes(t, sell.id)).filter((e) => e === 'sell_order.completed'), ['sell_order.completed']);
+    assert.deepEqual(
+      (await eventTypes(t, sell.id)).filter((e) => e === 'sell_order.completed'),
+      ['sell_order.completed'],
+    );
   });
 
   it('sweep: a pending order past expires_at fails expired_unmatched and its reserve is released', async () => {
@@ -196,13 +269,19 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     t.clock.advance(24 * 3600_000 - 1000);
     const sweep = () => sweepSellOrders(t.application.payouts.sell_orders);
     await sweep();
-    assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status, 'pending');
+    assert.equal(
+      (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data.status,
+      'pending',
+    );
     t.clock.advance(1000);
     assert.ok((await sweep()) >= 1);
     const failed = (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data;
     assert.equal(failed.status, 'failed');
     assert.equal(failed.failure_reason, 'expired_unmatched');
-    assert.deepEqual(await balancesOf(t, seller.id), { available: before_balances.available + 5 * PAY, reserve: before_balances.reserve - 5 * PAY });
+    assert.deepEqual(await balancesOf(t, seller.id), {
+      available: before_balances.available + 5 * PAY,
+      reserve: before_balances.reserve - 5 * PAY,
+    });
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.failed']);
     // An expired sell is never matched, even if a buy shows up before the sweep would run.
     await createBuy(t, buyer.jwt, buyBody(5 * PAY, 'SGD'));
@@ -210,7 +289,7 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.equal(await sweep(), 0, 'nothing left to sweep');
   });
 
-  it('sweep: CASH_LEG_RETRY_MAX failed attempts -> failed cash_leg_retry_exhausted, reserve released, the buyer\'s PAY taken back, supply as before the match; no dispute while the switch is off', async () => {
+  it("sweep: CASH_LEG_RETRY_MAX failed attempts -> failed cash_leg_retry_exhausted, reserve released, the buyer's PAY taken back, supply as before the match; no dispute while the switch is off", async () => {
     const supply_before = (await t.admin('GET', '/admin/ledger/supply')).json().data.live.circulation_micro_pay;
     const buyer_before = await balancesOf(t, buyer.id);
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 8 * PAY);
@@ -225,16 +304,36 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     assert.equal(failed.status, 'failed');
     assert.equal(failed.failure_reason, 'cash_leg_retry_exhausted');
     assert.equal(failed.cash_leg_attempts, 3);
-    assert.deepEqual(await balancesOf(t, seller.id), { available: before_balances.available + 8 * PAY, reserve: before_balances.reserve - 8 * PAY });
+    assert.deepEqual(await balancesOf(t, seller.id), {
+      available: before_balances.available + 8 * PAY,
+      reserve: before_balances.reserve - 8 * PAY,
+    });
     // the fill's mint is burned back to the mint source: the buyer holds what it held before the match
     assert.deepEqual(await balancesOf(t, buyer.id), buyer_before);
     assert.equal((await t.admin('GET', '/admin/ledger/supply')).json().data.live.circulation_micro_pay, supply_before);
-    const fill = await t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
-    assert.deepEqual([fill.reversed_micro_pay, fill.shortfall_micro_pay, fill.reversed_at?.getTime()], [8 * PAY, 0, t.clock.now().getTime()]);
-    const burn = await t.db.selectFrom('ledger_transfers').selectAll().where('key', '=', `buy_order:${sell.matched_buy_order_id}:fill:${sell.id}:reversal`).executeTakeFirstOrThrow();
-    assert.deepEqual([burn.kind, burn.debit_account, burn.credit_account, burn.amount_micro_pay], ['burn', accounts.merchantAvailable(buyer.id, false), accounts.mintSource(MINT_SOURCE, false), 8 * PAY]);
+    const fill = await t.db
+      .selectFrom('order_fills')
+      .selectAll()
+      .where('sell_order_id', '=', sell.id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [fill.reversed_micro_pay, fill.shortfall_micro_pay, fill.reversed_at?.getTime()],
+      [8 * PAY, 0, t.clock.now().getTime()],
+    );
+    const burn = await t.db
+      .selectFrom('ledger_transfers')
+      .selectAll()
+      .where('key', '=', `buy_order:${sell.matched_buy_order_id}:fill:${sell.id}:reversal`)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [burn.kind, burn.debit_account, burn.credit_account, burn.amount_micro_pay],
+      ['burn', accounts.merchantAvailable(buyer.id, false), accounts.mintSource(MINT_SOURCE, false), 8 * PAY],
+    );
     assert.deepEqual(await eventTypes(t, sell.id), ['sell_order.cash_leg_requested', 'sell_order.failed']);
-    assert.equal((await t.db.selectFrom('disputes').select('id').where('sell_order_id', '=', sell.id).execute()).length, 0);
+    assert.equal(
+      (await t.db.selectFrom('disputes').select('id').where('sell_order_id', '=', sell.id).execute()).length,
+      0,
+    );
     const late = await confirm(sell.id);
     assert.equal(late.statusCode, 200);
     assert.equal(late.json().data.status, 'failed');
@@ -257,12 +356,19 @@ describe('sell orders: match, cash leg, confirm, sweeps', () => {
     const again = await confirm(sell.id);
     assert.equal(again.statusCode, 200);
     assert.equal(again.json().data.status, 'failed');
-    assert.deepEqual((await eventTypes(t, sell.id)).filter((e) => e === 'sell_order.failed'), ['sell_order.failed']);
+    assert.deepEqual(
+      (await eventTypes(t, sell.id)).filter((e) => e === 'sell_order.failed'),
+      ['sell_order.failed'],
+    );
   });
 
   it('cancel is refused once matched', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, PAY);
-    expectError(await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/cancel`), 409, 'SELL_ORDER_BAD_STATE');
+    expectError(
+      await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/cancel`),
+      409,
+      'SELL_ORDER_BAD_STATE',
+    );
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
 });
@@ -274,7 +380,14 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
   const validator = scriptedValidator();
 
   before(async () => {
-    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE, CASH_LEG_RETRY_MAX: '2', GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true' }, overrides: { validator } });
+    t = await startTestApp({
+      env: {
+        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+        CASH_LEG_RETRY_MAX: '2',
+        GATEWAY_DISPUTE_AUTO_OPEN_ENABLED: 'true',
+      },
+      overrides: { validator },
+    });
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer');
     await fund(t, seller.id, 100 * PAY);
@@ -284,7 +397,11 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
   it('a cash-leg failure opens one cash_leg_failure dispute and fires gateway.dispute.opened alongside sell_order.failed', async () => {
     const sell = await inFlightSell(t, seller.jwt, buyer.jwt, 2 * PAY);
     validator.next.push('failed', 'failed');
-    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+    for (let i = 0; i < 2; i++)
+      await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+        receipt_base64: receipt(),
+        content_type: 'image/png',
+      });
     // Several sweepers at once: one failure, one dispute.
     await Promise.all(Array.from({ length: 4 }, () => sweepSellOrders(t.application.payouts.sell_orders)));
     const disputes = await t.db.selectFrom('disputes').selectAll().where('sell_order_id', '=', sell.id).execute();
@@ -292,7 +409,14 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
     assert.equal(disputes[0]!.kind, 'cash_leg_failure');
     assert.equal(disputes[0]!.status, 'opened');
     assert.equal(disputes[0]!.merchant_id, seller.id);
-    const types = (await t.db.selectFrom('events').select(['type', 'resource_id']).where('merchant_id', '=', seller.id).orderBy('seq').execute()).map((e) => e.type);
+    const types = (
+      await t.db
+        .selectFrom('events')
+        .select(['type', 'resource_id'])
+        .where('merchant_id', '=', seller.id)
+        .orderBy('seq')
+        .execute()
+    ).map((e) => e.type);
     const failed_at = types.indexOf('sell_order.failed');
     assert.ok(failed_at >= 0);
     assert.equal(types[failed_at + 1], 'gateway.dispute.opened');
@@ -309,19 +433,42 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
     // the buyer moves 3 of its 5 PAY into a sell order's reserve of its own: only 2 PAY are left to take back
     await createSell(t, spender.jwt, sellBody(3 * PAY, 'SGD', 10_000));
     validator.next.push('failed', 'failed');
-    for (let i = 0; i < 2; i++) await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: receipt(), content_type: 'image/png' });
+    for (let i = 0; i < 2; i++)
+      await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+        receipt_base64: receipt(),
+        content_type: 'image/png',
+      });
     await sweepSellOrders(t.application.payouts.sell_orders);
     assert.deepEqual(await balancesOf(t, spender.id), { available: 0, reserve: 3 * PAY });
-    const fill = await t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
+    const fill = await t.db
+      .selectFrom('order_fills')
+      .selectAll()
+      .where('sell_order_id', '=', sell.id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual([fill.reversed_micro_pay, fill.shortfall_micro_pay], [2 * PAY, 3 * PAY]);
     const balance = await merchantCall(t, spender.jwt, 'GET', `/v1/merchants/${spender.id}/balance`);
     assert.equal(balance.statusCode, 200, balance.body);
     assert.deepEqual([balance.json().data.available_micro_pay, balance.json().data.deficit_micro_pay], [0, 3 * PAY]);
     assert.notEqual(balance.json().data.countdown_days, null);
-    const dispute = await t.db.selectFrom('disputes').selectAll().where('sell_order_id', '=', sell.id).executeTakeFirstOrThrow();
-    const opened = await t.db.selectFrom('dispute_events').selectAll().where('dispute_id', '=', dispute.id).executeTakeFirstOrThrow();
-    const reversal = (opened.details as { reversal: { reversed_micro_pay: number; shortfall_micro_pay: number; fills: { buyer_merchant_id: string }[] } }).reversal;
-    assert.deepEqual([reversal.reversed_micro_pay, reversal.shortfall_micro_pay, reversal.fills[0]?.buyer_merchant_id], [2 * PAY, 3 * PAY, spender.id]);
+    const dispute = await t.db
+      .selectFrom('disputes')
+      .selectAll()
+      .where('sell_order_id', '=', sell.id)
+      .executeTakeFirstOrThrow();
+    const opened = await t.db
+      .selectFrom('dispute_events')
+      .selectAll()
+      .where('dispute_id', '=', dispute.id)
+      .executeTakeFirstOrThrow();
+    const reversal = (
+      opened.details as {
+        reversal: { reversed_micro_pay: number; shortfall_micro_pay: number; fills: { buyer_merchant_id: string }[] };
+      }
+    ).reversal;
+    assert.deepEqual(
+      [reversal.reversed_micro_pay, reversal.shortfall_micro_pay, reversal.fills[0]?.buyer_merchant_id],
+      [2 * PAY, 3 * PAY, spender.id],
+    );
     assert.match(dispute.notes, /2000000 micro-PAY burned, 3000000 micro-PAY owed/);
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
@@ -332,7 +479,19 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
     const expiring = await createSell(t, seller.jwt, sellBody(PAY, 'USD'));
     t.clock.advance(25 * 3600_000);
     await sweepSellOrders(t.application.payouts.sell_orders);
-    assert.equal((await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${expiring.id}`)).json().data.failure_reason, 'expired_unmatched');
-    assert.equal((await t.db.selectFrom('disputes').select('id').where('sell_order_id', 'in', [cancelled.id, expiring.id]).execute()).length, 0);
+    assert.equal(
+      (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${expiring.id}`)).json().data.failure_reason,
+      'expired_unmatched',
+    );
+    assert.equal(
+      (
+        await t.db
+          .selectFrom('disputes')
+          .select('id')
+          .where('sell_order_id', 'in', [cancelled.id, expiring.id])
+          .execute()
+      ).length,
+      0,
+    );
   });
 });

@@ -31,10 +31,24 @@ describe('cli: mpay settlements', () => {
     const batch = JSON.parse(run.out).batches[0];
     assert.deepEqual([batch.gross_minor, batch.fee_minor, batch.net_minor], [10000, 150, 9850]);
     const list = await mpay('settlements', 'list');
-    assert.match(list.out, new RegExp(`${batch.id}\\s+live\\s+completed\\s+THB gross 100.00 fee 1.50 net 98.50 \\(1 payments\\)`));
+    assert.match(
+      list.out,
+      new RegExp(`${batch.id}\\s+live\\s+completed\\s+THB gross 100.00 fee 1.50 net 98.50 \\(1 payments\\)`),
+    );
     const csv = await mpay('settlements', 'export', batch.id);
-    assert.equal(csv.out.split('\r\n')[0], 'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay');
-    const adjust = await mpay('--json', 'settlements', 'adjust', batch.id, '--amount-minor=-50', '--reason', 'bank fee');
+    assert.equal(
+      csv.out.split('\r\n')[0],
+      'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay',
+    );
+    const adjust = await mpay(
+      '--json',
+      'settlements',
+      'adjust',
+      batch.id,
+      '--amount-minor=-50',
+      '--reason',
+      'bank fee',
+    );
     assert.equal(JSON.parse(adjust.out).net_minor, 9800);
     const audit = await mpay('settlements', 'audit-log', batch.id);
     assert.match(audit.out, /settlement\.adjust\s+by cli/);

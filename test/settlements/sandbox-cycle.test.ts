@@ -13,8 +13,12 @@ describe('settlements: sandbox settlement_cycle scenario', () => {
   });
   after(() => t.close());
 
-  it('shows the scenario\'s batch to the sandbox key only', async () => {
-    const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'settlement_cycle', amount: 10000, currency: 'THB' });
+  it("shows the scenario's batch to the sandbox key only", async () => {
+    const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, {
+      scenario: 'settlement_cycle',
+      amount: 10000,
+      currency: 'THB',
+    });
     assert.equal(simulated.statusCode, 201, simulated.body);
     const payment = simulated.json().data.payment;
     assert.equal(payment.status, 'settled');
@@ -28,12 +32,19 @@ describe('settlements: sandbox settlement_cycle scenario', () => {
       ['completed', true, 1, 10000, 150, 9850],
     );
     const rows = await t.call('GET', `/v1/settlements/${batch.id}/payments`, merchant.sandbox);
-    assert.deepEqual(rows.json().data.map((row: any) => row.payment_id), [payment.id]);
+    assert.deepEqual(
+      rows.json().data.map((row: any) => row.payment_id),
+      [payment.id],
+    );
     const csv = await t.call('GET', `/v1/settlements/${batch.id}/export.csv`, merchant.sandbox);
     assert.equal(csv.body.trim().split('\r\n').length, 2);
 
     assert.deepEqual((await t.call('GET', '/v1/settlements', merchant.live)).json().data, []);
-    for (const url of [`/v1/settlements/${batch.id}`, `/v1/settlements/${batch.id}/payments`, `/v1/settlements/${batch.id}/export.csv`]) {
+    for (const url of [
+      `/v1/settlements/${batch.id}`,
+      `/v1/settlements/${batch.id}/payments`,
+      `/v1/settlements/${batch.id}/export.csv`,
+    ]) {
       assert.equal((await t.call('GET', url, merchant.live)).statusCode, 404, url);
     }
     // a later run has nothing left to settle for that payment

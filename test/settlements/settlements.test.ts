@@ -25,7 +25,12 @@ describe('settlements: batches and merchant routes', () => {
     await t.createSeller(usdSeller());
     // 10000 * 1.5% = 150 exactly; 333 -> 4.995 -> 4; 1 -> 0.015 -> 0; 12345 -> 185.175 -> 185; "=SUM(A1)" tests the CSV guard
     thb_ids = [];
-    for (const [order_id, amount] of [['o-100', 10000], ['o-333', 333], ['o-1', 1], ['=SUM(A1),"x"', 12345]] as const) {
+    for (const [order_id, amount] of [
+      ['o-100', 10000],
+      ['o-333', 333],
+      ['o-1', 1],
+      ['=SUM(A1),"x"', 12345],
+    ] as const) {
       t.clock.advance(1000);
       thb_ids.push(...(await completedPayments(t, merchant.live, [{ order_id, amount }])));
     }
@@ -71,12 +76,27 @@ describe('settlements: batches and merchant routes', () => {
     const by_amount = new Map(rows.map((row) => [row.amount_minor, row]));
     assert.deepEqual(
       [10000, 333, 1, 12345].map((amount) => [by_amount.get(amount)!.fee_minor, by_amount.get(amount)!.net_minor]),
-      [[150, 9850], [4, 329], [0, 1], [185, 12160]],
+      [
+        [150, 9850],
+        [4, 329],
+        [0, 1],
+        [185, 12160],
+      ],
     );
-    assert.equal(rows.reduce((sum, row) => sum + row.fee_minor, 0), thb_batch.fee_minor);
-    assert.equal(rows.reduce((sum, row) => sum + row.net_minor, 0), thb_batch.net_minor);
+    assert.equal(
+      rows.reduce((sum, row) => sum + row.fee_minor, 0),
+      thb_batch.fee_minor,
+    );
+    assert.equal(
+      rows.reduce((sum, row) => sum + row.net_minor, 0),
+      thb_batch.net_minor,
+    );
     for (const id of thb_ids) {
-      const payment = await t.db.selectFrom('payments').select(['status', 'settlement_id', 'settled_at']).where('id', '=', id).executeTakeFirstOrThrow();
+      const payment = await t.db
+        .selectFrom('payments')
+        .select(['status', 'settlement_id', 'settled_at'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       assert.equal(payment.status, 'settled');
       assert.equal(payment.settlement_id, thb_batch.id);
       assert.ok(payment.settled_at);
@@ -103,7 +123,10 @@ describe('settlements: batches and merchant routes', () => {
     const run = await t.admin('POST', '/admin/settlements/run');
     assert.equal(run.statusCode, 200);
     assert.deepEqual(run.json().data, { batches: [], payment_count: 0 });
-    const count = await t.db.selectFrom('settlements').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+    const count = await t.db
+      .selectFrom('settlements')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(Number(count.n), 4);
   });
 
@@ -135,7 +158,11 @@ describe('settlements: batches and merchant routes', () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: any = await t.call('GET', `/v1/settlements/${thb_batch.id}/payments?limit=3${cursor ? `&cursor=${cursor}` : ''}`, merchant.live);
+      const page: any = await t.call(
+        'GET',
+        `/v1/settlements/${thb_batch.id}/payments?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+        merchant.live,
+      );
       assert.equal(page.statusCode, 200, page.body);
       seen.push(...page.json().data.map((row: any) => row.payment_id));
       cursor = page.json().next_cursor;
@@ -150,21 +177,40 @@ describe('settlements: batches and merchant routes', () => {
     assert.equal(response.headers['content-disposition'], `attachment; filename="settlement-${thb_batch.id}.csv"`);
     const lines = response.body.split('\r\n');
     assert.equal(lines.pop(), '', 'ends with CRLF');
-    assert.equal(lines[0], 'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay');
+    assert.equal(
+      lines[0],
+      'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay',
+    );
     assert.equal(lines.length, 1 + 4);
     assert.ok(lines[1]!.startsWith(`${thb_ids[0]},o-100,THB,10000,100.00,150,1.50,9850,98.50,`), lines[1]);
     assert.ok(lines[2]!.startsWith(`${thb_ids[1]},o-333,THB,333,3.33,4,0.04,329,3.29,`), lines[2]);
     assert.ok(lines[3]!.startsWith(`${thb_ids[2]},o-1,THB,1,0.01,0,0.00,1,0.01,`), lines[3]);
-    assert.ok(lines[4]!.startsWith(`${thb_ids[3]},"'=SUM(A1),""x""",THB,12345,123.45,185,1.85,12160,121.60,`), lines[4]);
+    assert.ok(
+      lines[4]!.startsWith(`${thb_ids[3]},"'=SUM(A1),""x""",THB,12345,123.45,185,1.85,12160,121.60,`),
+      lines[4],
+    );
   });
 
   it('separates modes: a sandbox key sees only the sandbox batch, a live key never sees it', async () => {
     const sandbox_list = await t.call('GET', '/v1/settlements', merchant.sandbox);
-    assert.deepEqual(sandbox_list.json().data.map((batch: any) => batch.id), [sandbox_batch.id]);
+    assert.deepEqual(
+      sandbox_list.json().data.map((batch: any) => batch.id),
+      [sandbox_batch.id],
+    );
     const test_list = await t.call('GET', '/v1/settlements', merchant.test);
-    assert.deepEqual(test_list.json().data.map((batch: any) => batch.id), [sandbox_batch.id]);
-    assert.equal((await t.call('GET', `/v1/settlements/${sandbox_batch.id}`, merchant.sandbox)).json().data.payment_count, 1);
-    for (const url of [`/v1/settlements/${sandbox_batch.id}`, `/v1/settlements/${sandbox_batch.id}/payments`, `/v1/settlements/${sandbox_batch.id}/export.csv`]) {
+    assert.deepEqual(
+      test_list.json().data.map((batch: any) => batch.id),
+      [sandbox_batch.id],
+    );
+    assert.equal(
+      (await t.call('GET', `/v1/settlements/${sandbox_batch.id}`, merchant.sandbox)).json().data.payment_count,
+      1,
+    );
+    for (const url of [
+      `/v1/settlements/${sandbox_batch.id}`,
+      `/v1/settlements/${sandbox_batch.id}/payments`,
+      `/v1/settlements/${sandbox_batch.id}/export.csv`,
+    ]) {
       const response = await t.call('GET', url, merchant.live);
       assert.equal(response.statusCode, 404, url);
       assert.equal(response.json().error.code, 'NOT_FOUND');
@@ -172,11 +218,18 @@ describe('settlements: batches and merchant routes', () => {
     const live_from_sandbox = await t.call('GET', `/v1/settlements/${thb_batch.id}`, merchant.sandbox);
     assert.equal(live_from_sandbox.statusCode, 404);
     const sandbox_rows = await t.call('GET', `/v1/settlements/${sandbox_batch.id}/payments`, merchant.sandbox);
-    assert.deepEqual(sandbox_rows.json().data.map((row: any) => row.payment_id), sandbox_ids);
+    assert.deepEqual(
+      sandbox_rows.json().data.map((row: any) => row.payment_id),
+      sandbox_ids,
+    );
   });
 
-  it('another merchant gets 404 on this merchant\'s batch and sees only its own', async () => {
-    for (const url of [`/v1/settlements/${thb_batch.id}`, `/v1/settlements/${thb_batch.id}/payments`, `/v1/settlements/${thb_batch.id}/export.csv`]) {
+  it("another merchant gets 404 on this merchant's batch and sees only its own", async () => {
+    for (const url of [
+      `/v1/settlements/${thb_batch.id}`,
+      `/v1/settlements/${thb_batch.id}/payments`,
+      `/v1/settlements/${thb_batch.id}/export.csv`,
+    ]) {
       const response = await t.call('GET', url, other.live);
       assert.equal(response.statusCode, 404, url);
       assert.equal(response.json().error.code, 'NOT_FOUND');
@@ -188,7 +241,12 @@ describe('settlements: batches and merchant routes', () => {
   });
 
   it('answers 401 without a valid key', async () => {
-    for (const url of ['/v1/settlements', `/v1/settlements/${thb_batch.id}`, `/v1/settlements/${thb_batch.id}/payments`, `/v1/settlements/${thb_batch.id}/export.csv`]) {
+    for (const url of [
+      '/v1/settlements',
+      `/v1/settlements/${thb_batch.id}`,
+      `/v1/settlements/${thb_batch.id}/payments`,
+      `/v1/settlements/${thb_batch.id}/export.csv`,
+    ]) {
       for (const key of [undefined, 'svc_live_not-a-real-key-000000000000000000']) {
         const response = await t.call('GET', url, key);
         assert.equal(response.statusCode, 401, url);
@@ -196,7 +254,11 @@ describe('settlements: batches and merchant routes', () => {
       }
     }
     // a merchant JWT is not an API key
-    const jwt = await t.request({ method: 'GET', url: '/v1/settlements', headers: { authorization: `Bearer ${merchant.jwt}` } });
+    const jwt = await t.request({
+      method: 'GET',
+      url: '/v1/settlements',
+      headers: { authorization: `Bearer ${merchant.jwt}` },
+    });
     assert.equal(jwt.statusCode, 401);
   });
 
@@ -208,7 +270,11 @@ describe('settlements: batches and merchant routes', () => {
       ['/v1/settlements?limit=0', 400, 'VALIDATION_ERROR'],
       ['/v1/settlements?limit=101', 400, 'VALIDATION_ERROR'],
       ['/v1/settlements?cursor=garbage', 400, 'VALIDATION_ERROR'],
-      [`/v1/settlements?cursor=${Buffer.from(JSON.stringify(['2026-01-01T00:00:00Z', 'x'])).toString('base64url')}`, 400, 'VALIDATION_ERROR'],
+      [
+        `/v1/settlements?cursor=${Buffer.from(JSON.stringify(['2026-01-01T00:00:00Z', 'x'])).toString('base64url')}`,
+        400,
+        'VALIDATION_ERROR',
+      ],
       [`/v1/settlements/${thb_batch.id}/payments?cursor=garbage`, 400, 'VALIDATION_ERROR'],
       ['/v1/settlements/00000000-0000-4000-8000-000000000000', 404, 'NOT_FOUND'],
       ['/v1/settlements/00000000-0000-4000-8000-000000000000/payments', 404, 'NOT_FOUND'],
@@ -222,7 +288,14 @@ describe('settlements: batches and merchant routes', () => {
 
   it('documents the routes in the OpenAPI document', async () => {
     const doc = await allOperationsDocument(t);
-    for (const path of ['/v1/settlements', '/v1/settlements/{id}', '/v1/settlements/{id}/payments', '/v1/settlements/{id}/export.csv', '/admin/settlements/{id}/retry', '/admin/settlements/{id}/adjustments']) {
+    for (const path of [
+      '/v1/settlements',
+      '/v1/settlements/{id}',
+      '/v1/settlements/{id}/payments',
+      '/v1/settlements/{id}/export.csv',
+      '/admin/settlements/{id}/retry',
+      '/admin/settlements/{id}/adjustments',
+    ]) {
       assert.ok(doc.paths[path], path);
     }
   });

@@ -4,7 +4,14 @@ import type { AddressInfo } from 'node:net';
 
 export type FakeAnswer =
   /** `late_ms`: the slip is judged (and remembered) at once, the answer sent that much later: a client timeout after the provider answered. */
-  | { kind: 'success'; amount_baht: number; receiver_account?: string; receiver_proxy?: string; trans_ref?: string; late_ms?: number }
+  | {
+      kind: 'success';
+      amount_baht: number;
+      receiver_account?: string;
+      receiver_proxy?: string;
+      trans_ref?: string;
+      late_ms?: number;
+    }
   | { kind: 'error'; status: number; message: string }
   | { kind: 'server_error' }
   | { kind: 'slow'; delay_ms: number }
@@ -30,8 +37,10 @@ export async function startFakeEasySlip(api_key: string) {
         response.writeHead(status, { 'content-type': 'application/json' });
         response.end(typeof body === 'string' ? body : JSON.stringify(body));
       };
-      if (request.url !== '/api/v1/verify' || request.method !== 'POST') return send(404, { status: 404, message: 'not_found' });
-      if (request.headers.authorization !== `Bearer ${api_key}`) return send(401, { status: 401, message: 'unauthorized' });
+      if (request.url !== '/api/v1/verify' || request.method !== 'POST')
+        return send(404, { status: 404, message: 'not_found' });
+      if (request.headers.authorization !== `Bearer ${api_key}`)
+        return send(401, { status: 401, message: 'unauthorized' });
       const body = JSON.parse(raw || '{}') as { image?: string; checkDuplicate?: boolean };
       received.push(body);
       if (!body.image) return send(400, { status: 400, message: 'invalid_payload' });
@@ -39,7 +48,11 @@ export async function startFakeEasySlip(api_key: string) {
       void judge(body as { image: string; checkDuplicate?: boolean }, answer, send);
     });
   });
-  async function judge(body: { image: string; checkDuplicate?: boolean }, answer: FakeAnswer, send: (status: number, body: unknown) => void): Promise<void> {
+  async function judge(
+    body: { image: string; checkDuplicate?: boolean },
+    answer: FakeAnswer,
+    send: (status: number, body: unknown) => void,
+  ): Promise<void> {
     const reading = await readSlip(Buffer.from(body.image, 'base64'));
     const slip_key = reading.kind === 'slip' ? reading.slip.reference : body.image;
     switch (answer.kind) {
@@ -55,12 +68,15 @@ export async function startFakeEasySlip(api_key: string) {
         if (body.checkDuplicate && seen.has(slip_key)) return send(400, { status: 400, message: 'duplicate_slip' });
         seen.add(slip_key);
         answered += 1;
-        const reply = (status: number, payload: unknown) => (answer.late_ms ? void setTimeout(() => send(status, payload), answer.late_ms) : send(status, payload));
+        const reply = (status: number, payload: unknown) =>
+          answer.late_ms ? void setTimeout(() => send(status, payload), answer.late_ms) : send(status, payload);
         return reply(200, {
           status: 200,
           data: {
             payload: '0041000600000101030040220014242082547BPM049885102TH91048D7A',
-            transRef: answer.trans_ref ?? (reading.kind === 'slip' ? reading.slip.reference : `0142${Math.floor(Math.random() * 1e12)}`),
+            transRef:
+              answer.trans_ref ??
+              (reading.kind === 'slip' ? reading.slip.reference : `0142${Math.floor(Math.random() * 1e12)}`),
             date: '2026-11-22T10:15:00+07:00',
             countryCode: 'TH',
             amount: { amount: answer.amount_baht, local: { amount: 0, currency: '' } },
@@ -68,7 +84,13 @@ export async function startFakeEasySlip(api_key: string) {
             ref1: '',
             ref2: '',
             ref3: '',
-            sender: { bank: { id: '004', name: 'ธนาคารกสิกรไทย', short: 'KBANK' }, account: { name: { th: 'นาย ผู้โอน ท', en: 'MR. PAYER T' }, bank: { type: 'BANKAC', account: 'xxx-x-x1234-x' } } },
+            sender: {
+              bank: { id: '004', name: 'ธนาคารกสิกรไทย', short: 'KBANK' },
+              account: {
+                name: { th: 'นาย ผู้โอน ท', en: 'MR. PAYER T' },
+                bank: { type: 'BANKAC', account: 'xxx-x-x1234-x' },
+              },
+            },
             receiver: {
               bank: { id: '014', name: 'ธนาคารไทยพาณิชย์', short: 'SCB' },
               account: {
@@ -94,7 +116,8 @@ export async function startFakeEasySlip(api_key: string) {
     answer(...answers: FakeAnswer[]) {
       next = answers;
     },
-    close: () => new Promise<void>((resolve) => {
+    close: () =>
+      new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),

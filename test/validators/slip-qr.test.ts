@@ -21,17 +21,25 @@ const require = createRequire(import.meta.url);
 async function asWebp(png_bytes: Buffer): Promise<Buffer> {
   const png = PNG.sync.read(png_bytes);
   const encoder = await import('@jsquash/webp/encode.js');
-  await encoder.init(await WebAssembly.compile(await readFile(require.resolve('@jsquash/webp/codec/enc/webp_enc.wasm'))));
+  await encoder.init(
+    await WebAssembly.compile(await readFile(require.resolve('@jsquash/webp/codec/enc/webp_enc.wasm'))),
+  );
   const data = new Uint8ClampedArray(png.data.byteLength);
   data.set(png.data);
-  return Buffer.from(await encoder.default({ data, width: png.width, height: png.height, colorSpace: 'srgb' }, { lossless: 1 }));
+  return Buffer.from(
+    await encoder.default({ data, width: png.width, height: png.height, colorSpace: 'srgb' }, { lossless: 1 }),
+  );
 }
 
 describe('reading the slip-verification QR locally', () => {
   it('finds the bank and reference in PNG, JPEG and WebP slips, and the same reference in another photo of the slip', async () => {
     const reference = newSlipReference();
     const png = slipImage({ reference, sending_bank: '014' });
-    for (const bytes of [png, slipImage({ reference, format: 'jpeg', variant: 2, sending_bank: '014' }), await asWebp(png)]) {
+    for (const bytes of [
+      png,
+      slipImage({ reference, format: 'jpeg', variant: 2, sending_bank: '014' }),
+      await asWebp(png),
+    ]) {
       assert.deepEqual(await readSlip(bytes), { kind: 'slip', slip: { sending_bank: '014', reference } });
     }
   });
@@ -40,7 +48,11 @@ describe('reading the slip-verification QR locally', () => {
     const reference = newSlipReference();
     assert.deepEqual(await readSlip(slipImage({ reference, qr: 'none' })), { kind: 'no_qr' });
     assert.deepEqual(await readSlip(slipImage({ reference, qr: 'damaged', format: 'jpeg' })), { kind: 'no_qr' });
-    const payment_qr = await QRCode.toBuffer(promptpayPayload('0812345678', 10_000), { type: 'png', margin: 2, width: 300 });
+    const payment_qr = await QRCode.toBuffer(promptpayPayload('0812345678', 10_000), {
+      type: 'png',
+      margin: 2,
+      width: 300,
+    });
     assert.equal((await readSlip(payment_qr)).kind, 'other_qr');
     assert.deepEqual(await readSlip(Buffer.from('%PDF-1.4 receipt')), { kind: 'not_an_image' });
     // HEIC by its header, but no image inside: nothing to read, never a crash.
@@ -51,19 +63,41 @@ describe('reading the slip-verification QR locally', () => {
   it('mpay sandbox slip writes a slip the reader finds, the same reference again on request', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'mpay-slip-'));
     const out = join(dir, 'slip.jpg');
-    const written = await runMpay(['sandbox', 'slip', '--out', out, '--format', 'jpeg', '--reference', 'REF0123456789', '--variant', '2']);
+    const written = await runMpay([
+      'sandbox',
+      'slip',
+      '--out',
+      out,
+      '--format',
+      'jpeg',
+      '--reference',
+      'REF0123456789',
+      '--variant',
+      '2',
+    ]);
     assert.equal(written.code, 0, written.stderr);
     assert.match(written.stdout, /slip REF0123456789 written/);
-    assert.deepEqual(await readSlip(await readFile(out)), { kind: 'slip', slip: { sending_bank: '004', reference: 'REF0123456789' } });
+    assert.deepEqual(await readSlip(await readFile(out)), {
+      kind: 'slip',
+      slip: { sending_bank: '004', reference: 'REF0123456789' },
+    });
     assert.equal((await runMpay(['sandbox', 'slip', '--out', out, '--qr', 'broken'])).code, 2);
     await rm(dir, { recursive: true, force: true });
   });
 
   it('slip_qr verifies a slip QR and records that amount and payee were not checked; anything else fails with a reason', async () => {
     const { reference, bytes } = newSlip();
-    const verdict = await slipQrValidator.validate({ image: bytes, content_type: 'image/png', expected_amount_minor: 1 });
-    assert.deepEqual([verdict.outcome, verdict.reference, verdict.unverified_fields], ['verified', reference, ['amount', 'receiver']]);
-    const reason = async (image: Buffer) => (await slipQrValidator.validate({ image, content_type: 'image/png' })).reason;
+    const verdict = await slipQrValidator.validate({
+      image: bytes,
+      content_type: 'image/png',
+      expected_amount_minor: 1,
+    });
+    assert.deepEqual(
+      [verdict.outcome, verdict.reference, verdict.unverified_fields],
+      ['verified', reference, ['amount', 'receiver']],
+    );
+    const reason = async (image: Buffer) =>
+      (await slipQrValidator.validate({ image, content_type: 'image/png' })).reason;
     assert.equal(await reason(newSlip({ qr: 'none' }).bytes), 'slip_qr_missing');
     assert.equal(await reason(newSlip({ qr: 'damaged' }).bytes), 'slip_qr_missing');
     assert.equal(await reason(await QRCode.toBuffer('https://example.com', { type: 'png' })), 'slip_qr_invalid');
@@ -80,16 +114,33 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     t = await startTestApp();
     merchant = await t.createMerchant('Default validator');
     await t.createSeller(thbSeller(100_000_000, '35.00', '0812345678'));
-    await t.createSeller({ currency: 'AUD', payment_method: 'payid', display_name: 'AUD seller', liquidity_minor: 10_000_000, rate: '1.52', payid: 'pay@seller.example' });
+    await t.createSeller({
+      currency: 'AUD',
+      payment_method: 'payid',
+      display_name: 'AUD seller',
+      liquidity_minor: 10_000_000,
+      rate: '1.52',
+      payid: 'pay@seller.example',
+    });
   });
   after(() => t.close());
 
   async function pay(bytes: Buffer, currency = 'THB', key = merchant.live) {
-    const created = await t.call('POST', '/v1/trades', key, { order_id: `default-${++order}`, amount: 10_000, currency, return_url: 'https://shop.example/r' });
+    const created = await t.call('POST', '/v1/trades', key, {
+      order_id: `default-${++order}`,
+      amount: 10_000,
+      currency,
+      return_url: 'https://shop.example/r',
+    });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id;
     const { payload, headers } = multipart('proof', bytes);
-    const upload = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': key } });
+    const upload = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${id}/proof`,
+      payload,
+      headers: { ...headers, 'x-api-key': key },
+    });
     return { id, upload };
   }
   const outcome = async (id: string, key = merchant.live) => {
@@ -101,15 +152,24 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     const good = await pay(newSlip().bytes);
     const random = await pay(uniquePng());
     const damaged = await pay(newSlip({ qr: 'damaged' }).bytes);
-    const not_a_slip = await pay(await QRCode.toBuffer(promptpayPayload('0812345678', 10_000), { type: 'png', width: 300 }));
+    const not_a_slip = await pay(
+      await QRCode.toBuffer(promptpayPayload('0812345678', 10_000), { type: 'png', width: 300 }),
+    );
     for (const { upload } of [good, random, damaged, not_a_slip]) assert.equal(upload.statusCode, 200, upload.body);
     await drainVerdicts(t);
     assert.deepEqual(await outcome(good.id), ['completed', null]);
     assert.deepEqual(await outcome(random.id), ['failed', 'receipt_slip_qr_missing']);
     assert.deepEqual(await outcome(damaged.id), ['failed', 'receipt_slip_qr_missing']);
     assert.deepEqual(await outcome(not_a_slip.id), ['failed', 'receipt_slip_qr_invalid']);
-    const slip = await t.db.selectFrom('slips').selectAll().where('owner', '=', `payment:${good.id}:leg:1`).executeTakeFirstOrThrow();
-    assert.deepEqual([slip.accepted, slip.validator_kind, slip.unverified_fields, slip.sending_bank], [true, 'slip_qr', ['amount', 'receiver'], '004']);
+    const slip = await t.db
+      .selectFrom('slips')
+      .selectAll()
+      .where('owner', '=', `payment:${good.id}:leg:1`)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [slip.accepted, slip.validator_kind, slip.unverified_fields, slip.sending_bank],
+      [true, 'slip_qr', ['amount', 'receiver'], '004'],
+    );
     assert.match(slip.sha256, /^[0-9a-f]{64}$/);
   });
 

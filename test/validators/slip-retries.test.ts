@@ -33,7 +33,13 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
   before(async () => {
     fake = await startFakeEasySlip(KEY);
     t = await startTestApp({
-      env: { RECEIPT_VALIDATOR: 'easyslip', EASYSLIP_BASE_URL: fake.url, EASYSLIP_API_KEY: KEY, EASYSLIP_TIMEOUT_MS: String(TIMEOUT_MS), LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE },
+      env: {
+        RECEIPT_VALIDATOR: 'easyslip',
+        EASYSLIP_BASE_URL: fake.url,
+        EASYSLIP_API_KEY: KEY,
+        EASYSLIP_TIMEOUT_MS: String(TIMEOUT_MS),
+        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+      },
       overrides: { ledger },
     });
     ledger.attach(t);
@@ -53,10 +59,20 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
   const read = async (id: string, key = merchant.live) => (await t.call('GET', `/v1/payments/${id}`, key)).json().data;
 
   async function paymentWithSlip(bytes: Buffer, key = merchant.live): Promise<string> {
-    const created = await t.call('POST', '/v1/trades', key, { order_id: `retry-${++order}`, amount: 100_000, currency: 'THB', return_url: 'https://shop.example/r' });
+    const created = await t.call('POST', '/v1/trades', key, {
+      order_id: `retry-${++order}`,
+      amount: 100_000,
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+    });
     assert.equal(created.statusCode, 201, created.body);
     const { payload, headers } = multipart('proof', bytes);
-    const upload = await t.request({ method: 'POST', url: `/v1/payments/${created.json().data.id}/proof`, payload, headers: { ...headers, 'x-api-key': key } });
+    const upload = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${created.json().data.id}/proof`,
+      payload,
+      headers: { ...headers, 'x-api-key': key },
+    });
     assert.equal(upload.statusCode, 200, upload.body);
     return created.json().data.id;
   }
@@ -64,7 +80,11 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
   it('control: the fake answers duplicate_slip for a slip it already answered when checkDuplicate is set', async () => {
     const image = newSlip().bytes.toString('base64');
     const ask = (checkDuplicate: boolean) =>
-      fetch(`${fake.url}/api/v1/verify`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ image, checkDuplicate }) });
+      fetch(`${fake.url}/api/v1/verify`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ image, checkDuplicate }),
+      });
     fake.answer(onTime(), onTime(), onTime());
     assert.equal((await ask(true)).status, 200);
     assert.deepEqual(await (await ask(true)).json(), { status: 400, message: 'duplicate_slip' });
@@ -78,14 +98,22 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     fake.answer(late());
     assert.equal(await verdicts(), 1);
     assert.equal(fake.answered, judged + 1, 'the provider judged (and remembered) the slip, its answer came too late');
-    const proof = await t.db.selectFrom('payment_proofs').select(['verdict', 'attempts']).where('payment_id', '=', id).executeTakeFirstOrThrow();
+    const proof = await t.db
+      .selectFrom('payment_proofs')
+      .select(['verdict', 'attempts'])
+      .where('payment_id', '=', id)
+      .executeTakeFirstOrThrow();
     assert.deepEqual(proof, { verdict: 'timeout', attempts: 1 });
     assert.equal((await read(id)).status, 'confirming');
     assert.equal(fake.received[asked]!['checkDuplicate'], true);
     t.clock.advance(30_000);
     fake.answer(onTime());
     assert.equal(await verdicts(), 1);
-    assert.equal(fake.received[asked + 1]!['checkDuplicate'], false, 'the retry does not ask the provider to refuse its own earlier question');
+    assert.equal(
+      fake.received[asked + 1]!['checkDuplicate'],
+      false,
+      'the retry does not ask the provider to refuse its own earlier question',
+    );
     assert.equal((await read(id)).status, 'completed');
   });
 
@@ -108,7 +136,8 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
   });
 
   it('receiver-confirm: a late answer is timeout, the retry verifies; a 502 ledger outage is retried with the stored verdict', async () => {
-    const confirm = (id: string, body: unknown) => t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, merchant.live, body);
+    const confirm = (id: string, body: unknown) =>
+      t.call('POST', `/v1/pending-funds/${id}/receiver-confirm`, merchant.live, body);
     const slip = { receipt_base64: newSlip().bytes.toString('base64'), content_type: 'image/png' };
     const created = await createPendingFunds(t, merchant.id, 2 * PAY);
     assert.equal(created.statusCode, 201, created.body);
@@ -120,7 +149,10 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     fake.answer(onTime());
     const asked = fake.received.length;
     const second = await confirm(id, slip);
-    assert.deepEqual([second.statusCode, second.json().data.outcome, second.json().data.pending_funds.status], [201, 'verified', 'confirmed']);
+    assert.deepEqual(
+      [second.statusCode, second.json().data.outcome, second.json().data.pending_funds.status],
+      [201, 'verified', 'confirmed'],
+    );
     assert.equal(fake.received[asked]!['checkDuplicate'], false);
 
     const other = (await createPendingFunds(t, merchant.id, 3 * PAY)).json().data.id;
@@ -136,12 +168,16 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     }
     assert.equal(fake.received.length, before_outage + 1);
     const retry = await confirm(other, slip2);
-    assert.deepEqual([retry.statusCode, retry.json().data.outcome, retry.json().data.pending_funds.status], [201, 'verified', 'confirmed']);
+    assert.deepEqual(
+      [retry.statusCode, retry.json().data.outcome, retry.json().data.pending_funds.status],
+      [201, 'verified', 'confirmed'],
+    );
     assert.equal(fake.received.length, before_outage + 1, 'the stored verdict is reused, the provider not asked again');
   });
 
   it('confirm-cash-leg: a late answer leaves the leg in flight, the retry completes it; a 502 burn is retried with the stored verdict', async () => {
-    const confirm = (id: string, body: unknown) => merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, body, randomUUID());
+    const confirm = (id: string, body: unknown) =>
+      merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, body, randomUUID());
     // The slip shows the fill's amount (inFlightSell prices the order at 1 satang) paid to the seller's PromptPay.
     const fillSlip = (answer: ReturnType<typeof onTime>) => ({ ...answer, amount_baht: 0.01 });
     const sell = await inFlightSell(t, merchant.jwt, buyer.jwt, 2 * PAY);
@@ -149,7 +185,10 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     fake.answer(fillSlip(late()));
     const first = await confirm(sell.id, slip);
     assert.equal(first.statusCode, 200, first.body);
-    assert.deepEqual([first.json().data.status, first.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'timeout']);
+    assert.deepEqual(
+      [first.json().data.status, first.json().data.last_cash_leg_outcome],
+      ['cash_leg_in_flight', 'timeout'],
+    );
     fake.answer(fillSlip(onTime()));
     const asked = fake.received.length;
     const second = await confirm(sell.id, slip);
@@ -186,13 +225,34 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'receipt_duplicate_slip']);
     // ... as a pending fund's receipt, and as a cash leg's evidence.
     const pending = (await createPendingFunds(t, merchant.id, PAY)).json().data.id;
-    const confirmed = await t.call('POST', `/v1/pending-funds/${pending}/receiver-confirm`, merchant.live, { receipt_base64: newSlip({ reference, variant: 5 }).bytes.toString('base64'), content_type: 'image/png' });
+    const confirmed = await t.call('POST', `/v1/pending-funds/${pending}/receiver-confirm`, merchant.live, {
+      receipt_base64: newSlip({ reference, variant: 5 }).bytes.toString('base64'),
+      content_type: 'image/png',
+    });
     assert.deepEqual([confirmed.json().data.outcome, confirmed.json().data.reason], ['failed', 'duplicate_slip']);
     const sell = await inFlightSell(t, merchant.jwt, buyer.jwt, PAY);
-    const cash = await merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, { receipt_base64: newSlip({ reference, variant: 6 }).bytes.toString('base64'), content_type: 'image/png' }, randomUUID());
-    assert.deepEqual([cash.json().data.status, cash.json().data.last_cash_leg_outcome], ['cash_leg_in_flight', 'failed']);
-    assert.equal(fake.received.length, asked + 1, 'only the pending fund intake (another receipt) reached the provider');
-    const stored = await t.db.selectFrom('slips').select(['owner', 'accepted', 'reason']).where('reference', '=', reference).execute();
+    const cash = await merchantCall(
+      t,
+      merchant.jwt,
+      'POST',
+      `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`,
+      { receipt_base64: newSlip({ reference, variant: 6 }).bytes.toString('base64'), content_type: 'image/png' },
+      randomUUID(),
+    );
+    assert.deepEqual(
+      [cash.json().data.status, cash.json().data.last_cash_leg_outcome],
+      ['cash_leg_in_flight', 'failed'],
+    );
+    assert.equal(
+      fake.received.length,
+      asked + 1,
+      'only the pending fund intake (another receipt) reached the provider',
+    );
+    const stored = await t.db
+      .selectFrom('slips')
+      .select(['owner', 'accepted', 'reason'])
+      .where('reference', '=', reference)
+      .execute();
     assert.equal(stored.filter((row) => row.accepted).length, 1);
     assert.equal(stored.filter((row) => row.reason === 'duplicate_slip').length, 3);
   });
@@ -201,7 +261,12 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     const { bytes } = newSlip();
     const validator = new ScriptedValidator();
     const answers = await Promise.all(
-      Array.from({ length: 10 }, (_, index) => judgeSlip({ db: t.db, clock: t.clock, validator }, { owner: `cash_leg:race-${index}`, image: bytes, content_type: 'image/png', expect: {} })),
+      Array.from({ length: 10 }, (_, index) =>
+        judgeSlip(
+          { db: t.db, clock: t.clock, validator },
+          { owner: `cash_leg:race-${index}`, image: bytes, content_type: 'image/png', expect: {} },
+        ),
+      ),
     );
     const outcomes = answers.map((answer) => `${answer.verdict.outcome}:${answer.verdict.reason ?? ''}`).sort();
     assert.deepEqual(outcomes, [...Array(9).fill('failed:duplicate_slip'), 'verified:']);
@@ -211,13 +276,30 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     const twoLegs = async () => {
       await t.createSeller(thbSeller(60_000, '34.00', '0811111111'));
       await t.createSeller(thbSeller(40_000, '34.50', '0822222222'));
-      const created = await t.call('POST', '/v1/trades', merchant.live, { order_id: `retry-${++order}`, amount: 100_000, currency: 'THB', return_url: 'https://shop.example/r' });
-      assert.deepEqual(created.json().data.match_details.map((leg: { allocated_fiat_amount: number }) => leg.allocated_fiat_amount), [60_000, 40_000], created.body);
+      const created = await t.call('POST', '/v1/trades', merchant.live, {
+        order_id: `retry-${++order}`,
+        amount: 100_000,
+        currency: 'THB',
+        return_url: 'https://shop.example/r',
+      });
+      assert.deepEqual(
+        created.json().data.match_details.map((leg: { allocated_fiat_amount: number }) => leg.allocated_fiat_amount),
+        [60_000, 40_000],
+        created.body,
+      );
       return created.json().data.id as string;
     };
     const sendLeg = async (id: string, leg: number) => {
-      const { payload, headers } = multipartParts([{ name: 'leg', value: String(leg) }, { name: 'proof', value: newSlip().bytes }]);
-      const upload = await t.request({ method: 'POST', url: `/v1/payments/${id}/proof`, payload, headers: { ...headers, 'x-api-key': merchant.live } });
+      const { payload, headers } = multipartParts([
+        { name: 'leg', value: String(leg) },
+        { name: 'proof', value: newSlip().bytes },
+      ]);
+      const upload = await t.request({
+        method: 'POST',
+        url: `/v1/payments/${id}/proof`,
+        payload,
+        headers: { ...headers, 'x-api-key': merchant.live },
+      });
       assert.equal(upload.statusCode, 200, upload.body);
     };
     const paid = await twoLegs();
@@ -233,12 +315,18 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     await sendLeg(whole, 1);
     fake.answer({ kind: 'success', amount_baht: 1000, receiver_proxy: 'xxx-xxx-1111' });
     assert.equal(await verdicts(), 1);
-    assert.deepEqual([(await read(whole)).status, (await read(whole)).failure_reason], ['failed', 'receipt_amount_mismatch']);
+    assert.deepEqual(
+      [(await read(whole)).status, (await read(whole)).failure_reason],
+      ['failed', 'receipt_amount_mismatch'],
+    );
 
     const other_payee = await twoLegs();
     await sendLeg(other_payee, 2);
     fake.answer({ kind: 'success', amount_baht: 400, receiver_proxy: 'xxx-xxx-9999' });
     assert.equal(await verdicts(), 1);
-    assert.deepEqual([(await read(other_payee)).status, (await read(other_payee)).failure_reason], ['failed', 'receipt_receiver_mismatch']);
+    assert.deepEqual(
+      [(await read(other_payee)).status, (await read(other_payee)).failure_reason],
+      ['failed', 'receipt_receiver_mismatch'],
+    );
   });
 });

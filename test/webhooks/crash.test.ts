@@ -28,7 +28,9 @@ function startWorker(database_url: string): ChildProcess {
   });
 }
 
-const SKIP = ON_POSTGRES ? false : 'needs PostgreSQL (DATABASE_URL): a second process cannot open the in-process PGlite database';
+const SKIP = ON_POSTGRES
+  ? false
+  : 'needs PostgreSQL (DATABASE_URL): a second process cannot open the in-process PGlite database';
 
 describe('crash safety of the dispatcher', () => {
   let t: TestApp;
@@ -47,7 +49,9 @@ describe('crash safety of the dispatcher', () => {
     await t.close();
   });
 
-  it('a worker killed between sending and recording: the event is sent again after restart, same event id', { skip: SKIP }, async () => {
+  it('a worker killed between sending and recording: the event is sent again after restart, same event id', {
+    skip: SKIP,
+  }, async () => {
     const merchant = await t.createMerchant('Crash');
     await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url });
     // The first request is held open: the worker has sent but not recorded when it dies.

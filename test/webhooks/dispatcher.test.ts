@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { openDatabase } from '../../src/db/database.ts';
-import { dispatchDueWebhooks, MAX_ATTEMPTS, RETRY_DELAYS_MS, WebhookDispatcher } from '../../src/modules/webhooks/dispatcher.ts';
+import {
+  dispatchDueWebhooks,
+  MAX_ATTEMPTS,
+  RETRY_DELAYS_MS,
+  WebhookDispatcher,
+} from '../../src/modules/webhooks/dispatcher.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -61,7 +66,9 @@ describe('webhook dispatcher', () => {
       assert.equal(id, hook.body['id']);
       assert.equal(Number(timestamp), Math.floor(t.clock.now().getTime() / 1000));
       const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-      const expected = createHmac('sha256', key).update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), hook.raw])).digest('base64');
+      const expected = createHmac('sha256', key)
+        .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`), hook.raw]))
+        .digest('base64');
       assert.equal(hook.headers['webhook-signature'], `v1,${expected}`);
       assert.equal(hook.headers['content-type'], 'application/json');
       // A changed byte breaks the signature.
@@ -100,7 +107,11 @@ describe('webhook dispatcher', () => {
     assert.equal(delivery.attempt_count, 1);
     assert.equal(delivery.status, 'pending');
     for (const [index, delay_ms] of RETRY_DELAYS_MS.entries()) {
-      assert.equal(new Date(delivery.next_attempt_at).getTime() - t.clock.now().getTime(), delay_ms, `wait after failure ${index + 1}`);
+      assert.equal(
+        new Date(delivery.next_attempt_at).getTime() - t.clock.now().getTime(),
+        delay_ms,
+        `wait after failure ${index + 1}`,
+      );
       t.clock.advance(delay_ms - 1);
       assert.equal(await dispatch(), 0, 'not due one millisecond early');
       t.clock.advance(1);
@@ -112,10 +123,21 @@ describe('webhook dispatcher', () => {
     assert.equal(delivery.attempt_count, MAX_ATTEMPTS);
     assert.equal(delivery.next_attempt_at, null);
     assert.equal(delivery.attempts.length, MAX_ATTEMPTS);
-    assert.deepEqual(delivery.attempts.map((a: any) => a.attempt_number), Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1));
+    assert.deepEqual(
+      delivery.attempts.map((a: any) => a.attempt_number),
+      Array.from({ length: MAX_ATTEMPTS }, (_, i) => i + 1),
+    );
     // the receiver is on loopback: what a private target answers is never kept
-    assert.ok(delivery.attempts.every((a: any) => a.status_code === 500 && a.succeeded === false && a.response_excerpt === null));
-    assert.equal(RETRY_DELAYS_MS.reduce((sum, ms) => sum + ms, 0), 68 * 3600_000 + 36 * 60_000 + 5_000, 'about 3 days in all (2 d 20 h 36 min 5 s)');
+    assert.ok(
+      delivery.attempts.every(
+        (a: any) => a.status_code === 500 && a.succeeded === false && a.response_excerpt === null,
+      ),
+    );
+    assert.equal(
+      RETRY_DELAYS_MS.reduce((sum, ms) => sum + ms, 0),
+      68 * 3600_000 + 36 * 60_000 + 5_000,
+      'about 3 days in all (2 d 20 h 36 min 5 s)',
+    );
     t.clock.advance(30 * 24 * 3600_000);
     assert.equal(await dispatch(), 0);
     assert.equal(receiver.received.length, MAX_ATTEMPTS);
@@ -128,7 +150,10 @@ describe('webhook dispatcher', () => {
     const second = await simulate('matched_then_failed');
     await drain();
     // first: payment.matched failed once; payment.completed waits behind it. second: both delivered in order.
-    const of = (id: string) => receiver.received.filter((hook) => hook.body['payment_id'] === id).map((hook) => hook.headers['webhook-id'] && hook.body['event']);
+    const of = (id: string) =>
+      receiver.received
+        .filter((hook) => hook.body['payment_id'] === id)
+        .map((hook) => hook.headers['webhook-id'] && hook.body['event']);
     assert.deepEqual(of(first.id), ['payment.matched']);
     assert.deepEqual(of(second.id), ['payment.matched', 'payment.failed']);
     t.clock.advance(RETRY_DELAYS_MS[0]!);
@@ -154,7 +179,9 @@ describe('webhook dispatcher', () => {
     await simulate('expired');
     await drain();
     const [hook] = receiver.received;
-    const delivery = (await t.call('GET', `/v1/webhook-deliveries?event_id=${hook!.body['id']}`, merchant.sandbox)).json().data[0];
+    const delivery = (
+      await t.call('GET', `/v1/webhook-deliveries?event_id=${hook!.body['id']}`, merchant.sandbox)
+    ).json().data[0];
     assert.equal(delivery.status, 'succeeded');
     const redo = await t.call('POST', `/v1/webhook-deliveries/${delivery.id}/redeliver`, merchant.sandbox);
     assert.equal(redo.statusCode, 200, redo.body);
@@ -164,16 +191,32 @@ describe('webhook dispatcher', () => {
     assert.equal(receiver.received[1]!.body['id'], hook!.body['id']);
     assert.equal(receiver.received[1]!.headers['webhook-id'], hook!.body['id']);
     assert.deepEqual(receiver.received[1]!.raw, hook!.raw, 'the same bytes');
-    const after_redo = (await t.call('GET', `/v1/webhook-deliveries?event_id=${hook!.body['id']}`, merchant.sandbox)).json().data[0];
+    const after_redo = (
+      await t.call('GET', `/v1/webhook-deliveries?event_id=${hook!.body['id']}`, merchant.sandbox)
+    ).json().data[0];
     assert.equal(after_redo.attempt_count, 2);
     assert.equal(after_redo.status, 'succeeded');
 
     // Errors: unknown id, another mode's delivery, another merchant's delivery, a bad id.
-    assert.equal((await t.call('POST', '/v1/webhook-deliveries/00000000-0000-4000-8000-000000000000/redeliver', merchant.sandbox)).json().error.code, 'NOT_FOUND');
-    assert.equal((await t.call('POST', `/v1/webhook-deliveries/${delivery.id}/redeliver`, merchant.live)).statusCode, 404);
+    assert.equal(
+      (
+        await t.call('POST', '/v1/webhook-deliveries/00000000-0000-4000-8000-000000000000/redeliver', merchant.sandbox)
+      ).json().error.code,
+      'NOT_FOUND',
+    );
+    assert.equal(
+      (await t.call('POST', `/v1/webhook-deliveries/${delivery.id}/redeliver`, merchant.live)).statusCode,
+      404,
+    );
     const other = await t.createMerchant('Other');
-    assert.equal((await t.call('POST', `/v1/webhook-deliveries/${delivery.id}/redeliver`, other.sandbox)).statusCode, 404);
-    assert.equal((await t.call('POST', '/v1/webhook-deliveries/not-a-uuid/redeliver', merchant.sandbox)).statusCode, 400);
+    assert.equal(
+      (await t.call('POST', `/v1/webhook-deliveries/${delivery.id}/redeliver`, other.sandbox)).statusCode,
+      404,
+    );
+    assert.equal(
+      (await t.call('POST', '/v1/webhook-deliveries/not-a-uuid/redeliver', merchant.sandbox)).statusCode,
+      400,
+    );
     assert.equal((await t.call('POST', `/v1/webhook-deliveries/${delivery.id}/redeliver`, undefined)).statusCode, 401);
 
     // Recover: everything failed since a time goes out again.
@@ -197,8 +240,15 @@ describe('webhook dispatcher', () => {
     assert.equal(recover.json().data.requeued, 2);
     assert.equal(await drain(), 2);
     assert.equal(receiver.received.length, 2);
-    assert.equal((await t.call('GET', '/v1/webhook-deliveries?status=failed&limit=100', merchant.sandbox)).json().data.length, failed_before, 'older failures stay failed');
-    assert.equal((await t.call('POST', '/v1/webhook-deliveries/recover', merchant.sandbox, { since: 'yesterday' })).statusCode, 400);
+    assert.equal(
+      (await t.call('GET', '/v1/webhook-deliveries?status=failed&limit=100', merchant.sandbox)).json().data.length,
+      failed_before,
+      'older failures stay failed',
+    );
+    assert.equal(
+      (await t.call('POST', '/v1/webhook-deliveries/recover', merchant.sandbox, { since: 'yesterday' })).statusCode,
+      400,
+    );
   });
 
   it('without an endpoint: skipped, 409 WEBHOOK_ENDPOINT_NOT_SET on redeliver and recover, delivered after recover', async () => {
@@ -217,14 +267,19 @@ describe('webhook dispatcher', () => {
     const recover = await t.call('POST', '/v1/webhook-deliveries/recover', lonely.sandbox, { since });
     assert.equal(recover.json().error.code, 'WEBHOOK_ENDPOINT_NOT_SET');
     await t.call('PUT', '/v1/webhook-endpoint', lonely.test, { url: receiver.url });
-    assert.equal((await t.call('POST', '/v1/webhook-deliveries/recover', lonely.sandbox, { since })).json().data.requeued, 1);
+    assert.equal(
+      (await t.call('POST', '/v1/webhook-deliveries/recover', lonely.sandbox, { since })).json().data.requeued,
+      1,
+    );
     await drain();
     assert.equal(receiver.received.length, 1);
     assert.equal(receiver.received[0]!.body['payment_id'], sim.json().data.payment.id);
   });
 
   it('two concurrent dispatchers send each event exactly once, in order per resource', async () => {
-    const payments = await Promise.all(Array.from({ length: 12 }, (_, i) => simulate(i % 2 ? 'matched_then_completed' : 'settlement_cycle')));
+    const payments = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => simulate(i % 2 ? 'matched_then_completed' : 'settlement_cycle')),
+    );
     // A second, independent connection pool on PostgreSQL; on PGlite the same single connection.
     const url = t.application.config.database_url;
     const second = url ? await openDatabase({ database_url: url, data_dir: '' }) : undefined;
@@ -237,14 +292,21 @@ describe('webhook dispatcher', () => {
         }
         return sent;
       };
-      const counts = await Promise.all([worker(t.db), worker(second?.db ?? t.db), worker(t.db), worker(second?.db ?? t.db)]);
+      const counts = await Promise.all([
+        worker(t.db),
+        worker(second?.db ?? t.db),
+        worker(t.db),
+        worker(second?.db ?? t.db),
+      ]);
       await drain();
       const expected_events = 6 * 2 + 6 * 3;
       assert.equal(receiver.received.length, expected_events, `sent ${counts.join('+')}`);
       const ids = receiver.received.map((hook) => hook.body['id']);
       assert.equal(new Set(ids).size, expected_events, 'no event sent twice');
       for (const payment of payments) {
-        const order = receiver.received.filter((hook) => hook.body['payment_id'] === payment.id).map((hook) => hook.body['event']);
+        const order = receiver.received
+          .filter((hook) => hook.body['payment_id'] === payment.id)
+          .map((hook) => hook.body['event']);
         assert.deepEqual(order, ['payment.matched', 'payment.completed']);
       }
       const succeeded = await t.call('GET', '/v1/webhook-deliveries?status=succeeded&limit=100', merchant.sandbox);
@@ -256,15 +318,22 @@ describe('webhook dispatcher', () => {
     }
   });
 
-  it('the worker\'s dispatcher hands a finished send\'s slot to the next event of its line: one pass sends a resource\'s events in order', async () => {
+  it("the worker's dispatcher hands a finished send's slot to the next event of its line: one pass sends a resource's events in order", async () => {
     await drain();
     const offset = receiver.received.length;
     const payment = await simulate('settlement_cycle');
-    const dispatcher = new WebhookDispatcher({ ...t.application.webhooks.dispatch, timeout_ms: 2000, max_in_flight: 4 });
+    const dispatcher = new WebhookDispatcher({
+      ...t.application.webhooks.dispatch,
+      timeout_ms: 2000,
+      max_in_flight: 4,
+    });
     assert.equal(await dispatcher.pass(), 1, 'one event of the line is claimable');
     await dispatcher.drain();
     const hooks = receiver.received.slice(offset);
-    assert.deepEqual(hooks.map((hook) => hook.body['event']), ['payment.matched', 'payment.completed', 'settlement.completed']);
+    assert.deepEqual(
+      hooks.map((hook) => hook.body['event']),
+      ['payment.matched', 'payment.completed', 'settlement.completed'],
+    );
     assert.ok(hooks.slice(0, 2).every((hook) => hook.body['payment_id'] === payment.id));
     assert.equal(await dispatch(), 0, 'nothing left for a pass');
   });
@@ -272,12 +341,20 @@ describe('webhook dispatcher', () => {
   it('two worker dispatchers with chained sends still send each event exactly once, in order per resource', async () => {
     await drain();
     const offset = receiver.received.length;
-    const payments = await Promise.all(Array.from({ length: 12 }, (_, i) => simulate(i % 2 ? 'matched_then_completed' : 'settlement_cycle')));
+    const payments = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => simulate(i % 2 ? 'matched_then_completed' : 'settlement_cycle')),
+    );
     const url = t.application.config.database_url;
     const second = url ? await openDatabase({ database_url: url, data_dir: '' }) : undefined;
     try {
       const worker = async (db: typeof t.db) => {
-        const dispatcher = new WebhookDispatcher({ ...t.application.webhooks.dispatch, db, timeout_ms: 2000, batch: 3, max_in_flight: 3 });
+        const dispatcher = new WebhookDispatcher({
+          ...t.application.webhooks.dispatch,
+          db,
+          timeout_ms: 2000,
+          batch: 3,
+          max_in_flight: 3,
+        });
         for (let idle = 0; idle < 3; ) {
           const started = await dispatcher.pass();
           idle = started === 0 && dispatcher.in_flight === 0 ? idle + 1 : 0;
@@ -295,7 +372,16 @@ describe('webhook dispatcher', () => {
         const order = hooks.filter((hook) => hook.body['payment_id'] === payment.id).map((hook) => hook.body['event']);
         assert.deepEqual(order, ['payment.matched', 'payment.completed']);
       }
-      const attempts = await t.db.selectFrom('webhook_attempts as a').innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id').select('d.event_id').where('d.event_id', 'in', hooks.map((hook) => hook.body['id'] as string)).execute();
+      const attempts = await t.db
+        .selectFrom('webhook_attempts as a')
+        .innerJoin('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+        .select('d.event_id')
+        .where(
+          'd.event_id',
+          'in',
+          hooks.map((hook) => hook.body['id'] as string),
+        )
+        .execute();
       assert.equal(attempts.length, expected_events, 'one attempt each');
     } finally {
       await second?.close();
@@ -312,11 +398,16 @@ describe('webhook dispatcher', () => {
       // Let the first (empty) passes finish so only the NOTIFY can trigger the next one.
       await new Promise((resolve) => setTimeout(resolve, 200));
       const started = performance.now();
-      const sim = await app.call('POST', '/v1/sandbox/payments/simulate', m.sandbox, { scenario: 'matched_then_completed' });
+      const sim = await app.call('POST', '/v1/sandbox/payments/simulate', m.sandbox, {
+        scenario: 'matched_then_completed',
+      });
       assert.equal(sim.statusCode, 201);
       const hooks = await own.waitFor(2, 5000);
       assert.ok(hooks[1]!.arrived_at_ms - started < 5000);
-      assert.deepEqual(hooks.map((hook) => hook.body['event']), ['payment.matched', 'payment.completed']);
+      assert.deepEqual(
+        hooks.map((hook) => hook.body['event']),
+        ['payment.matched', 'payment.completed'],
+      );
     } finally {
       await own.close();
       await app.close();

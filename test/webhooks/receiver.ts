@@ -33,11 +33,17 @@ export async function startReceiver(): Promise<Receiver> {
     async waitFor(count, timeout_ms = 10_000) {
       if (receiver.received.length >= count) return receiver.received;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${receiver.received.length} of ${count} webhooks in ${timeout_ms} ms`)), timeout_ms);
-        waiters.push({ count, resolve: () => {
-          clearTimeout(timer);
-          resolve();
-        } });
+        const timer = setTimeout(
+          () => reject(new Error(`receiver got ${receiver.received.length} of ${count} webhooks in ${timeout_ms} ms`)),
+          timeout_ms,
+        );
+        waiters.push({
+          count,
+          resolve: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        });
       });
       return receiver.received;
     },
@@ -58,7 +64,13 @@ export async function startReceiver(): Promise<Receiver> {
       } catch {
         // kept raw
       }
-      const received: Received = { path: request.url ?? '', raw, headers: request.headers, body, arrived_at_ms: performance.now() };
+      const received: Received = {
+        path: request.url ?? '',
+        raw,
+        headers: request.headers,
+        body,
+        arrived_at_ms: performance.now(),
+      };
       receiver.received.push(received);
       for (const waiter of [...waiters]) {
         if (receiver.received.length >= waiter.count) {

@@ -63,20 +63,44 @@ describe('SSRF guard for webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS unset)',
         assert.equal(response.json().error.details[0].field, 'body.url');
       }
     }
-    assert.equal((await t.db.selectFrom('webhook_endpoints').select('id').where('merchant_id', '=', merchant.id).execute()).length, 0);
-    const admin = await t.request({ method: 'POST', url: '/admin/merchants', headers: ADMIN_HEADERS, payload: { name: 'Internal', webhook_url: 'http://169.254.169.254/' } });
+    assert.equal(
+      (await t.db.selectFrom('webhook_endpoints').select('id').where('merchant_id', '=', merchant.id).execute()).length,
+      0,
+    );
+    const admin = await t.request({
+      method: 'POST',
+      url: '/admin/merchants',
+      headers: ADMIN_HEADERS,
+      payload: { name: 'Internal', webhook_url: 'http://169.254.169.254/' },
+    });
     assert.equal(admin.statusCode, 400);
     assert.equal(admin.json().error.code, 'WEBHOOK_URL_FORBIDDEN');
     // A PATCH to a forbidden URL is refused the same way and changes nothing.
-    const ok = (await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: 'https://93.184.215.14/hook' })).json().data;
-    const patched = await t.call('PATCH', `/v1/webhook-endpoints/${ok.id}`, merchant.live, { url: 'http://[::ffff:10.0.0.1]/' });
+    const ok = (
+      await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: 'https://93.184.215.14/hook' })
+    ).json().data;
+    const patched = await t.call('PATCH', `/v1/webhook-endpoints/${ok.id}`, merchant.live, {
+      url: 'http://[::ffff:10.0.0.1]/',
+    });
     assert.equal(patched.json().error.code, 'WEBHOOK_URL_FORBIDDEN');
-    assert.equal((await t.call('GET', `/v1/webhook-endpoints/${ok.id}`, merchant.live)).json().data.url, 'https://93.184.215.14/hook');
+    assert.equal(
+      (await t.call('GET', `/v1/webhook-endpoints/${ok.id}`, merchant.live)).json().data.url,
+      'https://93.184.215.14/hook',
+    );
     await t.call('DELETE', `/v1/webhook-endpoints/${ok.id}`, merchant.live);
   });
 
   it('sandbox endpoints are held to the same rule: no loopback (mpay listen reads the event stream), private, link-local or metadata', async () => {
-    for (const url of ['http://127.0.0.1:4242/', 'http://localhost:4242/', 'http://[::1]:4242/', 'http://10.0.0.5/', 'http://169.254.169.254/', 'http://[fd00:ec2::254]/', 'http://100.64.0.1/', 'http://user:pw@127.0.0.1/']) {
+    for (const url of [
+      'http://127.0.0.1:4242/',
+      'http://localhost:4242/',
+      'http://[::1]:4242/',
+      'http://10.0.0.5/',
+      'http://169.254.169.254/',
+      'http://[fd00:ec2::254]/',
+      'http://100.64.0.1/',
+      'http://user:pw@127.0.0.1/',
+    ]) {
       const response = await t.call('POST', '/v1/webhook-endpoints', merchant.sandbox, { url });
       assert.equal(response.json().error?.code, 'WEBHOOK_URL_FORBIDDEN', url);
     }
@@ -105,8 +129,20 @@ describe('SSRF guard for webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS unset)',
         deleted_at: null,
       })
       .execute();
-    await t.createSeller({ currency: 'THB', payment_method: 'promptpay', display_name: 'S', liquidity_minor: 1_000_000, rate: '35.00', promptpay_id: '0812345678' });
-    const trade = await t.call('POST', '/v1/trades', merchant.live, { order_id: 'ssrf-1', amount: '10.00', currency: 'THB', return_url: 'https://shop.example/r' });
+    await t.createSeller({
+      currency: 'THB',
+      payment_method: 'promptpay',
+      display_name: 'S',
+      liquidity_minor: 1_000_000,
+      rate: '35.00',
+      promptpay_id: '0812345678',
+    });
+    const trade = await t.call('POST', '/v1/trades', merchant.live, {
+      order_id: 'ssrf-1',
+      amount: '10.00',
+      currency: 'THB',
+      return_url: 'https://shop.example/r',
+    });
     assert.equal(trade.statusCode, 201, trade.body);
     assert.equal(await dispatchDueWebhooks({ ...t.application.webhooks.dispatch, timeout_ms: 2000 }), 1);
     assert.equal(receiver.received.length, 0, 'nothing was sent');
@@ -118,11 +154,17 @@ describe('SSRF guard for webhook targets (WEBHOOK_ALLOW_PRIVATE_TARGETS unset)',
 
   it('the connection-time lookup refuses a name that resolves to an internal address (DNS rebinding)', async () => {
     const lookup = guardedLookup({ is_sandbox: false, allow_private: false });
-    const error = await new Promise<Error | null>((resolve) => (lookup as any)('localhost', { all: true }, (failure: Error | null) => resolve(failure)));
+    const error = await new Promise<Error | null>((resolve) =>
+      (lookup as any)('localhost', { all: true }, (failure: Error | null) => resolve(failure)),
+    );
     assert.ok(error instanceof TargetForbiddenError, String(error));
     assert.match(error.message, /localhost resolves to .* loopback/);
     const open = guardedLookup({ is_sandbox: true, allow_private: true });
-    const addresses = await new Promise<unknown>((resolve, reject) => (open as any)('localhost', { all: true }, (failure: Error | null, found: unknown) => (failure ? reject(failure) : resolve(found))));
+    const addresses = await new Promise<unknown>((resolve, reject) =>
+      (open as any)('localhost', { all: true }, (failure: Error | null, found: unknown) =>
+        failure ? reject(failure) : resolve(found),
+      ),
+    );
     assert.ok(Array.isArray(addresses) && addresses.length > 0);
   });
 
@@ -149,7 +191,11 @@ describe('WEBHOOK_ALLOW_PRIVATE_TARGETS=true (closed deployments)', () => {
       for (const url of ['http://10.1.2.3/hook', 'http://127.0.0.1:9/hook']) {
         assert.equal((await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url })).statusCode, 201, url);
       }
-      assert.equal((await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: 'http://169.254.169.254/' })).json().error.code, 'WEBHOOK_URL_FORBIDDEN');
+      assert.equal(
+        (await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: 'http://169.254.169.254/' })).json().error
+          .code,
+        'WEBHOOK_URL_FORBIDDEN',
+      );
     } finally {
       await t.close();
     }
@@ -161,7 +207,13 @@ describe('WEBHOOK_ALLOW_PRIVATE_TARGETS=true (closed deployments)', () => {
       await t.application.app.listen({ port: 0, host: '127.0.0.1' });
       const port = (t.application.app.server.address() as { port: number }).port;
       const merchant = await t.createMerchant('Self');
-      for (const url of [`http://127.0.0.1:${port}/healthz`, `http://localhost:${port}/`, `http://[::1]:${port}/`, `http://0.0.0.0:${port}/`, 'http://gateway.test/hook']) {
+      for (const url of [
+        `http://127.0.0.1:${port}/healthz`,
+        `http://localhost:${port}/`,
+        `http://[::1]:${port}/`,
+        `http://0.0.0.0:${port}/`,
+        'http://gateway.test/hook',
+      ]) {
         for (const key of [merchant.live, merchant.sandbox]) {
           const response = await t.call('POST', '/v1/webhook-endpoints', key, { url });
           assert.equal(response.statusCode, 400, `${url}: ${response.body}`);
@@ -170,7 +222,14 @@ describe('WEBHOOK_ALLOW_PRIVATE_TARGETS=true (closed deployments)', () => {
         }
       }
       // another port on the same machine is a private target like any other
-      assert.equal((await t.call('POST', '/v1/webhook-endpoints', merchant.live, { url: `http://127.0.0.1:${port === 9 ? 10 : 9}/hook` })).statusCode, 201);
+      assert.equal(
+        (
+          await t.call('POST', '/v1/webhook-endpoints', merchant.live, {
+            url: `http://127.0.0.1:${port === 9 ? 10 : 9}/hook`,
+          })
+        ).statusCode,
+        201,
+      );
     } finally {
       await t.close();
     }
@@ -182,8 +241,14 @@ describe('WEBHOOK_ALLOW_PRIVATE_TARGETS=true (closed deployments)', () => {
     try {
       receiver.answer = () => 500;
       const merchant = await t.createMerchant('Excerpt');
-      assert.equal((await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url })).statusCode, 200);
-      assert.equal((await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' })).statusCode, 201);
+      assert.equal(
+        (await t.call('PUT', '/v1/webhook-endpoint', merchant.sandbox, { url: receiver.url })).statusCode,
+        200,
+      );
+      assert.equal(
+        (await t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, { scenario: 'expired' })).statusCode,
+        201,
+      );
       assert.ok((await dispatchDueWebhooks(t.application.webhooks.dispatch)) >= 1);
       await receiver.waitFor(1);
       const [delivery] = (await t.call('GET', '/v1/webhook-deliveries?limit=1', merchant.sandbox)).json().data;

@@ -5,7 +5,14 @@ export class MpayApiError extends Error {
   readonly request_id: string | undefined;
   readonly details: unknown[];
   readonly body: unknown;
-  constructor(status: number, code: string, message: string, request_id: string | undefined, details: unknown[], body: unknown) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    request_id: string | undefined,
+    details: unknown[],
+    body: unknown,
+  ) {
     super(`${status} ${code}: ${message}`);
     this.name = 'MpayApiError';
     this.status = status;

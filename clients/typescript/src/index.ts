@@ -105,7 +105,12 @@ export default Mpay;
  * Verifies a webhook delivery (Standard Webhooks and X-Service-Signature; see ./webhooks.js) and returns the typed
  * event. Pass the RAW body. Throws WebhookVerificationError: answer 401 then.
  */
-export function verifyWebhook(body: RawBody, headers: HeaderBag, secret: string, options?: VerifyOptions): WebhookEvent {
+export function verifyWebhook(
+  body: RawBody,
+  headers: HeaderBag,
+  secret: string,
+  options?: VerifyOptions,
+): WebhookEvent {
   return verifyRawWebhook(body, headers, secret, options) as WebhookEvent;
 }
 
@@ -130,7 +135,13 @@ export type {
   WebhookEventType,
 } from './types.ts';
 export type * from './resources.ts';
-export { computeServiceSignature, DEFAULT_TOLERANCE_SECONDS, verifyServiceSignature, verifyStandardSignature, WebhookVerificationError } from './webhooks.js';
+export {
+  computeServiceSignature,
+  DEFAULT_TOLERANCE_SECONDS,
+  verifyServiceSignature,
+  verifyStandardSignature,
+  WebhookVerificationError,
+} from './webhooks.js';
 export type { HeaderBag, RawBody, VerificationFailure, VerifyOptions } from './webhooks.js';
 
 export type Payment = Schemas['Payment'];

@@ -240,7 +240,11 @@ export class Settlements extends Resource {
 
   /** The batch as CSV text. */
   exportCsv(id: string, options: RequestOptions = {}) {
-    return this.transport.request('exportSettlementCsv', { ...options, path: { id }, headers: { accept: 'text/csv', ...options.headers } });
+    return this.transport.request('exportSettlementCsv', {
+      ...options,
+      path: { id },
+      headers: { accept: 'text/csv', ...options.headers },
+    });
   }
 }
 

@@ -134,14 +134,34 @@ export class Transport {
   /** A merchant JWT for the merchant routes: the one given, or one traded for the API key (reused until near its end). */
   async #merchantToken(force: boolean): Promise<HeldToken> {
     const given = this.#options.accessToken;
-    if (given) return { access_token: given, merchant_id: String(jwtClaims(given)['merchant_id'] ?? ''), refresh_at_ms: Infinity };
-    if (!this.#options.apiKey) throw new MpayApiError(401, 'UNAUTHORIZED', 'Give the client an apiKey (or an accessToken) for this route', undefined, [], undefined);
+    if (given)
+      return {
+        access_token: given,
+        merchant_id: String(jwtClaims(given)['merchant_id'] ?? ''),
+        refresh_at_ms: Infinity,
+      };
+    if (!this.#options.apiKey)
+      throw new MpayApiError(
+        401,
+        'UNAUTHORIZED',
+        'Give the client an apiKey (or an accessToken) for this route',
+        undefined,
+        [],
+        undefined,
+      );
     if (!force && this.#token && this.#now() < this.#token.refresh_at_ms) return this.#token;
     // Calls that need a token at the same moment share one trade.
     this.#trading ??= this.request('createAccessToken', {})
       .then(({ data }) => {
-        const margin_ms = Math.min((this.#options.tokenRefreshMarginSeconds ?? 60) * 1000, (data.expires_in * 1000) / 2);
-        this.#token = { access_token: data.access_token, merchant_id: data.merchant_id, refresh_at_ms: this.#now() + data.expires_in * 1000 - margin_ms };
+        const margin_ms = Math.min(
+          (this.#options.tokenRefreshMarginSeconds ?? 60) * 1000,
+          (data.expires_in * 1000) / 2,
+        );
+        this.#token = {
+          access_token: data.access_token,
+          merchant_id: data.merchant_id,
+          refresh_at_ms: this.#now() + data.expires_in * 1000 - margin_ms,
+        };
         return this.#token;
       })
       .finally(() => {
@@ -171,7 +191,8 @@ export class Transport {
     const headers: Record<string, string> = { accept: 'application/json', ...this.#options.headers, ...input.headers };
     if (input.body !== undefined) headers['content-type'] = 'application/json';
     // One key per call, reused by every retry: a retry after a lost response replays instead of acting twice.
-    const idempotency_key = spec.idempotency === 'none' ? undefined : (input.idempotencyKey ?? globalThis.crypto.randomUUID());
+    const idempotency_key =
+      spec.idempotency === 'none' ? undefined : (input.idempotencyKey ?? globalThis.crypto.randomUUID());
     if (idempotency_key) headers['idempotency-key'] = idempotency_key;
     // A POST without a key is not safe to repeat after the server may have acted (5xx); 429 always is.
     const method: string = spec.method;
@@ -185,12 +206,16 @@ export class Transport {
       force_new_token = false;
       let response: Response;
       try {
-        response = await this.#send(url, {
-          method: spec.method,
-          headers: { ...headers, ...credential },
-          ...(input.body === undefined ? {} : { body: JSON.stringify(input.body) }),
-          ...(input.form === undefined ? {} : { body: formData(input.form) }),
-        }, input.signal);
+        response = await this.#send(
+          url,
+          {
+            method: spec.method,
+            headers: { ...headers, ...credential },
+            ...(input.body === undefined ? {} : { body: JSON.stringify(input.body) }),
+            ...(input.form === undefined ? {} : { body: formData(input.form) }),
+          },
+          input.signal,
+        );
       } catch (error) {
         if (input.signal?.aborted || !safe_to_repeat || attempt >= this.#maxRetries()) {
           throw new MpayConnectionError(`${spec.method} ${url}: ${(error as Error).message}`, { cause: error });
@@ -227,7 +252,10 @@ export class Transport {
 
   async #send(url: string, init: RequestInit, signal: AbortSignal | undefined): Promise<Response> {
     const timeout = new AbortController();
-    const timer = setTimeout(() => timeout.abort(new Error(`timed out after ${this.#options.timeoutMs ?? 60_000} ms`)), this.#options.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => timeout.abort(new Error(`timed out after ${this.#options.timeoutMs ?? 60_000} ms`)),
+      this.#options.timeoutMs ?? 60_000,
+    );
     const abort = () => timeout.abort(signal?.reason);
     signal?.addEventListener('abort', abort, { once: true });
     try {
@@ -250,7 +278,8 @@ export class Transport {
 
   async #parse(response: Response): Promise<unknown> {
     const type = response.headers.get('content-type') ?? '';
-    if (type.startsWith('image/') || type.startsWith('application/octet-stream')) return new Uint8Array(await response.arrayBuffer());
+    if (type.startsWith('image/') || type.startsWith('application/octet-stream'))
+      return new Uint8Array(await response.arrayBuffer());
     const text = await response.text();
     if (!text) return undefined;
     return type.includes('application/json') ? JSON.parse(text) : text;
@@ -261,6 +290,13 @@ export class Transport {
     const body = await this.#parse(response).catch(() => undefined);
     const error = (body as { error?: { code?: string; message?: string; details?: unknown[] } } | undefined)?.error;
     const code = error?.code ?? `HTTP_${response.status}`;
-    return new MpayApiError(response.status, code, error?.message ?? response.statusText, request_id, error?.details ?? [], body);
+    return new MpayApiError(
+      response.status,
+      code,
+      error?.message ?? response.statusText,
+      request_id,
+      error?.details ?? [],
+      body,
+    );
   }
 }

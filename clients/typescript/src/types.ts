@@ -7,7 +7,11 @@ export type Schemas = components['schemas'];
 type Operation<K extends OperationId> = operations[K];
 type Parameters<K extends OperationId> = Operation<K> extends { parameters: infer P } ? P : never;
 type Part<K extends OperationId, Name extends string> =
-  Parameters<K> extends { [key in Name]?: infer V } ? ([V] extends [never] | [undefined] ? never : NonNullable<V>) : never;
+  Parameters<K> extends { [key in Name]?: infer V }
+    ? [V] extends [never] | [undefined]
+      ? never
+      : NonNullable<V>
+    : never;
 type Json<R> = R extends { content: { 'application/json': infer J } }
   ? J
   : R extends { content: { [type: `image/${string}`]: unknown } }
@@ -18,7 +22,8 @@ type Json<R> = R extends { content: { 'application/json': infer J } }
 type SuccessStatus = 200 | 201 | 202 | 204;
 
 /** An operation's JSON request body. */
-export type Body<K extends OperationId> = Operation<K> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type Body<K extends OperationId> =
+  Operation<K> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 /** An operation's query parameters. */
 export type Query<K extends OperationId> = Part<K, 'query'>;
 /** An operation's path parameters. */
@@ -58,11 +63,17 @@ export interface Page<T> {
 
 /** A list operation's item type. */
 export type ListItem<K extends OperationId> = Success<K> extends { data: (infer T)[] } ? T : never;
-export type ListOperationId = { [K in OperationId]: (typeof OPERATIONS)[K]['list'] extends true ? K : never }[OperationId];
+export type ListOperationId = {
+  [K in OperationId]: (typeof OPERATIONS)[K]['list'] extends true ? K : never;
+}[OperationId];
 
 type WebhookOperations = { [K in keyof operations as K extends `webhook_${string}` ? K : never]: operations[K] };
 /** Every webhook event, discriminated by `type` (`payment.completed`, `sell_order.cash_leg_requested`, ...). */
 export type WebhookEvent = {
-  [K in keyof WebhookOperations]: WebhookOperations[K] extends { requestBody: { content: { 'application/json': infer E } } } ? E : never;
+  [K in keyof WebhookOperations]: WebhookOperations[K] extends {
+    requestBody: { content: { 'application/json': infer E } };
+  }
+    ? E
+    : never;
 }[keyof WebhookOperations];
 export type WebhookEventType = WebhookEvent['type'];

@@ -39,6 +39,20 @@ export interface WebhookEvent {
 }
 
 export declare function computeServiceSignature(body: RawBody, secret: string): string;
-export declare function verifyServiceSignature(body: RawBody, signature: string | undefined | null, secret: string): void;
-export declare function verifyStandardSignature(body: RawBody, headers: HeaderBag, secret: string, options?: VerifyOptions): void;
-export declare function verifyWebhook(body: RawBody, headers: HeaderBag, secret: string, options?: VerifyOptions): WebhookEvent;
+export declare function verifyServiceSignature(
+  body: RawBody,
+  signature: string | undefined | null,
+  secret: string,
+): void;
+export declare function verifyStandardSignature(
+  body: RawBody,
+  headers: HeaderBag,
+  secret: string,
+  options?: VerifyOptions,
+): void;
+export declare function verifyWebhook(
+  body: RawBody,
+  headers: HeaderBag,
+  secret: string,
+  options?: VerifyOptions,
+): WebhookEvent;

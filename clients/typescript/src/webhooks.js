@@ -48,7 +48,10 @@ export function verifyServiceSignature(body, signature, secret) {
   if (!secret) throw new WebhookVerificationError('secret_missing', 'No webhook secret given');
   if (!signature) throw new WebhookVerificationError('signature_missing', 'The X-Service-Signature header is missing');
   if (!safeEqual(computeServiceSignature(body, secret), String(signature).trim().toLowerCase())) {
-    throw new WebhookVerificationError('signature_mismatch', 'X-Service-Signature does not match the body: wrong secret, or the body was changed or re-serialised');
+    throw new WebhookVerificationError(
+      'signature_mismatch',
+      'X-Service-Signature does not match the body: wrong secret, or the body was changed or re-serialised',
+    );
   }
 }
 
@@ -58,12 +61,20 @@ export function verifyStandardSignature(body, headers, secret, options = {}) {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('signature_missing', 'The webhook-id, webhook-timestamp or webhook-signature header is missing');
-  if (!/^\d+$/.test(String(timestamp))) throw new WebhookVerificationError('timestamp_invalid', 'webhook-timestamp is not unix seconds');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError(
+      'signature_missing',
+      'The webhook-id, webhook-timestamp or webhook-signature header is missing',
+    );
+  if (!/^\d+$/.test(String(timestamp)))
+    throw new WebhookVerificationError('timestamp_invalid', 'webhook-timestamp is not unix seconds');
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   const now_seconds = Math.floor((options.now ?? new Date()).getTime() / 1000);
   if (Math.abs(now_seconds - Number(timestamp)) > tolerance) {
-    throw new WebhookVerificationError('timestamp_out_of_tolerance', `webhook-timestamp is more than ${tolerance} s away from now (a replay, or a wrong clock)`);
+    throw new WebhookVerificationError(
+      'timestamp_out_of_tolerance',
+      `webhook-timestamp is more than ${tolerance} s away from now (a replay, or a wrong clock)`,
+    );
   }
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
   const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`), rawBytes(body)]);
@@ -72,7 +83,11 @@ export function verifyStandardSignature(body, headers, secret, options = {}) {
     .split(' ')
     .map((part) => part.split(','))
     .some(([version, signature]) => version === 'v1' && signature !== undefined && safeEqual(signature, expected));
-  if (!matches) throw new WebhookVerificationError('signature_mismatch', 'webhook-signature does not match: wrong secret, or the body was changed or re-serialised');
+  if (!matches)
+    throw new WebhookVerificationError(
+      'signature_mismatch',
+      'webhook-signature does not match: wrong secret, or the body was changed or re-serialised',
+    );
 }
 
 /**
@@ -82,7 +97,8 @@ export function verifyStandardSignature(body, headers, secret, options = {}) {
  */
 export function verifyWebhook(body, headers, secret, options = {}) {
   const scheme = options.scheme ?? 'both';
-  if (scheme === 'service' || scheme === 'both') verifyServiceSignature(body, header(headers, 'x-service-signature'), secret);
+  if (scheme === 'service' || scheme === 'both')
+    verifyServiceSignature(body, header(headers, 'x-service-signature'), secret);
   if (scheme === 'standard' || scheme === 'both') verifyStandardSignature(body, headers, secret, options);
   try {
     return JSON.parse(rawBytes(body).toString('utf8'));

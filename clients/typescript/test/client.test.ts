@@ -6,9 +6,23 @@ import { signedHeaders } from '../../../src/modules/webhooks/signing.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../../../test/helpers/app.ts';
 import { uniquePng } from '../../../test/helpers/files.ts';
 import { fund, PAY } from '../../../test/helpers/orders.ts';
-import { Mpay, MpayApiError, MpayClient, verifyWebhook, WebhookVerificationError, type Payment, type SellOrder, type WebhookEvent } from '../src/index.ts';
+import {
+  Mpay,
+  MpayApiError,
+  MpayClient,
+  verifyWebhook,
+  WebhookVerificationError,
+  type Payment,
+  type SellOrder,
+  type WebhookEvent,
+} from '../src/index.ts';
 
-const trade = (order_id: string) => ({ order_id, amount: '100.00', currency: 'THB' as const, return_url: 'https://shop.example/done' });
+const trade = (order_id: string) => ({
+  order_id,
+  amount: '100.00',
+  currency: 'THB' as const,
+  return_url: 'https://shop.example/done',
+});
 
 /** A fetch that records the path of every request it passes on. */
 function recordingFetch(): { fetch: typeof fetch; paths: string[] } {
@@ -55,17 +69,24 @@ describe('@mpay/client against a running server', () => {
     assert.equal((await mpay.payments.findByOrderId('sdk-find-1'))?.id, payment.id);
     assert.equal(await mpay.payments.findByOrderId('sdk-find'), null);
     const page = await mpay.payments.list({ order_id: 'sdk-find-10' });
-    assert.deepEqual(page.data.map((row) => row.order_id), ['sdk-find-10']);
+    assert.deepEqual(
+      page.data.map((row) => row.order_id),
+      ['sdk-find-10'],
+    );
   });
 
   it('throws typed errors carrying code, status and request_id', async () => {
-    const missing = await mpay.payments.retrieve('00000000-0000-4000-8000-000000000000').catch((error: unknown) => error);
+    const missing = await mpay.payments
+      .retrieve('00000000-0000-4000-8000-000000000000')
+      .catch((error: unknown) => error);
     assert.ok(missing instanceof MpayApiError);
     assert.equal(missing.status, 404);
     assert.equal(missing.code, 'NOT_FOUND');
     assert.match(missing.request_id ?? '', /^[0-9a-f-]{36}$/);
     const anonymous = new Mpay({ baseUrl: base_url });
-    const unauthorized = await anonymous.payments.retrieve('00000000-0000-4000-8000-000000000000').catch((error: unknown) => error);
+    const unauthorized = await anonymous.payments
+      .retrieve('00000000-0000-4000-8000-000000000000')
+      .catch((error: unknown) => error);
     assert.ok(unauthorized instanceof MpayApiError);
     assert.deepEqual([unauthorized.status, unauthorized.code], [401, 'UNAUTHORIZED']);
   });
@@ -97,7 +118,15 @@ describe('@mpay/client against a running server', () => {
     ]);
     assert.equal(balance.data.available_micro_pay, 20 * PAY);
     assert.deepEqual([sells.data.length, disputes.data.length, buys.data.length], [0, 0, 0]);
-    const sell: SellOrder = (await client.sellOrders.create({ amount_micro_pay: 2 * PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 7_000, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } })).data;
+    const sell: SellOrder = (
+      await client.sellOrders.create({
+        amount_micro_pay: 2 * PAY,
+        currency: 'PAY',
+        target_currency: 'THB',
+        target_fiat_amount: 7_000,
+        payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' },
+      })
+    ).data;
     const dispute = await client.disputes.create({ sell_order_id: sell.id, notes: 'Opened through the SDK' });
     assert.equal(dispute.data.status, 'opened');
     assert.equal((await client.disputes.retrieve(dispute.data.id)).data.id, dispute.data.id);
@@ -117,7 +146,15 @@ describe('@mpay/client against a running server', () => {
     const live = new Mpay({ baseUrl: base_url, apiKey: shop.live });
     const sandbox = new Mpay({ baseUrl: base_url, apiKey: shop.sandbox });
     assert.equal((await sandbox.balance.retrieve()).data.available_micro_pay, 3 * PAY);
-    const order = (await sandbox.sellOrders.create({ amount_micro_pay: PAY, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 3_500, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } })).data;
+    const order = (
+      await sandbox.sellOrders.create({
+        amount_micro_pay: PAY,
+        currency: 'PAY',
+        target_currency: 'THB',
+        target_fiat_amount: 3_500,
+        payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' },
+      })
+    ).data;
     assert.equal(order.is_sandbox, true);
     assert.deepEqual((await live.sellOrders.list()).data, []);
     const refused = await live.sellOrders.retrieve(order.id).catch((error: unknown) => error);
@@ -173,7 +210,10 @@ describe('@mpay/client against a running server', () => {
 
   it('uploads a proof as multipart and reads the PromptPay QR as PNG bytes', async () => {
     const { data: payment } = await mpay.payments.create(trade('sdk-proof'));
-    const uploaded = await mpay.payments.uploadProof(payment.id, new Blob([new Uint8Array(uniquePng())], { type: 'image/png' }));
+    const uploaded = await mpay.payments.uploadProof(
+      payment.id,
+      new Blob([new Uint8Array(uniquePng())], { type: 'image/png' }),
+    );
     assert.equal(uploaded.data.status, 'confirming');
     const png = await mpay.payments.promptPayQr(payment.id);
     assert.ok(png instanceof Uint8Array);
@@ -183,7 +223,10 @@ describe('@mpay/client against a running server', () => {
 
   it('manages webhook endpoints under resource names', async () => {
     const shop = new Mpay({ baseUrl: base_url, apiKey: (await t.createMerchant('SDK Hooks')).sandbox });
-    const created = await shop.webhookEndpoints.create({ url: 'http://127.0.0.1:9/hook', enabled_events: ['payment.completed'] });
+    const created = await shop.webhookEndpoints.create({
+      url: 'http://127.0.0.1:9/hook',
+      enabled_events: ['payment.completed'],
+    });
     const id = created.data.id;
     assert.match(created.data.secret, /^whsec_/);
     assert.equal((await shop.webhookEndpoints.retrieve(id)).data.url, 'http://127.0.0.1:9/hook');
@@ -202,11 +245,25 @@ describe('@mpay/client against a running server', () => {
     const flaky: typeof fetch = async (input, init) => {
       calls += 1;
       keys.push(new Headers(init?.headers).get('idempotency-key'));
-      if (calls === 1) return new Response('{"success":false,"error":{"code":"RATE_LIMITED","message":"slow down","details":[]}}', { status: 429, headers: { 'retry-after': '2', 'content-type': 'application/json' } });
-      if (calls === 2) return new Response('{"success":false,"error":{"code":"INTERNAL","message":"boom","details":[]}}', { status: 503, headers: { 'content-type': 'application/json' } });
+      if (calls === 1)
+        return new Response('{"success":false,"error":{"code":"RATE_LIMITED","message":"slow down","details":[]}}', {
+          status: 429,
+          headers: { 'retry-after': '2', 'content-type': 'application/json' },
+        });
+      if (calls === 2)
+        return new Response('{"success":false,"error":{"code":"INTERNAL","message":"boom","details":[]}}', {
+          status: 503,
+          headers: { 'content-type': 'application/json' },
+        });
       return fetch(input, init);
     };
-    const retrying = new Mpay({ baseUrl: base_url, apiKey: merchant.live, fetch: flaky, retryBaseDelayMs: 100, sleep: async (ms) => void waits.push(ms) });
+    const retrying = new Mpay({
+      baseUrl: base_url,
+      apiKey: merchant.live,
+      fetch: flaky,
+      retryBaseDelayMs: 100,
+      sleep: async (ms) => void waits.push(ms),
+    });
     const created = await retrying.payments.create(trade('sdk-retry'));
     assert.equal(created.data.order_id, 'sdk-retry');
     assert.equal(calls, 3);
@@ -215,55 +272,92 @@ describe('@mpay/client against a running server', () => {
     assert.match(keys[0] ?? '', /^[0-9a-f-]{36}$/);
     assert.deepEqual(new Set(keys).size, 1);
 
-    const rate_limited = async () => new Response('{"success":false,"error":{"code":"RATE_LIMITED","message":"x","details":[]}}', { status: 429, headers: { 'retry-after': '1', 'x-request-id': 'req-1', 'content-type': 'application/json' } });
-    const exhausted = new MpayClient({ baseUrl: base_url, apiKey: merchant.live, maxRetries: 1, fetch: rate_limited, sleep: async () => {} });
-    const error = await exhausted.payments.retrieve('00000000-0000-4000-8000-000000000000').catch((caught: unknown) => caught);
+    const rate_limited = async () =>
+      new Response('{"success":false,"error":{"code":"RATE_LIMITED","message":"x","details":[]}}', {
+        status: 429,
+        headers: { 'retry-after': '1', 'x-request-id': 'req-1', 'content-type': 'application/json' },
+      });
+    const exhausted = new MpayClient({
+      baseUrl: base_url,
+      apiKey: merchant.live,
+      maxRetries: 1,
+      fetch: rate_limited,
+      sleep: async () => {},
+    });
+    const error = await exhausted.payments
+      .retrieve('00000000-0000-4000-8000-000000000000')
+      .catch((caught: unknown) => caught);
     assert.ok(error instanceof MpayApiError);
     assert.deepEqual([error.status, error.code, error.request_id], [429, 'RATE_LIMITED', 'req-1']);
   });
 
   it('verifies webhooks (Standard Webhooks and X-Service-Signature) into typed events', async () => {
     const payment_id = (await mpay.payments.create(trade('sdk-webhook'))).data.id;
-    const row = await t.db.selectFrom('events').select(['id', 'payload']).where('resource_id', '=', payment_id).where('type', '=', 'payment.matched').executeTakeFirstOrThrow();
+    const row = await t.db
+      .selectFrom('events')
+      .select(['id', 'payload'])
+      .where('resource_id', '=', payment_id)
+      .where('type', '=', 'payment.matched')
+      .executeTakeFirstOrThrow();
     const body = typeof row.payload === 'string' ? row.payload : JSON.stringify(row.payload);
     const now = new Date();
     const headers = signedHeaders(merchant.webhook_secret, row.id, Math.floor(now.getTime() / 1000), body);
     const event: WebhookEvent = verifyWebhook(body, headers, merchant.webhook_secret, { now });
     assert.equal(event.type, 'payment.matched');
     if (event.type === 'payment.matched') assert.equal(event.data.order_id, 'sdk-webhook');
-    assert.throws(() => verifyWebhook(body.replace('sdk-webhook', 'sdk-forged'), headers, merchant.webhook_secret, { now }), WebhookVerificationError);
+    assert.throws(
+      () => verifyWebhook(body.replace('sdk-webhook', 'sdk-forged'), headers, merchant.webhook_secret, { now }),
+      WebhookVerificationError,
+    );
   });
 
   it('has a resource method for every merchant operation of the document', async () => {
     const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
     const merchant_operations: string[] = [];
-    for (const [path, methods] of Object.entries<Record<string, { operationId: string; responses: Record<string, { content?: object }> }>>(document.paths)) {
+    for (const [path, methods] of Object.entries<
+      Record<string, { operationId: string; responses: Record<string, { content?: object }> }>
+    >(document.paths)) {
       // Pages for a buyer's browser and probes for a load balancer are not an integrator's calls.
       if (!path.startsWith('/v1/')) continue;
       for (const operation of Object.values(methods)) {
-        const streams = Object.values(operation.responses).some((response) => response.content && 'text/event-stream' in response.content);
+        const streams = Object.values(operation.responses).some(
+          (response) => response.content && 'text/event-stream' in response.content,
+        );
         if (!streams) merchant_operations.push(operation.operationId);
       }
     }
     const source = await readFile(new URL('../src/resources.ts', import.meta.url), 'utf8');
     const covered = new Set([...source.matchAll(/transport\.(?:request|page)\('(\w+)'/g)].map((match) => match[1]));
     const missing = merchant_operations.filter((id) => !covered.has(id));
-    assert.deepEqual(missing, [], `add a method for these operations to clients/typescript/src/resources.ts: ${missing.join(', ')}`);
+    assert.deepEqual(
+      missing,
+      [],
+      `add a method for these operations to clients/typescript/src/resources.ts: ${missing.join(', ')}`,
+    );
     assert.ok(merchant_operations.length >= 50, `${merchant_operations.length} merchant operations`);
   });
 
-  it('the reference\'s @mpay/client sample of every operation calls a method the client has', async () => {
+  it("the reference's @mpay/client sample of every operation calls a method the client has", async () => {
     const document = (await t.request({ method: 'GET', url: '/openapi.json' })).json();
-    const client = new Mpay({ baseUrl: base_url, apiKey: merchant.live }) as unknown as Record<string, Record<string, unknown>>;
+    const client = new Mpay({ baseUrl: base_url, apiKey: merchant.live }) as unknown as Record<
+      string,
+      Record<string, unknown>
+    >;
     let checked = 0;
-    for (const [path, item] of Object.entries<Record<string, { 'x-codeSamples': { label: string; source: string }[] }>>(document.paths)) {
+    for (const [path, item] of Object.entries<Record<string, { 'x-codeSamples': { label: string; source: string }[] }>>(
+      document.paths,
+    )) {
       for (const [method, operation] of Object.entries(item)) {
         const sample = operation['x-codeSamples'].find((entry) => entry.label === '@mpay/client')?.source ?? '';
         const call = /await mpay\.(\w+)(?:\.(\w+))?\(/.exec(sample);
         assert.ok(call, `${method} ${path}: ${sample}`);
         const [, first, second] = call;
         const target = second === undefined ? client[first!] : client[first!]?.[second];
-        assert.equal(typeof target, 'function', `${method} ${path}: mpay.${first}${second ? `.${second}` : ''} is not a method`);
+        assert.equal(
+          typeof target,
+          'function',
+          `${method} ${path}: mpay.${first}${second ? `.${second}` : ''} is not a method`,
+        );
         checked += 1;
       }
     }

@@ -25,9 +25,16 @@ function cleanEnvironment(): NodeJS.ProcessEnv {
 
 /** A Node.js 20 on this machine (Debian's /usr/bin/node, or one on PATH), else undefined. */
 async function findNode20(): Promise<string | undefined> {
-  const candidates = ['/usr/bin/node', '/usr/local/bin/node', ...(process.env['PATH'] ?? '').split(delimiter).map((dir) => join(dir, 'node'))];
+  const candidates = [
+    '/usr/bin/node',
+    '/usr/local/bin/node',
+    ...(process.env['PATH'] ?? '').split(delimiter).map((dir) => join(dir, 'node')),
+  ];
   for (const candidate of new Set(candidates)) {
-    const version = await run(candidate, ['-p', 'process.versions.node']).then(({ stdout }) => stdout.trim(), () => '');
+    const version = await run(candidate, ['-p', 'process.versions.node']).then(
+      ({ stdout }) => stdout.trim(),
+      () => '',
+    );
     if (version.startsWith('20.')) return candidate;
   }
   return undefined;
@@ -45,8 +52,15 @@ describe('@mpay/client as an installed package', () => {
     scratch = await mkdtemp(join(tmpdir(), 'mpay-client-'));
     const env = cleanEnvironment();
     // `npm pack` runs the prepack build (tsc into dist/) and writes the tarball into the scratch directory.
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: client_dir, env, maxBuffer: 16 * 1024 * 1024 });
-    const [summary] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; files: { path: string }[] }[];
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', scratch], {
+      cwd: client_dir,
+      env,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const [summary] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as {
+      filename: string;
+      files: { path: string }[];
+    }[];
     assert.ok(summary);
     tarball = join(scratch, summary.filename);
     packed_files = summary.files.map((file) => file.path).sort();
@@ -54,7 +68,10 @@ describe('@mpay/client as an installed package', () => {
     const project = join(scratch, 'shop');
     await mkdir(join(project, 'src'), { recursive: true });
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }));
-    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: project, env });
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], {
+      cwd: project,
+      env,
+    });
     await copyFile(join(client_dir, 'test/consumer/app.ts'), join(project, 'src/app.ts'));
 
     t = await startTestApp();
@@ -73,16 +90,33 @@ describe('@mpay/client as an installed package', () => {
   });
 
   it('packs compiled JavaScript with declarations, the README and nothing else', () => {
-    for (const file of ['package.json', 'README.md', 'dist/index.js', 'dist/index.d.ts', 'dist/webhooks.js', 'dist/webhooks.d.ts', 'dist/generated/schema.d.ts']) {
+    for (const file of [
+      'package.json',
+      'README.md',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/webhooks.js',
+      'dist/webhooks.d.ts',
+      'dist/generated/schema.d.ts',
+    ]) {
       assert.ok(packed_files.includes(file), `${file} missing from ${packed_files.join(', ')}`);
     }
-    assert.deepEqual(packed_files.filter((file) => !file.startsWith('dist/') && file !== 'package.json' && file !== 'README.md'), []);
-    assert.deepEqual(packed_files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')), []);
+    assert.deepEqual(
+      packed_files.filter((file) => !file.startsWith('dist/') && file !== 'package.json' && file !== 'README.md'),
+      [],
+    );
+    assert.deepEqual(
+      packed_files.filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts')),
+      [],
+    );
   });
 
   it('installs from the tarball alone, with no dependency of its own', async () => {
     const installed = await readdir(join(scratch, 'shop/node_modules'));
-    assert.deepEqual(installed.filter((name) => !name.startsWith('.')), ['@mpay']);
+    assert.deepEqual(
+      installed.filter((name) => !name.startsWith('.')),
+      ['@mpay'],
+    );
   });
 
   it('type-checks a program against the installed declarations (DOM and Node-only libs) and compiles it', async () => {
@@ -101,23 +135,32 @@ describe('@mpay/client as an installed package', () => {
       rootDir: 'src',
     };
     await writeFile(join(project, 'tsconfig.json'), JSON.stringify({ compilerOptions: base, include: ['src'] }));
-    await writeFile(join(project, 'tsconfig.node.json'), JSON.stringify({ compilerOptions: { ...base, lib: ['ES2022'], noEmit: true }, include: ['src'] }));
-    const node_only = await run(process.execPath, [tsc, '-p', 'tsconfig.node.json'], { cwd: project }).catch((error: { stdout: string }) => error);
+    await writeFile(
+      join(project, 'tsconfig.node.json'),
+      JSON.stringify({ compilerOptions: { ...base, lib: ['ES2022'], noEmit: true }, include: ['src'] }),
+    );
+    const node_only = await run(process.execPath, [tsc, '-p', 'tsconfig.node.json'], { cwd: project }).catch(
+      (error: { stdout: string }) => error,
+    );
     assert.equal(node_only.stdout, '');
-    const compiled = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project }).catch((error: { stdout: string }) => error);
+    const compiled = await run(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: project }).catch(
+      (error: { stdout: string }) => error,
+    );
     assert.equal(compiled.stdout, '');
   });
 
   const runs = [
-    { name: 'Node 24 (the project\'s node)', node: async () => process.execPath, merchant: 0 },
-    { name: 'Node 20 (the machine\'s /usr/bin/node)', node: findNode20, merchant: 1 },
+    { name: "Node 24 (the project's node)", node: async () => process.execPath, merchant: 0 },
+    { name: "Node 20 (the machine's /usr/bin/node)", node: findNode20, merchant: 1 },
   ];
   for (const { name, node, merchant: index } of runs) {
     it(`runs against a started server on ${name}, one secret key reaching every route`, async () => {
       const binary = await node();
       assert.ok(binary, 'no Node.js 20 on this machine (apt-get install nodejs, or put one on PATH)');
       const merchant = merchants[index]!;
-      const { stdout } = await run(binary, ['out/app.js', base_url, merchant.live, merchant.sandbox, `run${index}`], { cwd: join(scratch, 'shop') });
+      const { stdout } = await run(binary, ['out/app.js', base_url, merchant.live, merchant.sandbox, `run${index}`], {
+        cwd: join(scratch, 'shop'),
+      });
       const seen = JSON.parse(stdout);
       assert.equal(seen.node, index === 0 ? process.versions.node.split('.')[0] : '20');
       assert.deepEqual(seen.payment, { status: 'matched', amount: 25_000, found: true });

@@ -12,7 +12,11 @@ const migrate: CommandGroup = {
     const database = await openDatabase(config);
     try {
       const { applied, grants } = await migrateAsOwner(config, database);
-      const text = (applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date') + (grants ? `\ngrants: role ${grants.role}, ${grants.tables} tables, append-only: ${grants.append_only.join(', ')}` : '');
+      const text =
+        (applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date') +
+        (grants
+          ? `\ngrants: role ${grants.role}, ${grants.tables} tables, append-only: ${grants.append_only.join(', ')}`
+          : '');
       context.print({ database: database.kind, applied, ...(grants ? { grants } : {}) }, text);
       return 0;
     } finally {

@@ -16,7 +16,13 @@ interface Dispute {
 
 const line = (d: Dispute) =>
   `${d.id}  ${d.status.padEnd(13)} ${d.kind.padEnd(16)} sell order ${d.sell_order_id}${d.resolution ? `  resolved: ${d.resolution.ledger_effect}${d.resolution.amount_micro_pay ? ` ${d.resolution.amount_micro_pay} micro-PAY` : ''}` : ''}`;
-const detail = (d: Dispute) => [line(d), ...(d.events ?? []).map((e) => `  #${e.seq} ${e.created_at} ${e.action} by ${e.actor_user_id}${e.notes ? `: ${e.notes}` : ''}`)].join('\n');
+const detail = (d: Dispute) =>
+  [
+    line(d),
+    ...(d.events ?? []).map(
+      (e) => `  #${e.seq} ${e.created_at} ${e.action} by ${e.actor_user_id}${e.notes ? `: ${e.notes}` : ''}`,
+    ),
+  ].join('\n');
 
 /** The operator's side of payouts: disputes over the admin routes (list, show, open a chargeback, investigate, escalate, resolve). */
 const orders: CommandGroup = {
@@ -27,7 +33,15 @@ const orders: CommandGroup = {
     const { values, positionals } = parseArgs({
       args: rest,
       allowPositionals: true,
-      options: { status: { type: 'string' }, kind: { type: 'string' }, merchant: { type: 'string' }, limit: { type: 'string' }, notes: { type: 'string' }, outcome: { type: 'string' }, reference: { type: 'string' } },
+      options: {
+        status: { type: 'string' },
+        kind: { type: 'string' },
+        merchant: { type: 'string' },
+        limit: { type: 'string' },
+        notes: { type: 'string' },
+        outcome: { type: 'string' },
+        reference: { type: 'string' },
+      },
     });
     const id = positionals[0];
     const body = values.notes === undefined ? {} : { notes: values.notes };
@@ -57,13 +71,20 @@ const orders: CommandGroup = {
       }
       case 'resolve': {
         if (!id || !values.outcome) throw new CliError(`usage: ${USAGE}`, 2);
-        const { body: response } = await context.request('POST', `/admin/disputes/${id}/resolve`, { body: { ...body, outcome: values.outcome } });
+        const { body: response } = await context.request('POST', `/admin/disputes/${id}/resolve`, {
+          body: { ...body, outcome: values.outcome },
+        });
         context.print(response.data, detail(response.data));
         return 0;
       }
       case 'chargeback': {
         if (!id || values.notes === undefined) throw new CliError(`usage: ${USAGE}`, 2);
-        const chargeback = { kind: 'chargeback', sell_order_id: id, notes: values.notes, ...(values.reference === undefined ? {} : { reference: values.reference }) };
+        const chargeback = {
+          kind: 'chargeback',
+          sell_order_id: id,
+          notes: values.notes,
+          ...(values.reference === undefined ? {} : { reference: values.reference }),
+        };
         const { body: response } = await context.request('POST', '/admin/disputes', { body: chargeback });
         context.print(response.data, detail(response.data));
         return 0;

@@ -35,9 +35,17 @@ const sellers: CommandGroup = {
     };
     if (values['promptpay-id']) body['promptpay_id'] = values['promptpay-id'];
     if (values.payid) body['payid'] = values.payid;
-    if (values['bank-code']) body['bank'] = { code: values['bank-code'], account_number: values['account-number'], account_name: values['account-name'] };
+    if (values['bank-code'])
+      body['bank'] = {
+        code: values['bank-code'],
+        account_number: values['account-number'],
+        account_name: values['account-name'],
+      };
     const { body: response } = await context.request('POST', '/admin/sellers', { body });
-    context.print(response.data, `seller ${response.data.id}: ${response.data.currency} ${response.data.payment_method} at ${response.data.rate}`);
+    context.print(
+      response.data,
+      `seller ${response.data.id}: ${response.data.currency} ${response.data.payment_method} at ${response.data.rate}`,
+    );
     return 0;
   },
 };

@@ -21,7 +21,13 @@ const settlements: CommandGroup = {
     const [action, ...rest] = args;
     const { values, positionals } = parseArgs({
       args: rest,
-      options: { status: { type: 'string' }, limit: { type: 'string' }, out: { type: 'string' }, reason: { type: 'string' }, 'amount-minor': { type: 'string' } },
+      options: {
+        status: { type: 'string' },
+        limit: { type: 'string' },
+        out: { type: 'string' },
+        reason: { type: 'string' },
+        'amount-minor': { type: 'string' },
+      },
       allowPositionals: true,
     });
     const id = positionals[0];
@@ -33,14 +39,24 @@ const settlements: CommandGroup = {
       case 'run': {
         const { body } = await context.request('POST', '/admin/settlements/run');
         const data = body.data;
-        context.print(data, data.batches.length === 0 ? 'nothing to settle' : [`settled ${data.payment_count} payments in ${data.batches.length} batches`, ...data.batches.map(line)].join('\n'));
+        context.print(
+          data,
+          data.batches.length === 0
+            ? 'nothing to settle'
+            : [
+                `settled ${data.payment_count} payments in ${data.batches.length} batches`,
+                ...data.batches.map(line),
+              ].join('\n'),
+        );
         return 0;
       }
       case 'list': {
         const query = new URLSearchParams();
         if (values.status) query.set('status', values.status);
         if (values.limit) query.set('limit', values.limit);
-        const { body } = await context.request('GET', `/v1/settlements${query.size ? `?${query}` : ''}`, { auth: 'key' });
+        const { body } = await context.request('GET', `/v1/settlements${query.size ? `?${query}` : ''}`, {
+          auth: 'key',
+        });
         context.print(body, body.data.length === 0 ? 'no settlements' : body.data.map(line).join('\n'));
         return 0;
       }
@@ -50,8 +66,18 @@ const settlements: CommandGroup = {
         return 0;
       }
       case 'payments': {
-        const { body } = await context.request('GET', `/v1/settlements/${needId()}/payments?limit=100`, { auth: 'key' });
-        context.print(body, body.data.map((row: any) => `${row.payment_id}  ${row.order_id}  ${row.amount_decimal} - fee ${row.fee_decimal} = ${row.net_decimal}`).join('\n'));
+        const { body } = await context.request('GET', `/v1/settlements/${needId()}/payments?limit=100`, {
+          auth: 'key',
+        });
+        context.print(
+          body,
+          body.data
+            .map(
+              (row: any) =>
+                `${row.payment_id}  ${row.order_id}  ${row.amount_decimal} - fee ${row.fee_decimal} = ${row.net_decimal}`,
+            )
+            .join('\n'),
+        );
         return 0;
       }
       case 'export': {
@@ -66,7 +92,9 @@ const settlements: CommandGroup = {
       }
       case 'fail': {
         if (!values.reason) throw new CliError('settlements fail needs --reason', 2);
-        const { body } = await context.request('POST', `/admin/settlements/${needId()}/fail`, { body: { reason: values.reason } });
+        const { body } = await context.request('POST', `/admin/settlements/${needId()}/fail`, {
+          body: { reason: values.reason },
+        });
         context.print(body.data, line(body.data));
         return 0;
       }
@@ -77,15 +105,26 @@ const settlements: CommandGroup = {
       }
       case 'adjust': {
         const amount = Number(values['amount-minor']);
-        if (!values['amount-minor'] || !Number.isSafeInteger(amount) || amount === 0) throw new CliError('settlements adjust needs --amount-minor (a non-zero integer)', 2);
+        if (!values['amount-minor'] || !Number.isSafeInteger(amount) || amount === 0)
+          throw new CliError('settlements adjust needs --amount-minor (a non-zero integer)', 2);
         if (!values.reason) throw new CliError('settlements adjust needs --reason', 2);
-        const { body } = await context.request('POST', `/admin/settlements/${needId()}/adjustments`, { body: { amount_minor: amount, reason: values.reason } });
+        const { body } = await context.request('POST', `/admin/settlements/${needId()}/adjustments`, {
+          body: { amount_minor: amount, reason: values.reason },
+        });
         context.print(body.data, line(body.data));
         return 0;
       }
       case 'audit-log': {
         const { body } = await context.request('GET', `/admin/settlements/${needId()}/audit-log?limit=100`);
-        context.print(body, body.data.map((entry: any) => `${entry.created_at}  ${entry.action}  by ${entry.actor_user_id}  ${JSON.stringify(entry.details)}`).join('\n'));
+        context.print(
+          body,
+          body.data
+            .map(
+              (entry: any) =>
+                `${entry.created_at}  ${entry.action}  by ${entry.actor_user_id}  ${JSON.stringify(entry.details)}`,
+            )
+            .join('\n'),
+        );
         return 0;
       }
       default:

@@ -101,23 +101,73 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   const [, ...lines] = readFileSync(BANKS_CSV, 'utf8').trim().split(/\r?\n/);
   for (const line of lines) {
     const [code, short_code, swift_bic, name_en, name_th, promptpay_member] = line.split(',');
-    await sql`insert into thai_banks values (${code}, ${short_code}, ${swift_bic}, ${name_en}, ${name_th}, ${promptpay_member === 'true'})`.execute(db);
+    await sql`insert into thai_banks values (${code}, ${short_code}, ${swift_bic}, ${name_en}, ${name_th}, ${promptpay_member === 'true'})`.execute(
+      db,
+    );
   }
 
   // Synthetic sandbox sellers: sandbox payments match against these and never touch live liquidity.
   const synthetic: [string, string, string, string, Record<string, unknown>][] = [
     ['9a1b0000-0000-4000-8000-000000000001', 'THB', 'promptpay', '35.00', { promptpay_id: '0812345678' }],
     ['9a1b0000-0000-4000-8000-000000000002', 'THB', 'promptpay', '35.10', { promptpay_id: '0898765432' }],
-    ['9a1b0000-0000-4000-8000-000000000003', 'THB', 'bank_transfer', '35.00', { bank: { code: '004', account_number: '1234567890', account_name: 'Sandbox Seller A' } }],
-    ['9a1b0000-0000-4000-8000-000000000004', 'THB', 'bank_transfer', '35.10', { bank: { code: '014', account_number: '9876543210', account_name: 'Sandbox Seller B' } }],
+    [
+      '9a1b0000-0000-4000-8000-000000000003',
+      'THB',
+      'bank_transfer',
+      '35.00',
+      { bank: { code: '004', account_number: '1234567890', account_name: 'Sandbox Seller A' } },
+    ],
+    [
+      '9a1b0000-0000-4000-8000-000000000004',
+      'THB',
+      'bank_transfer',
+      '35.10',
+      { bank: { code: '014', account_number: '9876543210', account_name: 'Sandbox Seller B' } },
+    ],
     ['9a1b0000-0000-4000-8000-000000000005', 'AUD', 'payid', '1.50', { payid: 'seller-a@sandbox.example' }],
     ['9a1b0000-0000-4000-8000-000000000006', 'AUD', 'payid', '1.51', { payid: 'seller-b@sandbox.example' }],
-    ['9a1b0000-0000-4000-8000-000000000007', 'AUD', 'bank_transfer', '1.50', { bank: { code: '062-000', account_number: '12345678', account_name: 'Sandbox Seller A' } }],
-    ['9a1b0000-0000-4000-8000-000000000008', 'AUD', 'bank_transfer', '1.51', { bank: { code: '033-000', account_number: '87654321', account_name: 'Sandbox Seller B' } }],
-    ['9a1b0000-0000-4000-8000-000000000009', 'USD', 'bank_transfer', '1.00', { bank: { code: '026009593', account_number: '000123456789', account_name: 'Sandbox Seller A' } }],
-    ['9a1b0000-0000-4000-8000-00000000000a', 'USD', 'bank_transfer', '1.01', { bank: { code: '021000021', account_number: '000987654321', account_name: 'Sandbox Seller B' } }],
-    ['9a1b0000-0000-4000-8000-00000000000b', 'SGD', 'bank_transfer', '1.35', { bank: { code: '7171', account_number: '0123456789', account_name: 'Sandbox Seller A' } }],
-    ['9a1b0000-0000-4000-8000-00000000000c', 'SGD', 'bank_transfer', '1.36', { bank: { code: '7339', account_number: '9876543210', account_name: 'Sandbox Seller B' } }],
+    [
+      '9a1b0000-0000-4000-8000-000000000007',
+      'AUD',
+      'bank_transfer',
+      '1.50',
+      { bank: { code: '062-000', account_number: '12345678', account_name: 'Sandbox Seller A' } },
+    ],
+    [
+      '9a1b0000-0000-4000-8000-000000000008',
+      'AUD',
+      'bank_transfer',
+      '1.51',
+      { bank: { code: '033-000', account_number: '87654321', account_name: 'Sandbox Seller B' } },
+    ],
+    [
+      '9a1b0000-0000-4000-8000-000000000009',
+      'USD',
+      'bank_transfer',
+      '1.00',
+      { bank: { code: '026009593', account_number: '000123456789', account_name: 'Sandbox Seller A' } },
+    ],
+    [
+      '9a1b0000-0000-4000-8000-00000000000a',
+      'USD',
+      'bank_transfer',
+      '1.01',
+      { bank: { code: '021000021', account_number: '000987654321', account_name: 'Sandbox Seller B' } },
+    ],
+    [
+      '9a1b0000-0000-4000-8000-00000000000b',
+      'SGD',
+      'bank_transfer',
+      '1.35',
+      { bank: { code: '7171', account_number: '0123456789', account_name: 'Sandbox Seller A' } },
+    ],
+    [
+      '9a1b0000-0000-4000-8000-00000000000c',
+      'SGD',
+      'bank_transfer',
+      '1.36',
+      { bank: { code: '7339', account_number: '9876543210', account_name: 'Sandbox Seller B' } },
+    ],
   ];
   for (const [id, currency, method, rate, payee] of synthetic) {
     const name = `Sandbox ${currency} ${method} ${id.endsWith('1') || /[13579b]$/.test(id) ? 'A' : 'B'}`;

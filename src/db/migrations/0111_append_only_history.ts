@@ -9,7 +9,9 @@ import { applySqlFiles } from '../repeatable.ts';
  * with one line: `select mpay_append_only('<table>')`.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`create table append_only_tables (table_name text primary key, added_at timestamptz not null default now())`.execute(db);
+  await sql`create table append_only_tables (table_name text primary key, added_at timestamptz not null default now())`.execute(
+    db,
+  );
   await applySqlFiles(db, ['db/sql/mpay_refuse_rewrite.sql', 'db/sql/mpay_append_only.sql']);
   for (const table of APPEND_ONLY_TABLES) {
     // Tables another branch renamed or has not created yet are skipped here; their own migration calls mpay_append_only.

@@ -20,7 +20,9 @@ export interface ArchivalDeps {
 
 /** One batch: the rows of `table` created more than 90 days before the clock's now and not yet archived, copied to the archive (nothing is deleted). */
 export async function archiveBatch(db: Db, table: ArchivedTable, as_of: Date, batch = ARCHIVE_BATCH): Promise<number> {
-  const result = await sql<{ moved: number }>`select mpay_archive_move(${table}, ${as_of}, ${batch}) as moved`.execute(db);
+  const result = await sql<{ moved: number }>`select mpay_archive_move(${table}, ${as_of}, ${batch}) as moved`.execute(
+    db,
+  );
   return Number(result.rows[0]?.moved ?? 0);
 }
 

@@ -9,8 +9,13 @@ export const AdminActionSchema = Type.Object({
   actor_role: Type.String(),
   details: Type.Object({}, { additionalProperties: true }),
   created_at: Timestamp,
-  archived: Type.Boolean({ description: 'True once the audit-archival job copied the entry to the archive (older than 90 days); the entry is never removed' }),
-  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job archived the entry (older than 90 days); null for a live entry' }),
+  archived: Type.Boolean({
+    description:
+      'True once the audit-archival job copied the entry to the archive (older than 90 days); the entry is never removed',
+  }),
+  archived_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the audit-archival job archived the entry (older than 90 days); null for a live entry',
+  }),
 });
 
 export type AdminActionView = Static<typeof AdminActionSchema>;

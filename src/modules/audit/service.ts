@@ -56,20 +56,50 @@ export async function listAdminActions(
 ) {
   // The archive has the same columns plus archived_at, which selectAll() returns too.
   const from = (table: 'admin_audit_log' | 'admin_audit_log_archive') => {
-    const rows = executor.selectFrom(table as 'admin_audit_log').selectAll().where('target_type', '=', target.target_type).where('target_id', '=', target.target_id);
+    const rows = executor
+      .selectFrom(table as 'admin_audit_log')
+      .selectAll()
+      .where('target_type', '=', target.target_type)
+      .where('target_id', '=', target.target_id);
     // An archived entry stays in its table beside its archive copy: it is listed once, from the archive.
     return table === 'admin_audit_log_archive'
       ? rows
-      : rows.where(({ not, exists, selectFrom }) => not(exists(selectFrom('admin_audit_log_archive as copy').select('copy.id').whereRef('copy.id', '=', 'admin_audit_log.id'))));
+      : rows.where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('admin_audit_log_archive as copy')
+                .select('copy.id')
+                .whereRef('copy.id', '=', 'admin_audit_log.id'),
+            ),
+          ),
+        );
   };
-  return listPage(query.include_archived ? [from('admin_audit_log'), from('admin_audit_log_archive')] : from('admin_audit_log'), query, present);
+  return listPage(
+    query.include_archived ? [from('admin_audit_log'), from('admin_audit_log_archive')] : from('admin_audit_log'),
+    query,
+    present,
+  );
 }
 
 /** Every operator action of some kinds, archived ones included (reconciliation matches them to ledger transfers). */
-export async function adminActionsOf(executor: Executor, actions: readonly string[]): Promise<{ id: string; action: string; target_id: string; details: Record<string, unknown> }[]> {
+export async function adminActionsOf(
+  executor: Executor,
+  actions: readonly string[],
+): Promise<{ id: string; action: string; target_id: string; details: Record<string, unknown> }[]> {
   const from = (table: 'admin_audit_log' | 'admin_audit_log_archive') =>
-    executor.selectFrom(table).select(['id', 'action', 'target_id', 'details']).where('action', 'in', [...actions]).execute();
+    executor
+      .selectFrom(table)
+      .select(['id', 'action', 'target_id', 'details'])
+      .where('action', 'in', [...actions])
+      .execute();
   // an entry archived keeps its row; one archived before archival stopped deleting is in the archive only
-  const rows = [...new Map([...(await from('admin_audit_log_archive')), ...(await from('admin_audit_log'))].map((row) => [row.id, row])).values()];
-  return rows.map((row) => ({ ...row, details: (typeof row.details === 'string' ? JSON.parse(row.details) : row.details) as Record<string, unknown> }));
+  const rows = [
+    ...new Map(
+      [...(await from('admin_audit_log_archive')), ...(await from('admin_audit_log'))].map((row) => [row.id, row]),
+    ).values(),
+  ];
+  return rows.map((row) => ({
+    ...row,
+    details: (typeof row.details === 'string' ? JSON.parse(row.details) : row.details) as Record<string, unknown>,
+  }));
 }

@@ -9,7 +9,12 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<{ deps: BalanceDeps }> = a
     '/v1/merchants/:id/balance',
     {
       config: { auth: 'merchant', errors: [403, 404, 502] },
-      schema: { tags: ['balance'], summary: "The caller's PAY balance and deficit", params: UuidParams, response: { 200: Envelope(BalanceSchema) } },
+      schema: {
+        tags: ['balance'],
+        summary: "The caller's PAY balance and deficit",
+        params: UuidParams,
+        response: { 200: Envelope(BalanceSchema) },
+      },
     },
     async (request) => ok(await merchantBalance(deps, merchantScope(request), request.params.id)),
   );

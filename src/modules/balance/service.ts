@@ -27,12 +27,23 @@ export const TRAILING_WINDOW_MS = 30 * DAY_MS;
  * deficit = max(0, threshold - (available + buffer - net obligation)) + shortfall, where the shortfall is PAY of
  * buy-order fills taken back (their cash leg failed) that the merchant had already spent: owed, never an overdraft.
  */
-export function deficitMicroPay(threshold: number, available: number, buffer: number, net_obligation: number, shortfall = 0): number {
+export function deficitMicroPay(
+  threshold: number,
+  available: number,
+  buffer: number,
+  net_obligation: number,
+  shortfall = 0,
+): number {
   return Math.max(0, threshold - (available + buffer - net_obligation)) + shortfall;
 }
 
 /** Whole days left of the grace period since the deficit began; null without a deficit. */
-export function countdownDays(deficit: number, deficit_since: Date | null, now: Date, grace_days: number): number | null {
+export function countdownDays(
+  deficit: number,
+  deficit_since: Date | null,
+  now: Date,
+  grace_days: number,
+): number | null {
   if (deficit <= 0) return null;
   const elapsed_days = deficit_since ? Math.floor((now.getTime() - deficit_since.getTime()) / DAY_MS) : 0;
   return Math.max(0, grace_days - elapsed_days);
@@ -52,7 +63,12 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
   const [net_obligation, shortfall, state] = await Promise.all([
     netObligationMicroPay(deps.db, merchant_id, is_sandbox),
     fillShortfallMicroPay(deps.db, merchant_id, is_sandbox),
-    deps.db.selectFrom('merchant_balance_state').selectAll().where('merchant_id', '=', merchant_id).where('is_sandbox', '=', is_sandbox).executeTakeFirst(),
+    deps.db
+      .selectFrom('merchant_balance_state')
+      .selectAll()
+      .where('merchant_id', '=', merchant_id)
+      .where('is_sandbox', '=', is_sandbox)
+      .executeTakeFirst(),
   ]);
   const threshold = state?.buffer_threshold_micro_pay ?? 0;
   const deficit = deficitMicroPay(threshold, available ?? 0, buffer ?? 0, net_obligation, shortfall);
@@ -72,7 +88,11 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
 }
 
 /** `GET /v1/merchants/{id}/balance`: the caller's own live balance only (403 FORBIDDEN for another merchant). */
-export async function merchantBalance(deps: BalanceDeps, caller: { merchant_id: string; is_sandbox: boolean }, merchant_id: string): Promise<BalanceView> {
+export async function merchantBalance(
+  deps: BalanceDeps,
+  caller: { merchant_id: string; is_sandbox: boolean },
+  merchant_id: string,
+): Promise<BalanceView> {
   if (caller.merchant_id.toLowerCase() !== merchant_id.toLowerCase()) throw notOwnBalance();
   const view = await readBalance(deps, caller.merchant_id, caller.is_sandbox);
   return {
@@ -100,15 +120,30 @@ export async function recalcBufferThresholds(deps: BalanceDeps): Promise<number>
     const since = new Date(now.getTime() - TRAILING_WINDOW_MS);
     // Credits to available, less the merchant's own PAY coming back from released sell-order reserves (a cancel/expire
     // cycle is no volume and must not raise the threshold).
-    const volume = (await deps.ledger.creditedSince(available_account, since)) - (await releasedReserveMicroPaySince(deps.db, id, false, since));
+    const volume =
+      (await deps.ledger.creditedSince(available_account, since)) -
+      (await releasedReserveMicroPaySince(deps.db, id, false, since));
     const threshold = Number((BigInt(volume) * BigInt(deps.threshold_bps)) / 10_000n);
     const balances = await deps.ledger.balances([available_account, accounts.merchantBuffer(id, false)]);
     const net_obligation = await netObligationMicroPay(deps.db, id, false);
     const shortfall = await fillShortfallMicroPay(deps.db, id, false);
-    const deficit = deficitMicroPay(threshold, balances.get(available_account) ?? 0, balances.get(accounts.merchantBuffer(id, false)) ?? 0, net_obligation, shortfall);
+    const deficit = deficitMicroPay(
+      threshold,
+      balances.get(available_account) ?? 0,
+      balances.get(accounts.merchantBuffer(id, false)) ?? 0,
+      net_obligation,
+      shortfall,
+    );
     await deps.db
       .insertInto('merchant_balance_state')
-      .values({ merchant_id: id, is_sandbox: false, buffer_threshold_micro_pay: threshold, trailing_30d_volume_micro_pay: volume, buffer_last_recalc_at: now, deficit_since: deficit > 0 ? now : null })
+      .values({
+        merchant_id: id,
+        is_sandbox: false,
+        buffer_threshold_micro_pay: threshold,
+        trailing_30d_volume_micro_pay: volume,
+        buffer_last_recalc_at: now,
+        deficit_since: deficit > 0 ? now : null,
+      })
       .onConflict((conflict) =>
         conflict.columns(['merchant_id', 'is_sandbox']).doUpdateSet((eb) => ({
           buffer_threshold_micro_pay: threshold,

@@ -13,7 +13,9 @@ export const buyOrdersModule = defineModule({
       deps,
       schemas: { document: { BuyOrder: BuyOrderSchema } },
       routes: async (server) => void (await server.register(buyOrderRoutes, { deps })),
-      jobs: [{ name: 'buy-order-expiry', interval_ms: config.worker_poll_interval_ms * 5, run: () => expireBuyOrders(deps) }],
+      jobs: [
+        { name: 'buy-order-expiry', interval_ms: config.worker_poll_interval_ms * 5, run: () => expireBuyOrders(deps) },
+      ],
     };
   },
 });

@@ -5,14 +5,24 @@ import { idempotent } from '../../http/idempotency.ts';
 import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { BuyOrderSchema } from './schema.ts';
-import { BUY_ORDER_STATUSES, cancelBuyOrder, createBuyOrder, fillQrPng, getBuyOrder, listBuyOrders, type BuyOrdersDeps } from './service.ts';
+import {
+  BUY_ORDER_STATUSES,
+  cancelBuyOrder,
+  createBuyOrder,
+  fillQrPng,
+  getBuyOrder,
+  listBuyOrders,
+  type BuyOrdersDeps,
+} from './service.ts';
 import type { BuyOrderStatus } from './tables.ts';
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 
 export { BuyOrderSchema } from './schema.ts';
 
-const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })) });
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
+});
 
 export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> = async (app, { deps }) => {
   app.get(
@@ -33,7 +43,11 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
         response: { 200: Page(BuyOrderSchema) },
       },
     },
-    async (request) => listBuyOrders(deps, merchantScope(request), { ...request.query, status: parseCsv<BuyOrderStatus>(request.query.status) }),
+    async (request) =>
+      listBuyOrders(deps, merchantScope(request), {
+        ...request.query,
+        status: parseCsv<BuyOrderStatus>(request.query.status),
+      }),
   );
 
   app.post(
@@ -42,7 +56,8 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
       config: { auth: 'merchant', errors: [409] },
       schema: {
         tags: ['buy-orders'],
-        summary: 'Buy PAY: the matcher fills it from other merchants\' sell orders priced at or below yours; you then pay each seller per `fills`',
+        summary:
+          "Buy PAY: the matcher fills it from other merchants' sell orders priced at or below yours; you then pay each seller per `fills`",
         headers: IdempotencyHeader,
         body: Type.Object(
           {
@@ -57,7 +72,10 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
     },
     async (request, reply) => {
       const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({ status: 201, body: ok(await createBuyOrder(deps, trx, scope, request.body)) }));
+      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
+        status: 201,
+        body: ok(await createBuyOrder(deps, trx, scope, request.body)),
+      }));
     },
   );
 
@@ -65,7 +83,12 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
     '/v1/merchant-buy-orders/:id',
     {
       config: { auth: 'merchant', errors: [403, 404] },
-      schema: { tags: ['buy-orders'], summary: 'Read a buy order, with whom to pay for each fill', params: UuidParams, response: { 200: Envelope(BuyOrderSchema) } },
+      schema: {
+        tags: ['buy-orders'],
+        summary: 'Read a buy order, with whom to pay for each fill',
+        params: UuidParams,
+        response: { 200: Envelope(BuyOrderSchema) },
+      },
     },
     async (request) => ok(await getBuyOrder(deps, merchantScope(request), request.params.id)),
   );
@@ -76,10 +99,19 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
       config: { auth: 'merchant', errors: [403, 404] },
       schema: {
         tags: ['buy-orders'],
-        summary: 'PNG PromptPay QR of fill n: scan it to pay that seller exactly the fill\'s fiat_amount (404 when its rail has no QR)',
-        params: Type.Object({ id: UuidParams.properties.id, n: Type.Integer({ minimum: 1, maximum: 100_000, description: 'The fill\'s number' }) }),
+        summary:
+          "PNG PromptPay QR of fill n: scan it to pay that seller exactly the fill's fiat_amount (404 when its rail has no QR)",
+        params: Type.Object({
+          id: UuidParams.properties.id,
+          n: Type.Integer({ minimum: 1, maximum: 100_000, description: "The fill's number" }),
+        }),
         produces: ['image/png'],
-        response: { 200: { description: 'PNG image', content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } } },
+        response: {
+          200: {
+            description: 'PNG image',
+            content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
+          },
+        },
       },
     },
     async (request, reply) => {
@@ -102,7 +134,10 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
     },
     async (request, reply) => {
       const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({ status: 200, body: ok(await cancelBuyOrder(deps, trx, scope, request.params.id)) }));
+      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
+        status: 200,
+        body: ok(await cancelBuyOrder(deps, trx, scope, request.params.id)),
+      }));
     },
   );
 };

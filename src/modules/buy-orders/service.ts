@@ -35,7 +35,8 @@ export const BUY_ORDER_TRANSITIONS: Record<BuyOrderStatus, readonly BuyOrderStat
 };
 
 export const BUY_ORDER_STATES = defineStateMachine({
-  table: 'buy_orders', noun: 'buy order',
+  table: 'buy_orders',
+  noun: 'buy order',
   moves: BUY_ORDER_TRANSITIONS,
   entered_at: { matched: 'matched_at', cancelled: 'cancelled_at', expired: 'expired_at' },
   conflict: 'BUY_ORDER_BAD_STATE',
@@ -48,12 +49,15 @@ export function fillReference(fill_id: string): string {
   return `PAY${fill_id.replace(/-/g, '').slice(0, 9).toUpperCase()}`;
 }
 
-export const fillQrPath = (buy_order_id: string, number: number) => `/v1/merchant-buy-orders/${buy_order_id}/fills/${number}/qr.png`;
+export const fillQrPath = (buy_order_id: string, number: number) =>
+  `/v1/merchant-buy-orders/${buy_order_id}/fills/${number}/qr.png`;
 
 /** A PromptPay payload for the fill's exact amount when the seller is paid by PromptPay (THB). */
 function fillPromptpayPayload(fill: FillRow, currency: string): string | null {
   const destination = fill.payee?.destination;
-  return destination?.rail === 'promptpay' && currency === 'THB' ? promptpayPayload(destination.promptpay_id, fill.fiat_amount) : null;
+  return destination?.rail === 'promptpay' && currency === 'THB'
+    ? promptpayPayload(destination.promptpay_id, fill.fiat_amount)
+    : null;
 }
 
 export function presentFill(fill: FillRow, currency: string): BuyOrderFillView {
@@ -99,13 +103,27 @@ export const transitionBuyOrder = mover(BUY_ORDER_STATES);
 
 export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, type: string): Promise<BuyOrderView> {
   const view = presentBuyOrder(order, order.filled_micro_pay > 0 ? await fillsOfBuyOrder(trx, order.id) : []);
-  await recordEvent(trx, at, { merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, type, resource_type: 'buy_order', resource_id: order.id, data: { ...view } });
+  await recordEvent(trx, at, {
+    merchant_id: order.merchant_id,
+    is_sandbox: order.is_sandbox,
+    type,
+    resource_type: 'buy_order',
+    resource_id: order.id,
+    data: { ...view },
+  });
   return view;
 }
 
 /** Several buy-order events in one statement (the matcher's batch), in this order. */
-export async function emitBuyOrderEvents(trx: Trx, at: Date, events: readonly { order: BuyOrderRow; type: string }[]): Promise<void> {
-  const fills = await fillsByBuyOrder(trx, events.map(({ order }) => order.id));
+export async function emitBuyOrderEvents(
+  trx: Trx,
+  at: Date,
+  events: readonly { order: BuyOrderRow; type: string }[],
+): Promise<void> {
+  const fills = await fillsByBuyOrder(
+    trx,
+    events.map(({ order }) => order.id),
+  );
   await recordEvents(
     trx,
     at,
@@ -122,25 +140,47 @@ export async function emitBuyOrderEvents(trx: Trx, at: Date, events: readonly { 
 
 /** A buy order's fills, in their numbers' order. */
 export async function fillsOfBuyOrder(executor: Executor, buy_order_id: string): Promise<FillRow[]> {
-  return executor.selectFrom('order_fills').selectAll().where('buy_order_id', '=', buy_order_id).orderBy('buy_fill_number').execute();
+  return executor
+    .selectFrom('order_fills')
+    .selectAll()
+    .where('buy_order_id', '=', buy_order_id)
+    .orderBy('buy_fill_number')
+    .execute();
 }
 
 /** The fills of several buy orders, grouped by buy order, each group in its numbers' order. */
-export async function fillsByBuyOrder(executor: Executor, buy_order_ids: readonly string[]): Promise<Map<string, FillRow[]>> {
+export async function fillsByBuyOrder(
+  executor: Executor,
+  buy_order_ids: readonly string[],
+): Promise<Map<string, FillRow[]>> {
   if (buy_order_ids.length === 0) return new Map();
-  const rows = await executor.selectFrom('order_fills').selectAll().where('buy_order_id', 'in', [...new Set(buy_order_ids)]).orderBy('buy_fill_number').execute();
+  const rows = await executor
+    .selectFrom('order_fills')
+    .selectAll()
+    .where('buy_order_id', 'in', [...new Set(buy_order_ids)])
+    .orderBy('buy_fill_number')
+    .execute();
   return Map.groupBy(rows, (fill) => fill.buy_order_id);
 }
 
 /** For the matcher: how many fills each of these buy orders already has (its next fill's number follows). */
 export async function fillCounts(executor: Executor, buy_order_ids: readonly string[]): Promise<Map<string, number>> {
   if (buy_order_ids.length === 0) return new Map();
-  const rows = await executor.selectFrom('order_fills').select(['buy_order_id', (eb) => eb.fn.countAll<string>().as('count')]).where('buy_order_id', 'in', [...buy_order_ids]).groupBy('buy_order_id').execute();
+  const rows = await executor
+    .selectFrom('order_fills')
+    .select(['buy_order_id', (eb) => eb.fn.countAll<string>().as('count')])
+    .where('buy_order_id', 'in', [...buy_order_ids])
+    .groupBy('buy_order_id')
+    .execute();
   return new Map(rows.map((row) => [row.buy_order_id, Number(row.count)]));
 }
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<BuyOrderRow> {
-  return owned(await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.buy_order);
+  return owned(
+    await executor.selectFrom('buy_orders').selectAll().where('id', '=', id).executeTakeFirst(),
+    scope,
+    OWNERSHIP.buy_order,
+  );
 }
 
 export interface CreateBuyOrderInput {
@@ -150,7 +190,12 @@ export interface CreateBuyOrderInput {
 }
 
 /** A pending buy order; no PAY moves until the matcher pairs it (the mint then credits the buyer). */
-export async function createBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: MerchantScope, input: CreateBuyOrderInput): Promise<BuyOrderView> {
+export async function createBuyOrder(
+  deps: BuyOrdersDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  input: CreateBuyOrderInput,
+): Promise<BuyOrderView> {
   const now = deps.clock.now();
   const order = await trx
     .insertInto('buy_orders')
@@ -177,15 +222,29 @@ export async function createBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: Merch
   return emitBuyOrderEvent(trx, now, order, 'buy_order.created');
 }
 
-export async function getBuyOrder(deps: Pick<BuyOrdersDeps, 'db'>, scope: MerchantScope, id: string): Promise<BuyOrderView> {
+export async function getBuyOrder(
+  deps: Pick<BuyOrdersDeps, 'db'>,
+  scope: MerchantScope,
+  id: string,
+): Promise<BuyOrderView> {
   const order = await findOwned(deps.db, scope, id);
   return presentBuyOrder(order, await fillsOfBuyOrder(deps.db, order.id));
 }
 
 /** The PromptPay QR (PNG) of fill `number` of the caller's buy order; 404 when the fill's seller is not paid by PromptPay. */
-export async function fillQrPng(deps: Pick<BuyOrdersDeps, 'db'>, scope: MerchantScope, id: string, number: number): Promise<Buffer> {
+export async function fillQrPng(
+  deps: Pick<BuyOrdersDeps, 'db'>,
+  scope: MerchantScope,
+  id: string,
+  number: number,
+): Promise<Buffer> {
   const order = await findOwned(deps.db, scope, id);
-  const fill = await deps.db.selectFrom('order_fills').selectAll().where('buy_order_id', '=', order.id).where('buy_fill_number', '=', number).executeTakeFirst();
+  const fill = await deps.db
+    .selectFrom('order_fills')
+    .selectAll()
+    .where('buy_order_id', '=', order.id)
+    .where('buy_fill_number', '=', number)
+    .executeTakeFirst();
   if (!fill) throw notFound('Fill');
   const payload = fillPromptpayPayload(fill, order.fiat_currency);
   if (!payload) throw noQrForRail(fill.payee?.destination.rail ?? 'unknown');
@@ -202,21 +261,38 @@ export interface ListBuyOrdersQuery {
 }
 
 export async function listBuyOrders(deps: Pick<BuyOrdersDeps, 'db'>, scope: MerchantScope, query: ListBuyOrdersQuery) {
-  let select = deps.db.selectFrom('buy_orders').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
+  let select = deps.db
+    .selectFrom('buy_orders')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.fiat_currency) select = select.where('fiat_currency', '=', query.fiat_currency);
   if (query.created_after) select = select.where('created_at', '>=', new Date(query.created_after));
   if (query.created_before) select = select.where('created_at', '<', new Date(query.created_before));
   const page = await listPage(select, query, (row: BuyOrderRow) => row);
-  const fills = await fillsByBuyOrder(deps.db, page.data.filter((row) => row.filled_micro_pay > 0).map((row) => row.id));
+  const fills = await fillsByBuyOrder(
+    deps.db,
+    page.data.filter((row) => row.filled_micro_pay > 0).map((row) => row.id),
+  );
   return { ...page, data: page.data.map((row) => presentBuyOrder(row, fills.get(row.id))) };
 }
 
 /** Only a pending buy order can be cancelled; a matched one already received its PAY (409 BUY_ORDER_BAD_STATE). */
-export async function cancelBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: MerchantScope, id: string): Promise<BuyOrderView> {
+export async function cancelBuyOrder(
+  deps: BuyOrdersDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  id: string,
+): Promise<BuyOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
-  const order = await trx.selectFrom('buy_orders').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  const order = await trx
+    .selectFrom('buy_orders')
+    .selectAll()
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
   if (order.status !== 'pending') throw buyOrderNotCancellable(order.status);
   return emitBuyOrderEvent(trx, now, await transitionBuyOrder(trx, order, 'cancelled', now), 'buy_order.cancelled');
 }
@@ -225,15 +301,35 @@ export async function cancelBuyOrder(deps: BuyOrdersDeps, trx: Trx, scope: Merch
 export async function expireBuyOrders(deps: BuyOrdersDeps, batch = 200): Promise<number> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    const due = await trx.selectFrom('buy_orders').selectAll().where('status', '=', 'pending').where('expires_at', '<=', now).limit(batch).forUpdate().skipLocked().execute();
-    for (const order of due) await emitBuyOrderEvent(trx, now, await transitionBuyOrder(trx, order, 'expired', now), 'buy_order.expired');
+    const due = await trx
+      .selectFrom('buy_orders')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('expires_at', '<=', now)
+      .limit(batch)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    for (const order of due)
+      await emitBuyOrderEvent(trx, now, await transitionBuyOrder(trx, order, 'expired', now), 'buy_order.expired');
     return due.length;
   });
 }
 
 /** For the matcher: a window of the buy book (pending, unexpired, oldest first), locked for the pass (SKIP LOCKED: a row a cancel holds waits for the next pass). */
-export async function pendingBuysWindow(trx: Trx, is_sandbox: boolean, now: Date, limit: number, after?: { created_at: Date; id: string }): Promise<BuyOrderRow[]> {
-  let select = trx.selectFrom('buy_orders').selectAll().where('status', '=', 'pending').where('is_sandbox', '=', is_sandbox).where('expires_at', '>', now);
+export async function pendingBuysWindow(
+  trx: Trx,
+  is_sandbox: boolean,
+  now: Date,
+  limit: number,
+  after?: { created_at: Date; id: string },
+): Promise<BuyOrderRow[]> {
+  let select = trx
+    .selectFrom('buy_orders')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('is_sandbox', '=', is_sandbox)
+    .where('expires_at', '>', now);
   if (after) select = select.where(sql<SqlBool>`(created_at, id) > (${after.created_at}, ${after.id})`);
   return select.orderBy('created_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
 }
@@ -256,7 +352,10 @@ export interface BuyFillUpdate {
 export async function applyBuyFills(trx: Trx, updates: readonly BuyFillUpdate[], at: Date): Promise<BuyOrderRow[]> {
   if (updates.length === 0) return [];
   const values = sql.join(
-    updates.map((u) => sql`(${u.buy_order_id}::uuid, ${u.filled_micro_pay}::bigint, ${u.filled_fiat_amount}::bigint, ${u.first_sell_order_id}::uuid, ${u.first_mint_transfer_id}::uuid, ${u.complete}::boolean)`),
+    updates.map(
+      (u) =>
+        sql`(${u.buy_order_id}::uuid, ${u.filled_micro_pay}::bigint, ${u.filled_fiat_amount}::bigint, ${u.first_sell_order_id}::uuid, ${u.first_mint_transfer_id}::uuid, ${u.complete}::boolean)`,
+    ),
   );
   const result = await sql<BuyOrderRow>`
     update buy_orders as b set
@@ -278,17 +377,33 @@ export async function applyBuyFills(trx: Trx, updates: readonly BuyFillUpdate[],
 }
 
 export async function insertFills(trx: Trx, fills: readonly NewFill[]): Promise<void> {
-  if (fills.length > 0) await trx.insertInto('order_fills').values(fills.map((fill) => ({ ...fill, payee: fill.payee == null || typeof fill.payee === 'string' ? fill.payee : JSON.stringify(fill.payee) }))).execute();
+  if (fills.length > 0)
+    await trx
+      .insertInto('order_fills')
+      .values(
+        fills.map((fill) => ({
+          ...fill,
+          payee: fill.payee == null || typeof fill.payee === 'string' ? fill.payee : JSON.stringify(fill.payee),
+        })),
+      )
+      .execute();
 }
 
 /** The fills of some sell orders, oldest first (for their cash-leg instructions). */
 export async function fillsOfSellOrders(executor: Executor, sell_order_ids: readonly string[]) {
   if (sell_order_ids.length === 0) return [];
-  return executor.selectFrom('order_fills').selectAll().where('sell_order_id', 'in', [...sell_order_ids]).orderBy('created_at').orderBy('id').execute();
+  return executor
+    .selectFrom('order_fills')
+    .selectAll()
+    .where('sell_order_id', 'in', [...sell_order_ids])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 /** Ledger key of the burn that takes a fill's PAY back from its buyer. */
-export const fillReversalKey = (buy_order_id: string, sell_order_id: string) => `buy_order:${buy_order_id}:fill:${sell_order_id}:reversal`;
+export const fillReversalKey = (buy_order_id: string, sell_order_id: string) =>
+  `buy_order:${buy_order_id}:fill:${sell_order_id}:reversal`;
 
 /** One fill taken back: what was burned from the buyer and what it had already spent (its deficit). */
 export interface FillReversal {
@@ -336,7 +451,11 @@ export async function reverseFillsOfSellOrder(
     });
     const reversed_micro_pay = transfer?.amount_micro_pay ?? 0;
     const shortfall_micro_pay = fill.amount_micro_pay - reversed_micro_pay;
-    await trx.updateTable('order_fills').set({ reversed_at: at, reversed_micro_pay, shortfall_micro_pay }).where('id', '=', fill.id).execute();
+    await trx
+      .updateTable('order_fills')
+      .set({ reversed_at: at, reversed_micro_pay, shortfall_micro_pay })
+      .where('id', '=', fill.id)
+      .execute();
     reversals.push({
       fill_id: fill.id,
       buy_order_id: fill.buy_order_id,
@@ -354,7 +473,11 @@ export async function reverseFillsOfSellOrder(
  * Burns as much of `amount_micro_pay` as the account holds. Another transaction may spend from it between the balance
  * read and the burn: the ledger then refuses, and the burn is tried again on the new balance.
  */
-async function burnUpTo(trx: Trx, ledger: Ledger, command: Omit<TransferCommand, 'kind'>): Promise<TransferResult | null> {
+async function burnUpTo(
+  trx: Trx,
+  ledger: Ledger,
+  command: Omit<TransferCommand, 'kind'>,
+): Promise<TransferResult | null> {
   for (let attempt = 0; ; attempt += 1) {
     const held = await ledger.balance(command.debit_account, { trx });
     const amount_micro_pay = Math.min(command.amount_micro_pay, Math.max(0, held));
@@ -368,11 +491,17 @@ async function burnUpTo(trx: Trx, ledger: Ledger, command: Omit<TransferCommand,
 }
 
 /** PAY a merchant's buy orders still owe for fills taken back after it had spent them (its deficit in the balance view). */
-export async function fillShortfallMicroPay(executor: Executor, merchant_id: string, is_sandbox: boolean): Promise<number> {
+export async function fillShortfallMicroPay(
+  executor: Executor,
+  merchant_id: string,
+  is_sandbox: boolean,
+): Promise<number> {
   const row = await executor
     .selectFrom('order_fills')
     .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('order_fills.shortfall_micro_pay'), sql<string>`0`).as('shortfall'))
+    .select((eb) =>
+      eb.fn.coalesce(eb.fn.sum<string>('order_fills.shortfall_micro_pay'), sql<string>`0`).as('shortfall'),
+    )
     .where('buy_orders.merchant_id', '=', merchant_id)
     .where('buy_orders.is_sandbox', '=', is_sandbox)
     .where('order_fills.shortfall_micro_pay', '>', 0)
@@ -386,17 +515,42 @@ export async function fillExpectations(executor: Executor): Promise<ExpectedTran
     .selectFrom('order_fills')
     .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
     .innerJoin('sell_orders', 'sell_orders.id', 'order_fills.sell_order_id')
-    .select(['order_fills.id', 'order_fills.is_sandbox', 'order_fills.buy_order_id', 'order_fills.sell_order_id', 'order_fills.amount_micro_pay', 'order_fills.reversed_micro_pay', 'buy_orders.merchant_id', 'sell_orders.mint_source_account'])
+    .select([
+      'order_fills.id',
+      'order_fills.is_sandbox',
+      'order_fills.buy_order_id',
+      'order_fills.sell_order_id',
+      'order_fills.amount_micro_pay',
+      'order_fills.reversed_micro_pay',
+      'buy_orders.merchant_id',
+      'sell_orders.mint_source_account',
+    ])
     .execute();
   return fills.flatMap((fill) => {
     const buyer = accounts.merchantAvailable(fill.merchant_id, fill.is_sandbox);
     const issuance = fill.mint_source_account ?? accounts.world(fill.is_sandbox);
     const rows = [{ table: 'order_fills', id: fill.id }];
     const expected: ExpectedTransfer[] = [
-      { key: `buy_order:${fill.buy_order_id}:fill:${fill.sell_order_id}`, kind: 'mint', debit_account: issuance, credit_account: buyer, amount_micro_pay: Number(fill.amount_micro_pay), cause: 'buy_order_fill', rows },
+      {
+        key: `buy_order:${fill.buy_order_id}:fill:${fill.sell_order_id}`,
+        kind: 'mint',
+        debit_account: issuance,
+        credit_account: buyer,
+        amount_micro_pay: Number(fill.amount_micro_pay),
+        cause: 'buy_order_fill',
+        rows,
+      },
     ];
     if (Number(fill.reversed_micro_pay) > 0) {
-      expected.push({ key: fillReversalKey(fill.buy_order_id, fill.sell_order_id), kind: 'burn', debit_account: buyer, credit_account: issuance, amount_micro_pay: Number(fill.reversed_micro_pay), cause: 'buy_order_fill', rows });
+      expected.push({
+        key: fillReversalKey(fill.buy_order_id, fill.sell_order_id),
+        kind: 'burn',
+        debit_account: buyer,
+        credit_account: issuance,
+        amount_micro_pay: Number(fill.reversed_micro_pay),
+        cause: 'buy_order_fill',
+        rows,
+      });
     }
     return expected;
   });

@@ -6,7 +6,9 @@ import { CheckoutSchema } from './schema.ts';
 import type { CheckoutDeps } from './service.ts';
 import { getCheckoutForMerchant, promptpayQrForPayment } from './view.ts';
 
-const PaymentIdParams = Type.Object({ id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }) });
+const PaymentIdParams = Type.Object({
+  id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }),
+});
 
 /**
  * The checkout's API beside the hosted page: the page's view-model for the merchant's key, and the PNG QR of a THB
@@ -17,7 +19,12 @@ export const checkoutApiRoutes: FastifyPluginAsyncTypebox<{ deps: CheckoutDeps }
     '/v1/payments/:id/checkout',
     {
       config: { auth: 'key', errors: [404] },
-      schema: { tags: ['payments'], summary: 'Checkout view-model (what the hosted page shows)', params: PaymentIdParams, response: { 200: Envelope(CheckoutSchema) }, },
+      schema: {
+        tags: ['payments'],
+        summary: 'Checkout view-model (what the hosted page shows)',
+        params: PaymentIdParams,
+        response: { 200: Envelope(CheckoutSchema) },
+      },
     },
     async (request) => ok(await getCheckoutForMerchant(deps, merchantScope(request), request.params.id)),
   );
@@ -28,11 +35,20 @@ export const checkoutApiRoutes: FastifyPluginAsyncTypebox<{ deps: CheckoutDeps }
       config: { auth: 'public', errors: ['NOT_TH'] },
       schema: {
         tags: ['promptpay'],
-        summary: 'PNG QR of a THB leg\'s PromptPay payload (public: the payment id is the credential)',
+        summary: "PNG QR of a THB leg's PromptPay payload (public: the payment id is the credential)",
         params: PaymentIdParams,
-        querystring: Type.Object({ leg: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'match_order of the leg; default the first' })) }),
+        querystring: Type.Object({
+          leg: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 100, description: 'match_order of the leg; default the first' }),
+          ),
+        }),
         produces: ['image/png'],
-        response: { 200: { description: 'PNG image', content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } } } },
+        response: {
+          200: {
+            description: 'PNG image',
+            content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
+          },
+        },
       },
     },
     async (request, reply) => {

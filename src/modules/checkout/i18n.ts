@@ -38,7 +38,8 @@ const EN = {
   failed_body: 'We could not confirm this payment.',
   reason: 'Reason',
   expired_title: 'This payment has expired',
-  expired_body: 'The time to pay ran out. Go back to the shop to start again. If you already paid, contact the shop with your slip.',
+  expired_body:
+    'The time to pay ran out. Go back to the shop to start again. If you already paid, contact the shop with your slip.',
   cancelled_title: 'This payment was cancelled',
   cancelled_body: 'The shop cancelled this payment. Go back to the shop to start again.',
   preparing_title: 'Preparing your payment',
@@ -108,7 +109,11 @@ export function fill(template: string, values: Record<string, string | number>):
 }
 
 /** `?lang=` first, then the browser's Accept-Language, then Thai for THB payments and English otherwise. */
-export function pickLang(query_lang: string | undefined, accept_language: string | undefined, currency: string | undefined): Lang {
+export function pickLang(
+  query_lang: string | undefined,
+  accept_language: string | undefined,
+  currency: string | undefined,
+): Lang {
   if (query_lang === 'th' || query_lang === 'en') return query_lang;
   const first = accept_language?.split(',')[0]?.trim().toLowerCase();
   if (first?.startsWith('th')) return 'th';

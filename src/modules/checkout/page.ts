@@ -43,7 +43,13 @@ button,.button{display:block;width:100%;text-align:center;border:0;border-radius
 .spinner{width:40px;height:40px;margin:8px auto;border:4px solid #dbe3f1;border-top-color:#2451b3;border-radius:50%;animation:spin 1s linear infinite}@keyframes spin{to{transform:rotate(360deg)}}
 `;
 
-function layout(model: Pick<PageModel, 'lang' | 'nonce'>, title: string, toggle_href: string | null, body: string, script: string): string {
+function layout(
+  model: Pick<PageModel, 'lang' | 'nonce'>,
+  title: string,
+  toggle_href: string | null,
+  body: string,
+  script: string,
+): string {
   const t = STRINGS[model.lang];
   return `<!doctype html>
 <html lang="${model.lang}">
@@ -69,7 +75,14 @@ function money(amount_decimal: string, currency: string): string {
   return `${currency === 'THB' ? '฿' : ''}${amount_decimal} ${currency}`;
 }
 
-function legCard(t: Strings, leg: CheckoutLeg, count: number, currency: string, qr: string | undefined, footer = ''): string {
+function legCard(
+  t: Strings,
+  leg: CheckoutLeg,
+  count: number,
+  currency: string,
+  qr: string | undefined,
+  footer = '',
+): string {
   const heading = count > 1 ? `<h2>${escapeHtml(fill(t.part, { n: leg.match_order, m: count }))}</h2>` : '';
   const amount = money(leg.amount_decimal, currency);
   let details: string;
@@ -106,7 +119,11 @@ function legUpload(t: Strings, view: CheckoutView, leg: CheckoutLeg, lang: strin
 
 /** A payment still collecting slips: matched, payment_pending, or confirming with a leg whose slip has not come. */
 function collecting(view: CheckoutView): boolean {
-  return view.status === 'matched' || view.status === 'payment_pending' || (view.status === 'confirming' && view.legs.some((leg) => !leg.proof));
+  return (
+    view.status === 'matched' ||
+    view.status === 'payment_pending' ||
+    (view.status === 'confirming' && view.legs.some((leg) => !leg.proof))
+  );
 }
 
 function statusPoller(model: PageModel): string {
@@ -146,29 +163,69 @@ export function renderCheckoutPage(model: PageModel): string {
   const t = STRINGS[lang];
   const toggle = `/checkout/${encodeURIComponent(view.payment_id)}?lang=${lang === 'th' ? 'en' : 'th'}`;
   const back = `<a class="button" id="return" href="${escapeHtml(view.return_redirect_url)}">${t.back_to_shop}</a>`;
-  const error = model.error ? `<div class="error" role="alert">${t.error_prefix}: ${escapeHtml(model.error)}</div>` : '';
+  const error = model.error
+    ? `<div class="error" role="alert">${t.error_prefix}: ${escapeHtml(model.error)}</div>`
+    : '';
   if (view.legs.length > 1 && collecting(view)) {
     const missing = view.legs.filter((leg) => !leg.proof).length;
     const legs = view.legs
-      .map((leg) => legCard(t, leg, view.legs.length, view.currency, leg.proof ? undefined : model.qr_data_urls.get(leg.match_order), leg.proof ? legState(t, leg) : legUpload(t, view, leg, lang)))
+      .map((leg) =>
+        legCard(
+          t,
+          leg,
+          view.legs.length,
+          view.currency,
+          leg.proof ? undefined : model.qr_data_urls.get(leg.match_order),
+          leg.proof ? legState(t, leg) : legUpload(t, view, leg, lang),
+        ),
+      )
       .join('\n');
     const split = `<p class="note" id="split">${escapeHtml(fill(t.split_note, { m: view.legs.length }))}</p><p class="note" id="missing">${escapeHtml(fill(t.legs_missing, { k: missing, m: view.legs.length }))}</p>`;
-    return layout(model, `${t.title} ${money(view.amount_decimal, view.currency)}`, toggle, `${error}${header(t, view, true)}${split}${legs}`, countdownScript(view.seconds_remaining) + statusPoller(model));
+    return layout(
+      model,
+      `${t.title} ${money(view.amount_decimal, view.currency)}`,
+      toggle,
+      `${error}${header(t, view, true)}${split}${legs}`,
+      countdownScript(view.seconds_remaining) + statusPoller(model),
+    );
   }
   switch (view.status) {
     case 'matched':
     case 'payment_pending': {
-      const legs = view.legs.map((leg) => legCard(t, leg, view.legs.length, view.currency, model.qr_data_urls.get(leg.match_order))).join('\n');
-      const split = view.legs.length > 1 ? `<p class="note">${escapeHtml(fill(t.split_note, { m: view.legs.length }))}</p>` : '';
+      const legs = view.legs
+        .map((leg) => legCard(t, leg, view.legs.length, view.currency, model.qr_data_urls.get(leg.match_order)))
+        .join('\n');
+      const split =
+        view.legs.length > 1 ? `<p class="note">${escapeHtml(fill(t.split_note, { m: view.legs.length }))}</p>` : '';
       const upload = `<section class="card"><h2 style="font-size:16px;margin:0 0 4px">${t.upload_title}</h2><div class="note">${t.upload_hint}</div>
 <form id="proof-form" method="post" action="/checkout/${encodeURIComponent(view.payment_id)}/proof?lang=${lang}" enctype="multipart/form-data">
 <label class="label" for="proof">${t.choose_file}</label><input id="proof" name="proof" type="file" accept="image/jpeg,image/png,image/webp,image/heic" required>
 <button type="submit" id="submit">${t.submit}</button></form></section>`;
-      return layout(model, `${t.title} ${money(view.amount_decimal, view.currency)}`, toggle, `${error}${header(t, view, true)}${split}${legs}${upload}`, countdownScript(view.seconds_remaining) + statusPoller(model));
+      return layout(
+        model,
+        `${t.title} ${money(view.amount_decimal, view.currency)}`,
+        toggle,
+        `${error}${header(t, view, true)}${split}${legs}${upload}`,
+        countdownScript(view.seconds_remaining) + statusPoller(model),
+      );
     }
     case 'confirming': {
-      const states = view.legs.length > 1 ? view.legs.map((leg) => `<div data-leg="${leg.match_order}">${escapeHtml(fill(t.part, { n: leg.match_order, m: view.legs.length }))}${legState(t, leg)}</div>`).join('') : '';
-      return layout(model, t.confirming_title, toggle, `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.confirming_title, t.confirming_body, states)}`, statusPoller(model));
+      const states =
+        view.legs.length > 1
+          ? view.legs
+              .map(
+                (leg) =>
+                  `<div data-leg="${leg.match_order}">${escapeHtml(fill(t.part, { n: leg.match_order, m: view.legs.length }))}${legState(t, leg)}</div>`,
+              )
+              .join('')
+          : '';
+      return layout(
+        model,
+        t.confirming_title,
+        toggle,
+        `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.confirming_title, t.confirming_body, states)}`,
+        statusPoller(model),
+      );
     }
     case 'completed':
     case 'settled':
@@ -188,11 +245,29 @@ export function renderCheckoutPage(model: PageModel): string {
         '',
       );
     case 'expired':
-      return layout(model, t.expired_title, toggle, `${error}${header(t, view, false)}${statusCard('⌛', t.expired_title, t.expired_body, back)}`, '');
+      return layout(
+        model,
+        t.expired_title,
+        toggle,
+        `${error}${header(t, view, false)}${statusCard('⌛', t.expired_title, t.expired_body, back)}`,
+        '',
+      );
     case 'cancelled':
-      return layout(model, t.cancelled_title, toggle, `${header(t, view, false)}${statusCard('✖️', t.cancelled_title, t.cancelled_body, back)}`, '');
+      return layout(
+        model,
+        t.cancelled_title,
+        toggle,
+        `${header(t, view, false)}${statusCard('✖️', t.cancelled_title, t.cancelled_body, back)}`,
+        '',
+      );
     default:
-      return layout(model, t.preparing_title, toggle, `${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.preparing_title, t.preparing_body)}`, statusPoller(model));
+      return layout(
+        model,
+        t.preparing_title,
+        toggle,
+        `${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.preparing_title, t.preparing_body)}`,
+        statusPoller(model),
+      );
   }
 }
 

@@ -6,7 +6,14 @@ import { LegProofSchema } from '../payments/schema.ts';
 export type CheckoutPayee =
   | { type: 'promptpay'; promptpay_id: string; display_name: string; qr_payload: string; qr_image_url: string }
   | { type: 'payid'; payid: string; display_name: string }
-  | { type: 'bank_transfer'; bank_code: string; bank_name: string | null; account_number: string; account_name: string; display_name: string };
+  | {
+      type: 'bank_transfer';
+      bank_code: string;
+      bank_name: string | null;
+      account_number: string;
+      account_name: string;
+      display_name: string;
+    };
 
 export const CheckoutLegSchema = Type.Object({
   match_order: Type.Integer(),
@@ -14,7 +21,9 @@ export const CheckoutLegSchema = Type.Object({
   amount_decimal: Type.String(),
   payment_method: Type.String(),
   payee: Type.Unsafe<CheckoutPayee>(Type.Object({ type: Type.String() }, { additionalProperties: true })),
-  proof: Type.Union([LegProofSchema, Type.Null()], { description: "This leg's slip and its verdict; null while the buyer has not sent it" }),
+  proof: Type.Union([LegProofSchema, Type.Null()], {
+    description: "This leg's slip and its verdict; null while the buyer has not sent it",
+  }),
 });
 
 /** The checkout view-model as the API shows it (`GET /v1/payments/{id}/checkout`) and the hosted page renders it: the response schema, and its type. */

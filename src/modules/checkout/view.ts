@@ -4,7 +4,14 @@ import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { sellerPayees } from '../liquidity/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
-import { findPaymentById, getPayment, legsWithProofs, type LegRow, type PaymentRow, type PaymentsDeps } from '../payments/service.ts';
+import {
+  findPaymentById,
+  getPayment,
+  legsWithProofs,
+  type LegRow,
+  type PaymentRow,
+  type PaymentsDeps,
+} from '../payments/service.ts';
 import { legNotPromptPay, promptPayQrThbOnly } from './errors.ts';
 import type { CheckoutLeg, CheckoutPayee, CheckoutView } from './schema.ts';
 
@@ -19,9 +26,16 @@ export function returnRedirectUrl(return_url: string, payment_id: string, status
 }
 
 /** The view-model behind both `GET /v1/payments/{id}/checkout` and the hosted page. */
-export async function buildCheckoutView(deps: PaymentsDeps & { banks: BankDirectory }, payment: PaymentRow, leg_rows: readonly LegRow[]): Promise<CheckoutView> {
+export async function buildCheckoutView(
+  deps: PaymentsDeps & { banks: BankDirectory },
+  payment: PaymentRow,
+  leg_rows: readonly LegRow[],
+): Promise<CheckoutView> {
   const legs = await legsWithProofs(deps.db, payment, leg_rows);
-  const payees = await sellerPayees(deps.db, legs.map((leg) => leg.seller_id));
+  const payees = await sellerPayees(
+    deps.db,
+    legs.map((leg) => leg.seller_id),
+  );
   const currency = payment.currency as Currency;
   const base = deps.public_base_url;
   const view_legs: CheckoutLeg[] = [];
@@ -81,7 +95,11 @@ export async function buildCheckoutView(deps: PaymentsDeps & { banks: BankDirect
 }
 
 /** The merchant's view of its own payment's checkout (404 for another merchant's or another mode's). */
-export async function getCheckoutForMerchant(deps: PaymentsDeps & { banks: BankDirectory }, scope: MerchantScope, id: string): Promise<CheckoutView> {
+export async function getCheckoutForMerchant(
+  deps: PaymentsDeps & { banks: BankDirectory },
+  scope: MerchantScope,
+  id: string,
+): Promise<CheckoutView> {
   await getPayment(deps, scope, id);
   const { payment, legs } = await findPaymentById(deps, id);
   return buildCheckoutView(deps, payment, legs);
@@ -91,7 +109,11 @@ export async function getCheckoutForMerchant(deps: PaymentsDeps & { banks: BankD
  * PNG QR of a THB leg's PromptPay payload: `leg` (match_order) or by default the first leg. Public: the payment
  * id is the credential. A non-THB payment is 400 NOT_TH.
  */
-export async function promptpayQrForPayment(deps: PaymentsDeps, id: string, leg_number: number | undefined): Promise<Buffer> {
+export async function promptpayQrForPayment(
+  deps: PaymentsDeps,
+  id: string,
+  leg_number: number | undefined,
+): Promise<Buffer> {
   const { payment, legs } = await findPaymentById(deps, id);
   if (payment.currency !== 'THB') throw promptPayQrThbOnly(payment.currency);
   const leg = leg_number === undefined ? legs[0] : legs.find((candidate) => candidate.match_order === leg_number);

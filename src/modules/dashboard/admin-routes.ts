@@ -12,8 +12,10 @@ export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: UsersDeps }
       config: { auth: 'admin', errors: [404, 409] },
       schema: {
         tags: ['admin'],
-        summary: 'Invite a dashboard user (owner, developer, finance or viewer); the invitation link is shown only here',
-        description: 'The link `/dashboard/invite/<token>` sets the password once and expires after 72 hours. An email that already has a user is 409 MERCHANT_USER_EXISTS.',
+        summary:
+          'Invite a dashboard user (owner, developer, finance or viewer); the invitation link is shown only here',
+        description:
+          'The link `/dashboard/invite/<token>` sets the password once and expires after 72 hours. An email that already has a user is 409 MERCHANT_USER_EXISTS.',
         params: UuidParams,
         body: Type.Object(
           {

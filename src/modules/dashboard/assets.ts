@@ -12,7 +12,10 @@ const FILES: Record<string, { path: () => string; type: string }> = {
   'dashboard.js': { path: () => join(HERE, 'assets', 'dashboard.js'), type: 'text/javascript; charset=utf-8' },
   'htmx.min.js': { path: () => require.resolve('htmx.org/dist/htmx.min.js'), type: 'text/javascript; charset=utf-8' },
   // chart.js exports no subpaths; its UMD bundle sits beside the CommonJS entry.
-  'chart.umd.min.js': { path: () => join(dirname(require.resolve('chart.js')), 'chart.umd.min.js'), type: 'text/javascript; charset=utf-8' },
+  'chart.umd.min.js': {
+    path: () => join(dirname(require.resolve('chart.js')), 'chart.umd.min.js'),
+    type: 'text/javascript; charset=utf-8',
+  },
 };
 
 const cache = new Map<string, Buffer>();

@@ -48,7 +48,13 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
 /** The page context of a request: language and, when signed in, the session. */
 export function contextOf(request: FastifyRequest, session: DashboardSession | null): PageContext {
   const lang = pickLang(readCookie(request, LANG_COOKIE), request.headers['accept-language']);
-  return { lang, t: translator(lang), session, url: request.url, time_zone: session?.merchant.time_zone ?? DEFAULT_TIME_ZONE };
+  return {
+    lang,
+    t: translator(lang),
+    session,
+    url: request.url,
+    time_zone: session?.merchant.time_zone ?? DEFAULT_TIME_ZONE,
+  };
 }
 
 /** Security headers of every dashboard response: scripts only from this origin, no framing, no caching. */

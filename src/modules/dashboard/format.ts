@@ -29,7 +29,16 @@ export function when(context: { time_zone: string }, timestamp: string | null | 
   if (Number.isNaN(at.getTime())) return '—';
   let format = TIME_FORMATS.get(context.time_zone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-GB', { timeZone: context.time_zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short' });
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone: context.time_zone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZoneName: 'short',
+    });
     TIME_FORMATS.set(context.time_zone, format);
   }
   const part = Object.fromEntries(format.formatToParts(at).map((item) => [item.type, item.value]));

@@ -41,7 +41,9 @@ export function payoutDestinationField(form: Form): PayoutDestinationInput | und
   if (!rail) return undefined;
   if (!(PAYOUT_RAILS as readonly string[]).includes(rail)) throw fieldNotOneOf('payout_rail', PAYOUT_RAILS);
   const fields = ['promptpay_id', 'bank_code', 'account_number', 'account_name', 'payid', 'bsb'] as const;
-  const filled = Object.fromEntries(fields.filter((name) => form[name]?.trim()).map((name) => [name, form[name]!.trim()]));
+  const filled = Object.fromEntries(
+    fields.filter((name) => form[name]?.trim()).map((name) => [name, form[name]!.trim()]),
+  );
   return { rail: rail as PayoutRail, ...filled };
 }
 

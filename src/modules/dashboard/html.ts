@@ -15,7 +15,14 @@ export class Html {
 
 export type Renderable = Html | string | number | boolean | null | undefined | readonly Renderable[];
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+const ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+};
 
 export function escapeHtml(value: string | number): string {
   return String(value).replace(/[&<>"'`]/g, (char) => ESCAPES[char] ?? char);
@@ -41,13 +48,16 @@ export function raw(value: string): Html {
 
 /** JSON for a `<script type="application/json">` block: `<` escaped so no value can close the tag. */
 export function jsonBlock(id: string, value: unknown): Html {
-  return new Html(`<script type="application/json" id="${escapeHtml(id)}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`);
+  return new Html(
+    `<script type="application/json" id="${escapeHtml(id)}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`,
+  );
 }
 
 /** A query string from the defined values (for links that keep filters). */
 export function query(values: Record<string, string | number | undefined | null>): string {
   const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(values)) if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
+  for (const [key, value] of Object.entries(values))
+    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
   const text = params.toString();
   return text ? `?${text}` : '';
 }

@@ -90,7 +90,7 @@ const EN = {
   fiat_amount: 'Fiat amount (major units)',
   create: 'Create',
   cancel: 'Cancel',
-  confirm_cash_leg: 'Confirm the buyer\'s transfer arrived',
+  confirm_cash_leg: "Confirm the buyer's transfer arrived",
   paid_to: 'Buyers pay you at',
   pay_to: 'You pay',
   payout_rail: 'Where buyers pay you',
@@ -156,7 +156,8 @@ const EN = {
   request_id: 'Request id',
   key: 'Key',
   payouts_title: 'Payouts',
-  payouts_steps: 'To pay out PAY: create a sell order (Balance page or POST /v1/merchant-sell-orders); when it is matched you get sell_order.cash_leg_requested with the buyer\'s account; pay the buyer in fiat, then confirm the cash leg with the receipt (Balance page or POST /v1/merchant-sell-orders/:id/confirm-cash-leg). The reserved PAY is burned when the receipt checks out.',
+  payouts_steps:
+    "To pay out PAY: create a sell order (Balance page or POST /v1/merchant-sell-orders); when it is matched you get sell_order.cash_leg_requested with the buyer's account; pay the buyer in fiat, then confirm the cash leg with the receipt (Balance page or POST /v1/merchant-sell-orders/:id/confirm-cash-leg). The reserved PAY is burned when the receipt checks out.",
   payouts_guide: 'The whole flow, with examples: docs/payouts.md',
   succeeded_filter: 'Succeeded (settled included)',
   team: 'Team',
@@ -361,7 +362,8 @@ const TH: Messages = {
   request_id: 'รหัสคำขอ',
   key: 'คีย์',
   payouts_title: 'การถอนเงิน',
-  payouts_steps: 'ถอน PAY เป็นเงิน: สร้างคำสั่งขาย (หน้ายอดคงเหลือ หรือ POST /v1/merchant-sell-orders) เมื่อจับคู่ได้ คุณจะได้รับเหตุการณ์ “ขอให้โอนเงินสด” พร้อมบัญชีของผู้ซื้อ โอนเงินให้ผู้ซื้อ แล้วยืนยันการโอนด้วยใบเสร็จ (หน้ายอดคงเหลือ หรือ POST /v1/merchant-sell-orders/:id/confirm-cash-leg) ระบบจะเผา PAY ที่กันไว้เมื่อใบเสร็จผ่านการตรวจสอบ',
+  payouts_steps:
+    'ถอน PAY เป็นเงิน: สร้างคำสั่งขาย (หน้ายอดคงเหลือ หรือ POST /v1/merchant-sell-orders) เมื่อจับคู่ได้ คุณจะได้รับเหตุการณ์ “ขอให้โอนเงินสด” พร้อมบัญชีของผู้ซื้อ โอนเงินให้ผู้ซื้อ แล้วยืนยันการโอนด้วยใบเสร็จ (หน้ายอดคงเหลือ หรือ POST /v1/merchant-sell-orders/:id/confirm-cash-leg) ระบบจะเผา PAY ที่กันไว้เมื่อใบเสร็จผ่านการตรวจสอบ',
   payouts_guide: 'ขั้นตอนทั้งหมดพร้อมตัวอย่าง: docs/payouts.md',
   succeeded_filter: 'สำเร็จ (รวมที่ชำระบัญชีแล้ว)',
   team: 'ทีม',

@@ -13,7 +13,16 @@ export interface PageContext {
   time_zone: string;
 }
 
-export type Section = 'home' | 'payments' | 'balance' | 'settlements' | 'developers' | 'team' | 'settings' | 'account' | null;
+export type Section =
+  | 'home'
+  | 'payments'
+  | 'balance'
+  | 'settlements'
+  | 'developers'
+  | 'team'
+  | 'settings'
+  | 'account'
+  | null;
 
 const NAV: { section: Exclude<Section, null>; href: string; key: Exclude<Section, null> }[] = [
   { section: 'home', href: '/dashboard', key: 'home' },
@@ -33,7 +42,9 @@ export function csrfField(context: PageContext): Html {
 
 export function flash(message: string | undefined, kind: 'flash' | 'error' = 'flash'): Html {
   if (!message) return html``;
-  return kind === 'error' ? html`<div class="error" role="alert" id="error-message">${message}</div>` : html`<div class="flash" role="status">${message}</div>`;
+  return kind === 'error'
+    ? html`<div class="error" role="alert" id="error-message">${message}</div>`
+    : html`<div class="flash" role="status">${message}</div>`;
 }
 
 /** A status in the page's words; its class keeps the API's value (colours, tests). */
@@ -49,7 +60,10 @@ export function roleLabel(context: PageContext, role: string): string {
   return wordOf(ROLE_WORDS, role, context.lang);
 }
 
-export function page(context: PageContext, options: { title: string; section: Section; body: Renderable; charts?: boolean }): string {
+export function page(
+  context: PageContext,
+  options: { title: string; section: Section; body: Renderable; charts?: boolean },
+): string {
   const { t, session, lang } = context;
   const other = lang === 'th' ? 'en' : 'th';
   const lang_link = `/dashboard/lang?to=${other}&back=${encodeURIComponent(context.url)}`;
@@ -62,7 +76,9 @@ export function page(context: PageContext, options: { title: string; section: Se
 <nav class="main" aria-label="${t('brand')}">${NAV.map((item) => html`<a href="${item.href}"${raw(item.section === options.section ? ' aria-current="page"' : '')}>${t(item.key)}</a>`)}</nav>`
     : html`<header class="top"><span class="brand">${t('brand')}</span><a href="${lang_link}" hreflang="${other}" lang="${other}">${t('language')}</a></header>`;
   // Wide tables scroll sideways inside a keyboard-focusable box on a phone, never the page.
-  const body = html`${options.body}`.value.replace(/<table\b/g, '<div class="table-wrap" tabindex="0"><table').replace(/<\/table>/g, '</table></div>');
+  const body = html`${options.body}`.value
+    .replace(/<table\b/g, '<div class="table-wrap" tabindex="0"><table')
+    .replace(/<\/table>/g, '</table></div>');
   const banner = session?.mode === 'sandbox' ? html`<div class="banner" role="note">${t('sandbox_banner')}</div>` : '';
   return html`<!doctype html>
 <html lang="${lang}">

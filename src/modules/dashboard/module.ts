@@ -11,12 +11,37 @@ import { dashboardRoutes, type DashboardDeps } from './routes.ts';
 export const dashboardModule = defineModule({
   name: 'dashboard',
   owns: ['merchant_users', 'dashboard_settings', 'api_request_log'],
-  calls: ['audit', 'balance', 'buy-orders', 'checkout', 'disputes', 'ledger', 'merchants', 'payments', 'pending-funds', 'reference', 'sandbox', 'sell-orders', 'settlements', 'webhooks'],
+  calls: [
+    'audit',
+    'balance',
+    'buy-orders',
+    'checkout',
+    'disputes',
+    'ledger',
+    'merchants',
+    'payments',
+    'pending-funds',
+    'reference',
+    'sandbox',
+    'sell-orders',
+    'settlements',
+    'webhooks',
+  ],
   start: ({ config, db, clock, logger }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies' | 'request_log'>) => {
-    const sign_in = new SignInThrottle({ now_ms: () => clock.now().getTime(), max_delay_ms: config.sign_in_max_delay_ms });
+    const sign_in = new SignInThrottle({
+      now_ms: () => clock.now().getTime(),
+      max_delay_ms: config.sign_in_max_delay_ms,
+    });
     const users = { db, clock, public_base_url: config.public_base_url, sign_in };
-    const request_log = new RequestLog(db, clock, (error) => logger.warn({ err: error }, 'api request log: a batch was not written'));
-    const deps: DashboardDeps = { ...needs, users, request_log, secure_cookies: config.public_base_url.startsWith('https://') };
+    const request_log = new RequestLog(db, clock, (error) =>
+      logger.warn({ err: error }, 'api request log: a batch was not written'),
+    );
+    const deps: DashboardDeps = {
+      ...needs,
+      users,
+      request_log,
+      secure_cookies: config.public_base_url.startsWith('https://'),
+    };
     return {
       jobs: [{ name: 'api-request-log-purge', interval_ms: 3600_000, run: () => request_log.purge() }],
       routes: async (server) => {

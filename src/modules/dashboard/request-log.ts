@@ -91,7 +91,10 @@ export class RequestLog {
 
   /** Deletes calls older than the log keeps (the purge job). */
   async purge(): Promise<number> {
-    const result = await this.db.deleteFrom('api_request_log').where('created_at', '<', new Date(this.clock.now().getTime() - REQUEST_LOG_DAYS * 24 * 3600 * 1000)).executeTakeFirst();
+    const result = await this.db
+      .deleteFrom('api_request_log')
+      .where('created_at', '<', new Date(this.clock.now().getTime() - REQUEST_LOG_DAYS * 24 * 3600 * 1000))
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

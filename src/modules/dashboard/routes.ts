@@ -27,12 +27,25 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
   });
 
   const router = pageRouter(app, deps);
-  for (const routes of [authRoutes, homeRoutes, paymentRoutes, balanceRoutes, settlementRoutes, developerRoutes, teamRoutes]) routes(router);
+  for (const routes of [
+    authRoutes,
+    homeRoutes,
+    paymentRoutes,
+    balanceRoutes,
+    settlementRoutes,
+    developerRoutes,
+    teamRoutes,
+  ])
+    routes(router);
 
   // Any other /dashboard path is a page that says so, in the person's language, with the way back.
-  app.all('/dashboard/*', { config: { auth: 'public', errors: [404] }, schema: PAGE_SCHEMA('No such dashboard page (404)') }, async (request, reply) => {
-    const session = request.url.length <= 2048 ? await currentSession(deps.users, request) : null;
-    const context = contextOf(request, session);
-    return sendPage(reply, errorPage(context, 404, errorText(context, pageNotFound()), backOf(request)), 404);
-  });
+  app.all(
+    '/dashboard/*',
+    { config: { auth: 'public', errors: [404] }, schema: PAGE_SCHEMA('No such dashboard page (404)') },
+    async (request, reply) => {
+      const session = request.url.length <= 2048 ? await currentSession(deps.users, request) : null;
+      const context = contextOf(request, session);
+      return sendPage(reply, errorPage(context, 404, errorText(context, pageNotFound()), backOf(request)), 404);
+    },
+  );
 };

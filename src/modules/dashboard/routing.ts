@@ -15,7 +15,18 @@ import type { SandboxDeps } from '../sandbox/service.ts';
 import type { SellOrdersDeps } from '../sell-orders/service.ts';
 import type { SettlementsDeps } from '../settlements/service.ts';
 import type { WebhooksDeps } from '../webhooks/endpoints.ts';
-import { backOf, can, checkCsrf, contextOf, currentSession, errorPage, securityHeaders, sendPage, statusOfError, type Permission } from './context.ts';
+import {
+  backOf,
+  can,
+  checkCsrf,
+  contextOf,
+  currentSession,
+  errorPage,
+  securityHeaders,
+  sendPage,
+  statusOfError,
+  type Permission,
+} from './context.ts';
 import { csrfMismatch } from './errors.ts';
 import type { Form } from './forms.ts';
 import type { MessageKey } from './i18n.ts';
@@ -103,7 +114,11 @@ function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) 
     }
     const context = contextOf(request, session);
     if (options.permission && !can(session, options.permission)) {
-      return sendPage(reply, errorPage(context, 403, context.t('forbidden_body', { role: session.user.role }), backOf(request)), 403);
+      return sendPage(
+        reply,
+        errorPage(context, 403, context.t('forbidden_body', { role: session.user.role }), backOf(request)),
+        403,
+      );
     }
     const scope: MerchantScope = { merchant_id: session.merchant.id, is_sandbox: session.mode === 'sandbox' };
     const signed: Signed = { request, reply, session, context, scope, form: {} };
@@ -117,10 +132,18 @@ function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) 
           signed.form = formFields(request.body);
         }
         const header = request.headers['x-csrf-token'];
-        if (!checkCsrf(session, signed.form['_csrf'] ?? (Array.isArray(header) ? header[0] : header))) throw csrfMismatch();
+        if (!checkCsrf(session, signed.form['_csrf'] ?? (Array.isArray(header) ? header[0] : header)))
+          throw csrfMismatch();
       }
       // The API's shared helpers (idempotency) read the caller from the principal.
-      request.principal = { kind: 'merchant', merchant_id: scope.merchant_id, user_id: session.user.id, via: 'session', is_sandbox: scope.is_sandbox, may_move_money: can(session, 'money') };
+      request.principal = {
+        kind: 'merchant',
+        merchant_id: scope.merchant_id,
+        user_id: session.user.id,
+        via: 'session',
+        is_sandbox: scope.is_sandbox,
+        may_move_money: can(session, 'money'),
+      };
       return await handler(signed);
     } catch (error) {
       const known = statusOfError(error, context);
@@ -153,7 +176,11 @@ export function pageRouter(app: DashboardApp, deps: DashboardDeps): PageRouter {
     },
     post: (url, summary, options, handler) => {
       const consumes = [options.multipart ? 'multipart/form-data' : 'application/x-www-form-urlencoded'];
-      app.post(url, { config: { auth: 'public', errors: [401, 403, 404, 409] }, schema: { ...PAGE_SCHEMA(summary), consumes } }, signedIn(deps, options, handler));
+      app.post(
+        url,
+        { config: { auth: 'public', errors: [401, 403, 404, 409] }, schema: { ...PAGE_SCHEMA(summary), consumes } },
+        signedIn(deps, options, handler),
+      );
     },
   };
 }

@@ -3,7 +3,12 @@ import { Timestamp } from '../../http/schemas.ts';
 
 /** A dashboard user as the operator API shows it (`POST /admin/merchants/{id}/users`): the response schemas, and their types. */
 
-export const Role = Type.Union([Type.Literal('owner'), Type.Literal('developer'), Type.Literal('finance'), Type.Literal('viewer')]);
+export const Role = Type.Union([
+  Type.Literal('owner'),
+  Type.Literal('developer'),
+  Type.Literal('finance'),
+  Type.Literal('viewer'),
+]);
 
 export const MerchantUserSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -14,7 +19,11 @@ export const MerchantUserSchema = Type.Object({
   created_at: Timestamp,
 });
 
-export const InvitedUserSchema = Type.Object({ user: MerchantUserSchema, invitation_url: Type.String(), invitation_expires_at: Timestamp });
+export const InvitedUserSchema = Type.Object({
+  user: MerchantUserSchema,
+  invitation_url: Type.String(),
+  invitation_expires_at: Timestamp,
+});
 
 export type MerchantUserView = Static<typeof MerchantUserSchema>;
 export type InvitedUser = Static<typeof InvitedUserSchema>;

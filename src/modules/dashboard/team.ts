@@ -39,12 +39,33 @@ export async function listTeam(deps: UsersDeps, merchant_id: string): Promise<Te
   }));
 }
 
-const audit = (trx: Trx, owner: DashboardSession, at: Date, action: string, target_id: string, details: Record<string, unknown>) =>
-  recordAdminAction(trx, { at, actor: { actor_user_id: owner.user.id, actor_role: `merchant_${owner.user.role}` }, action, target_type: 'merchant_user', target_id, details: { merchant_id: owner.merchant.id, ...details } });
+const audit = (
+  trx: Trx,
+  owner: DashboardSession,
+  at: Date,
+  action: string,
+  target_id: string,
+  details: Record<string, unknown>,
+) =>
+  recordAdminAction(trx, {
+    at,
+    actor: { actor_user_id: owner.user.id, actor_role: `merchant_${owner.user.role}` },
+    action,
+    target_type: 'merchant_user',
+    target_id,
+    details: { merchant_id: owner.merchant.id, ...details },
+  });
 
 /** A member of the owner's merchant, locked for the change (another merchant's or a removed person is not found). */
 async function lockMember(trx: Trx, owner: DashboardSession, user_id: string) {
-  const row = await trx.selectFrom('merchant_users').selectAll().where('id', '=', user_id).where('merchant_id', '=', owner.merchant.id).where('removed_at', 'is', null).forUpdate().executeTakeFirst();
+  const row = await trx
+    .selectFrom('merchant_users')
+    .selectAll()
+    .where('id', '=', user_id)
+    .where('merchant_id', '=', owner.merchant.id)
+    .where('removed_at', 'is', null)
+    .forUpdate()
+    .executeTakeFirst();
   if (!row) throw memberNotFound();
   return row;
 }
@@ -72,14 +93,23 @@ function assertAnotherOwner(owners: string[], user_id: string): void {
   if (!owners.some((id) => id !== user_id)) throw lastOwner();
 }
 
-export async function inviteTeamMember(deps: UsersDeps, owner: DashboardSession, input: { email: string; role: DashboardRole }): Promise<InvitedUser> {
+export async function inviteTeamMember(
+  deps: UsersDeps,
+  owner: DashboardSession,
+  input: { email: string; role: DashboardRole },
+): Promise<InvitedUser> {
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   const token = randomBase62(43);
   const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
   const merchant_id = owner.merchant.id;
   const id = await deps.db.transaction().execute(async (trx) => {
-    const existing = await trx.selectFrom('merchant_users').select(['id', 'merchant_id', 'removed_at']).where('email', '=', email).forUpdate().executeTakeFirst();
+    const existing = await trx
+      .selectFrom('merchant_users')
+      .select(['id', 'merchant_id', 'removed_at'])
+      .where('email', '=', email)
+      .forUpdate()
+      .executeTakeFirst();
     let user_id: string;
     if (existing) {
       // A person removed from this merchant may be invited again: the same row, a new invitation, no password.
@@ -87,14 +117,32 @@ export async function inviteTeamMember(deps: UsersDeps, owner: DashboardSession,
       user_id = existing.id;
       await trx
         .updateTable('merchant_users')
-        .set({ role: input.role, removed_at: null, password_hash: null, password_changed_at: null, invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at, failed_attempts: 0, first_failed_at: null, locked_until: null })
+        .set({
+          role: input.role,
+          removed_at: null,
+          password_hash: null,
+          password_changed_at: null,
+          invitation_token_hash: sha256Hex(token),
+          invitation_expires_at: expires_at,
+          failed_attempts: 0,
+          first_failed_at: null,
+          locked_until: null,
+        })
         .where('id', '=', user_id)
         .execute();
     } else {
       user_id = randomUUID();
       const inserted = await trx
         .insertInto('merchant_users')
-        .values({ id: user_id, merchant_id, email, role: input.role, invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at, created_at: now })
+        .values({
+          id: user_id,
+          merchant_id,
+          email,
+          role: input.role,
+          invitation_token_hash: sha256Hex(token),
+          invitation_expires_at: expires_at,
+          created_at: now,
+        })
         .onConflict((oc) => oc.column('email').doNothing())
         .executeTakeFirst();
       if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(email);
@@ -109,7 +157,12 @@ export async function inviteTeamMember(deps: UsersDeps, owner: DashboardSession,
   };
 }
 
-export async function changeTeamRole(deps: UsersDeps, owner: DashboardSession, user_id: string, role: DashboardRole): Promise<void> {
+export async function changeTeamRole(
+  deps: UsersDeps,
+  owner: DashboardSession,
+  user_id: string,
+  role: DashboardRole,
+): Promise<void> {
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
     const owners = await lockOwners(trx, owner.merchant.id);
@@ -119,12 +172,20 @@ export async function changeTeamRole(deps: UsersDeps, owner: DashboardSession, u
     if (member.role === role) return;
     if (member.role === 'owner') assertAnotherOwner(owners, user_id);
     await trx.updateTable('merchant_users').set({ role }).where('id', '=', user_id).execute();
-    await audit(trx, owner, now, 'merchant_user.role_changed', user_id, { email: member.email, from: member.role, to: role });
+    await audit(trx, owner, now, 'merchant_user.role_changed', user_id, {
+      email: member.email,
+      from: member.role,
+      to: role,
+    });
   });
 }
 
 /** Removes a person (or revokes a pending invitation): no sign-in from now on, and every session of theirs ends. */
-export async function removeTeamMember(deps: UsersDeps, owner: DashboardSession, user_id: string): Promise<{ sessions_ended: number }> {
+export async function removeTeamMember(
+  deps: UsersDeps,
+  owner: DashboardSession,
+  user_id: string,
+): Promise<{ sessions_ended: number }> {
   if (user_id === owner.user.id) throw notYourself();
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
@@ -132,7 +193,11 @@ export async function removeTeamMember(deps: UsersDeps, owner: DashboardSession,
     if (!owners.includes(owner.user.id)) throw lastOwner();
     const member = await lockMember(trx, owner, user_id);
     if (member.role === 'owner') assertAnotherOwner(owners, user_id);
-    await trx.updateTable('merchant_users').set({ removed_at: now, invitation_token_hash: null, invitation_expires_at: null }).where('id', '=', user_id).execute();
+    await trx
+      .updateTable('merchant_users')
+      .set({ removed_at: now, invitation_token_hash: null, invitation_expires_at: null })
+      .where('id', '=', user_id)
+      .execute();
     const sessions_ended = await revokeAllUserSessions(trx, user_id, now);
     const action = member.password_hash ? 'merchant_user.removed' : 'merchant_user.invitation_revoked';
     await audit(trx, owner, now, action, user_id, { email: member.email, role: member.role, sessions_ended });
@@ -141,17 +206,32 @@ export async function removeTeamMember(deps: UsersDeps, owner: DashboardSession,
 }
 
 /** A new invitation link for a person who has not accepted yet (the old link stops working). */
-export async function resendInvitation(deps: UsersDeps, owner: DashboardSession, user_id: string): Promise<InvitedUser> {
+export async function resendInvitation(
+  deps: UsersDeps,
+  owner: DashboardSession,
+  user_id: string,
+): Promise<InvitedUser> {
   const now = deps.clock.now();
   const token = randomBase62(43);
   const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
   return deps.db.transaction().execute(async (trx) => {
     const member = await lockMember(trx, owner, user_id);
     if (member.password_hash) throw memberNotFound();
-    await trx.updateTable('merchant_users').set({ invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at }).where('id', '=', user_id).execute();
+    await trx
+      .updateTable('merchant_users')
+      .set({ invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at })
+      .where('id', '=', user_id)
+      .execute();
     await audit(trx, owner, now, 'merchant_user.invitation_resent', user_id, { email: member.email });
     return {
-      user: { id: member.id, merchant_id: member.merchant_id, email: member.email, role: member.role, status: 'invited' as const, created_at: iso(member.created_at) },
+      user: {
+        id: member.id,
+        merchant_id: member.merchant_id,
+        email: member.email,
+        role: member.role,
+        status: 'invited' as const,
+        created_at: iso(member.created_at),
+      },
       invitation_url: `${deps.public_base_url}/dashboard/invite/${token}`,
       invitation_expires_at: iso(expires_at),
     };

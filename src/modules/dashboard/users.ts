@@ -8,7 +8,13 @@ import { DEFAULT_TIME_ZONE } from './format.ts';
 import type { InvitedUser } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
 import { present } from '../../lib/assert.ts';
-import { insertSession, revokeSession, revokeUserSessions, setSessionSandbox, slideSessionIdle } from '../merchants/sessions.ts';
+import {
+  insertSession,
+  revokeSession,
+  revokeUserSessions,
+  setSessionSandbox,
+  slideSessionIdle,
+} from '../merchants/sessions.ts';
 import type { SignInThrottle } from '../../http/sign-in-throttle.ts';
 import { currentPasswordWrong, invitationInvalid, passwordTooLong, passwordTooShort, userExists } from './errors.ts';
 
@@ -36,7 +42,11 @@ export const PASSWORD_MAX_LENGTH = 200;
 const SCRYPT = { N: 16384, r: 8, p: 1, keylen: 32 };
 
 function scrypt(password: string, salt: Buffer, options: ScryptOptions & { keylen: number }): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFKC'), salt, options.keylen, options, (error, key) => (error ? reject(error) : resolve(key))));
+  return new Promise((resolve, reject) =>
+    scryptCallback(password.normalize('NFKC'), salt, options.keylen, options, (error, key) =>
+      error ? reject(error) : resolve(key),
+    ),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {
@@ -49,7 +59,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [scheme, n, r, p, salt, hash] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !hash) return false;
   const expected = Buffer.from(hash, 'base64');
-  const key = await scrypt(password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p), keylen: expected.length });
+  const key = await scrypt(password, Buffer.from(salt, 'base64'), {
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    keylen: expected.length,
+  });
   return timingSafeEqual(key, expected);
 }
 
@@ -66,7 +81,11 @@ export function normalizeEmail(email: string): string {
 }
 
 /** The operator adds a person to a merchant; the answer carries the one-time invitation link (shown only here). */
-export async function inviteMerchantUser(deps: UsersDeps, merchant_id: string, input: { email: string; role: DashboardRole }): Promise<InvitedUser> {
+export async function inviteMerchantUser(
+  deps: UsersDeps,
+  merchant_id: string,
+  input: { email: string; role: DashboardRole },
+): Promise<InvitedUser> {
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
   const token = randomBase62(43);
@@ -79,7 +98,15 @@ export async function inviteMerchantUser(deps: UsersDeps, merchant_id: string, i
     if (existing) throw userExists(email);
     const inserted = await trx
       .insertInto('merchant_users')
-      .values({ id, merchant_id, email, role: input.role, invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at, created_at: now })
+      .values({
+        id,
+        merchant_id,
+        email,
+        role: input.role,
+        invitation_token_hash: sha256Hex(token),
+        invitation_expires_at: expires_at,
+        created_at: now,
+      })
       // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
       .onConflict((oc) => oc.column('email').doNothing())
       .executeTakeFirst();
@@ -118,20 +145,40 @@ export async function acceptInvitation(deps: UsersDeps, token: string, password:
   return { user_id: updated.id };
 }
 
-export type SignInResult = { ok: true; user_id: string } | { ok: false; reason: 'invalid' } | { ok: false; reason: 'limited'; retry_after_seconds: number };
+export type SignInResult =
+  | { ok: true; user_id: string }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'limited'; retry_after_seconds: number };
 
 /**
  * Checks an email and password under the sign-in throttle (http/sign-in-throttle.ts): refused per address and per
  * (email, address) after repeated failures, delayed per email, and never a lock on the account itself. An unknown
  * email costs the same scrypt time and gets the same answers as a wrong password.
  */
-export async function checkSignIn(deps: UsersDeps, email: string, password: string, address: string): Promise<SignInResult> {
+export async function checkSignIn(
+  deps: UsersDeps,
+  email: string,
+  password: string,
+  address: string,
+): Promise<SignInResult> {
   const normalized = normalizeEmail(email);
-  const attempt = deps.sign_in?.attempt(address, normalized) ?? { refused: false as const, delay_ms: 0, settle: () => {} };
+  const attempt = deps.sign_in?.attempt(address, normalized) ?? {
+    refused: false as const,
+    delay_ms: 0,
+    settle: () => {},
+  };
   if (attempt.refused) return { ok: false, reason: 'limited', retry_after_seconds: attempt.retry_after_seconds };
   if (attempt.delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, attempt.delay_ms));
-  const candidate = await deps.db.selectFrom('merchant_users').select(['id', 'password_hash']).where('email', '=', normalized).where('removed_at', 'is', null).executeTakeFirst();
-  const matches = await verifyPassword(password.slice(0, PASSWORD_MAX_LENGTH * 4), candidate?.password_hash ?? (await DUMMY_HASH));
+  const candidate = await deps.db
+    .selectFrom('merchant_users')
+    .select(['id', 'password_hash'])
+    .where('email', '=', normalized)
+    .where('removed_at', 'is', null)
+    .executeTakeFirst();
+  const matches = await verifyPassword(
+    password.slice(0, PASSWORD_MAX_LENGTH * 4),
+    candidate?.password_hash ?? (await DUMMY_HASH),
+  );
   const succeeded = matches && candidate !== undefined && candidate.password_hash !== null;
   attempt.settle(succeeded);
   return succeeded ? { ok: true, user_id: candidate.id } : { ok: false, reason: 'invalid' };
@@ -153,7 +200,11 @@ export function csrfTokenFor(session_token: string): string {
 /** Opens a session after a successful sign-in: the token is the cookie value, stored hashed. */
 export async function openSession(deps: UsersDeps, user_id: string): Promise<{ token: string; expires_at: Date }> {
   const now = deps.clock.now();
-  const user = await deps.db.selectFrom('merchant_users').select(['id', 'merchant_id']).where('id', '=', user_id).executeTakeFirstOrThrow();
+  const user = await deps.db
+    .selectFrom('merchant_users')
+    .select(['id', 'merchant_id'])
+    .where('id', '=', user_id)
+    .executeTakeFirstOrThrow();
   const token = randomBase62(48);
   const expires_at = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
   await insertSession(deps.db, {
@@ -181,7 +232,18 @@ export async function resumeSession(deps: UsersDeps, token: string): Promise<Das
     .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
     .innerJoin('merchants as m', 'm.id', 's.merchant_id')
     .leftJoin('dashboard_settings as d', 'd.merchant_id', 's.merchant_id')
-    .select(['s.id as session_id', 's.is_sandbox', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 'u.id as user_id', 'u.email', 'u.role', 'u.removed_at'])
+    .select([
+      's.id as session_id',
+      's.is_sandbox',
+      's.expires_at',
+      's.idle_expires_at',
+      's.revoked_at',
+      's.created_at',
+      'u.id as user_id',
+      'u.email',
+      'u.role',
+      'u.removed_at',
+    ])
     .select(['m.id as merchant_id', 'm.name as merchant_name', 'm.tokens_not_before', 'd.time_zone'])
     .where('s.token_hash', '=', sha256Hex(token))
     .executeTakeFirst();
@@ -210,20 +272,37 @@ export async function signOut(deps: UsersDeps, session_id: string): Promise<void
 }
 
 /** Changes the password after checking the current one; every other session of the user ends. */
-export async function changePassword(deps: UsersDeps, session: DashboardSession, current: string, next: string): Promise<void> {
+export async function changePassword(
+  deps: UsersDeps,
+  session: DashboardSession,
+  current: string,
+  next: string,
+): Promise<void> {
   checkPassword(next);
-  const row = await deps.db.selectFrom('merchant_users').select('password_hash').where('id', '=', session.user.id).executeTakeFirstOrThrow();
+  const row = await deps.db
+    .selectFrom('merchant_users')
+    .select('password_hash')
+    .where('id', '=', session.user.id)
+    .executeTakeFirstOrThrow();
   if (!row.password_hash || !(await verifyPassword(current, row.password_hash))) throw currentPasswordWrong();
   const password_hash = await hashPassword(next);
   const now = deps.clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    await trx.updateTable('merchant_users').set({ password_hash, password_changed_at: now }).where('id', '=', session.user.id).execute();
+    await trx
+      .updateTable('merchant_users')
+      .set({ password_hash, password_changed_at: now })
+      .where('id', '=', session.user.id)
+      .execute();
     await revokeUserSessions(trx, session.user.id, now, session.session_id);
   });
 }
 
 /** Creates an active user with a password at once (the first start's demo user; tests). */
-export async function createActiveUser(deps: UsersDeps, merchant_id: string, input: { email: string; role: DashboardRole; password: string }): Promise<{ user_id: string }> {
+export async function createActiveUser(
+  deps: UsersDeps,
+  merchant_id: string,
+  input: { email: string; role: DashboardRole; password: string },
+): Promise<{ user_id: string }> {
   const invited = await inviteMerchantUser(deps, merchant_id, input);
   const token = present(invited.invitation_url.split('/').pop(), 'an invitation URL ends with its token');
   return acceptInvitation(deps, token, input.password);

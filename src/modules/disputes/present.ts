@@ -17,7 +17,12 @@ export function presentDispute(row: DisputeRow): DisputeView {
     resolution:
       row.outcome === null
         ? null
-        : { outcome: row.outcome, ledger_effect: row.ledger_effect ?? 'none', amount_micro_pay: row.ledger_amount_micro_pay, ledger_transfer_id: row.ledger_transfer_id },
+        : {
+            outcome: row.outcome,
+            ledger_effect: row.ledger_effect ?? 'none',
+            amount_micro_pay: row.ledger_amount_micro_pay,
+            ledger_transfer_id: row.ledger_transfer_id,
+          },
     created_at: iso(row.created_at),
     investigating_at: iso(row.investigating_at),
     escalated_at: iso(row.escalated_at),

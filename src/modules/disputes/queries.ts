@@ -11,12 +11,21 @@ import type { DisputeKind, DisputeStatus } from './tables.ts';
 /** The read side of disputes: one dispute with its event log, and cursor-paged lists for merchants and operators. */
 
 export async function loadEvents(executor: Executor, dispute_id: string): Promise<DisputeEventView[]> {
-  const rows = await executor.selectFrom('dispute_events').selectAll().where('dispute_id', '=', dispute_id).orderBy('seq').execute();
+  const rows = await executor
+    .selectFrom('dispute_events')
+    .selectAll()
+    .where('dispute_id', '=', dispute_id)
+    .orderBy('seq')
+    .execute();
   return rows.map(presentEvent);
 }
 
 export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
-  const dispute = owned(await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.dispute);
+  const dispute = owned(
+    await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst(),
+    scope,
+    OWNERSHIP.dispute,
+  );
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
@@ -39,7 +48,8 @@ async function list(db: Db, scope: MerchantScope | null, query: ListDisputesQuer
   return listPage(select, query, presentDispute);
 }
 
-export const listMerchantDisputes = (deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, query: ListDisputesQuery) => list(deps.db, scope, query);
+export const listMerchantDisputes = (deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, query: ListDisputesQuery) =>
+  list(deps.db, scope, query);
 export const listAllDisputes = (deps: Pick<DisputesDeps, 'db'>, query: ListDisputesQuery) => list(deps.db, null, query);
 
 export async function getDisputeForAdmin(deps: Pick<DisputesDeps, 'db'>, id: string) {

@@ -35,8 +35,13 @@ const ListQuery = Type.Object({
   limit: Limit,
 });
 
-const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })) });
-const ActionBody = Type.Union([Type.Object({ notes: Type.Optional(Notes) }, { additionalProperties: false }), Type.Null()]);
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
+});
+const ActionBody = Type.Union([
+  Type.Object({ notes: Type.Optional(Notes) }, { additionalProperties: false }),
+  Type.Null(),
+]);
 
 function userId(request: FastifyRequest): string {
   return request.principal.kind === 'merchant' ? request.principal.user_id : 'unknown';
@@ -47,7 +52,12 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
     '/v1/merchant-disputes',
     {
       config: { auth: 'merchant' },
-      schema: { tags: ['disputes'], summary: 'List your disputes, newest first', querystring: ListQuery, response: { 200: Page(DisputeSchema) } },
+      schema: {
+        tags: ['disputes'],
+        summary: 'List your disputes, newest first',
+        querystring: ListQuery,
+        response: { 200: Page(DisputeSchema) },
+      },
     },
     async (request) =>
       listMerchantDisputes(deps, merchantScope(request), {
@@ -66,7 +76,10 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
         summary: 'Open a dispute on one of your sell orders (kind merchant_dispute, status opened)',
         description: '409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute.',
         headers: IdempotencyHeader,
-        body: Type.Object({ sell_order_id: Uuid('The disputed sell order'), notes: Notes }, { additionalProperties: false }),
+        body: Type.Object(
+          { sell_order_id: Uuid('The disputed sell order'), notes: Notes },
+          { additionalProperties: false },
+        ),
         response: { 201: Envelope(DisputeSchema) },
       },
     },
@@ -83,7 +96,12 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
     '/v1/merchant-disputes/:id',
     {
       config: { auth: 'merchant', errors: [403, 404] },
-      schema: { tags: ['disputes'], summary: 'Read a dispute with its event log', params: UuidParams, response: { 200: Envelope(DisputeDetailSchema) } },
+      schema: {
+        tags: ['disputes'],
+        summary: 'Read a dispute with its event log',
+        params: UuidParams,
+        response: { 200: Envelope(DisputeDetailSchema) },
+      },
     },
     async (request) => ok(await getMerchantDispute(deps, merchantScope(request), request.params.id)),
   );
@@ -99,7 +117,12 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
         response: { 200: Page(DisputeSchema) },
       },
     },
-    async (request) => listAllDisputes(deps, { ...request.query, status: parseCsv<DisputeStatus>(request.query.status), kind: parseCsv<DisputeKind>(request.query.kind) }),
+    async (request) =>
+      listAllDisputes(deps, {
+        ...request.query,
+        status: parseCsv<DisputeStatus>(request.query.status),
+        kind: parseCsv<DisputeKind>(request.query.kind),
+      }),
   );
 
   app.post(
@@ -110,13 +133,17 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
         tags: ['admin'],
         summary: 'Open a chargeback on a sell order (kind chargeback, status opened, gateway.dispute.opened)',
         description:
-          'The payout rail reversed the sell order\'s cash leg. Only a sell order whose cash leg ran (completed, or failed after a match) can take one: otherwise 409 DISPUTE_BAD_STATE, as when it already has an unresolved dispute. No PAY moves until the resolution. Written to admin_audit_log.',
+          "The payout rail reversed the sell order's cash leg. Only a sell order whose cash leg ran (completed, or failed after a match) can take one: otherwise 409 DISPUTE_BAD_STATE, as when it already has an unresolved dispute. No PAY moves until the resolution. Written to admin_audit_log.",
         body: Type.Object(
           {
-            kind: Type.Literal('chargeback', { description: 'Operators open chargebacks; merchants open merchant_dispute over /v1/merchant-disputes' }),
+            kind: Type.Literal('chargeback', {
+              description: 'Operators open chargebacks; merchants open merchant_dispute over /v1/merchant-disputes',
+            }),
             sell_order_id: Uuid('The sell order whose cash leg was charged back'),
             notes: Notes,
-            reference: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The bank's or card network's case number" })),
+            reference: Type.Optional(
+              Type.String({ minLength: 1, maxLength: 200, description: "The bank's or card network's case number" }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -133,7 +160,12 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
     '/admin/disputes/:id',
     {
       config: { auth: 'admin', errors: [403, 404] },
-      schema: { tags: ['admin'], summary: 'A dispute with its event log', params: UuidParams, response: { 200: Envelope(DisputeDetailSchema) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'A dispute with its event log',
+        params: UuidParams,
+        response: { 200: Envelope(DisputeDetailSchema) },
+      },
     },
     async (request) => ok(await getDisputeForAdmin(deps, request.params.id)),
   );
@@ -142,7 +174,13 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
     '/admin/disputes/:id/investigate',
     {
       config: { auth: 'admin', errors: [403, 404, 409] },
-      schema: { tags: ['admin'], summary: 'opened -> investigating', params: UuidParams, body: ActionBody, response: { 200: Envelope(DisputeDetailSchema) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'opened -> investigating',
+        params: UuidParams,
+        body: ActionBody,
+        response: { 200: Envelope(DisputeDetailSchema) },
+      },
     },
     async (request) => ok(await investigateDispute(deps, adminActor(request), request.params.id, request.body?.notes)),
   );
@@ -151,7 +189,13 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
     '/admin/disputes/:id/escalate',
     {
       config: { auth: 'admin', errors: [403, 404, 409] },
-      schema: { tags: ['admin'], summary: 'investigating -> escalated (gateway.dispute.escalated)', params: UuidParams, body: ActionBody, response: { 200: Envelope(DisputeDetailSchema) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'investigating -> escalated (gateway.dispute.escalated)',
+        params: UuidParams,
+        body: ActionBody,
+        response: { 200: Envelope(DisputeDetailSchema) },
+      },
     },
     async (request) => ok(await escalateDispute(deps, adminActor(request), request.params.id, request.body?.notes)),
   );
@@ -162,7 +206,8 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
       config: { auth: 'admin', errors: [403, 404, 409, 502] },
       schema: {
         tags: ['admin'],
-        summary: 'investigating or escalated -> resolved: mint (favor_merchant on a completed sell order), burn (favor_counterparty on a failed matched one) or nothing; ledger key = dispute id',
+        summary:
+          'investigating or escalated -> resolved: mint (favor_merchant on a completed sell order), burn (favor_counterparty on a failed matched one) or nothing; ledger key = dispute id',
         params: UuidParams,
         body: Type.Object({ outcome: Outcome, notes: Type.Optional(Notes) }, { additionalProperties: false }),
         response: { 200: Envelope(DisputeDetailSchema) },

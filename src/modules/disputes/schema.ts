@@ -3,9 +3,22 @@ import { NullableTimestamp, Timestamp } from '../../http/schemas.ts';
 
 /** A dispute and its event log as the API shows them: the response schemas, and the view types derived from them. */
 
-const Status = Type.Union([Type.Literal('opened'), Type.Literal('investigating'), Type.Literal('resolved'), Type.Literal('escalated')]);
-const Kind = Type.Union([Type.Literal('cash_leg_failure'), Type.Literal('merchant_dispute'), Type.Literal('chargeback')]);
-export const Outcome = Type.Union([Type.Literal('favor_merchant'), Type.Literal('favor_counterparty'), Type.Literal('no_action')]);
+const Status = Type.Union([
+  Type.Literal('opened'),
+  Type.Literal('investigating'),
+  Type.Literal('resolved'),
+  Type.Literal('escalated'),
+]);
+const Kind = Type.Union([
+  Type.Literal('cash_leg_failure'),
+  Type.Literal('merchant_dispute'),
+  Type.Literal('chargeback'),
+]);
+export const Outcome = Type.Union([
+  Type.Literal('favor_merchant'),
+  Type.Literal('favor_counterparty'),
+  Type.Literal('no_action'),
+]);
 const Effect = Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('none')]);
 export const DisputeSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -35,7 +48,12 @@ export const DisputeSchema = Type.Object({
 export const DisputeEventSchema = Type.Object({
   id: Type.String(),
   seq: Type.Integer(),
-  action: Type.Union([Type.Literal('opened'), Type.Literal('investigating'), Type.Literal('escalated'), Type.Literal('resolved')]),
+  action: Type.Union([
+    Type.Literal('opened'),
+    Type.Literal('investigating'),
+    Type.Literal('escalated'),
+    Type.Literal('resolved'),
+  ]),
   from_status: Type.Union([Status, Type.Null()]),
   to_status: Status,
   actor_user_id: Type.String(),

@@ -44,28 +44,49 @@ export const DISPUTE_TRANSITIONS: Record<DisputeStatus, readonly DisputeStatus[]
 };
 
 const DISPUTE_STATES = defineStateMachine({
-  table: 'disputes', noun: 'dispute',
+  table: 'disputes',
+  noun: 'dispute',
   moves: DISPUTE_TRANSITIONS,
   entered_at: { investigating: 'investigating_at', escalated: 'escalated_at', resolved: 'resolved_at' },
   conflict: 'DISPUTE_BAD_STATE',
 });
-const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = { opened: 'gateway.dispute.opened', escalated: 'gateway.dispute.escalated', resolved: 'gateway.dispute.resolved' };
+const WEBHOOK_OF: Partial<Record<DisputeAction, string>> = {
+  opened: 'gateway.dispute.opened',
+  escalated: 'gateway.dispute.escalated',
+  resolved: 'gateway.dispute.resolved',
+};
 
 /** PAY a resolution mints or burns moves against this issuance account, so dispute effects are visible on their own. */
 export const disputesIssuanceAccount = (is_sandbox: boolean) => accounts.mintSource('disputes', is_sandbox);
 
 export type { DisputeEventView, DisputeView } from './schema.ts';
 export { presentDispute } from './present.ts';
-export { getDisputeForAdmin, getMerchantDispute, type ListDisputesQuery, listAllDisputes, listMerchantDisputes } from './queries.ts';
+export {
+  getDisputeForAdmin,
+  getMerchantDispute,
+  type ListDisputesQuery,
+  listAllDisputes,
+  listMerchantDisputes,
+} from './queries.ts';
 
 /** One row of the dispute's own log (with `actor_user_id`) plus, for the three public kinds, its webhook. */
 async function logAction(
   trx: Trx,
   at: Date,
   dispute: DisputeRow,
-  entry: { action: DisputeAction; from_status: DisputeStatus | null; actor: Actor; notes: string | null; details?: Record<string, unknown> },
+  entry: {
+    action: DisputeAction;
+    from_status: DisputeStatus | null;
+    actor: Actor;
+    notes: string | null;
+    details?: Record<string, unknown>;
+  },
 ): Promise<void> {
-  const last = await trx.selectFrom('dispute_events').select((eb) => eb.fn.max('seq').as('seq')).where('dispute_id', '=', dispute.id).executeTakeFirst();
+  const last = await trx
+    .selectFrom('dispute_events')
+    .select((eb) => eb.fn.max('seq').as('seq'))
+    .where('dispute_id', '=', dispute.id)
+    .executeTakeFirst();
   await trx
     .insertInto('dispute_events')
     .values({
@@ -98,7 +119,15 @@ async function logAction(
   }
 }
 
-async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: DisputeKind, notes: string, actor: Actor, details: Record<string, unknown> = {}): Promise<DisputeRow | undefined> {
+async function insertDispute(
+  trx: Trx,
+  at: Date,
+  order: SellOrderRow,
+  kind: DisputeKind,
+  notes: string,
+  actor: Actor,
+  details: Record<string, unknown> = {},
+): Promise<DisputeRow | undefined> {
   const dispute = await trx
     .insertInto('disputes')
     .values({
@@ -123,24 +152,53 @@ async function insertDispute(trx: Trx, at: Date, order: SellOrderRow, kind: Disp
     .onConflict((conflict) => conflict.column('sell_order_id').where('status', '<>', 'resolved').doNothing())
     .returningAll()
     .executeTakeFirst();
-  if (dispute) await logAction(trx, at, dispute, { action: 'opened', from_status: null, actor, notes, details: { kind, sell_order_status: order.status, ...details } });
+  if (dispute)
+    await logAction(trx, at, dispute, {
+      action: 'opened',
+      from_status: null,
+      actor,
+      notes,
+      details: { kind, sell_order_status: order.status, ...details },
+    });
   return dispute;
 }
 
 /** POST /v1/merchant-disputes: kind `merchant_dispute`, status `opened`, `gateway.dispute.opened`; no ledger operation. */
-export async function openMerchantDispute(deps: DisputesDeps, trx: Trx, scope: MerchantScope, user_id: string, input: { sell_order_id: string; notes: string }): Promise<DisputeView> {
+export async function openMerchantDispute(
+  deps: DisputesDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  user_id: string,
+  input: { sell_order_id: string; notes: string },
+): Promise<DisputeView> {
   const order = owned(await sellOrderForDispute(trx, input.sell_order_id), scope, OWNERSHIP.disputed_sell_order);
-  const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, { actor_user_id: user_id, actor_role: 'merchant' });
+  const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, {
+    actor_user_id: user_id,
+    actor_role: 'merchant',
+  });
   if (!dispute) throw unresolvedDisputeExists();
   return presentDispute(dispute);
 }
 
 /** The auto-open switch: a given-up cash leg opens a `cash_leg_failure` dispute in the failing transaction (at most one open). */
-export async function openCashLegFailureDispute(trx: Trx, order: SellOrderRow, at: Date, reversals: readonly FillReversal[] = []): Promise<void> {
+export async function openCashLegFailureDispute(
+  trx: Trx,
+  order: SellOrderRow,
+  at: Date,
+  reversals: readonly FillReversal[] = [],
+): Promise<void> {
   const reversed_micro_pay = reversals.reduce((sum, fill) => sum + fill.reversed_micro_pay, 0);
   const shortfall_micro_pay = reversals.reduce((sum, fill) => sum + fill.shortfall_micro_pay, 0);
   const notes = `Cash leg failed (${order.failure_reason}) after ${order.cash_leg_attempts} attempt(s); fills taken back: ${reversed_micro_pay} micro-PAY burned, ${shortfall_micro_pay} micro-PAY owed by buyers`;
-  await insertDispute(trx, at, order, 'cash_leg_failure', notes, { actor_user_id: 'system', actor_role: 'system' }, { reversal: { reversed_micro_pay, shortfall_micro_pay, fills: reversals } });
+  await insertDispute(
+    trx,
+    at,
+    order,
+    'cash_leg_failure',
+    notes,
+    { actor_user_id: 'system', actor_role: 'system' },
+    { reversal: { reversed_micro_pay, shortfall_micro_pay, fills: reversals } },
+  );
 }
 
 /**
@@ -171,11 +229,23 @@ export async function openChargeback(deps: DisputesDeps, actor: Actor, input: Ne
     const order = await sellOrderForDispute(trx, input.sell_order_id);
     if (!order) throw notFound('Sell order');
     const refused = chargebackRefusal(order);
-    if (refused) throw new AppError('DISPUTE_BAD_STATE', refused, [{ field: 'body.sell_order_id', message: `sell order is ${order.status}` }]);
+    if (refused)
+      throw new AppError('DISPUTE_BAD_STATE', refused, [
+        { field: 'body.sell_order_id', message: `sell order is ${order.status}` },
+      ]);
     const reference = input.reference ?? null;
     const dispute = await insertDispute(trx, now, order, 'chargeback', input.notes, actor, { reference });
-    if (!dispute) throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [{ field: 'body.sell_order_id', message: 'has an unresolved dispute' }]);
-    await auditAdmin(trx, now, actor, 'dispute.chargeback_opened', dispute.id, { sell_order_id: order.id, merchant_id: order.merchant_id, is_sandbox: order.is_sandbox, reference, notes: input.notes });
+    if (!dispute)
+      throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [
+        { field: 'body.sell_order_id', message: 'has an unresolved dispute' },
+      ]);
+    await auditAdmin(trx, now, actor, 'dispute.chargeback_opened', dispute.id, {
+      sell_order_id: order.id,
+      merchant_id: order.merchant_id,
+      is_sandbox: order.is_sandbox,
+      reference,
+      notes: input.notes,
+    });
     return { ...presentDispute(dispute), events: await loadEvents(trx, dispute.id) };
   });
 }
@@ -189,10 +259,22 @@ async function lockDispute(trx: Trx, id: string): Promise<DisputeRow> {
   return dispute;
 }
 
-const auditAdmin = (trx: Trx, at: Date, actor: Actor, action: string, dispute_id: string, details: Record<string, unknown>) =>
-  recordAdminAction(trx, { at, actor, action, target_type: 'dispute', target_id: dispute_id, details });
+const auditAdmin = (
+  trx: Trx,
+  at: Date,
+  actor: Actor,
+  action: string,
+  dispute_id: string,
+  details: Record<string, unknown>,
+) => recordAdminAction(trx, { at, actor, action, target_type: 'dispute', target_id: dispute_id, details });
 
-async function adminMove(deps: DisputesDeps, actor: Actor, id: string, to: 'investigating' | 'escalated', notes: string | undefined) {
+async function adminMove(
+  deps: DisputesDeps,
+  actor: Actor,
+  id: string,
+  to: 'investigating' | 'escalated',
+  notes: string | undefined,
+) {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
@@ -203,8 +285,10 @@ async function adminMove(deps: DisputesDeps, actor: Actor, id: string, to: 'inve
   });
 }
 
-export const investigateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) => adminMove(deps, actor, id, 'investigating', notes);
-export const escalateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) => adminMove(deps, actor, id, 'escalated', notes);
+export const investigateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) =>
+  adminMove(deps, actor, id, 'investigating', notes);
+export const escalateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) =>
+  adminMove(deps, actor, id, 'escalated', notes);
 
 /**
  * What a resolution does to PAY, from its outcome and the originating sell order:
@@ -216,17 +300,26 @@ export const escalateDispute = (deps: DisputesDeps, actor: Actor, id: string, no
 function ledgerEffectOf(outcome: DisputeOutcome, order: SellOrderRow, already_applied: boolean): LedgerEffect {
   if (already_applied) return 'none';
   if (outcome === 'favor_merchant' && order.status === 'completed') return 'mint';
-  if (outcome === 'favor_counterparty' && order.status === 'failed' && order.matched_buy_order_id !== null) return 'burn';
+  if (outcome === 'favor_counterparty' && order.status === 'failed' && order.matched_buy_order_id !== null)
+    return 'burn';
   return 'none';
 }
 
 /** investigating or escalated -> resolved; mint, burn or nothing with the dispute id as the ledger key; `gateway.dispute.resolved`. */
-export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: string, input: { outcome: DisputeOutcome; notes?: string | undefined }) {
+export async function resolveDispute(
+  deps: DisputesDeps,
+  actor: Actor,
+  id: string,
+  input: { outcome: DisputeOutcome; notes?: string | undefined },
+) {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
     if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw disputeNotResolvable(dispute.status);
-    const order = present(await sellOrderForDispute(trx, dispute.sell_order_id), `dispute ${dispute.id} references an existing sell order (foreign key)`);
+    const order = present(
+      await sellOrderForDispute(trx, dispute.sell_order_id),
+      `dispute ${dispute.id} references an existing sell order (foreign key)`,
+    );
     const earlier = await trx
       .selectFrom('disputes')
       .select('id')
@@ -272,16 +365,29 @@ export async function resolveDispute(deps: DisputesDeps, actor: Actor, id: strin
       from_status: dispute.status,
       actor,
       notes: input.notes ?? null,
-      details: { outcome: input.outcome, ledger_effect: effect, amount_micro_pay: effect === 'none' ? null : traded_micro_pay, ledger_transfer_id: transfer_id },
+      details: {
+        outcome: input.outcome,
+        ledger_effect: effect,
+        amount_micro_pay: effect === 'none' ? null : traded_micro_pay,
+        ledger_transfer_id: transfer_id,
+      },
     });
-    await auditAdmin(trx, now, actor, 'dispute.resolved', id, { outcome: input.outcome, ledger_effect: effect, ledger_transfer_id: transfer_id });
+    await auditAdmin(trx, now, actor, 'dispute.resolved', id, {
+      outcome: input.outcome,
+      ledger_effect: effect,
+      ledger_transfer_id: transfer_id,
+    });
     return { ...presentDispute(resolved), events: await loadEvents(trx, id) };
   });
 }
 
 /** The mint or burn each resolution with a ledger effect made (key = dispute id, the disputes issuance account). */
 export async function disputeExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor.selectFrom('disputes').selectAll().where('ledger_effect', 'in', ['mint', 'burn']).execute();
+  const rows = await executor
+    .selectFrom('disputes')
+    .selectAll()
+    .where('ledger_effect', 'in', ['mint', 'burn'])
+    .execute();
   return rows.map((dispute) => {
     const merchant = accounts.merchantAvailable(dispute.merchant_id, dispute.is_sandbox);
     const issuance = disputesIssuanceAccount(dispute.is_sandbox);

@@ -10,12 +10,30 @@ export const EVENT_TYPES = {
   'payment.failed': { resource: 'Payment', description: 'The receipt was rejected (`failure_reason`)' },
   'payment.expired': { resource: 'Payment', description: 'Nobody paid before `expires_at`' },
   'payment.cancelled': { resource: 'Payment', description: 'The merchant cancelled the payment' },
-  'sell_order.cash_leg_requested': { resource: 'SellOrder', description: 'Your sell order was matched: expect each buyer\'s transfer (`data.cash_leg.fills`: amount, reference, buyer) into your payout destination (`data.cash_leg.to`), then confirm each with its slip' },
-  'sell_order.completed': { resource: 'SellOrder', description: 'Every buyer\'s transfer was confirmed; the reserved PAY was burned' },
-  'sell_order.failed': { resource: 'SellOrder', description: 'The sell order failed; its reserve went back to available' },
+  'sell_order.cash_leg_requested': {
+    resource: 'SellOrder',
+    description:
+      "Your sell order was matched: expect each buyer's transfer (`data.cash_leg.fills`: amount, reference, buyer) into your payout destination (`data.cash_leg.to`), then confirm each with its slip",
+  },
+  'sell_order.completed': {
+    resource: 'SellOrder',
+    description: "Every buyer's transfer was confirmed; the reserved PAY was burned",
+  },
+  'sell_order.failed': {
+    resource: 'SellOrder',
+    description: 'The sell order failed; its reserve went back to available',
+  },
   'buy_order.created': { resource: 'BuyOrder', description: 'A buy order is waiting for the matcher' },
-  'buy_order.partially_filled': { resource: 'BuyOrder', description: 'Part of the buy order was filled (`filled_micro_pay`); PAY for that part was minted; pay each seller per `fills` (whom, how much, reference, QR); the rest waits' },
-  'buy_order.matched': { resource: 'BuyOrder', description: 'The buy order was filled; PAY was minted to you; now pay each seller per `fills` (whom, how much, reference, QR)' },
+  'buy_order.partially_filled': {
+    resource: 'BuyOrder',
+    description:
+      'Part of the buy order was filled (`filled_micro_pay`); PAY for that part was minted; pay each seller per `fills` (whom, how much, reference, QR); the rest waits',
+  },
+  'buy_order.matched': {
+    resource: 'BuyOrder',
+    description:
+      'The buy order was filled; PAY was minted to you; now pay each seller per `fills` (whom, how much, reference, QR)',
+  },
   'buy_order.cancelled': { resource: 'BuyOrder', description: 'The merchant cancelled the buy order' },
   'buy_order.expired': { resource: 'BuyOrder', description: 'The buy order expired unfilled' },
   'gateway.dispute.opened': {
@@ -25,14 +43,20 @@ export const EVENT_TYPES = {
   },
   'gateway.dispute.escalated': { resource: 'Dispute', description: 'An operator escalated the dispute' },
   'gateway.dispute.resolved': { resource: 'Dispute', description: 'The dispute was resolved (`outcome`)' },
-  'pending_funds.validated': { resource: 'PendingFunds', description: 'The receipt was validated; the receiver can confirm' },
+  'pending_funds.validated': {
+    resource: 'PendingFunds',
+    description: 'The receipt was validated; the receiver can confirm',
+  },
   'pending_funds.confirmed': { resource: 'PendingFunds', description: 'The receiver confirmed; PAY was credited' },
-  'pending_funds.failed': { resource: 'PendingFunds', description: 'Validation or the receiver\'s confirmation failed' },
+  'pending_funds.failed': { resource: 'PendingFunds', description: "Validation or the receiver's confirmation failed" },
   'pending_funds.expired': { resource: 'PendingFunds', description: 'Nobody confirmed within the TTL' },
   'settlement.completed': { resource: 'Settlement', description: 'A settlement batch completed' },
   'settlement.failed': { resource: 'Settlement', description: 'An operator marked the batch failed' },
   'settlement.adjusted': { resource: 'Settlement', description: 'An operator adjusted the batch' },
-  'webhook.test': { resource: 'WebhookEndpoint', description: 'A test event sent from the dashboard to this one endpoint (`data` is the endpoint)' },
+  'webhook.test': {
+    resource: 'WebhookEndpoint',
+    description: 'A test event sent from the dashboard to this one endpoint (`data` is the endpoint)',
+  },
 } as const satisfies Record<string, { resource: string; description: string }>;
 
 export type EventType = keyof typeof EVENT_TYPES;
@@ -47,7 +71,11 @@ const FLAT_FIELDS: Record<string, Json> = {
     amount: { type: 'integer', description: 'Minor units' },
     currency: { type: 'string' },
     status: { type: 'string' },
-    match_details: { type: 'array', items: { type: 'object' }, description: 'Present on partial fills (more than one leg)' },
+    match_details: {
+      type: 'array',
+      items: { type: 'object' },
+      description: 'Present on partial fills (more than one leg)',
+    },
   },
   Settlement: {
     settlement_id: { type: 'string' },
@@ -83,10 +111,14 @@ export function eventEnvelopeSchema(type: EventType): Json {
 }
 
 const SIGNATURE_HEADERS = [
-  { name: 'X-Service-Signature', description: 'Lowercase hex HMAC-SHA256 of the raw body with the endpoint\'s secret' },
+  { name: 'X-Service-Signature', description: "Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret" },
   { name: 'webhook-id', description: 'Standard Webhooks: the event id' },
   { name: 'webhook-timestamp', description: 'Standard Webhooks: unix seconds when signed' },
-  { name: 'webhook-signature', description: 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation)' },
+  {
+    name: 'webhook-signature',
+    description:
+      'Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation)',
+  },
 ];
 
 /** The OpenAPI 3.1 `webhooks` section: one POST per event type, each with its payload schema. */
@@ -100,8 +132,16 @@ export function webhooksSection(): Json {
         description: `${description}. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).`,
         tags: ['webhooks'],
         security: [],
-        parameters: SIGNATURE_HEADERS.map((header) => ({ ...header, in: 'header', required: true, schema: { type: 'string' } })),
-        requestBody: { required: true, content: { 'application/json': { schema: eventEnvelopeSchema(type as EventType) } } },
+        parameters: SIGNATURE_HEADERS.map((header) => ({
+          ...header,
+          in: 'header',
+          required: true,
+          schema: { type: 'string' },
+        })),
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: eventEnvelopeSchema(type as EventType) } },
+        },
         responses: { '200': { description: 'Any 2xx acknowledges the delivery' } },
       },
     };

@@ -14,6 +14,8 @@ export const eventsModule = defineModule({
   calls: [],
   start: ({ db, commits, logger }) => ({
     webhooks_section: webhooksSection(),
-    stopWaking: wakeDispatchersAfterEventCommits(db, commits, (error) => logger.warn({ err: error }, 'webhook wake-up NOTIFY failed; the dispatcher poll covers it')),
+    stopWaking: wakeDispatchersAfterEventCommits(db, commits, (error) =>
+      logger.warn({ err: error }, 'webhook wake-up NOTIFY failed; the dispatcher poll covers it'),
+    ),
   }),
 });

@@ -18,7 +18,11 @@ export async function wakeDispatchers(db: Db): Promise<void> {
  * next (a GroupCommit of one in flight). A NOTIFY lost to a crash between commit and send is covered by the
  * dispatcher's short poll. Returns the stop function.
  */
-export function wakeDispatchersAfterEventCommits(db: Db, commits: DatabaseHandle['commits'], onError: (error: unknown) => void): () => void {
+export function wakeDispatchersAfterEventCommits(
+  db: Db,
+  commits: DatabaseHandle['commits'],
+  onError: (error: unknown) => void,
+): () => void {
   let stopped = false;
   const wake = new GroupCommit<null, null>(
     async (commits_seen) => {
@@ -80,7 +84,10 @@ export async function recordEvents(trx: Trx, at: Date, events: readonly NewEvent
 }
 
 /** The outbox rows of `events` (in this order) and their envelopes, for recordEvents or the batched payment create's one call. */
-export function eventRows(at: Date, events: readonly NewEvent[]): { rows: EventRowValues[]; envelopes: EventEnvelope[] } {
+export function eventRows(
+  at: Date,
+  events: readonly NewEvent[],
+): { rows: EventRowValues[]; envelopes: EventEnvelope[] } {
   const envelopes = events.map((event): EventEnvelope => {
     const id = `evt_${randomUUID().replace(/-/g, '')}`;
     return {

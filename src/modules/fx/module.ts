@@ -9,6 +9,7 @@ export const fxModule = defineModule({
   calls: ['audit', 'liquidity', 'payments'],
   start: ({ config, db, clock }) => ({
     quote_locks: createQuoteLockPort(),
-    routes: async (server) => void (await server.register(fxRoutes, { deps: { db, clock, lock_seconds: config.fx_quote_lock_seconds } })),
+    routes: async (server) =>
+      void (await server.register(fxRoutes, { deps: { db, clock, lock_seconds: config.fx_quote_lock_seconds } })),
   }),
 });

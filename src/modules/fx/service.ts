@@ -11,7 +11,16 @@ import type { QuoteLockPort } from '../payments/ports.ts';
 import { recordAdminAction, type AdminActor } from '../audit/service.ts';
 import type { QuoteLockStatus, QuoteLockView, ReferencePriceView } from './schema.ts';
 import type { QuoteLockRow, ReferencePriceRow } from './tables.ts';
-import { peggedPrice, priceNotPositive, pricesUnavailable, priceUnavailableForLock, quoteLockExpired, quoteLockMismatch, quoteLockUsed, quoteLockUsedBy } from './errors.ts';
+import {
+  peggedPrice,
+  priceNotPositive,
+  pricesUnavailable,
+  priceUnavailableForLock,
+  quoteLockExpired,
+  quoteLockMismatch,
+  quoteLockUsed,
+  quoteLockUsedBy,
+} from './errors.ts';
 
 /** PAY is the only base: every price is "quote-currency major units per 1 PAY", the unit seller rates use. */
 export const FX_BASE = 'PAY';
@@ -28,7 +37,12 @@ export interface FxDeps {
 const UUID = new RegExp(UUID_PATTERN);
 
 function presentPrice(row: ReferencePriceRow): ReferencePriceView {
-  return { base: row.base, quote: row.quote, price: normalizeRate(row.price), updated_at: row.updated_at.toISOString() };
+  return {
+    base: row.base,
+    quote: row.quote,
+    price: normalizeRate(row.price),
+    updated_at: row.updated_at.toISOString(),
+  };
 }
 
 /** A lock holds until `expires_at` (exclusive): at that instant it is expired. Used wins over expired. */
@@ -64,21 +78,43 @@ export async function listReferencePrices(db: Db, quotes?: readonly Currency[]):
 }
 
 /** Sets (or replaces) a reference price; the operator action is audited in the same transaction. */
-export async function setReferencePrice(deps: Pick<FxDeps, 'db' | 'clock'>, actor: AdminActor, input: { base: string; quote: Currency; price: string }): Promise<ReferencePriceView> {
+export async function setReferencePrice(
+  deps: Pick<FxDeps, 'db' | 'clock'>,
+  actor: AdminActor,
+  input: { base: string; quote: Currency; price: string },
+): Promise<ReferencePriceView> {
   if (input.quote === PEGGED_QUOTE) {
     throw peggedPrice(`${FX_BASE}/${PEGGED_QUOTE}`);
   }
   if (parseDecimal(input.price).numerator <= 0n) throw priceNotPositive();
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    const before = await trx.selectFrom('fx_reference_prices').select('price').where('base', '=', FX_BASE).where('quote', '=', input.quote).forUpdate().executeTakeFirst();
+    const before = await trx
+      .selectFrom('fx_reference_prices')
+      .select('price')
+      .where('base', '=', FX_BASE)
+      .where('quote', '=', input.quote)
+      .forUpdate()
+      .executeTakeFirst();
     const row = await trx
       .insertInto('fx_reference_prices')
-      .values({ base: FX_BASE, quote: input.quote, price: input.price, updated_at: now, updated_by: actor.actor_user_id })
-      .onConflict((conflict) => conflict.columns(['base', 'quote']).doUpdateSet({ price: input.price, updated_at: now, updated_by: actor.actor_user_id }))
+      .values({
+        base: FX_BASE,
+        quote: input.quote,
+        price: input.price,
+        updated_at: now,
+        updated_by: actor.actor_user_id,
+      })
+      .onConflict((conflict) =>
+        conflict
+          .columns(['base', 'quote'])
+          .doUpdateSet({ price: input.price, updated_at: now, updated_by: actor.actor_user_id }),
+      )
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAdminAction(trx, { at: now, actor, 
+    await recordAdminAction(trx, {
+      at: now,
+      actor,
       action: 'fx.reference_price.set',
       target_type: 'fx_reference_price',
       target_id: `${FX_BASE}/${input.quote}`,
@@ -89,9 +125,19 @@ export async function setReferencePrice(deps: Pick<FxDeps, 'db' | 'clock'>, acto
 }
 
 /** Locks the current PAY/<currency> reference price for FX_QUOTE_LOCK_SECONDS, for this merchant and mode. */
-export async function createQuoteLock(deps: FxDeps, trx: Trx, scope: MerchantScope, input: { currency: Currency }): Promise<QuoteLockView> {
+export async function createQuoteLock(
+  deps: FxDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  input: { currency: Currency },
+): Promise<QuoteLockView> {
   const now = deps.clock.now();
-  const price = await trx.selectFrom('fx_reference_prices').selectAll().where('base', '=', FX_BASE).where('quote', '=', input.currency).executeTakeFirst();
+  const price = await trx
+    .selectFrom('fx_reference_prices')
+    .selectAll()
+    .where('base', '=', FX_BASE)
+    .where('quote', '=', input.currency)
+    .executeTakeFirst();
   if (!price) throw priceUnavailableForLock(`${FX_BASE}/${input.currency}`);
   const row = await trx
     .insertInto('fx_quote_locks')
@@ -112,7 +158,11 @@ export async function createQuoteLock(deps: FxDeps, trx: Trx, scope: MerchantSco
   return presentLock(row, now);
 }
 
-export async function getQuoteLock(deps: Pick<FxDeps, 'db' | 'clock'>, scope: MerchantScope, id: string): Promise<QuoteLockView> {
+export async function getQuoteLock(
+  deps: Pick<FxDeps, 'db' | 'clock'>,
+  scope: MerchantScope,
+  id: string,
+): Promise<QuoteLockView> {
   const row = await deps.db.selectFrom('fx_quote_locks').selectAll().where('id', '=', id).executeTakeFirst();
   return presentLock(owned(row, scope, OWNERSHIP.quote_lock), deps.clock.now());
 }
@@ -128,7 +178,11 @@ export function createQuoteLockPort(): QuoteLockPort {
   return {
     async consume(trx, scope, lock_id, expect, at) {
       if (!UUID.test(lock_id)) throw notFound(OWNERSHIP.quote_lock.noun);
-      const row = owned(await trx.selectFrom('fx_quote_locks').selectAll().where('id', '=', lock_id).forUpdate().executeTakeFirst(), scope, OWNERSHIP.quote_lock);
+      const row = owned(
+        await trx.selectFrom('fx_quote_locks').selectAll().where('id', '=', lock_id).forUpdate().executeTakeFirst(),
+        scope,
+        OWNERSHIP.quote_lock,
+      );
       const status = lockStatus(row, at);
       if (status === 'used') throw quoteLockUsedBy(lock_id, row.used_by_payment_id);
       if (status === 'expired') throw quoteLockExpired(lock_id, row.expires_at);

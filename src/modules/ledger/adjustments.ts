@@ -32,15 +32,32 @@ export async function adjustMerchantLedger(
   const is_sandbox = input.is_sandbox ?? false;
   const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
   if (!merchant) throw notFound('Merchant');
-  const merchant_account = input.account === 'buffer' ? accounts.merchantBuffer(merchant_id, is_sandbox) : accounts.merchantAvailable(merchant_id, is_sandbox);
+  const merchant_account =
+    input.account === 'buffer'
+      ? accounts.merchantBuffer(merchant_id, is_sandbox)
+      : accounts.merchantAvailable(merchant_id, is_sandbox);
   const adjustments = accounts.adjustments(is_sandbox);
   const key = `adjustment:${merchant_id}:${idempotency_key ?? randomUUID()}`;
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const transfer = await deps.ledger.transfer(
       input.direction === 'credit'
-        ? { key, kind: 'mint', debit_account: adjustments, credit_account: merchant_account, amount_micro_pay: input.amount_micro_pay, memo: input.reason }
-        : { key, kind: 'burn', debit_account: merchant_account, credit_account: adjustments, amount_micro_pay: input.amount_micro_pay, memo: input.reason },
+        ? {
+            key,
+            kind: 'mint',
+            debit_account: adjustments,
+            credit_account: merchant_account,
+            amount_micro_pay: input.amount_micro_pay,
+            memo: input.reason,
+          }
+        : {
+            key,
+            kind: 'burn',
+            debit_account: merchant_account,
+            credit_account: adjustments,
+            amount_micro_pay: input.amount_micro_pay,
+            memo: input.reason,
+          },
       { trx },
     );
     if (!transfer.replayed) {
@@ -50,13 +67,29 @@ export async function adjustMerchantLedger(
         action: `ledger.adjustment.${input.direction}`,
         target_type: 'merchant',
         target_id: merchant_id,
-        details: { amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, account: input.account ?? 'available', transfer_id: transfer.id, ledger_key: key },
+        details: {
+          amount_micro_pay: input.amount_micro_pay,
+          reason: input.reason,
+          is_sandbox,
+          account: input.account ?? 'available',
+          transfer_id: transfer.id,
+          ledger_key: key,
+        },
       });
     }
     const available_micro_pay = await deps.ledger.balance(accounts.merchantAvailable(merchant_id, is_sandbox), { trx });
     return {
       replayed: transfer.replayed,
-      view: { merchant_id, direction: input.direction, amount_micro_pay: input.amount_micro_pay, reason: input.reason, is_sandbox, actor_user_id: actor.actor_user_id, transfer, available_micro_pay },
+      view: {
+        merchant_id,
+        direction: input.direction,
+        amount_micro_pay: input.amount_micro_pay,
+        reason: input.reason,
+        is_sandbox,
+        actor_user_id: actor.actor_user_id,
+        transfer,
+        available_micro_pay,
+      },
     };
   });
 }

@@ -10,7 +10,10 @@ import { LedgerAdjustmentSchema, VerificationSchema } from './schema.ts';
 import { accountNotFound } from './errors.ts';
 
 /** Operator routes over the ledger: audited adjustments and the invariant check (`mpay ledger verify`). */
-export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; clock: Clock; ledger: Ledger } }> = async (app, { deps }) => {
+export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; clock: Clock; ledger: Ledger } }> = async (
+  app,
+  { deps },
+) => {
   app.post(
     '/admin/merchants/:id/ledger-adjustments',
     {
@@ -19,14 +22,24 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
         tags: ['admin'],
         summary: "Audited mint (credit) or burn (debit) on a merchant's available PAY",
         params: UuidParams,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })) }),
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })),
+        }),
         body: Type.Object(
           {
             amount_micro_pay: MinorUnits('Amount in micro-PAY', 1),
             direction: Type.Union([Type.Literal('credit'), Type.Literal('debit')]),
             reason: Type.String({ minLength: 1, maxLength: 1000 }),
-            is_sandbox: Type.Optional(Type.Boolean({ description: 'Adjust the sandbox account instead of the live one', default: false })),
-            account: Type.Optional(Type.Union([Type.Literal('available'), Type.Literal('buffer')], { description: "The merchant's available PAY (default) or its buffer (buffer_micro_pay of the balance view)", default: 'available' })),
+            is_sandbox: Type.Optional(
+              Type.Boolean({ description: 'Adjust the sandbox account instead of the live one', default: false }),
+            ),
+            account: Type.Optional(
+              Type.Union([Type.Literal('available'), Type.Literal('buffer')], {
+                description:
+                  "The merchant's available PAY (default) or its buffer (buffer_micro_pay of the balance view)",
+                default: 'available',
+              }),
+            ),
           },
           { additionalProperties: false },
         ),
@@ -36,7 +49,13 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
       },
     },
     async (request, reply) => {
-      const result = await adjustMerchantLedger(deps, adminActor(request), request.params.id, request.body, request.headers['idempotency-key']);
+      const result = await adjustMerchantLedger(
+        deps,
+        adminActor(request),
+        request.params.id,
+        request.body,
+        request.headers['idempotency-key'],
+      );
       reply.status(201);
       if (result.replayed) reply.header('Idempotent-Replayed', 'true');
       return ok(result.view);
@@ -47,7 +66,11 @@ export const ledgerAdminRoutes: FastifyPluginAsyncTypebox<{ deps: { db: Db; cloc
     '/admin/ledger/verify',
     {
       config: { auth: 'admin', errors: [502] },
-      schema: { tags: ['admin'], summary: 'Check the ledger invariants (sum zero, no overdraft, minted - burned = circulation)', response: { 200: Envelope(VerificationSchema) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'Check the ledger invariants (sum zero, no overdraft, minted - burned = circulation)',
+        response: { 200: Envelope(VerificationSchema) },
+      },
     },
     async () => ok(await deps.ledger.verify()),
   );

@@ -4,7 +4,11 @@ import { checkCommand } from './rules.ts';
 import { ledgerAnswered, ledgerUnreachable } from './errors.ts';
 
 /** Codes the ledger server answers that mean something to the caller; anything else is "unavailable". */
-const PASSED_THROUGH: readonly ErrorCode[] = ['LEDGER_INSUFFICIENT_FUNDS', 'LEDGER_IDEMPOTENCY_CONFLICT', 'VALIDATION_ERROR'];
+const PASSED_THROUGH: readonly ErrorCode[] = [
+  'LEDGER_INSUFFICIENT_FUNDS',
+  'LEDGER_IDEMPOTENCY_CONFLICT',
+  'VALIDATION_ERROR',
+];
 
 /**
  * The ledger over HTTP (`LEDGER_URL`, served by a process with `ROLES=ledger` under `/internal/ledger/*`). It
@@ -19,7 +23,10 @@ export function createHttpLedger(options: { base_url: string; token: string; tim
     try {
       response = await fetch(`${options.base_url}/internal/ledger${path}`, {
         method,
-        headers: { authorization: `Bearer ${options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${options.token}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(options.timeout_ms),
       });
@@ -55,7 +62,9 @@ export function createHttpLedger(options: { base_url: string; token: string; tim
       return (await call<{ results: BatchItemResult[] }>('POST', '/transfers/batch', { transfers: commands })).results;
     },
     async balance(account) {
-      const data = await call<{ balances: Record<string, number | null> }>('POST', '/balances', { accounts: [account] });
+      const data = await call<{ balances: Record<string, number | null> }>('POST', '/balances', {
+        accounts: [account],
+      });
       return data.balances[account] ?? 0;
     },
     async balances(accounts) {
@@ -63,7 +72,10 @@ export function createHttpLedger(options: { base_url: string; token: string; tim
       return new Map(accounts.map((account) => [account, data.balances[account] ?? null]));
     },
     async creditedSince(account, since) {
-      const data = await call<{ credited_micro_pay: number }>('POST', '/credited', { account, since: since.toISOString() });
+      const data = await call<{ credited_micro_pay: number }>('POST', '/credited', {
+        account,
+        since: since.toISOString(),
+      });
       return data.credited_micro_pay;
     },
     verify: () => call<LedgerVerification>('GET', '/verify'),

@@ -4,7 +4,16 @@ import { isDatabaseTooSlow } from '../../db/resilience.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present as presentValue } from '../../lib/assert.ts';
 import type { AppError } from '../../lib/errors.ts';
-import { isIssuanceAccount, LEDGER_BATCH_MAX, type BatchItemResult, type Ledger, type LedgerCallOptions, type LedgerVerification, type TransferCommand, type TransferResult } from './port.ts';
+import {
+  isIssuanceAccount,
+  LEDGER_BATCH_MAX,
+  type BatchItemResult,
+  type Ledger,
+  type LedgerCallOptions,
+  type LedgerVerification,
+  type TransferCommand,
+  type TransferResult,
+} from './port.ts';
 import { checkCommand } from './rules.ts';
 import type { TransferRow } from './tables.ts';
 import { batchSizeOutOfRange, insufficientFunds, keyUsedForAnotherTransfer, postingNotApplied } from './errors.ts';
@@ -58,15 +67,24 @@ function refusal(command: TransferCommand, item: AppliedItem | undefined): AppEr
  * locks in name order, the overdraft check, the balance moves and the journal rows are ledger_apply_all's.
  * `atomic`: the first refusal undoes the items before it.
  */
-async function applyChecked(trx: Executor, clock: Clock, commands: readonly TransferCommand[], atomic: boolean): Promise<AppliedItem[]> {
+async function applyChecked(
+  trx: Executor,
+  clock: Clock,
+  commands: readonly TransferCommand[],
+  atomic: boolean,
+): Promise<AppliedItem[]> {
   if (commands.length === 0) return [];
   const now = clock.now();
   const items = ledgerItems(commands);
-  const result = await sql<{ results: AppliedItem[] | string }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
+  const result = await sql<{
+    results: AppliedItem[] | string;
+  }>`select ledger_apply(${JSON.stringify(items)}::jsonb, ${atomic}, ${now}) as results`.execute(trx);
   const answers = presentValue(result.rows[0], 'select ledger_apply(...) returns one row').results;
   const answered = typeof answers === 'string' ? (JSON.parse(answers) as AppliedItem[]) : answers;
   // An atomic call stops at its first refusal: the items after it were never tried.
-  const untried = atomic ? items.slice(answered.length).map((item) => ({ status: 'not_applied', key: item.key }) as AppliedItem) : [];
+  const untried = atomic
+    ? items.slice(answered.length).map((item) => ({ status: 'not_applied', key: item.key }) as AppliedItem)
+    : [];
   return completed(items, [...answered, ...untried], now);
 }
 
@@ -75,10 +93,16 @@ async function applyChecked(trx: Executor, clock: Clock, commands: readonly Tran
  * (a replay, a conflict, a refusal or a key twice). It takes every key lock, then every account lock, each in sorted
  * order, so two such calls never deadlock.
  */
-async function applyAllOrNothing(db: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<AppliedItem[] | null> {
+async function applyAllOrNothing(
+  db: Executor,
+  clock: Clock,
+  commands: readonly TransferCommand[],
+): Promise<AppliedItem[] | null> {
   const now = clock.now();
   const items = ledgerItems(commands);
-  const result = await sql<{ results: AppliedItem[] | string | null }>`select ledger_apply_all(${JSON.stringify(items)}::jsonb, ${now}) as results`.execute(db);
+  const result = await sql<{
+    results: AppliedItem[] | string | null;
+  }>`select ledger_apply_all(${JSON.stringify(items)}::jsonb, ${now}) as results`.execute(db);
   const answers = presentValue(result.rows[0], 'select ledger_apply_all(...) returns one row').results;
   return answers === null ? null : completed(items, answers, now);
 }
@@ -101,7 +125,11 @@ function completed(items: ReturnType<typeof ledgerItems>, applied: AppliedItem[]
   const answered = typeof applied === 'string' ? (JSON.parse(applied) as AppliedItem[]) : applied;
   assert(answered.length === items.length, `the ledger answered ${answered.length} items for ${items.length} commands`);
   const created_at_ms = now.getTime();
-  return answered.map((answer, index) => (answer.status === 'applied' ? { ...presentValue(items[index], 'the ledger answers every item'), ...answer, created_at_ms } : answer));
+  return answered.map((answer, index) =>
+    answer.status === 'applied'
+      ? { ...presentValue(items[index], 'the ledger answers every item'), ...answer, created_at_ms }
+      : answer,
+  );
 }
 
 /**
@@ -111,7 +139,11 @@ function completed(items: ReturnType<typeof ledgerItems>, applied: AppliedItem[]
  */
 function assertMove(command: TransferCommand | undefined, transfer: TransferResult): void {
   assert(
-    command !== undefined && transfer.key === command.key && transfer.amount_micro_pay === command.amount_micro_pay && transfer.debit_account === command.debit_account && transfer.credit_account === command.credit_account,
+    command !== undefined &&
+      transfer.key === command.key &&
+      transfer.amount_micro_pay === command.amount_micro_pay &&
+      transfer.debit_account === command.debit_account &&
+      transfer.credit_account === command.credit_account,
     `ledger posting ${transfer.key} is the move its command asked for`,
   );
 }
@@ -123,7 +155,11 @@ function checkBatchSize(commands: readonly unknown[]): void {
 }
 
 /** Several postings, all or none (see Ledger.transferAll); runs in `executor`'s transaction when it is one. */
-export async function applyTransfers(executor: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<TransferResult[]> {
+export async function applyTransfers(
+  executor: Executor,
+  clock: Clock,
+  commands: readonly TransferCommand[],
+): Promise<TransferResult[]> {
   checkBatchSize(commands);
   for (const command of commands) checkCommand(command);
   // one posting needs no subtransaction: a refused item writes nothing
@@ -138,7 +174,11 @@ export async function applyTransfers(executor: Executor, clock: Clock, commands:
 }
 
 /** Independent transfers, each with its own result (see Ledger.transferBatch). */
-export async function applyBatch(executor: Executor, clock: Clock, commands: readonly TransferCommand[]): Promise<BatchItemResult[]> {
+export async function applyBatch(
+  executor: Executor,
+  clock: Clock,
+  commands: readonly TransferCommand[],
+): Promise<BatchItemResult[]> {
   checkBatchSize(commands);
   const checked: { index: number; command: TransferCommand }[] = [];
   const results: BatchItemResult[] = commands.map((command, index) => {
@@ -150,11 +190,18 @@ export async function applyBatch(executor: Executor, clock: Clock, commands: rea
       return { ok: false, error: { code: 'VALIDATION_ERROR', message: (error as AppError).message } };
     }
   });
-  const applied = await applyChecked(executor, clock, checked.map((entry) => entry.command), false);
+  const applied = await applyChecked(
+    executor,
+    clock,
+    checked.map((entry) => entry.command),
+    false,
+  );
   checked.forEach(({ index, command }, position) => {
     const item = applied[position];
     const error = refusal(command, item);
-    results[index] = error ? { ok: false, error: { code: error.code as 'LEDGER_INSUFFICIENT_FUNDS', message: error.message } } : { ok: true, transfer: present(presentValue(item, 'an applied batch item has its result')) };
+    results[index] = error
+      ? { ok: false, error: { code: error.code as 'LEDGER_INSUFFICIENT_FUNDS', message: error.message } }
+      : { ok: true, transfer: present(presentValue(item, 'an applied batch item has its result')) };
   });
   return results;
 }
@@ -189,7 +236,10 @@ async function retryDeadlock<T>(run: () => Promise<T>): Promise<T> {
  * One transfer outside any transaction, in the next group commit: checked first (a bad command is refused before it
  * waits), then answered and refused exactly as `applyTransfer` would, since a non-atomic batch applies each item as if alone.
  */
-async function applyGrouped(group: GroupCommit<TransferCommand, AppliedItem>, command: TransferCommand): Promise<TransferResult> {
+async function applyGrouped(
+  group: GroupCommit<TransferCommand, AppliedItem>,
+  command: TransferCommand,
+): Promise<TransferResult> {
   checkCommand(command);
   const item = await group.submit(command);
   const error = refusal(command, item);
@@ -200,7 +250,11 @@ async function applyGrouped(group: GroupCommit<TransferCommand, AppliedItem>, co
 }
 
 /** Applies one transfer inside `executor`'s transaction (or its own): one round trip, refusals thrown, nothing written for them. */
-export async function applyTransfer(executor: Executor, clock: Clock, command: TransferCommand): Promise<TransferResult> {
+export async function applyTransfer(
+  executor: Executor,
+  clock: Clock,
+  command: TransferCommand,
+): Promise<TransferResult> {
   return presentValue((await applyTransfers(executor, clock, [command]))[0], 'one command gives one transfer');
 }
 
@@ -213,7 +267,11 @@ const accountBalance = sql<string>`(ledger_accounts.balance_micro_pay + coalesce
 export async function readBalances(executor: Executor, names: readonly string[]): Promise<Map<string, number | null>> {
   const result = new Map<string, number | null>(names.map((name) => [name, null]));
   if (names.length === 0) return result;
-  const rows = await executor.selectFrom('ledger_accounts').select(['name', accountBalance.as('balance_micro_pay')]).where('name', 'in', [...names]).execute();
+  const rows = await executor
+    .selectFrom('ledger_accounts')
+    .select(['name', accountBalance.as('balance_micro_pay')])
+    .where('name', 'in', [...names])
+    .execute();
   for (const row of rows) result.set(row.name, Number(row.balance_micro_pay));
   return result;
 }
@@ -231,7 +289,10 @@ export async function creditedSince(executor: Executor, account: string, since: 
 /** The invariants, recomputed from the journal in one snapshot (repeatable read, so concurrent writes cannot skew it). */
 export async function verifyLedger(db: Db): Promise<LedgerVerification> {
   const run = async (executor: Executor) => {
-    const accounts = await executor.selectFrom('ledger_accounts').select(['name', 'non_negative', accountBalance.as('balance_micro_pay')]).execute();
+    const accounts = await executor
+      .selectFrom('ledger_accounts')
+      .select(['name', 'non_negative', accountBalance.as('balance_micro_pay')])
+      .execute();
     const journal = await sql<{ account: string; net: string }>`
       select account, sum(net)::text as net from (
         select credit_account as account, amount_micro_pay as net from ledger_transfers
@@ -243,9 +304,15 @@ export async function verifyLedger(db: Db): Promise<LedgerVerification> {
         coalesce(sum(amount_micro_pay) filter (where kind = 'mint'), 0)::text as minted,
         coalesce(sum(amount_micro_pay) filter (where kind = 'burn'), 0)::text as burned
       from ledger_transfers`.execute(executor);
-    return { accounts, journal: journal.rows, totals: presentValue(totals.rows[0], 'an aggregate without group by returns one row') };
+    return {
+      accounts,
+      journal: journal.rows,
+      totals: presentValue(totals.rows[0], 'an aggregate without group by returns one row'),
+    };
   };
-  const snapshot = db.isTransaction ? await run(db) : await db.transaction().setIsolationLevel('repeatable read').execute(run);
+  const snapshot = db.isTransaction
+    ? await run(db)
+    : await db.transaction().setIsolationLevel('repeatable read').execute(run);
 
   const net_by_account = new Map(snapshot.journal.map((row) => [row.account, BigInt(row.net)]));
   let total = 0n;
@@ -263,7 +330,8 @@ export async function verifyLedger(db: Db): Promise<LedgerVerification> {
   const burned = BigInt(snapshot.totals.burned);
   const problems: string[] = [];
   if (total !== 0n) problems.push(`sum of balances is ${total}, not 0`);
-  if (circulation !== minted - burned) problems.push(`circulation ${circulation} differs from minted ${minted} - burned ${burned}`);
+  if (circulation !== minted - burned)
+    problems.push(`circulation ${circulation} differs from minted ${minted} - burned ${burned}`);
   if (negative_accounts.length) problems.push(`${negative_accounts.length} non-negative account(s) below zero`);
   if (mismatched_accounts.length) problems.push(`${mismatched_accounts.length} account(s) differ from their journal`);
   return {
@@ -284,11 +352,16 @@ export async function verifyLedger(db: Db): Promise<LedgerVerification> {
 export function createInProcessLedger(deps: { db: Db; clock: Clock }): Ledger {
   const executor = (options?: LedgerCallOptions): Executor => options?.trx ?? deps.db;
   // each call autocommits: a few in flight use a few pooled connections, the rest gather behind them
-  const lone = new GroupCommit((commands: TransferCommand[]) => applyLone(deps.db, deps.clock, commands), { max_in_flight: 4, max_batch: 8, refusesEveryItem: isDatabaseTooSlow });
+  const lone = new GroupCommit((commands: TransferCommand[]) => applyLone(deps.db, deps.clock, commands), {
+    max_in_flight: 4,
+    max_batch: 8,
+    refusesEveryItem: isDatabaseTooSlow,
+  });
   return {
     kind: 'in_process',
     // inside the caller's transaction: one statement there; alone: grouped with the lone transfers beside it
-    transfer: (command, options) => (options?.trx ? applyTransfer(options.trx, deps.clock, command) : applyGrouped(lone, command)),
+    transfer: (command, options) =>
+      options?.trx ? applyTransfer(options.trx, deps.clock, command) : applyGrouped(lone, command),
     transferAll: (commands, options) => applyTransfers(executor(options), deps.clock, commands),
     transferBatch: (commands, options) => applyBatch(executor(options), deps.clock, commands),
     async balance(account, options) {

@@ -14,7 +14,10 @@ export const ledgerModule = defineModule({
     const ledger = needs.override ?? createLedgerFromConfig(config, { db, clock });
     // The default mint source exists from the first start (docs/payouts.md); an HTTP ledger opens it on first use.
     if (ledger.kind === 'in_process') {
-      await openIssuanceAccounts(db, clock, [accounts.mintSource(config.ledger_mint_source_account, false), accounts.mintSource(config.ledger_mint_source_account, true)]);
+      await openIssuanceAccounts(db, clock, [
+        accounts.mintSource(config.ledger_mint_source_account, false),
+        accounts.mintSource(config.ledger_mint_source_account, true),
+      ]);
     }
     return {
       ledger,

@@ -42,7 +42,13 @@ export const LEDGER_BATCH_MAX = 1000;
 /** One item of a batch: its transfer, or the error it alone got (nothing was written for it). */
 export type BatchItemResult =
   | { ok: true; transfer: TransferResult }
-  | { ok: false; error: { code: 'LEDGER_INSUFFICIENT_FUNDS' | 'LEDGER_IDEMPOTENCY_CONFLICT' | 'VALIDATION_ERROR'; message: string } };
+  | {
+      ok: false;
+      error: {
+        code: 'LEDGER_INSUFFICIENT_FUNDS' | 'LEDGER_IDEMPOTENCY_CONFLICT' | 'VALIDATION_ERROR';
+        message: string;
+      };
+    };
 
 export interface LedgerCallOptions {
   /**
@@ -97,7 +103,8 @@ const mode = (is_sandbox: boolean) => (is_sandbox ? 'sandbox' : 'live');
  * traffic can never touch a live account.
  */
 export const accounts = {
-  merchantAvailable: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:available`,
+  merchantAvailable: (merchant_id: string, is_sandbox: boolean) =>
+    `${mode(is_sandbox)}:merchant:${merchant_id}:available`,
   merchantBuffer: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:buffer`,
   merchantReserve: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:reserve`,
   seller: (seller_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:seller:${seller_id}`,

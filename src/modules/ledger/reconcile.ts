@@ -10,7 +10,18 @@ import { accounts, type TransferKind } from './port.ts';
  * journal entry must be one of them and every one of them must be in the journal. A difference lists both sides and
  * the rows. An empty list is the normal state.
  */
-export const RECONCILIATION_CAUSES = ['payment_leg', 'fee', 'pending_funds', 'buy_order_fill', 'sell_order', 'seller_funding', 'adjustment', 'dispute', 'sandbox', 'other'] as const;
+export const RECONCILIATION_CAUSES = [
+  'payment_leg',
+  'fee',
+  'pending_funds',
+  'buy_order_fill',
+  'sell_order',
+  'seller_funding',
+  'adjustment',
+  'dispute',
+  'sandbox',
+  'other',
+] as const;
 export type ReconciliationCause = (typeof RECONCILIATION_CAUSES)[number];
 
 export interface BusinessRow {
@@ -39,11 +50,14 @@ export const DifferenceSchema = Type.Object({
   cause: Type.String({ enum: [...RECONCILIATION_CAUSES] }),
   key: Type.String({ description: 'The ledger idempotency key' }),
   problem: Type.Union([Type.Literal('missing'), Type.Literal('unexpected'), Type.Literal('mismatch')], {
-    description: 'missing: a business row implies a transfer the journal lacks; unexpected: a journal entry no business row explains; mismatch: both exist and differ',
+    description:
+      'missing: a business row implies a transfer the journal lacks; unexpected: a journal entry no business row explains; mismatch: both exist and differ',
   }),
   expected: Type.Union([Posting, Type.Null()]),
   actual: Type.Union([Type.Object({ ...Posting.properties, transfer_id: Type.String() }), Type.Null()]),
-  rows: Type.Array(Type.Object({ table: Type.String(), id: Type.String() }), { description: 'The business rows behind the expectation' }),
+  rows: Type.Array(Type.Object({ table: Type.String(), id: Type.String() }), {
+    description: 'The business rows behind the expectation',
+  }),
 });
 export type Difference = Static<typeof DifferenceSchema>;
 
@@ -70,28 +84,69 @@ function causeOfKey(row: JournalRow): ReconciliationCause {
 export function compareJournal(journal: readonly JournalRow[], expected: readonly ExpectedTransfer[]): Difference[] {
   const wanted = new Map(expected.map((entry) => [entry.key, entry]));
   const differences: Difference[] = [];
-  const posting = (entry: ExpectedTransfer) => ({ kind: entry.kind, debit_account: entry.debit_account, credit_account: entry.credit_account, amount_micro_pay: entry.amount_micro_pay });
+  const posting = (entry: ExpectedTransfer) => ({
+    kind: entry.kind,
+    debit_account: entry.debit_account,
+    credit_account: entry.credit_account,
+    amount_micro_pay: entry.amount_micro_pay,
+  });
   const seen = new Set<string>();
   for (const row of journal) {
     seen.add(row.key);
-    const actual = { kind: row.kind, debit_account: row.debit_account, credit_account: row.credit_account, amount_micro_pay: Number(row.amount_micro_pay), transfer_id: row.id };
+    const actual = {
+      kind: row.kind,
+      debit_account: row.debit_account,
+      credit_account: row.credit_account,
+      amount_micro_pay: Number(row.amount_micro_pay),
+      transfer_id: row.id,
+    };
     const entry = wanted.get(row.key);
     if (!entry) {
-      differences.push({ cause: causeOfKey(row), key: row.key, problem: 'unexpected', expected: null, actual, rows: [] });
+      differences.push({
+        cause: causeOfKey(row),
+        key: row.key,
+        problem: 'unexpected',
+        expected: null,
+        actual,
+        rows: [],
+      });
       continue;
     }
-    const same = entry.kind === row.kind && entry.debit_account === row.debit_account && entry.credit_account === row.credit_account && (entry.amount_micro_pay === null || entry.amount_micro_pay === actual.amount_micro_pay);
-    if (!same) differences.push({ cause: entry.cause, key: row.key, problem: 'mismatch', expected: posting(entry), actual, rows: entry.rows });
+    const same =
+      entry.kind === row.kind &&
+      entry.debit_account === row.debit_account &&
+      entry.credit_account === row.credit_account &&
+      (entry.amount_micro_pay === null || entry.amount_micro_pay === actual.amount_micro_pay);
+    if (!same)
+      differences.push({
+        cause: entry.cause,
+        key: row.key,
+        problem: 'mismatch',
+        expected: posting(entry),
+        actual,
+        rows: entry.rows,
+      });
   }
   for (const entry of expected) {
-    if (!seen.has(entry.key)) differences.push({ cause: entry.cause, key: entry.key, problem: 'missing', expected: posting(entry), actual: null, rows: entry.rows });
+    if (!seen.has(entry.key))
+      differences.push({
+        cause: entry.cause,
+        key: entry.key,
+        problem: 'missing',
+        expected: posting(entry),
+        actual: null,
+        rows: entry.rows,
+      });
   }
   return differences.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** The whole journal (the in-process ledger's table). */
 export async function journal(executor: Executor): Promise<JournalRow[]> {
-  const rows = await sql<JournalRow>`select id, key, kind, debit_account, credit_account, amount_micro_pay from ledger_transfers`.execute(executor);
+  const rows =
+    await sql<JournalRow>`select id, key, kind, debit_account, credit_account, amount_micro_pay from ledger_transfers`.execute(
+      executor,
+    );
   return rows.rows;
 }
 
@@ -102,10 +157,18 @@ export async function journal(executor: Executor): Promise<JournalRow[]> {
 export async function adjustmentExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
   const actions = await adminActionsOf(executor, ['ledger.adjustment.credit', 'ledger.adjustment.debit']);
   return actions.flatMap((action) => {
-    const details = action.details as { amount_micro_pay?: number; is_sandbox?: boolean; account?: string; ledger_key?: string };
+    const details = action.details as {
+      amount_micro_pay?: number;
+      is_sandbox?: boolean;
+      account?: string;
+      ledger_key?: string;
+    };
     if (typeof details.ledger_key !== 'string' || typeof details.amount_micro_pay !== 'number') return [];
     const is_sandbox = details.is_sandbox === true;
-    const merchant = details.account === 'buffer' ? accounts.merchantBuffer(action.target_id, is_sandbox) : accounts.merchantAvailable(action.target_id, is_sandbox);
+    const merchant =
+      details.account === 'buffer'
+        ? accounts.merchantBuffer(action.target_id, is_sandbox)
+        : accounts.merchantAvailable(action.target_id, is_sandbox);
     const issuance = accounts.adjustments(is_sandbox);
     const credit = action.action === 'ledger.adjustment.credit';
     return [

@@ -4,7 +4,12 @@ import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
 import { TransferSchema, VerificationSchema } from './schema.ts';
 import { LEDGER_BATCH_MAX, type Ledger, type TransferCommand } from './port.ts';
 
-const AccountName = Type.String({ minLength: 3, maxLength: 220, pattern: '^(live|sandbox):[A-Za-z0-9_.:-]{1,200}$', description: 'Account name, prefixed by its mode' });
+const AccountName = Type.String({
+  minLength: 3,
+  maxLength: 220,
+  pattern: '^(live|sandbox):[A-Za-z0-9_.:-]{1,200}$',
+  description: 'Account name, prefixed by its mode',
+});
 
 const TransferBody = Type.Object(
   {
@@ -22,10 +27,16 @@ const BatchItemSchema = Type.Union([
   Type.Object({ ok: Type.Literal(true), transfer: TransferSchema }),
   Type.Object({
     ok: Type.Literal(false),
-    error: Type.Object({ code: Type.Union([Type.Literal('LEDGER_INSUFFICIENT_FUNDS'), Type.Literal('LEDGER_IDEMPOTENCY_CONFLICT'), Type.Literal('VALIDATION_ERROR')]), message: Type.String() }),
+    error: Type.Object({
+      code: Type.Union([
+        Type.Literal('LEDGER_INSUFFICIENT_FUNDS'),
+        Type.Literal('LEDGER_IDEMPOTENCY_CONFLICT'),
+        Type.Literal('VALIDATION_ERROR'),
+      ]),
+      message: Type.String(),
+    }),
   }),
 ]);
-
 
 /**
  * The ledger service's own HTTP API (`ROLES=ledger`), served on the gateway's Fastify server under
@@ -59,11 +70,20 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
         summary: 'Apply many independent transfers in one database transaction, each with its own result',
         description:
           'Items apply in order; a refused or malformed item (LEDGER_INSUFFICIENT_FUNDS, LEDGER_IDEMPOTENCY_CONFLICT, VALIDATION_ERROR in its own result) writes nothing and does not stop the others. 200 with one result per item.',
-        body: Type.Object({ transfers: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: LEDGER_BATCH_MAX }) }, { additionalProperties: false }),
+        body: Type.Object(
+          {
+            transfers: Type.Array(Type.Object({}, { additionalProperties: true }), {
+              minItems: 1,
+              maxItems: LEDGER_BATCH_MAX,
+            }),
+          },
+          { additionalProperties: false },
+        ),
         response: { 200: Envelope(Type.Object({ results: Type.Array(BatchItemSchema) })) },
       },
     },
-    async (request) => ok({ results: await ledger.transferBatch(request.body.transfers as unknown as TransferCommand[]) }),
+    async (request) =>
+      ok({ results: await ledger.transferBatch(request.body.transfers as unknown as TransferCommand[]) }),
   );
 
   app.post(
@@ -73,7 +93,10 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
       schema: {
         tags: ['ledger'],
         summary: 'Apply several postings atomically: all or none (each posting idempotent by its key)',
-        body: Type.Object({ postings: Type.Array(TransferBody, { minItems: 1, maxItems: LEDGER_BATCH_MAX }) }, { additionalProperties: false }),
+        body: Type.Object(
+          { postings: Type.Array(TransferBody, { minItems: 1, maxItems: LEDGER_BATCH_MAX }) },
+          { additionalProperties: false },
+        ),
         response: { 201: Envelope(Type.Object({ transfers: Type.Array(TransferSchema) })) },
       },
     },
@@ -91,8 +114,15 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
       schema: {
         tags: ['ledger'],
         summary: 'Balances of accounts (null for an account never used)',
-        body: Type.Object({ accounts: Type.Array(AccountName, { minItems: 1, maxItems: 100 }) }, { additionalProperties: false }),
-        response: { 200: Envelope(Type.Object({ balances: Type.Record(Type.String(), Type.Union([Type.Integer(), Type.Null()])) })) },
+        body: Type.Object(
+          { accounts: Type.Array(AccountName, { minItems: 1, maxItems: 100 }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          200: Envelope(
+            Type.Object({ balances: Type.Record(Type.String(), Type.Union([Type.Integer(), Type.Null()])) }),
+          ),
+        },
       },
     },
     async (request) => {
@@ -112,14 +142,19 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
         response: { 200: Envelope(Type.Object({ credited_micro_pay: Type.Integer() })) },
       },
     },
-    async (request) => ok({ credited_micro_pay: await ledger.creditedSince(request.body.account, new Date(request.body.since)) }),
+    async (request) =>
+      ok({ credited_micro_pay: await ledger.creditedSince(request.body.account, new Date(request.body.since)) }),
   );
 
   app.get(
     '/internal/ledger/verify',
     {
       config: { auth: 'internal' },
-      schema: { tags: ['ledger'], summary: 'Check the ledger invariants', response: { 200: Envelope(VerificationSchema) } },
+      schema: {
+        tags: ['ledger'],
+        summary: 'Check the ledger invariants',
+        response: { 200: Envelope(VerificationSchema) },
+      },
     },
     async () => ok(await ledger.verify()),
   );

@@ -17,11 +17,24 @@ import { present } from '../../lib/assert.ts';
  * - `other`: anything else (should stay empty; it is shown so that nothing is hidden).
  * Payment completion itself only moves PAY (seller -> merchant) and never changes the supply.
  */
-export const SUPPLY_CAUSES = ['seller_funding', 'payment_synthetic_seller', 'pending_funds', 'buy_order_fill', 'sell_order_completion', 'adjustment', 'dispute', 'other'] as const;
+export const SUPPLY_CAUSES = [
+  'seller_funding',
+  'payment_synthetic_seller',
+  'pending_funds',
+  'buy_order_fill',
+  'sell_order_completion',
+  'adjustment',
+  'dispute',
+  'other',
+] as const;
 export type SupplyCause = (typeof SUPPLY_CAUSES)[number];
 
 const CauseRow = Type.Object({
-  cause: Type.String({ enum: [...SUPPLY_CAUSES], description: 'seller_funding, payment_synthetic_seller, pending_funds, buy_order_fill, sell_order_completion, adjustment, dispute or other' }),
+  cause: Type.String({
+    enum: [...SUPPLY_CAUSES],
+    description:
+      'seller_funding, payment_synthetic_seller, pending_funds, buy_order_fill, sell_order_completion, adjustment, dispute or other',
+  }),
   minted_micro_pay: Type.Integer(),
   burned_micro_pay: Type.Integer(),
   net_micro_pay: Type.Integer({ description: 'minted - burned: PAY in circulation because of this cause' }),
@@ -31,7 +44,9 @@ const CauseRow = Type.Object({
 const ModeSupply = Type.Object({
   minted_micro_pay: Type.Integer(),
   burned_micro_pay: Type.Integer(),
-  circulation_micro_pay: Type.Integer({ description: 'minted - burned; equals the sum of every non-issuance balance of the mode (see /admin/ledger/verify)' }),
+  circulation_micro_pay: Type.Integer({
+    description: 'minted - burned; equals the sum of every non-issuance balance of the mode (see /admin/ledger/verify)',
+  }),
   causes: Type.Array(CauseRow),
 });
 export const SupplyReportSchema = Type.Object({ live: ModeSupply, sandbox: ModeSupply });
@@ -56,7 +71,10 @@ export async function ledgerSupply(executor: Executor): Promise<SupplyReport> {
   const report: SupplyReport = { live: emptyMode(), sandbox: emptyMode() };
   for (const row of rows.rows) {
     const mode = report[row.mode === 'sandbox' ? 'sandbox' : 'live'];
-    const cause = present(mode.causes.find((entry) => entry.cause === row.cause), `supply cause ${row.cause} is one of CAUSE_SQL's`);
+    const cause = present(
+      mode.causes.find((entry) => entry.cause === row.cause),
+      `supply cause ${row.cause} is one of CAUSE_SQL's`,
+    );
     const total = Number(BigInt(row.total));
     if (row.kind === 'mint') {
       cause.minted_micro_pay += total;
@@ -80,7 +98,14 @@ function emptyMode(): SupplyReport['live'] {
     minted_micro_pay: 0,
     burned_micro_pay: 0,
     circulation_micro_pay: 0,
-    causes: SUPPLY_CAUSES.map((cause) => ({ cause, minted_micro_pay: 0, burned_micro_pay: 0, net_micro_pay: 0, mints: 0, burns: 0 })),
+    causes: SUPPLY_CAUSES.map((cause) => ({
+      cause,
+      minted_micro_pay: 0,
+      burned_micro_pay: 0,
+      net_micro_pay: 0,
+      mints: 0,
+      burns: 0,
+    })),
   };
 }
 

@@ -10,6 +10,10 @@ export const liquidityModule = defineModule({
   calls: ['audit', 'ledger'],
   start: ({ db, clock }, needs: { ledger: Ledger }) => {
     const funding = createSellerFunding(needs.ledger);
-    return { funding, routes: async (server) => void (await server.register(liquidityRoutes, { db, clock, funding, ledger: needs.ledger })) };
+    return {
+      funding,
+      routes: async (server) =>
+        void (await server.register(liquidityRoutes, { db, clock, funding, ledger: needs.ledger })),
+    };
   },
 });

@@ -12,7 +12,10 @@ import { adminActor } from '../../http/auth.ts';
 
 const CurrencySchema = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 const MethodSchema = Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)));
-const RateString = Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,8})?$', description: 'Fiat major units per 1 PAY, as a decimal string' });
+const RateString = Type.String({
+  pattern: '^\\d{1,12}(\\.\\d{1,8})?$',
+  description: 'Fiat major units per 1 PAY, as a decimal string',
+});
 
 export const RateSnapshotSchema = Type.Object({
   currency: Type.String(),
@@ -24,7 +27,12 @@ export const RateSnapshotSchema = Type.Object({
   as_of: Timestamp,
 });
 
-export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; funding?: SellerFundingPort; ledger: Ledger }> = async (app, { db, clock, funding, ledger }) => {
+export const liquidityRoutes: FastifyPluginAsyncTypebox<{
+  db: Db;
+  clock: Clock;
+  funding?: SellerFundingPort;
+  ledger: Ledger;
+}> = async (app, { db, clock, funding, ledger }) => {
   app.post(
     '/admin/sellers/:id/funding',
     {
@@ -33,12 +41,26 @@ export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; 
         tags: ['admin'],
         summary: "Fund a seller's PAY and put a suspended seller back into matching",
         params: UuidParams,
-        headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })) }),
-        body: Type.Object({ amount_micro_pay: MinorUnits('PAY to mint into the seller account, micro-PAY', 1) }, { additionalProperties: false }),
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' })),
+        }),
+        body: Type.Object(
+          { amount_micro_pay: MinorUnits('PAY to mint into the seller account, micro-PAY', 1) },
+          { additionalProperties: false },
+        ),
         response: { 200: Envelope(Type.Object({ ...SellerSchema.properties, balance_micro_pay: Type.Integer() })) },
       },
     },
-    async (request) => ok(await fundSeller({ db, clock, ledger }, adminActor(request), request.params.id, request.body, request.headers['idempotency-key'])),
+    async (request) =>
+      ok(
+        await fundSeller(
+          { db, clock, ledger },
+          adminActor(request),
+          request.params.id,
+          request.body,
+          request.headers['idempotency-key'],
+        ),
+      ),
   );
 
   app.get(
@@ -54,7 +76,13 @@ export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; 
     },
     async (request) => {
       const { is_sandbox } = merchantScope(request);
-      return ok(await rateSnapshot(db, clock, { is_sandbox, currency: request.query.currency, payment_method: request.query.payment_method }));
+      return ok(
+        await rateSnapshot(db, clock, {
+          is_sandbox,
+          currency: request.query.currency,
+          payment_method: request.query.payment_method,
+        }),
+      );
     },
   );
 
@@ -76,7 +104,11 @@ export const liquidityRoutes: FastifyPluginAsyncTypebox<{ db: Db; clock: Clock; 
             payid: Type.Optional(Type.String({ minLength: 3, maxLength: 254 })),
             bank: Type.Optional(
               Type.Object(
-                { code: Type.String({ minLength: 1, maxLength: 16 }), account_number: Type.String({ minLength: 4, maxLength: 34 }), account_name: Type.String({ minLength: 1, maxLength: 200 }) },
+                {
+                  code: Type.String({ minLength: 1, maxLength: 16 }),
+                  account_number: Type.String({ minLength: 4, maxLength: 34 }),
+                  account_name: Type.String({ minLength: 1, maxLength: 200 }),
+                },
                 { additionalProperties: false },
               ),
             ),

@@ -13,7 +13,9 @@ export const SellerSchema = Type.Object({
   payee: Type.Object({}, { additionalProperties: true }),
   is_sandbox: Type.Boolean(),
   active: Type.Boolean({ description: 'False while out of matching (suspended)' }),
-  suspended_at: Type.Union([Timestamp, Type.Null()], { description: 'When a refused completion took the seller out of matching' }),
+  suspended_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When a refused completion took the seller out of matching',
+  }),
   suspension_reason: Type.Union([Type.String(), Type.Null()]),
   created_at: Timestamp,
 });

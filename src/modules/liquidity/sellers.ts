@@ -6,7 +6,13 @@ import { METHODS_BY_CURRENCY, parseDecimal, type Currency, type PaymentMethod } 
 import { adminActionsOf, recordAdminAction, type AdminActor } from '../audit/service.ts';
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import { bankRequired, methodUnsupportedForCurrency, payidRequired, promptpayIdRequired, rateNotPositive } from './errors.ts';
+import {
+  bankRequired,
+  methodUnsupportedForCurrency,
+  payidRequired,
+  promptpayIdRequired,
+  rateNotPositive,
+} from './errors.ts';
 import type { SellerView } from './schema.ts';
 import type { SellerPayee, SellerRow } from './tables.ts';
 
@@ -35,10 +41,18 @@ export interface NewSeller {
  * backed by the PAY it is worth at its rate, minted into the seller's account). A throw keeps no seller.
  */
 export interface SellerFundingPort {
-  onSellerCreated(trx: Trx, seller: { id: string; is_sandbox: boolean; currency: Currency; rate: string; liquidity_minor: number }): Promise<void>;
+  onSellerCreated(
+    trx: Trx,
+    seller: { id: string; is_sandbox: boolean; currency: Currency; rate: string; liquidity_minor: number },
+  ): Promise<void>;
 }
 
-export async function createSeller(db: Db, clock: Clock, input: NewSeller, funding?: SellerFundingPort): Promise<SellerView> {
+export async function createSeller(
+  db: Db,
+  clock: Clock,
+  input: NewSeller,
+  funding?: SellerFundingPort,
+): Promise<SellerView> {
   if (parseDecimal(input.rate).numerator <= 0n) {
     throw rateNotPositive();
   }
@@ -72,14 +86,34 @@ export async function createSeller(db: Db, clock: Clock, input: NewSeller, fundi
   };
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('sellers').values(row).execute();
-    await funding?.onSellerCreated(trx, { id: row.id, is_sandbox: row.is_sandbox, currency: input.currency, rate: input.rate, liquidity_minor: row.liquidity_minor });
+    await funding?.onSellerCreated(trx, {
+      id: row.id,
+      is_sandbox: row.is_sandbox,
+      currency: input.currency,
+      rate: input.rate,
+      liquidity_minor: row.liquidity_minor,
+    });
   });
-  return { ...row, payee, rate: normalizeRate(input.rate), suspended_at: null, suspension_reason: null, created_at: row.created_at.toISOString() };
+  return {
+    ...row,
+    payee,
+    rate: normalizeRate(input.rate),
+    suspended_at: null,
+    suspension_reason: null,
+    created_at: row.created_at.toISOString(),
+  };
 }
 
-export async function sellerPayees(executor: Executor, seller_ids: string[]): Promise<Map<string, { display_name: string; payee: SellerPayee }>> {
+export async function sellerPayees(
+  executor: Executor,
+  seller_ids: string[],
+): Promise<Map<string, { display_name: string; payee: SellerPayee }>> {
   if (seller_ids.length === 0) return new Map();
-  const rows = await executor.selectFrom('sellers').select(['id', 'display_name', 'payee']).where('id', 'in', seller_ids).execute();
+  const rows = await executor
+    .selectFrom('sellers')
+    .select(['id', 'display_name', 'payee'])
+    .where('id', 'in', seller_ids)
+    .execute();
   return new Map(rows.map((row) => [row.id, { display_name: row.display_name, payee: row.payee }]));
 }
 
@@ -118,7 +152,13 @@ export async function fundSeller(
   idempotency_key: string | undefined,
 ): Promise<SellerView & { balance_micro_pay: number }> {
   return deps.db.transaction().execute(async (trx) => {
-    const seller = await trx.selectFrom('sellers').selectAll().where('id', '=', seller_id).where('synthetic', '=', false).forUpdate().executeTakeFirst();
+    const seller = await trx
+      .selectFrom('sellers')
+      .selectAll()
+      .where('id', '=', seller_id)
+      .where('synthetic', '=', false)
+      .forUpdate()
+      .executeTakeFirst();
     if (!seller) throw notFound('Seller');
     const key = `seller:${seller.id}:funding:${idempotency_key ?? randomUUID()}`;
     const transfer = await deps.ledger.transfer(
@@ -145,7 +185,13 @@ export async function fundSeller(
         action: 'seller.funding',
         target_type: 'seller',
         target_id: seller.id,
-        details: { amount_micro_pay: input.amount_micro_pay, transfer_id: transfer.id, ledger_key: key, was_suspended: seller.suspended_at !== null, suspension_reason: seller.suspension_reason },
+        details: {
+          amount_micro_pay: input.amount_micro_pay,
+          transfer_id: transfer.id,
+          ledger_key: key,
+          was_suspended: seller.suspended_at !== null,
+          suspension_reason: seller.suspension_reason,
+        },
       });
     }
     const balance_micro_pay = await deps.ledger.balance(accounts.seller(seller.id, seller.is_sandbox), { trx });
@@ -176,7 +222,11 @@ export function presentSeller(row: SellerRow): SellerView {
  * row keeps) and each operator funding (`seller.funding` audit rows, which name their key and amount).
  */
 export async function sellerFundingExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const sellers = await executor.selectFrom('sellers').select(['id', 'is_sandbox']).where('synthetic', '=', false).execute();
+  const sellers = await executor
+    .selectFrom('sellers')
+    .select(['id', 'is_sandbox'])
+    .where('synthetic', '=', false)
+    .execute();
   const created: ExpectedTransfer[] = sellers.map((seller) => ({
     key: `seller:${seller.id}:funding`,
     kind: 'mint',
@@ -191,7 +241,20 @@ export async function sellerFundingExpectations(executor: Executor): Promise<Exp
     const details = action.details as { amount_micro_pay?: number; ledger_key?: string };
     if (typeof details.ledger_key !== 'string' || typeof details.amount_micro_pay !== 'number') return [];
     const is_sandbox = sandbox.get(action.target_id) ?? false;
-    return [{ key: details.ledger_key, kind: 'mint', debit_account: accounts.world(is_sandbox), credit_account: accounts.seller(action.target_id, is_sandbox), amount_micro_pay: details.amount_micro_pay, cause: 'seller_funding', rows: [{ table: 'sellers', id: action.target_id }, { table: 'admin_audit_log', id: action.id }] }];
+    return [
+      {
+        key: details.ledger_key,
+        kind: 'mint',
+        debit_account: accounts.world(is_sandbox),
+        credit_account: accounts.seller(action.target_id, is_sandbox),
+        amount_micro_pay: details.amount_micro_pay,
+        cause: 'seller_funding',
+        rows: [
+          { table: 'sellers', id: action.target_id },
+          { table: 'admin_audit_log', id: action.id },
+        ],
+      },
+    ];
   });
   return [...created, ...funded];
 }

@@ -3,8 +3,20 @@ import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert, present } from '../../lib/assert.ts';
 import { AppError } from '../../lib/errors.ts';
-import { fiatMinorToMicroPay, parseDecimal, minorToDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { insufficientLiquidity, legWorthNothing, noSandboxSeller, offersTakenConcurrently, offersUnreadable } from './errors.ts';
+import {
+  fiatMinorToMicroPay,
+  parseDecimal,
+  minorToDecimal,
+  type Currency,
+  type PaymentMethod,
+} from '../../lib/money.ts';
+import {
+  insufficientLiquidity,
+  legWorthNothing,
+  noSandboxSeller,
+  offersTakenConcurrently,
+  offersUnreadable,
+} from './errors.ts';
 import { normalizeRate } from './sellers.ts';
 
 export {
@@ -100,7 +112,8 @@ export class OfferBook {
         return planLegs(this.#offers, this.#offer, amount_minor, rate_override);
       } catch (error) {
         // planLegs leaves the offers as they were when they fall short
-        if (this.#exhausted || !(error instanceof AppError && error.code === 'PAYMENT_INSUFFICIENT_LIQUIDITY')) throw error;
+        if (this.#exhausted || !(error instanceof AppError && error.code === 'PAYMENT_INSUFFICIENT_LIQUIDITY'))
+          throw error;
         await this.#read();
       }
     }
@@ -116,13 +129,22 @@ export class OfferBook {
       .where('payment_method', '=', this.#offer.payment_method)
       .where('active', '=', true)
       .where(sql<boolean>`liquidity_minor > reserved_minor`)
-      .$if(after !== undefined, (next) => next.where(sql<boolean>`(rate, created_at, id) > (${after!.rate}::numeric, ${after!.created_at}::timestamptz, ${after!.id}::uuid)`))
+      .$if(after !== undefined, (next) =>
+        next.where(
+          sql<boolean>`(rate, created_at, id) > (${after!.rate}::numeric, ${after!.created_at}::timestamptz, ${after!.id}::uuid)`,
+        ),
+      )
       .orderBy('rate', 'asc')
       .orderBy('created_at', 'asc')
       .orderBy('id', 'asc')
       .limit(OFFER_PAGE);
     const rows = await (this.#lock ? query.forNoKeyUpdate() : query).execute();
-    for (const row of rows) this.#offers.push({ id: row.id, rate: String(row.rate), available_minor: Number(row.liquidity_minor) - Number(row.reserved_minor) });
+    for (const row of rows)
+      this.#offers.push({
+        id: row.id,
+        rate: String(row.rate),
+        available_minor: Number(row.liquidity_minor) - Number(row.reserved_minor),
+      });
     const last = rows.at(-1);
     if (last) this.#after = { rate: String(last.rate), created_at: last.created_at_text, id: last.id };
     if (rows.length < OFFER_PAGE) this.#exhausted = true;
@@ -134,7 +156,12 @@ export class OfferBook {
  * so several payments planned one after another over the same offers (a batch) never overbook them.
  * Not enough: PAYMENT_INSUFFICIENT_LIQUIDITY, and `offers` are left as they were.
  */
-export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' | 'payment_method'>, amount_minor: number, rate_override?: string): Leg[] {
+export function planLegs(
+  offers: OfferState[],
+  offer: Pick<OfferKey, 'currency' | 'payment_method'>,
+  amount_minor: number,
+  rate_override?: string,
+): Leg[] {
   const legs: Leg[] = [];
   const takes: [OfferState, number][] = [];
   let remaining = amount_minor;
@@ -147,7 +174,14 @@ export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' 
     const amount_micro_pay = fiatMinorToMicroPay(take, offer.currency, rate);
     // A take too small to buy 1 micro-PAY at this rate would be fiat paid for nothing: this offer cannot cover it.
     if (amount_micro_pay <= 0) continue;
-    legs.push({ seller_id: seller.id, match_order: legs.length + 1, allocated_fiat_amount: take, rate, amount_micro_pay, reserved_minor: null });
+    legs.push({
+      seller_id: seller.id,
+      match_order: legs.length + 1,
+      allocated_fiat_amount: take,
+      rate,
+      amount_micro_pay,
+      reserved_minor: null,
+    });
     takes.push([seller, take]);
     remaining -= take;
   }
@@ -164,19 +198,29 @@ export function planLegs(offers: OfferState[], offer: Pick<OfferKey, 'currency' 
  * nothing), together exactly the payment's amount. `payment_legs` checks allocated_fiat_amount > 0 and
  * amount_micro_pay > 0 (migration 0145) as the second half.
  */
-export function checkedLegs<L extends Pick<Leg, 'match_order' | 'allocated_fiat_amount' | 'amount_micro_pay'>>(legs: L[], amount_minor: number): L[] {
+export function checkedLegs<L extends Pick<Leg, 'match_order' | 'allocated_fiat_amount' | 'amount_micro_pay'>>(
+  legs: L[],
+  amount_minor: number,
+): L[] {
   let total_minor = 0;
   legs.forEach((leg, index) => {
     assert(leg.match_order === index + 1, `leg ${index + 1} is numbered ${leg.match_order}`);
-    assert(Number.isSafeInteger(leg.allocated_fiat_amount) && leg.allocated_fiat_amount > 0, `leg ${leg.match_order} allocates ${leg.allocated_fiat_amount} minor units`);
-    assert(Number.isSafeInteger(leg.amount_micro_pay) && leg.amount_micro_pay > 0, `leg ${leg.match_order} is worth ${leg.amount_micro_pay} micro-PAY`);
+    assert(
+      Number.isSafeInteger(leg.allocated_fiat_amount) && leg.allocated_fiat_amount > 0,
+      `leg ${leg.match_order} allocates ${leg.allocated_fiat_amount} minor units`,
+    );
+    assert(
+      Number.isSafeInteger(leg.amount_micro_pay) && leg.amount_micro_pay > 0,
+      `leg ${leg.match_order} is worth ${leg.amount_micro_pay} micro-PAY`,
+    );
     total_minor += leg.allocated_fiat_amount;
   });
   assert(total_minor === amount_minor, `legs add up to ${total_minor} minor units, not the payment's ${amount_minor}`);
   return legs;
 }
 
-const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: number | null }): number => leg.reserved_minor ?? leg.allocated_fiat_amount;
+const heldOf = (leg: Pick<Leg, 'allocated_fiat_amount'> & { reserved_minor?: number | null }): number =>
+  leg.reserved_minor ?? leg.allocated_fiat_amount;
 
 /** A create that kept losing races for the same offers reports them as taken. */
 export function raceLost(error: unknown): unknown {
@@ -187,7 +231,12 @@ export function raceLost(error: unknown): unknown {
  * Sandbox allocation over the synthetic sellers, one leg per part (`parts` sum to the amount); parts beyond the
  * number of synthetic sellers reuse the last one. Synthetic liquidity is unbounded: nothing is reserved or locked.
  */
-export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: number[], options: { rate_override?: string | undefined } = {}): Promise<Leg[]> {
+export async function allocateSynthetic(
+  trx: Executor,
+  offer: OfferKey,
+  parts: number[],
+  options: { rate_override?: string | undefined } = {},
+): Promise<Leg[]> {
   const all = await trx
     .selectFrom('sellers')
     .select(['id', 'rate'])
@@ -206,7 +255,14 @@ export async function allocateSynthetic(trx: Executor, offer: OfferKey, parts: n
   const legs = parts.map((part, index) => {
     const seller = present(sellers[Math.min(index, sellers.length - 1)], 'there is at least one synthetic seller');
     const rate = options.rate_override ?? seller.rate;
-    return { seller_id: seller.id, match_order: index + 1, allocated_fiat_amount: part, rate, amount_micro_pay: fiatMinorToMicroPay(part, offer.currency, rate), reserved_minor: null };
+    return {
+      seller_id: seller.id,
+      match_order: index + 1,
+      allocated_fiat_amount: part,
+      rate,
+      amount_micro_pay: fiatMinorToMicroPay(part, offer.currency, rate),
+      reserved_minor: null,
+    };
   });
   // A quote lock's rate may make a small part worth nothing: no leg is worth 0 PAY, so the sandbox has no offer for it.
   const worthless = legs.find((leg) => leg.amount_micro_pay <= 0);
@@ -225,12 +281,24 @@ export type HeldLeg = Pick<Leg, 'seller_id' | 'allocated_fiat_amount'> & { reser
 export async function lockSellersInOrder(trx: Trx, seller_ids: readonly string[]): Promise<void> {
   const ids = [...new Set(seller_ids)];
   if (ids.length < 2) return;
-  await trx.selectFrom('sellers').select('id').where('id', 'in', ids).where('synthetic', '=', false).orderBy('rate').orderBy('created_at').orderBy('id').forNoKeyUpdate().execute();
+  await trx
+    .selectFrom('sellers')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('synthetic', '=', false)
+    .orderBy('rate')
+    .orderBy('created_at')
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
 }
 
 /** Gives reserved liquidity back (failed, expired or cancelled payment). */
 export async function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
-  await lockSellersInOrder(trx, legs.map((leg) => leg.seller_id));
+  await lockSellersInOrder(
+    trx,
+    legs.map((leg) => leg.seller_id),
+  );
   for (const leg of legs) {
     await trx
       .updateTable('sellers')
@@ -243,7 +311,10 @@ export async function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<v
 
 /** The buyer paid the sellers: their reserved liquidity is used up (at the seller's rate, what the seller's PAY paid for). */
 export async function consumeLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
-  await lockSellersInOrder(trx, legs.map((leg) => leg.seller_id));
+  await lockSellersInOrder(
+    trx,
+    legs.map((leg) => leg.seller_id),
+  );
   for (const leg of legs) {
     await trx
       .updateTable('sellers')

@@ -41,7 +41,10 @@ export async function issueMerchantJwt(
   },
 ): Promise<string> {
   // `iat` has whole seconds; a token minted in the second of a revocation must still count as after it.
-  const issued_at_s = Math.max(Math.floor(clock.now().getTime() / 1000), claims.not_before ? Math.ceil(claims.not_before.getTime() / 1000) : 0);
+  const issued_at_s = Math.max(
+    Math.floor(clock.now().getTime() / 1000),
+    claims.not_before ? Math.ceil(claims.not_before.getTime() / 1000) : 0,
+  );
   const key_claim = claims.key_id === undefined ? {} : { key_id: claims.key_id };
   return new SignJWT({ merchant_id: claims.merchant_id, mode: claims.mode ?? 'live', ...key_claim })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -68,7 +71,12 @@ export class ApiKeyCache {
   readonly #entries = new Map<string, { principal: KeyPrincipal; expires_at_ms: number }>();
   readonly #options: { ttl_ms: number; max_entries: number };
 
-  constructor(options: { ttl_ms: number; max_entries: number } = { ttl_ms: API_KEY_CACHE_TTL_MS, max_entries: API_KEY_CACHE_MAX_ENTRIES }) {
+  constructor(
+    options: { ttl_ms: number; max_entries: number } = {
+      ttl_ms: API_KEY_CACHE_TTL_MS,
+      max_entries: API_KEY_CACHE_MAX_ENTRIES,
+    },
+  ) {
     this.#options = options;
   }
 
@@ -85,13 +93,15 @@ export class ApiKeyCache {
   set(key_hash: string, principal: KeyPrincipal, now_ms: number): void {
     if (this.#options.ttl_ms <= 0) return;
     this.#entries.delete(key_hash);
-    if (this.#entries.size >= this.#options.max_entries) this.#entries.delete(present(this.#entries.keys().next().value, 'a full cache has a first entry'));
+    if (this.#entries.size >= this.#options.max_entries)
+      this.#entries.delete(present(this.#entries.keys().next().value, 'a full cache has a first entry'));
     this.#entries.set(key_hash, { principal, expires_at_ms: now_ms + this.#options.ttl_ms });
   }
 
   /** Forgets every cached key of a merchant (its keys were rolled or revoked). */
   forgetMerchant(merchant_id: string): void {
-    for (const [hash, entry] of this.#entries) if (entry.principal.merchant_id === merchant_id) this.#entries.delete(hash);
+    for (const [hash, entry] of this.#entries)
+      if (entry.principal.merchant_id === merchant_id) this.#entries.delete(hash);
   }
 
   get size(): number {
@@ -100,12 +110,22 @@ export class ApiKeyCache {
 }
 
 /** Verifies every credential kind (docs/api.md): API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
-export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: ServiceSecrets; key_cache?: ApiKeyCache; jwt_max_lifetime_seconds: number }): Authenticator {
+export function createAuthenticator(deps: {
+  db: Db;
+  clock: Clock;
+  secrets: ServiceSecrets;
+  key_cache?: ApiKeyCache;
+  jwt_max_lifetime_seconds: number;
+}): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
 
   /** The merchant's revocation instant, or undefined when the merchant does not exist. */
   async function tokensNotBefore(merchant_id: string): Promise<{ not_before: Date | null } | undefined> {
-    const row = await deps.db.selectFrom('merchants').select('tokens_not_before').where('id', '=', merchant_id).executeTakeFirst();
+    const row = await deps.db
+      .selectFrom('merchants')
+      .select('tokens_not_before')
+      .where('id', '=', merchant_id)
+      .executeTakeFirst();
     return row ? { not_before: row.tokens_not_before } : undefined;
   }
 
@@ -137,7 +157,13 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', deps.clock.now())]))
         .executeTakeFirst();
       if (!row) return null;
-      const principal: KeyPrincipal = { kind: 'key', merchant_id: row.merchant_id, key_id: row.id, key_kind: row.kind, is_sandbox: row.kind !== 'live' };
+      const principal: KeyPrincipal = {
+        kind: 'key',
+        merchant_id: row.merchant_id,
+        key_id: row.id,
+        key_kind: row.kind,
+        is_sandbox: row.kind !== 'live',
+      };
       deps.key_cache?.set(key_hash, principal, now_ms);
       return principal;
     },
@@ -152,14 +178,32 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         });
         const merchant_id = payload['merchant_id'];
         const mode = payload['mode'] ?? 'live';
-        if (typeof merchant_id !== 'string' || typeof payload.sub !== 'string' || (mode !== 'live' && mode !== 'sandbox')) return null;
+        if (
+          typeof merchant_id !== 'string' ||
+          typeof payload.sub !== 'string' ||
+          (mode !== 'live' && mode !== 'sandbox')
+        )
+          return null;
         // Lifetime cap: a token minted (or forged with the key) to live longer than JWT_MAX_LIFETIME_SECONDS is refused.
-        if (payload.exp === undefined || payload.iat === undefined || payload.exp - payload.iat > deps.jwt_max_lifetime_seconds) return null;
+        if (
+          payload.exp === undefined ||
+          payload.iat === undefined ||
+          payload.exp - payload.iat > deps.jwt_max_lifetime_seconds
+        )
+          return null;
         const merchant = await tokensNotBefore(merchant_id);
         if (!merchant) return null;
         if (merchant.not_before && payload.iat * 1000 < merchant.not_before.getTime()) return null;
-        if (payload['key_id'] !== undefined && !(await keyStillValid(payload['key_id'], merchant_id, mode))) return null;
-        return { kind: 'merchant', merchant_id, user_id: payload.sub, via: 'jwt', is_sandbox: mode === 'sandbox', may_move_money: true };
+        if (payload['key_id'] !== undefined && !(await keyStillValid(payload['key_id'], merchant_id, mode)))
+          return null;
+        return {
+          kind: 'merchant',
+          merchant_id,
+          user_id: payload.sub,
+          via: 'jwt',
+          is_sandbox: mode === 'sandbox',
+          may_move_money: true,
+        };
       } catch {
         return null;
       }
@@ -170,17 +214,35 @@ export function createAuthenticator(deps: { db: Db; clock: Clock; secrets: Servi
         .selectFrom('merchant_sessions as s')
         .innerJoin('merchants as m', 'm.id', 's.merchant_id')
         .leftJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
-        .select(['s.merchant_id', 's.user_id', 's.expires_at', 's.idle_expires_at', 's.revoked_at', 's.created_at', 's.is_sandbox', 'm.tokens_not_before', 'u.role'])
+        .select([
+          's.merchant_id',
+          's.user_id',
+          's.expires_at',
+          's.idle_expires_at',
+          's.revoked_at',
+          's.created_at',
+          's.is_sandbox',
+          'm.tokens_not_before',
+          'u.role',
+        ])
         .where('s.token_hash', '=', sha256Hex(token))
         .executeTakeFirst();
       const now_ms = deps.clock.now().getTime();
       if (!row || row.expires_at.getTime() <= now_ms) return null;
       if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
       // Dashboard sign-ins also end on sign-out and after the idle timeout, and carry the view's mode.
-      if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms)) return null;
+      if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms))
+        return null;
       // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
       const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);
-      return { kind: 'merchant', merchant_id: row.merchant_id, user_id: row.user_id, via: 'session', is_sandbox: row.is_sandbox, may_move_money };
+      return {
+        kind: 'merchant',
+        merchant_id: row.merchant_id,
+        user_id: row.user_id,
+        via: 'session',
+        is_sandbox: row.is_sandbox,
+        may_move_money,
+      };
     },
 
     isAdminToken(token) {

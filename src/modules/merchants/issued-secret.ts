@@ -13,7 +13,11 @@ export async function lockMerchant(trx: Trx, merchant_id: string): Promise<void>
 
 /** The sealed issued secret, or null once an endpoint took it. */
 export async function readIssuedWebhookSecret(executor: Executor | Trx, merchant_id: string): Promise<string | null> {
-  const merchant = await executor.selectFrom('merchants').select('webhook_secret').where('id', '=', merchant_id).executeTakeFirstOrThrow();
+  const merchant = await executor
+    .selectFrom('merchants')
+    .select('webhook_secret')
+    .where('id', '=', merchant_id)
+    .executeTakeFirstOrThrow();
   return merchant.webhook_secret;
 }
 
@@ -26,8 +30,17 @@ export async function setIssuedWebhookSecret(trx: Trx, merchant_id: string, seal
  * Seals every waiting secret still in plaintext (one without `sealed_prefix`, left by a store from before sealing);
  * returns how many it sealed.
  */
-export async function sealIssuedWebhookSecrets(trx: Trx, sealed_prefix: string, seal: (secret: string, merchant_id: string) => string): Promise<number> {
-  const merchants = await trx.selectFrom('merchants').select(['id', 'webhook_secret']).where('webhook_secret', 'not like', `${sealed_prefix}%`).forUpdate().execute();
+export async function sealIssuedWebhookSecrets(
+  trx: Trx,
+  sealed_prefix: string,
+  seal: (secret: string, merchant_id: string) => string,
+): Promise<number> {
+  const merchants = await trx
+    .selectFrom('merchants')
+    .select(['id', 'webhook_secret'])
+    .where('webhook_secret', 'not like', `${sealed_prefix}%`)
+    .forUpdate()
+    .execute();
   let sealed = 0;
   for (const row of merchants) {
     if (row.webhook_secret === null || row.webhook_secret.startsWith(sealed_prefix)) continue;

@@ -21,9 +21,19 @@ export interface ApiKeyView {
   status: 'active' | 'expiring' | 'revoked';
 }
 
-function present(row: { id: string; kind: KeyKind; key_hint: string; created_at: Date; revoked_at: Date | null }, now: Date): ApiKeyView {
+function present(
+  row: { id: string; kind: KeyKind; key_hint: string; created_at: Date; revoked_at: Date | null },
+  now: Date,
+): ApiKeyView {
   const status = row.revoked_at === null ? 'active' : row.revoked_at > now ? 'expiring' : 'revoked';
-  return { id: row.id, kind: row.kind, hint: row.key_hint, created_at: iso(row.created_at), expires_at: iso(row.revoked_at), status };
+  return {
+    id: row.id,
+    kind: row.kind,
+    hint: row.key_hint,
+    created_at: iso(row.created_at),
+    expires_at: iso(row.revoked_at),
+    status,
+  };
 }
 
 /** A merchant's keys that still work (active, or rolled and inside their grace period), newest first. */
@@ -62,7 +72,10 @@ export async function rollKeys(
   const revoked_at = new Date(now.getTime() + grace_seconds * 1000);
   const rolled = await deps.db.transaction().execute(async (trx) => {
     let select = trx.selectFrom('api_keys').selectAll().where('merchant_id', '=', merchant_id);
-    select = 'key_id' in target ? select.where('id', '=', target.key_id) : select.where('kind', '=', target.kind).where('revoked_at', 'is', null);
+    select =
+      'key_id' in target
+        ? select.where('id', '=', target.key_id)
+        : select.where('kind', '=', target.kind).where('revoked_at', 'is', null);
     const old = await select.forUpdate().execute();
     let kind: KeyKind;
     if ('key_id' in target) {
@@ -73,10 +86,22 @@ export async function rollKeys(
     } else {
       kind = target.kind;
     }
-    if (old.length > 0) await trx.updateTable('api_keys').set({ revoked_at }).where('id', 'in', old.map((row) => row.id)).execute();
+    if (old.length > 0)
+      await trx
+        .updateTable('api_keys')
+        .set({ revoked_at })
+        .where(
+          'id',
+          'in',
+          old.map((row) => row.id),
+        )
+        .execute();
     const fresh = generateApiKey(kind);
     const id = randomUUID();
-    await trx.insertInto('api_keys').values({ id, merchant_id, kind, key_hash: fresh.hash, key_hint: fresh.hint, created_at: now }).execute();
+    await trx
+      .insertInto('api_keys')
+      .values({ id, merchant_id, kind, key_hash: fresh.hash, key_hint: fresh.hint, created_at: now })
+      .execute();
     return {
       kind,
       key: present({ id, kind, key_hint: fresh.hint, created_at: now, revoked_at: null }, now),

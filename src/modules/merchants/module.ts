@@ -16,7 +16,14 @@ export const merchantsModule = defineModule({
     const secrets = await resolveServiceSecrets(db, config);
     const key_cache = new ApiKeyCache();
     const jwt_max_lifetime_seconds = config.jwt_max_lifetime_seconds;
-    const deps: MerchantsDeps = { db, clock, secrets: secrets.secrets, webhooks: needs.webhooks, key_cache, jwt_max_lifetime_seconds };
+    const deps: MerchantsDeps = {
+      db,
+      clock,
+      secrets: secrets.secrets,
+      webhooks: needs.webhooks,
+      key_cache,
+      jwt_max_lifetime_seconds,
+    };
     return {
       deps,
       secrets,

@@ -15,7 +15,9 @@ import {
   type MerchantsDeps,
 } from './service.ts';
 
-const Mode = Type.Union([Type.Literal('live'), Type.Literal('sandbox')], { description: 'Which rows the credential reaches: live (default) or sandbox' });
+const Mode = Type.Union([Type.Literal('live'), Type.Literal('sandbox')], {
+  description: 'Which rows the credential reaches: live (default) or sandbox',
+});
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
 
@@ -35,18 +37,22 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
       config: { auth: 'key' },
       schema: {
         tags: ['auth'],
-        summary: 'Trade a secret API key for a short-lived merchant JWT in the key\'s mode',
+        summary: "Trade a secret API key for a short-lived merchant JWT in the key's mode",
         description:
           'OAuth 2.0 client credentials: authenticate with a secret API key (X-API-Key or `Authorization: Bearer`). The JWT ' +
-          'reaches every merchant route (sell and buy orders, disputes, balance) in the key\'s mode: a live key gives a `live` ' +
+          "reaches every merchant route (sell and buy orders, disputes, balance) in the key's mode: a live key gives a `live` " +
           'token, a test or sandbox key a `sandbox` one. It ends at `expires_in`, when the key is rolled or revoked, or when the ' +
-          'merchant\'s tokens are revoked. A JWT, a session or any other credential cannot be traded (401). The token fields ' +
+          "merchant's tokens are revoked. A JWT, a session or any other credential cannot be traded (401). The token fields " +
           'also stand at the top level (RFC 6749 section 5.1), so OAuth client libraries read them as they are.',
         body: Type.Object(
           {
             grant_type: Type.Optional(Type.Literal('client_credentials')),
             ttl_seconds: Type.Optional(
-              Type.Integer({ minimum: 60, maximum: KEY_TOKEN_MAX_SECONDS, description: `Lifetime in seconds (default ${KEY_TOKEN_DEFAULT_SECONDS})` }),
+              Type.Integer({
+                minimum: 60,
+                maximum: KEY_TOKEN_MAX_SECONDS,
+                description: `Lifetime in seconds (default ${KEY_TOKEN_DEFAULT_SECONDS})`,
+              }),
             ),
           },
           { additionalProperties: false },
@@ -75,7 +81,16 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
       schema: {
         tags: ['merchants'],
         summary: 'Who the merchant JWT or dashboard session belongs to',
-        response: { 200: Envelope(Type.Object({ merchant_id: Type.String(), name: Type.String(), user_id: Type.String(), via: Type.Union([Type.Literal('jwt'), Type.Literal('session')]) })) },
+        response: {
+          200: Envelope(
+            Type.Object({
+              merchant_id: Type.String(),
+              name: Type.String(),
+              user_id: Type.String(),
+              via: Type.Union([Type.Literal('jwt'), Type.Literal('session')]),
+            }),
+          ),
+        },
       },
     },
     async (request) => {
@@ -95,11 +110,19 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         summary: 'Create a merchant with live, test and sandbox keys, a webhook secret and a JWT (shown only here)',
         description:
           'The webhook secret belongs to the live default webhook endpoint: created now when webhook_url is given (which must resolve to a public address: 400 WEBHOOK_URL_FORBIDDEN), else on the first live PUT /v1/webhook-endpoint.',
-        body: Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), webhook_url: Type.Optional(HttpUrl) }, { additionalProperties: false }),
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 200 }), webhook_url: Type.Optional(HttpUrl) },
+          { additionalProperties: false },
+        ),
         response: {
           201: Envelope(
             Type.Object({
-              merchant: Type.Object({ id: Type.String(), name: Type.String(), webhook_url: Type.Union([Type.String(), Type.Null()]), created_at: Timestamp }),
+              merchant: Type.Object({
+                id: Type.String(),
+                name: Type.String(),
+                webhook_url: Type.Union([Type.String(), Type.Null()]),
+                created_at: Timestamp,
+              }),
               api_keys: Type.Object({ live: Type.String(), test: Type.String(), sandbox: Type.String() }),
               webhook_secret: Type.String(),
               jwt: Type.String(),
@@ -120,16 +143,26 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
       config: { auth: 'admin', errors: [404] },
       schema: {
         tags: ['admin'],
-        summary: 'Issue a merchant JWT (HS256) for the sell-order, buy-order, dispute and balance routes, live or sandbox',
-        description: 'The JWT carries `exp` and a `mode` claim; its lifetime (`ttl_seconds`, default and maximum JWT_MAX_LIFETIME_SECONDS) above the cap is 400.',
+        summary:
+          'Issue a merchant JWT (HS256) for the sell-order, buy-order, dispute and balance routes, live or sandbox',
+        description:
+          'The JWT carries `exp` and a `mode` claim; its lifetime (`ttl_seconds`, default and maximum JWT_MAX_LIFETIME_SECONDS) above the cap is 400.',
         params: UuidParams,
         body: Type.Optional(
           Type.Object(
             {
               user_id: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
               mode: Type.Optional(Mode),
-              ttl_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 365 * 24 * 3600, description: 'Lifetime in seconds; at most JWT_MAX_LIFETIME_SECONDS' })),
-              expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 365 * 24 * 3600, description: 'Older name of ttl_seconds' })),
+              ttl_seconds: Type.Optional(
+                Type.Integer({
+                  minimum: 60,
+                  maximum: 365 * 24 * 3600,
+                  description: 'Lifetime in seconds; at most JWT_MAX_LIFETIME_SECONDS',
+                }),
+              ),
+              expires_in_seconds: Type.Optional(
+                Type.Integer({ minimum: 60, maximum: 365 * 24 * 3600, description: 'Older name of ttl_seconds' }),
+              ),
             },
             { additionalProperties: false },
           ),
@@ -152,8 +185,15 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         summary: 'Roll a merchant API key: revoke the current key of a kind and issue a new one (shown only here)',
         description: `The old key stops working at once in the process that served this call, and within ${API_KEY_CACHE_TTL_MS / 1000} s in every other api process (their key caches expire).`,
         params: UuidParams,
-        body: Type.Object({ kind: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Literal('sandbox')]) }, { additionalProperties: false }),
-        response: { 201: Envelope(Type.Object({ kind: Type.String(), key: Type.String(), key_hint: Type.String(), revoked: Type.Integer() })) },
+        body: Type.Object(
+          { kind: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Literal('sandbox')]) },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Envelope(
+            Type.Object({ kind: Type.String(), key: Type.String(), key_hint: Type.String(), revoked: Type.Integer() }),
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -171,10 +211,18 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         summary: 'Open a dashboard session (cookie `mpay_session`) for a merchant user',
         params: UuidParams,
         body: Type.Object(
-          { user_id: Type.String({ minLength: 1, maxLength: 200 }), mode: Type.Optional(Mode), expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600 })) },
+          {
+            user_id: Type.String({ minLength: 1, maxLength: 200 }),
+            mode: Type.Optional(Mode),
+            expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 7 * 24 * 3600 })),
+          },
           { additionalProperties: false },
         ),
-        response: { 201: Envelope(Type.Object({ session_token: Type.String(), cookie: Type.String(), mode: Mode, expires_at: Timestamp })) },
+        response: {
+          201: Envelope(
+            Type.Object({ session_token: Type.String(), cookie: Type.String(), mode: Mode, expires_at: Timestamp }),
+          ),
+        },
       },
     },
     async (request, reply) => {
@@ -189,7 +237,8 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
       config: { auth: 'admin', errors: [404] },
       schema: {
         tags: ['admin'],
-        summary: "Revoke every merchant JWT issued and every dashboard session opened before now (the merchant's API keys are not affected)",
+        summary:
+          "Revoke every merchant JWT issued and every dashboard session opened before now (the merchant's API keys are not affected)",
         params: UuidParams,
         response: { 200: Envelope(Type.Object({ merchant_id: Type.String(), tokens_not_before: Timestamp })) },
       },

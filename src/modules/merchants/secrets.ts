@@ -15,7 +15,10 @@ export interface ResolvedSecrets {
  * Service tokens come from the environment, or are generated on the first start and kept hashed in the store.
  * The JWT key must be kept raw to sign; it comes from JWT_SECRET or is generated once and kept in `settings`.
  */
-export async function resolveServiceSecrets(db: Db, config: Pick<Config, 'admin_service_token' | 'internal_service_token' | 'jwt_secret'>): Promise<ResolvedSecrets> {
+export async function resolveServiceSecrets(
+  db: Db,
+  config: Pick<Config, 'admin_service_token' | 'internal_service_token' | 'jwt_secret'>,
+): Promise<ResolvedSecrets> {
   return db.transaction().execute(async (trx) => {
     const stored = await readSettings(trx, { lock: true });
     const generated: ResolvedSecrets['generated'] = {};
@@ -39,8 +42,12 @@ export async function resolveServiceSecrets(db: Db, config: Pick<Config, 'admin_
     return {
       secrets: {
         jwt_secret: config.jwt_secret ?? present(stored.get('jwt_secret'), 'the first start stored jwt_secret'),
-        admin_token_sha256: config.admin_service_token ? sha256Hex(config.admin_service_token) : present(stored.get('admin_token_sha256'), 'the first start stored admin_token_sha256'),
-        internal_token_sha256: config.internal_service_token ? sha256Hex(config.internal_service_token) : present(stored.get('internal_token_sha256'), 'the first start stored internal_token_sha256'),
+        admin_token_sha256: config.admin_service_token
+          ? sha256Hex(config.admin_service_token)
+          : present(stored.get('admin_token_sha256'), 'the first start stored admin_token_sha256'),
+        internal_token_sha256: config.internal_service_token
+          ? sha256Hex(config.internal_service_token)
+          : present(stored.get('internal_token_sha256'), 'the first start stored internal_token_sha256'),
       },
       generated,
     };

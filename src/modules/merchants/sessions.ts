@@ -6,7 +6,10 @@ import type { MerchantTables } from './tables.ts';
  * Writes of `merchant_sessions`, the merchants module's table: sessions opened by the admin route and by dashboard
  * sign-in (the dashboard module calls these), slid, switched between modes and ended.
  */
-export async function insertSession(executor: Db | Trx, row: Insertable<MerchantTables['merchant_sessions']>): Promise<void> {
+export async function insertSession(
+  executor: Db | Trx,
+  row: Insertable<MerchantTables['merchant_sessions']>,
+): Promise<void> {
   await executor.insertInto('merchant_sessions').values(row).execute();
 }
 
@@ -21,11 +24,21 @@ export async function setSessionSandbox(executor: Db | Trx, session_id: string, 
 
 /** Ends one session (sign-out); an ended one stays ended. */
 export async function revokeSession(executor: Db | Trx, session_id: string, at: Date): Promise<void> {
-  await executor.updateTable('merchant_sessions').set({ revoked_at: at }).where('id', '=', session_id).where('revoked_at', 'is', null).execute();
+  await executor
+    .updateTable('merchant_sessions')
+    .set({ revoked_at: at })
+    .where('id', '=', session_id)
+    .where('revoked_at', 'is', null)
+    .execute();
 }
 
 /** Ends every session of a dashboard user but one (a password change keeps the session that made it). */
-export async function revokeUserSessions(executor: Db | Trx, merchant_user_id: string, at: Date, except_session_id: string): Promise<void> {
+export async function revokeUserSessions(
+  executor: Db | Trx,
+  merchant_user_id: string,
+  at: Date,
+  except_session_id: string,
+): Promise<void> {
   await executor
     .updateTable('merchant_sessions')
     .set({ revoked_at: at })
@@ -37,6 +50,11 @@ export async function revokeUserSessions(executor: Db | Trx, merchant_user_id: s
 
 /** Ends every session of a dashboard user (the person was removed from the merchant). */
 export async function revokeAllUserSessions(executor: Db | Trx, merchant_user_id: string, at: Date): Promise<number> {
-  const result = await executor.updateTable('merchant_sessions').set({ revoked_at: at }).where('merchant_user_id', '=', merchant_user_id).where('revoked_at', 'is', null).executeTakeFirst();
+  const result = await executor
+    .updateTable('merchant_sessions')
+    .set({ revoked_at: at })
+    .where('merchant_user_id', '=', merchant_user_id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows);
 }

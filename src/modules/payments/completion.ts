@@ -29,19 +29,43 @@ export function createPaymentCompletion(ledger: Ledger, fee_bps: number): Paymen
       const postings: TransferCommand[] = [];
       for (const leg of legs) {
         // The allocator never writes a 0-PAY leg (checkedLegs, and payment_legs_worth_pay in the database).
-        assert(leg.amount_micro_pay > 0, `leg ${leg.match_order} of payment ${payment.id} is worth ${leg.amount_micro_pay} micro-PAY`);
+        assert(
+          leg.amount_micro_pay > 0,
+          `leg ${leg.match_order} of payment ${payment.id} is worth ${leg.amount_micro_pay} micro-PAY`,
+        );
         const seller = accounts.seller(leg.seller_id, payment.is_sandbox);
         const leg_fee = fee.legs_micro_pay.get(leg.match_order) ?? 0;
         const memo = `payment ${payment.id} leg ${leg.match_order}`;
         if (payment.is_sandbox) {
-          postings.push({ key: completionKeys.fund(payment.id, leg.match_order), kind: 'mint', debit_account: accounts.world(true), credit_account: seller, amount_micro_pay: leg.amount_micro_pay, memo: 'synthetic sandbox seller' });
+          postings.push({
+            key: completionKeys.fund(payment.id, leg.match_order),
+            kind: 'mint',
+            debit_account: accounts.world(true),
+            credit_account: seller,
+            amount_micro_pay: leg.amount_micro_pay,
+            memo: 'synthetic sandbox seller',
+          });
         }
         // A fee of 100 % leaves the merchant nothing of the leg: no zero posting.
         if (leg.amount_micro_pay > leg_fee) {
-          postings.push({ key: completionKeys.leg(payment.id, leg.match_order), kind: 'transfer', debit_account: seller, credit_account: merchant, amount_micro_pay: leg.amount_micro_pay - leg_fee, memo });
+          postings.push({
+            key: completionKeys.leg(payment.id, leg.match_order),
+            kind: 'transfer',
+            debit_account: seller,
+            credit_account: merchant,
+            amount_micro_pay: leg.amount_micro_pay - leg_fee,
+            memo,
+          });
         }
         if (leg_fee > 0) {
-          postings.push({ key: completionKeys.fee(payment.id, leg.match_order), kind: 'transfer', debit_account: seller, credit_account: accounts.fees(payment.is_sandbox), amount_micro_pay: leg_fee, memo: `${memo} fee` });
+          postings.push({
+            key: completionKeys.fee(payment.id, leg.match_order),
+            kind: 'transfer',
+            debit_account: seller,
+            credit_account: accounts.fees(payment.is_sandbox),
+            amount_micro_pay: leg_fee,
+            memo: `${memo} fee`,
+          });
         }
       }
       // One command: every leg posts or none does. Postcondition: the sellers gave exactly the legs' PAY, of which the
@@ -50,9 +74,17 @@ export function createPaymentCompletion(ledger: Ledger, fee_bps: number): Paymen
       const moved = transfers.filter((transfer) => transfer.kind === 'transfer');
       const legs_micro_pay = legs.reduce((sum, leg) => sum + leg.amount_micro_pay, 0);
       const moved_micro_pay = moved.reduce((sum, transfer) => sum + transfer.amount_micro_pay, 0);
-      const fees_micro_pay = moved.filter((transfer) => transfer.credit_account === accounts.fees(payment.is_sandbox)).reduce((sum, transfer) => sum + transfer.amount_micro_pay, 0);
-      assert(transfers.length === postings.length && moved_micro_pay === legs_micro_pay, `payment ${payment.id} posted ${moved_micro_pay} of its legs' ${legs_micro_pay} micro-PAY`);
-      assert(fees_micro_pay === fee.fee_micro_pay, `payment ${payment.id} posted ${fees_micro_pay} micro-PAY of fees, not ${fee.fee_micro_pay}`);
+      const fees_micro_pay = moved
+        .filter((transfer) => transfer.credit_account === accounts.fees(payment.is_sandbox))
+        .reduce((sum, transfer) => sum + transfer.amount_micro_pay, 0);
+      assert(
+        transfers.length === postings.length && moved_micro_pay === legs_micro_pay,
+        `payment ${payment.id} posted ${moved_micro_pay} of its legs' ${legs_micro_pay} micro-PAY`,
+      );
+      assert(
+        fees_micro_pay === fee.fee_micro_pay,
+        `payment ${payment.id} posted ${fees_micro_pay} micro-PAY of fees, not ${fee.fee_micro_pay}`,
+      );
       return recordPaymentFee(trx, payment, fee);
     },
   };

@@ -10,7 +10,15 @@ import { ok } from '../../http/schemas.ts';
 import { GroupCommit } from '../../lib/group-commit.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
 import { eventRows, type NewEvent } from '../events/outbox.ts';
-import { AllocationRaced, allocateSynthetic, OPTIMISTIC_ALLOCATION_ATTEMPTS, OfferBook, raceLost, type HeldLeg, type Leg } from '../liquidity/service.ts';
+import {
+  AllocationRaced,
+  allocateSynthetic,
+  OPTIMISTIC_ALLOCATION_ATTEMPTS,
+  OfferBook,
+  raceLost,
+  type HeldLeg,
+  type Leg,
+} from '../liquidity/service.ts';
 import { duplicateOrderId, quoteLocksUnavailable } from './errors.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
 import {
@@ -176,7 +184,14 @@ interface PlannedBatch {
   write?: CreateBatchParameters;
 }
 
-type CreateBatchParameters = [claims: string | null, payments: string, legs: string, events: string, seller_ids: string[], held_minor: number[]];
+type CreateBatchParameters = [
+  claims: string | null,
+  payments: string,
+  legs: string,
+  events: string,
+  seller_ids: string[],
+  held_minor: number[],
+];
 
 /**
  * Every payment create's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL; the
@@ -185,7 +200,9 @@ type CreateBatchParameters = [claims: string | null, payments: string, legs: str
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   (db) =>
     db.selectNoFrom(
-      sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as('done'),
+      sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as(
+        'done',
+      ),
     ),
   { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'] },
 );
@@ -229,24 +246,42 @@ export function createAlone(
     try {
       const body = await withAllocationRetry((lock_offers) =>
         http
-          ? idempotent(deps, http.request, http.reply, { required: false }, async (trx) => ({ status: 201, body: ok(await run(trx, lock_offers)) }))
+          ? idempotent(deps, http.request, http.reply, { required: false }, async (trx) => ({
+              status: 201,
+              body: ok(await run(trx, lock_offers)),
+            }))
           : deps.db.transaction().execute(async (trx) => ok(await run(trx, lock_offers))),
       );
       return http ? { body } : { status: 201, body };
     } catch (error) {
-      if (refusalOf(error) === 'an order_id in use') throw duplicateOrderId(input.order_id, (await paymentIdByOrderId(deps.db, scope, input.order_id)) ?? undefined);
+      if (refusalOf(error) === 'an order_id in use')
+        throw duplicateOrderId(input.order_id, (await paymentIdByOrderId(deps.db, scope, input.order_id)) ?? undefined);
       throw error;
     }
   };
 }
 
-async function createOne(deps: PaymentsDeps, trx: Trx, scope: MerchantScope, input: CreatePaymentInput, lock_offers: boolean): Promise<PaymentView> {
+async function createOne(
+  deps: PaymentsDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  input: CreatePaymentInput,
+  lock_offers: boolean,
+): Promise<PaymentView> {
   const now = deps.clock.now();
-  const [item] = prepare([{ scope, input, idempotency: undefined, alone: () => Promise.reject(new Error('alone already')) }]);
+  const [item] = prepare([
+    { scope, input, idempotency: undefined, alone: () => Promise.reject(new Error('alone already')) },
+  ]);
   if (item!.error !== undefined) throw item!.error;
   if (input.quote_lock_id !== undefined) {
     if (!deps.quote_locks) throw quoteLocksUnavailable();
-    const lock = await deps.quote_locks.consume(trx, scope, input.quote_lock_id, { currency: input.currency, payment_id: item!.id }, now);
+    const lock = await deps.quote_locks.consume(
+      trx,
+      scope,
+      input.quote_lock_id,
+      { currency: input.currency, payment_id: item!.id },
+      now,
+    );
     item!.rate_override = lock.rate;
   }
   item!.row = paymentRow(item!, now);
@@ -304,7 +339,11 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
   const books = new Map<string, OfferBook>();
   const sandbox = new Map<string, Leg>();
   for (const item of live(items)) {
-    const key = { is_sandbox: item.job.scope.is_sandbox, currency: item.job.input.currency, payment_method: item.payment_method };
+    const key = {
+      is_sandbox: item.job.scope.is_sandbox,
+      currency: item.job.input.currency,
+      payment_method: item.payment_method,
+    };
     const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
     try {
       if (key.is_sandbox && item.rate_override !== undefined) {
@@ -315,7 +354,13 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
         // the synthetic seller is the same for every part: read once per currency and rail
         let synthetic = sandbox.get(name);
         if (!synthetic) sandbox.set(name, (synthetic = (await allocateSynthetic(executor, key, [1]))[0]!));
-        item.legs = [{ ...synthetic, allocated_fiat_amount: item.amount_minor, amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate) }];
+        item.legs = [
+          {
+            ...synthetic,
+            allocated_fiat_amount: item.amount_minor,
+            amount_micro_pay: fiatMinorToMicroPay(item.amount_minor, key.currency, synthetic.rate),
+          },
+        ];
         continue;
       }
       let book = books.get(name);
@@ -332,7 +377,11 @@ function heldPerSeller(created: readonly Item[]): HeldLeg[] {
   const per_seller = new Map<string, number>();
   for (const item of created) {
     if (item.job.scope.is_sandbox) continue;
-    for (const leg of item.legs!) per_seller.set(leg.seller_id, (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount));
+    for (const leg of item.legs!)
+      per_seller.set(
+        leg.seller_id,
+        (per_seller.get(leg.seller_id) ?? 0) + (leg.reserved_minor ?? leg.allocated_fiat_amount),
+      );
   }
   return [...per_seller].map(([seller_id, held]) => ({ seller_id, allocated_fiat_amount: held, reserved_minor: null }));
 }

@@ -20,7 +20,11 @@ export function feeOf(amount: number, fee_bps: number): number {
  * The fee of a payment at `fee_bps`: in fiat on the whole amount, and in PAY on each leg's PAY (the leg's fiat at the
  * leg's rate), each rounded down, so fractions of a minor unit and of a micro-PAY stay with the merchant.
  */
-export function paymentFee(payment: Pick<PaymentRow, 'amount_minor'>, legs: readonly Pick<LegRow, 'match_order' | 'amount_micro_pay'>[], fee_bps: number): PaymentFee {
+export function paymentFee(
+  payment: Pick<PaymentRow, 'amount_minor'>,
+  legs: readonly Pick<LegRow, 'match_order' | 'amount_micro_pay'>[],
+  fee_bps: number,
+): PaymentFee {
   const legs_micro_pay = new Map(legs.map((leg) => [leg.match_order, feeOf(leg.amount_micro_pay, fee_bps)]));
   const fee_micro_pay = [...legs_micro_pay.values()].reduce((sum, fee) => sum + fee, 0);
   return { fee_bps, fee_minor: feeOf(payment.amount_minor, fee_bps), fee_micro_pay, legs_micro_pay };

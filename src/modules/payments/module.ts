@@ -18,7 +18,10 @@ export const paymentsModule = defineModule({
   name: 'payments',
   owns: ['payments', 'payment_legs', 'payment_proofs'],
   calls: ['events', 'ledger', 'liquidity', 'reference', 'validators'],
-  start: ({ config, db, clock, logger, registry, wake }, needs: { ledger: Ledger; validator: ReceiptValidator; quote_locks: QuoteLockPort; banks: BankDirectory }) => {
+  start: (
+    { config, db, clock, logger, registry, wake },
+    needs: { ledger: Ledger; validator: ReceiptValidator; quote_locks: QuoteLockPort; banks: BankDirectory },
+  ) => {
     const deps: PaymentsDeps = {
       db,
       clock,
@@ -30,7 +33,12 @@ export const paymentsModule = defineModule({
     deps.create_batcher = new PaymentCreateBatcher(deps, {
       onBatchFailed: (error) => logger.warn({ err: error }, 'a batch of payment creates failed; each ran alone'),
     });
-    const verdicts: VerdictDeps = { ...deps, validator: needs.validator, logger, completion_failures: createVerdictMetrics(registry) };
+    const verdicts: VerdictDeps = {
+      ...deps,
+      validator: needs.validator,
+      logger,
+      completion_failures: createVerdictMetrics(registry),
+    };
     const poll = config.worker_poll_interval_ms;
     return {
       deps,

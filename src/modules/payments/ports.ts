@@ -13,12 +13,22 @@ export interface PaymentCompletionPort {
   onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]): Promise<PaymentRow>;
 }
 
-export const noCompletionEffects: PaymentCompletionPort = { async onCompleted(_trx, payment) { return payment; } };
+export const noCompletionEffects: PaymentCompletionPort = {
+  async onCompleted(_trx, payment) {
+    return payment;
+  },
+};
 
 /**
  * Consumes an FX quote lock inside the create transaction (the FX module implements it). Refuses an expired,
  * used, foreign or mismatched lock with a 409 code before anything is written.
  */
 export interface QuoteLockPort {
-  consume(trx: Trx, scope: MerchantScope, lock_id: string, expect: { currency: Currency; payment_id: string }, at: Date): Promise<{ rate: string }>;
+  consume(
+    trx: Trx,
+    scope: MerchantScope,
+    lock_id: string,
+    expect: { currency: Currency; payment_id: string },
+    at: Date,
+  ): Promise<{ rate: string }>;
 }

@@ -10,9 +10,20 @@ export type { MatchDetail, PaymentView } from './schema.ts';
 export type PresentedLeg = LegRow & { proof?: LegProof | null };
 
 /** A stored proof's verdict as the leg's slip state. */
-export function legProof(row: { id: string; verdict: string | null; verdict_reason: string | null; created_at: Date | string }): LegProof {
-  const status: LegProof['status'] = row.verdict === 'verified' ? 'verified' : row.verdict === 'failed' ? 'rejected' : 'checking';
-  return { id: row.id, status, reason: status === 'rejected' ? row.verdict_reason : null, received_at: new Date(row.created_at).toISOString() };
+export function legProof(row: {
+  id: string;
+  verdict: string | null;
+  verdict_reason: string | null;
+  created_at: Date | string;
+}): LegProof {
+  const status: LegProof['status'] =
+    row.verdict === 'verified' ? 'verified' : row.verdict === 'failed' ? 'rejected' : 'checking';
+  return {
+    id: row.id,
+    status,
+    reason: status === 'rejected' ? row.verdict_reason : null,
+    received_at: new Date(row.created_at).toISOString(),
+  };
 }
 
 export function presentLegs(legs: readonly PresentedLeg[]): MatchDetail[] {
@@ -30,13 +41,33 @@ export function presentLegs(legs: readonly PresentedLeg[]): MatchDetail[] {
 
 /** The columns a payment's view is made of: the reads select just these (six timestamps fewer to parse per row). */
 export const PRESENTED_COLUMNS = [
-  'id', 'merchant_id', 'is_sandbox', 'order_id', 'amount_minor', 'currency', 'payment_method', 'return_url', 'status',
-  'metadata', 'quote_lock_id', 'failure_reason', 'synthetic_match', 'expires_at', 'created_at', 'matched_at', 'completed_at',
-  'fee_minor', 'fee_micro_pay',
+  'id',
+  'merchant_id',
+  'is_sandbox',
+  'order_id',
+  'amount_minor',
+  'currency',
+  'payment_method',
+  'return_url',
+  'status',
+  'metadata',
+  'quote_lock_id',
+  'failure_reason',
+  'synthetic_match',
+  'expires_at',
+  'created_at',
+  'matched_at',
+  'completed_at',
+  'fee_minor',
+  'fee_micro_pay',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
-export function presentPayment(payment: PresentedPayment, legs: readonly PresentedLeg[], public_base_url: string): PaymentView {
+export function presentPayment(
+  payment: PresentedPayment,
+  legs: readonly PresentedLeg[],
+  public_base_url: string,
+): PaymentView {
   return {
     id: payment.id,
     merchant_id: payment.merchant_id,

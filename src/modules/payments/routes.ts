@@ -3,40 +3,78 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotencyRequest } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
+import {
+  CsvEnum,
+  Cursor,
+  Envelope,
+  Limit,
+  ok,
+  Page,
+  parseCsv,
+  PAYMENT_ID_PATTERN,
+  Timestamp,
+} from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { readProofParts } from '../../http/multipart.ts';
-import { cancelPayment, type CreateAnswer, getPayment, listPayments, proofPartsAllowed, uploadProof, type CreatePaymentInput, type PaymentsDeps } from './service.ts';
+import {
+  cancelPayment,
+  type CreateAnswer,
+  getPayment,
+  listPayments,
+  proofPartsAllowed,
+  uploadProof,
+  type CreatePaymentInput,
+  type PaymentsDeps,
+} from './service.ts';
 import { createAlone } from './create-batch.ts';
 import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY } from './schema.ts';
 import type { PaymentStatus } from './tables.ts';
 import { createPaymentsGone } from './errors.ts';
 
-
 /** The contract's sunset of POST /v1/payments (section 9) and our deprecation date six months before it. */
 export const PAYMENTS_CREATE_SUNSET = new Date('2026-07-24T00:00:00Z');
 const PAYMENTS_CREATE_DEPRECATED = new Date('2026-01-24T00:00:00Z');
 
-const PaymentIdParams = Type.Object({ id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }) });
+const PaymentIdParams = Type.Object({
+  id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }),
+});
 
 const CreatePaymentBody = Type.Object(
   {
     order_id: Type.String({ minLength: 1, maxLength: 255, description: 'Unique per merchant and mode' }),
-    amount: Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^\\d{1,15}(\\.\\d+)?$' })], {
-      description: 'Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00")',
-    }),
+    amount: Type.Union(
+      [
+        Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+        Type.String({ pattern: '^\\d{1,15}(\\.\\d+)?$' }),
+      ],
+      {
+        description: 'Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00")',
+      },
+    ),
     currency: Type.Union(CURRENCIES.map((c) => Type.Literal(c))),
     return_url: Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 }),
-    payment_method: Type.Optional(Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)), { description: 'Default: THB promptpay, AUD payid, others bank_transfer' })),
+    payment_method: Type.Optional(
+      Type.Union(
+        PAYMENT_METHODS.map((m) => Type.Literal(m)),
+        { description: 'Default: THB promptpay, AUD payid, others bank_transfer' },
+      ),
+    ),
     expires_in_seconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400, default: undefined })),
-    metadata: Type.Optional(Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 50 })),
+    metadata: Type.Optional(
+      Type.Record(Type.String({ maxLength: 40 }), Type.String({ maxLength: 500 }), { maxProperties: 50 }),
+    ),
   },
   { additionalProperties: false },
 );
 
 const TradeBody = Type.Object(
-  { ...CreatePaymentBody.properties, quote_lock_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'An FX quote lock: the legs use its rate' })) },
+  {
+    ...CreatePaymentBody.properties,
+    quote_lock_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 64, description: 'An FX quote lock: the legs use its rate' }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -52,10 +90,11 @@ const ProofReceipt = Type.Object({
 const ProofResult = Type.Object({
   payment_id: Type.String(),
   status: Type.String(),
-  proof: Type.Intersect([ProofReceipt], { description: 'The first slip of this upload (the only one for a one-leg payment)' }),
+  proof: Type.Intersect([ProofReceipt], {
+    description: 'The first slip of this upload (the only one for a one-leg payment)',
+  }),
   proofs: Type.Array(ProofReceipt, { description: 'Every slip of this upload, one per leg, in match_order' }),
 });
-
 
 function deprecate(reply: FastifyReply): void {
   reply.header('Deprecation', `@${Math.floor(PAYMENTS_CREATE_DEPRECATED.getTime() / 1000)}`);
@@ -69,15 +108,27 @@ export interface PaymentRoutesOptions {
   create_gone_after_sunset: boolean;
 }
 
-export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = async (app, { deps, proof_max_bytes, create_gone_after_sunset }) => {
+export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = async (
+  app,
+  { deps, proof_max_bytes, create_gone_after_sunset },
+) => {
   const PaymentRef = Type.Ref('Payment');
 
   /** POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher). */
-  const create = async (request: FastifyRequest, reply: FastifyReply, input: CreatePaymentInput): Promise<CreateAnswer['body']> => {
+  const create = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    input: CreatePaymentInput,
+  ): Promise<CreateAnswer['body']> => {
     const scope = merchantScope(request);
     const alone = createAlone(deps, scope, input, { request, reply });
     if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
-    const answer = await deps.create_batcher.create({ scope, input, idempotency: idempotencyRequest(request, { required: false }), alone });
+    const answer = await deps.create_batcher.create({
+      scope,
+      input,
+      idempotency: idempotencyRequest(request, { required: false }),
+      alone,
+    });
     if (answer.status !== undefined) reply.status(answer.status);
     return answer.body;
   };
@@ -85,11 +136,21 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/payments',
     {
-      config: { auth: 'key', errors: ['PAYMENT_DUPLICATE_ORDER_ID', 'PAYMENT_INSUFFICIENT_LIQUIDITY', 'IDEMPOTENCY_KEY_CONFLICT', 'MATCHING_UNAVAILABLE', 'GONE'] },
+      config: {
+        auth: 'key',
+        errors: [
+          'PAYMENT_DUPLICATE_ORDER_ID',
+          'PAYMENT_INSUFFICIENT_LIQUIDITY',
+          'IDEMPOTENCY_KEY_CONFLICT',
+          'MATCHING_UNAVAILABLE',
+          'GONE',
+        ],
+      },
       schema: {
         tags: ['payments'],
         summary: 'Create a payment (deprecated: use POST /v1/trades)',
-        description: 'Deprecated; sunset 2026-07-24T00:00:00Z. Responses carry Deprecation, Sunset and Link headers. Optional `Idempotency-Key`.',
+        description:
+          'Deprecated; sunset 2026-07-24T00:00:00Z. Responses carry Deprecation, Sunset and Link headers. Optional `Idempotency-Key`.',
         deprecated: true,
         body: CreatePaymentBody,
         response: { 201: Envelope(PaymentRef) },
@@ -111,7 +172,20 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/trades',
     {
-      config: { auth: 'key', errors: ['PAYMENT_DUPLICATE_ORDER_ID', 'PAYMENT_INSUFFICIENT_LIQUIDITY', 'IDEMPOTENCY_KEY_CONFLICT', 'MATCHING_UNAVAILABLE', 'NOT_FOUND', 'QUOTE_LOCK_EXPIRED', 'QUOTE_LOCK_USED', 'QUOTE_LOCK_MISMATCH', 'FX_PRICE_UNAVAILABLE'] },
+      config: {
+        auth: 'key',
+        errors: [
+          'PAYMENT_DUPLICATE_ORDER_ID',
+          'PAYMENT_INSUFFICIENT_LIQUIDITY',
+          'IDEMPOTENCY_KEY_CONFLICT',
+          'MATCHING_UNAVAILABLE',
+          'NOT_FOUND',
+          'QUOTE_LOCK_EXPIRED',
+          'QUOTE_LOCK_USED',
+          'QUOTE_LOCK_MISMATCH',
+          'FX_PRICE_UNAVAILABLE',
+        ],
+      },
       schema: {
         tags: ['payments'],
         summary: 'Create a payment (successor of POST /v1/payments), optionally at a locked FX rate',
@@ -129,7 +203,12 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     '/v1/trades/:id',
     {
       config: { auth: 'key', errors: [404] },
-      schema: { tags: ['payments'], summary: 'Read a trade (the same payment object)', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
+      schema: {
+        tags: ['payments'],
+        summary: 'Read a trade (the same payment object)',
+        params: PaymentIdParams,
+        response: { 200: Envelope(PaymentRef) },
+      },
     },
     async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
@@ -143,17 +222,29 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         summary: 'List payments, newest first',
         querystring: Type.Object({
           status: Type.Optional(CsvEnum(PAYMENT_STATUSES, 'Payment status filter')),
-          order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The merchant's order id, matched exactly (at most one payment per mode)" })),
+          order_id: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 255,
+              description: "The merchant's order id, matched exactly (at most one payment per mode)",
+            }),
+          ),
           from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= from' })),
           to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < to' })),
           cursor: Type.Optional(Cursor),
           limit: Limit,
-          offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000, description: 'Legacy; ignored when cursor is given' })),
+          offset: Type.Optional(
+            Type.Integer({ minimum: 0, maximum: 10_000, description: 'Legacy; ignored when cursor is given' }),
+          ),
         }),
         response: { 200: Page(PaymentRef) },
       },
     },
-    async (request) => listPayments(deps, merchantScope(request), { ...request.query, status: parseCsv<PaymentStatus>(request.query.status) }),
+    async (request) =>
+      listPayments(deps, merchantScope(request), {
+        ...request.query,
+        status: parseCsv<PaymentStatus>(request.query.status),
+      }),
   );
 
   app.get(
@@ -174,7 +265,12 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     '/v1/payments/:id/cancel',
     {
       config: { auth: 'key', errors: ['PAYMENT_BAD_STATE'] },
-      schema: { tags: ['payments'], summary: 'Cancel a created or matching payment', params: PaymentIdParams, response: { 200: Envelope(PaymentRef) }, },
+      schema: {
+        tags: ['payments'],
+        summary: 'Cancel a created or matching payment',
+        params: PaymentIdParams,
+        response: { 200: Envelope(PaymentRef) },
+      },
     },
     async (request) => ok(await cancelPayment(deps, merchantScope(request), request.params.id)),
   );
@@ -182,15 +278,20 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/v1/payments/:id/proof',
     {
-      config: { auth: 'key', multipart_body: PROOF_MULTIPART_BODY, errors: ['PAYMENT_BAD_STATE', 'PROOF_DUPLICATE', 'PROOF_UNSUPPORTED_TYPE', 'PAYLOAD_TOO_LARGE'] },
+      config: {
+        auth: 'key',
+        multipart_body: PROOF_MULTIPART_BODY,
+        errors: ['PAYMENT_BAD_STATE', 'PROOF_DUPLICATE', 'PROOF_UNSUPPORTED_TYPE', 'PAYLOAD_TOO_LARGE'],
+      },
       schema: {
         tags: ['payments'],
-        summary: 'Upload the buyer\'s slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming',
+        summary:
+          "Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming",
         description:
           'A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order ' +
           '(starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. ' +
-          'The first accepted upload moves the payment to `confirming`; each leg\'s slip is then verified against that leg\'s amount and payee ' +
-          '(match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg\'s reason, ' +
+          "The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee " +
+          "(match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, " +
           'and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.',
         params: PaymentIdParams,
         response: { 200: Envelope(ProofResult) },

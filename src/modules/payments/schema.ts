@@ -4,13 +4,26 @@ import type { PaymentStatus } from './tables.ts';
 
 /** A payment and its legs as the API shows them: the response schemas, and the view types derived from them. */
 
-export const PAYMENT_STATUSES: readonly PaymentStatus[] = ['created', 'matching', 'matched', 'payment_pending', 'confirming', 'completed', 'failed', 'expired', 'cancelled', 'settled'];
+export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
+  'created',
+  'matching',
+  'matched',
+  'payment_pending',
+  'confirming',
+  'completed',
+  'failed',
+  'expired',
+  'cancelled',
+  'settled',
+];
 
 /** A leg's slip: `checking` until its verdict, then `verified` or `rejected` (with the reason). */
 export const LegProofSchema = Type.Object({
   id: Type.String(),
   status: Type.Union([Type.Literal('checking'), Type.Literal('verified'), Type.Literal('rejected')]),
-  reason: Type.Union([Type.String(), Type.Null()], { description: 'Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch)' }),
+  reason: Type.Union([Type.String(), Type.Null()], {
+    description: 'Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch)',
+  }),
   received_at: Timestamp,
 });
 
@@ -20,7 +33,9 @@ export const MatchDetailSchema = Type.Object({
   allocated_fiat_amount: Type.Integer({ description: 'Minor units' }),
   rate: Type.String({ description: 'Fiat major units per PAY' }),
   amount_micro_pay: Type.Integer(),
-  proof: Type.Union([LegProofSchema, Type.Null()], { description: "This leg's slip and its verdict; null while the leg has none" }),
+  proof: Type.Union([LegProofSchema, Type.Null()], {
+    description: "This leg's slip and its verdict; null while the leg has none",
+  }),
 });
 
 export const PaymentSchema = Type.Object(
@@ -43,8 +58,12 @@ export const PaymentSchema = Type.Object(
     failure_reason: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
     quote_lock_id: Type.Union([Type.String(), Type.Null()]),
-    fee_minor: Type.Union([Type.Integer(), Type.Null()], { description: 'Settlement fee taken at completion, minor units (null before completion)' }),
-    fee_micro_pay: Type.Union([Type.Integer(), Type.Null()], { description: 'The same fee in PAY, as posted to the fees account (null before completion)' }),
+    fee_minor: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Settlement fee taken at completion, minor units (null before completion)',
+    }),
+    fee_micro_pay: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'The same fee in PAY, as posted to the fees account (null before completion)',
+    }),
     match_details: Type.Array(MatchDetailSchema),
     synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
@@ -58,8 +77,13 @@ export type PaymentView = Static<typeof PaymentSchema>;
 /** The proof upload's multipart fields, as the OpenAPI document shows them. */
 export const PROOF_MULTIPART_BODY = {
   proof: {
-    description: 'One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs)',
+    description:
+      'One slip per leg, in match_order, starting at the first leg without a slip (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES each; at most as many parts as legs)',
     repeated: true,
   },
-  leg: { description: 'With one `proof` part: the leg (match_order) it pays, to send legs one at a time', integer: true, optional: true },
+  leg: {
+    description: 'With one `proof` part: the leg (match_order) it pays, to send legs one at a time',
+    integer: true,
+    optional: true,
+  },
 };

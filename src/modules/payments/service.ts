@@ -14,13 +14,31 @@ import { decimalToMinor, METHODS_BY_CURRENCY, type Currency, type PaymentMethod 
 import { recordEvent } from '../events/outbox.ts';
 import { lockSellersInOrder, releaseLegs } from '../liquidity/service.ts';
 import type { PaymentCompletionPort, QuoteLockPort } from './ports.ts';
-import { legProof, paymentEventFields, presentPayment, PRESENTED_COLUMNS, type PaymentView, type PresentedLeg, type PresentedPayment } from './present.ts';
+import {
+  legProof,
+  paymentEventFields,
+  presentPayment,
+  PRESENTED_COLUMNS,
+  type PaymentView,
+  type PresentedLeg,
+  type PresentedPayment,
+} from './present.ts';
 import { CANCELLABLE, isDue, lockPayment, OPEN_FOR_PROOF, transition } from './state.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import {
-  duplicateOrderId, expiredBeforeProof, invalidAmount, paymentMethodUnsupported, paymentNotCancellable, proofAllLegsTaken, proofDuplicate, proofLegTaken,
-  proofLegUnknown, proofLegWithParts, proofNotAccepted, proofTooManyParts,
+  duplicateOrderId,
+  expiredBeforeProof,
+  invalidAmount,
+  paymentMethodUnsupported,
+  paymentNotCancellable,
+  proofAllLegsTaken,
+  proofDuplicate,
+  proofLegTaken,
+  proofLegUnknown,
+  proofLegWithParts,
+  proofNotAccepted,
+  proofTooManyParts,
 } from './errors.ts';
 
 export type { LegRow, PaymentRow };
@@ -75,16 +93,29 @@ export function toMinor(amount: number | string, currency: Currency): number {
 }
 
 export async function loadLegs(executor: Db | Trx, payment_id: string): Promise<LegRow[]> {
-  return executor.selectFrom('payment_legs').selectAll().where('payment_id', '=', payment_id).orderBy('match_order').execute();
+  return executor
+    .selectFrom('payment_legs')
+    .selectAll()
+    .where('payment_id', '=', payment_id)
+    .orderBy('match_order')
+    .execute();
 }
 
 /** Statuses in which a payment may hold slips (the others never had an upload). */
 const MAY_HOLD_PROOFS: readonly PaymentStatus[] = ['confirming', 'completed', 'failed', 'settled'];
 
 /** The legs with their slips, for a view (no query for a payment that cannot hold any). */
-export async function legsWithProofs(executor: Db | Trx, payment: Pick<PaymentRow, 'id' | 'status'>, legs: readonly LegRow[]): Promise<PresentedLeg[]> {
+export async function legsWithProofs(
+  executor: Db | Trx,
+  payment: Pick<PaymentRow, 'id' | 'status'>,
+  legs: readonly LegRow[],
+): Promise<PresentedLeg[]> {
   if (!MAY_HOLD_PROOFS.includes(payment.status)) return [...legs];
-  const proofs = await executor.selectFrom('payment_proofs').select(['id', 'match_order', 'verdict', 'verdict_reason', 'created_at']).where('payment_id', '=', payment.id).execute();
+  const proofs = await executor
+    .selectFrom('payment_proofs')
+    .select(['id', 'match_order', 'verdict', 'verdict_reason', 'created_at'])
+    .where('payment_id', '=', payment.id)
+    .execute();
   return legs.map((leg) => {
     const proof = proofs.find((candidate) => candidate.match_order === leg.match_order);
     return { ...leg, proof: proof ? legProof(proof) : null };
@@ -92,7 +123,14 @@ export async function legsWithProofs(executor: Db | Trx, payment: Pick<PaymentRo
 }
 
 /** Records a payment event in the outbox within `trx`: the resource in `data` and the contract's flat fields. */
-export async function emitPaymentEvent(trx: Trx, at: Date, deps: Pick<PaymentsDeps, 'public_base_url'>, payment: PaymentRow, legs: readonly LegRow[], type: string): Promise<PaymentView> {
+export async function emitPaymentEvent(
+  trx: Trx,
+  at: Date,
+  deps: Pick<PaymentsDeps, 'public_base_url'>,
+  payment: PaymentRow,
+  legs: readonly LegRow[],
+  type: string,
+): Promise<PaymentView> {
   const view = presentPayment(payment, await legsWithProofs(trx, payment, legs), deps.public_base_url);
   await recordEvent(trx, at, {
     merchant_id: payment.merchant_id,
@@ -136,9 +174,21 @@ export interface NewPayment {
  * A sandbox simulation's match: its synthetic legs and the contract's `synthetic_match` block (the sandbox module
  * plays the scenario; the payments module alone writes payment rows).
  */
-export async function recordSyntheticMatch(trx: Trx, payment_id: string, legs: readonly LegRow[], synthetic_match: Record<string, unknown>): Promise<void> {
-  await trx.insertInto('payment_legs').values([...legs]).execute();
-  await trx.updateTable('payments').set({ synthetic_match: JSON.stringify(synthetic_match) }).where('id', '=', payment_id).execute();
+export async function recordSyntheticMatch(
+  trx: Trx,
+  payment_id: string,
+  legs: readonly LegRow[],
+  synthetic_match: Record<string, unknown>,
+): Promise<void> {
+  await trx
+    .insertInto('payment_legs')
+    .values([...legs])
+    .execute();
+  await trx
+    .updateTable('payments')
+    .set({ synthetic_match: JSON.stringify(synthetic_match) })
+    .where('id', '=', payment_id)
+    .execute();
 }
 
 /** The row of a new payment: `created`, or `matched` when its legs are planned already (NewPayment.matched_at). */
@@ -201,7 +251,11 @@ export async function insertPayment(trx: Trx, input: NewPayment): Promise<Paymen
 }
 
 async function findOwned(executor: Db | Trx, scope: MerchantScope, id: string): Promise<PaymentRow> {
-  return owned(await executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.payment);
+  return owned(
+    await executor.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst(),
+    scope,
+    OWNERSHIP.payment,
+  );
 }
 
 /** Expires a due payment inside `trx` (releases its liquidity, emits `payment.expired`); returns the row as it is now. */
@@ -223,7 +277,9 @@ const legsJson = sql<StoredLeg[] | string>`coalesce((
     order by l.match_order)
   from payment_legs l where l.payment_id = payments.id), '[]')`;
 
-type StoredLeg = LegRow & { proof: { id: string; verdict: string | null; verdict_reason: string | null; created_at: string } | null };
+type StoredLeg = LegRow & {
+  proof: { id: string; verdict: string | null; verdict_reason: string | null; created_at: string } | null;
+};
 
 /**
  * The read by id with its legs: the hot read, prepared (db/prepared.ts). Named columns, not `*`: a column added by a
@@ -252,7 +308,12 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
   if (isDue(payment, now) || (payment.status === 'confirming' && payment.expires_at.getTime() <= now.getTime())) {
     return deps.db.transaction().execute(async (trx) => {
       const locked = await lockPayment(trx, id);
-      const due = await expireIfDue(deps, trx, present(locked, `payment ${id} exists after its read (rows are never deleted)`), now);
+      const due = await expireIfDue(
+        deps,
+        trx,
+        present(locked, `payment ${id} exists after its read (rows are never deleted)`),
+        now,
+      );
       const current = await failIfProofMissing(deps, trx, due, now);
       return presentPayment(current, await legsWithProofs(trx, current, await loadLegs(trx, id)), deps.public_base_url);
     });
@@ -281,12 +342,15 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
     .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
-  if (query.order_id_prefix) select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
+  if (query.order_id_prefix)
+    select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
   if (query.to) select = select.where('created_at', '<', new Date(query.to));
   // The deprecated offset pages only without a cursor.
   if (query.cursor === undefined && query.offset) select = select.offset(query.offset);
-  return listPage(select, query, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url), { id_format: 'payment_id' });
+  return listPage(select, query, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url), {
+    id_format: 'payment_id',
+  });
 }
 
 /** Cancels a payment that is still `created` or `matching`; any other status is 409 PAYMENT_BAD_STATE. */
@@ -294,7 +358,12 @@ export async function cancelPayment(deps: PaymentsDeps, scope: MerchantScope, id
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     await findOwned(trx, scope, id);
-    const payment = await expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after findOwned (rows are never deleted)`), now);
+    const payment = await expireIfDue(
+      deps,
+      trx,
+      present(await lockPayment(trx, id), `payment ${id} exists after findOwned (rows are never deleted)`),
+      now,
+    );
     if (!CANCELLABLE.includes(payment.status)) {
       throw paymentNotCancellable(payment.status);
     }
@@ -336,7 +405,11 @@ export interface ProofUpload {
 async function failIfProofMissing(deps: PaymentsDeps, trx: Trx, payment: PaymentRow, now: Date): Promise<PaymentRow> {
   if (payment.status !== 'confirming' || payment.expires_at.getTime() > now.getTime()) return payment;
   const legs = await loadLegs(trx, payment.id);
-  const proven = await trx.selectFrom('payment_proofs').select('match_order').where('payment_id', '=', payment.id).execute();
+  const proven = await trx
+    .selectFrom('payment_proofs')
+    .select('match_order')
+    .where('payment_id', '=', payment.id)
+    .execute();
   if (legs.every((leg) => proven.some((proof) => proof.match_order === leg.match_order))) return payment;
   const failed = await transition(trx, payment, 'failed', now, { failure_reason: PROOF_MISSING });
   await releaseLegs(trx, legs);
@@ -355,7 +428,12 @@ export const PROOF_MISSING = 'proof_missing';
  * Types are read from the bytes; a file already used on another payment or another leg is 409 PROOF_DUPLICATE;
  * the same file sent again for its own leg is answered as before (a retried upload).
  */
-export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | null, id: string, upload: ProofUpload): Promise<ProofUploadResult> {
+export async function uploadProof(
+  deps: PaymentsDeps,
+  scope: MerchantScope | null,
+  id: string,
+  upload: ProofUpload,
+): Promise<ProofUploadResult> {
   if (upload.files.length === 0) checkProof(undefined);
   if (upload.leg !== undefined && upload.files.length !== 1) throw proofLegWithParts();
   const files = upload.files.map((file) => {
@@ -369,14 +447,27 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
     const locked = await lockPayment(trx, id);
     if (!locked) throw notFound('Payment');
     const payment = await failIfProofMissing(deps, trx, await expireIfDue(deps, trx, locked, now), now);
-    if (payment.status !== locked.status && (payment.status === 'expired' || payment.status === 'failed')) return { expired: true as const };
-    if (!OPEN_FOR_PROOF.includes(payment.status) && payment.status !== 'confirming') throw proofNotAccepted(payment.status);
+    if (payment.status !== locked.status && (payment.status === 'expired' || payment.status === 'failed'))
+      return { expired: true as const };
+    if (!OPEN_FOR_PROOF.includes(payment.status) && payment.status !== 'confirming')
+      throw proofNotAccepted(payment.status);
     const legs = await loadLegs(trx, id);
-    const existing = await trx.selectFrom('payment_proofs').select(['id', 'match_order', 'sha256', 'content_type', 'size_bytes', 'created_at']).where('payment_id', '=', id).execute();
+    const existing = await trx
+      .selectFrom('payment_proofs')
+      .select(['id', 'match_order', 'sha256', 'content_type', 'size_bytes', 'created_at'])
+      .where('payment_id', '=', id)
+      .execute();
     const receipt = (row: (typeof existing)[number]): ProofReceipt => ({
-      id: row.id, leg: row.match_order, sha256: row.sha256, content_type: row.content_type, size_bytes: row.size_bytes, received_at: row.created_at.toISOString(),
+      id: row.id,
+      leg: row.match_order,
+      sha256: row.sha256,
+      content_type: row.content_type,
+      size_bytes: row.size_bytes,
+      received_at: row.created_at.toISOString(),
     });
-    const open = legs.filter((leg) => !existing.some((proof) => proof.match_order === leg.match_order)).map((leg) => leg.match_order);
+    const open = legs
+      .filter((leg) => !existing.some((proof) => proof.match_order === leg.match_order))
+      .map((leg) => leg.match_order);
     const receipts: ProofReceipt[] = [];
     const fresh: { file: (typeof files)[number]; leg: number }[] = [];
     for (const file of files) {
@@ -388,12 +479,14 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
       if (again) throw proofDuplicate();
       let leg: number;
       if (upload.leg !== undefined) {
-        if (!legs.some((candidate) => candidate.match_order === upload.leg)) throw proofLegUnknown(upload.leg, legs.length);
+        if (!legs.some((candidate) => candidate.match_order === upload.leg))
+          throw proofLegUnknown(upload.leg, legs.length);
         if (!open.includes(upload.leg)) throw proofLegTaken(upload.leg);
         leg = upload.leg;
       } else {
         const next = open[fresh.length];
-        if (next === undefined) throw open.length === 0 ? proofAllLegsTaken() : proofTooManyParts(files.length, open.length);
+        if (next === undefined)
+          throw open.length === 0 ? proofAllLegsTaken() : proofTooManyParts(files.length, open.length);
         leg = next;
       }
       fresh.push({ file, leg });
@@ -402,15 +495,32 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
       const reused = await trx
         .selectFrom('payment_proofs')
         .select('payment_id')
-        .where('sha256', 'in', fresh.map(({ file }) => file.sha256))
+        .where(
+          'sha256',
+          'in',
+          fresh.map(({ file }) => file.sha256),
+        )
         .where('is_sandbox', '=', payment.is_sandbox)
         .where('payment_id', '!=', id)
         .executeTakeFirst();
       if (reused) throw proofDuplicate();
       const rows = fresh.map(({ file, leg }) => ({
-        id: randomUUID(), payment_id: id, match_order: leg, is_sandbox: payment.is_sandbox, sha256: file.sha256, content_type: file.content_type,
-        size_bytes: file.bytes.byteLength, data: file.bytes, attempts: 0, next_attempt_at: now, created_at: now,
-        verdict: null, verdict_reason: null, validator_kind: null, validator_response: null, claimed_until: null,
+        id: randomUUID(),
+        payment_id: id,
+        match_order: leg,
+        is_sandbox: payment.is_sandbox,
+        sha256: file.sha256,
+        content_type: file.content_type,
+        size_bytes: file.bytes.byteLength,
+        data: file.bytes,
+        attempts: 0,
+        next_attempt_at: now,
+        created_at: now,
+        verdict: null,
+        verdict_reason: null,
+        validator_kind: null,
+        validator_response: null,
+        claimed_until: null,
       }));
       await trx.insertInto('payment_proofs').values(rows).execute();
       for (const row of rows) receipts.push(receipt(row));
@@ -422,7 +532,11 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
       await emitPaymentEvent(trx, now, deps, current, legs, 'payment.confirming');
     }
     const first = present(receipts[0], 'an upload has at least one proof');
-    return { expired: false as const, fresh: fresh.length, value: { payment_id: id, status: current.status, proof: first, proofs: receipts } };
+    return {
+      expired: false as const,
+      fresh: fresh.length,
+      value: { payment_id: id, status: current.status, proof: first, proofs: receipts },
+    };
   });
   // The expiry committed; only then is the late upload refused.
   if (result.expired) throw expiredBeforeProof();
@@ -432,7 +546,11 @@ export async function uploadProof(deps: PaymentsDeps, scope: MerchantScope | nul
 
 /** How many `proof` parts an upload may carry: one per leg of the payment (one for an unknown id, which is then 404). */
 export async function proofPartsAllowed(deps: Pick<PaymentsDeps, 'db'>, id: string): Promise<number> {
-  const row = await deps.db.selectFrom('payment_legs').select((eb) => eb.fn.countAll<number>().as('legs')).where('payment_id', '=', id).executeTakeFirst();
+  const row = await deps.db
+    .selectFrom('payment_legs')
+    .select((eb) => eb.fn.countAll<number>().as('legs'))
+    .where('payment_id', '=', id)
+    .executeTakeFirst();
   return Math.max(1, Number(row?.legs ?? 0));
 }
 
@@ -450,12 +568,24 @@ export async function markCheckoutOpened(deps: PaymentsDeps, id: string): Promis
 }
 
 /** Reads a payment by id alone: the public checkout and QR routes, where the unguessable id is the credential. */
-export async function findPaymentById(deps: PaymentsDeps, id: string): Promise<{ payment: PaymentRow; legs: LegRow[] }> {
+export async function findPaymentById(
+  deps: PaymentsDeps,
+  id: string,
+): Promise<{ payment: PaymentRow; legs: LegRow[] }> {
   const now = deps.clock.now();
   let payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
   if (!payment) throw notFound('Payment');
   if (isDue(payment, now)) {
-    payment = await deps.db.transaction().execute(async (trx) => expireIfDue(deps, trx, present(await lockPayment(trx, id), `payment ${id} exists after its read (rows are never deleted)`), now));
+    payment = await deps.db
+      .transaction()
+      .execute(async (trx) =>
+        expireIfDue(
+          deps,
+          trx,
+          present(await lockPayment(trx, id), `payment ${id} exists after its read (rows are never deleted)`),
+          now,
+        ),
+      );
   }
   return { payment, legs: await loadLegs(deps.db, id) };
 }
@@ -476,9 +606,20 @@ export async function expireDuePayments(deps: PaymentsDeps, batch = 100): Promis
           eb.and([
             eb('status', '=', 'confirming'),
             eb.exists(
-              eb.selectFrom('payment_legs as leg').select('leg.match_order').whereRef('leg.payment_id', '=', 'payments.id')
+              eb
+                .selectFrom('payment_legs as leg')
+                .select('leg.match_order')
+                .whereRef('leg.payment_id', '=', 'payments.id')
                 .where(({ not, exists, selectFrom }) =>
-                  not(exists(selectFrom('payment_proofs as proof').select('proof.id').whereRef('proof.payment_id', '=', 'leg.payment_id').whereRef('proof.match_order', '=', 'leg.match_order')))),
+                  not(
+                    exists(
+                      selectFrom('payment_proofs as proof')
+                        .select('proof.id')
+                        .whereRef('proof.payment_id', '=', 'leg.payment_id')
+                        .whereRef('proof.match_order', '=', 'leg.match_order'),
+                    ),
+                  ),
+                ),
             ),
           ]),
         ]),
@@ -491,8 +632,19 @@ export async function expireDuePayments(deps: PaymentsDeps, batch = 100): Promis
       .execute();
     // Every seller the batch will give liquidity back to, locked first in the reservation's order (one lock order).
     if (due.length > 1) {
-      const sellers = await trx.selectFrom('payment_legs').select('seller_id').where('payment_id', 'in', due.map((payment) => payment.id)).execute();
-      await lockSellersInOrder(trx, sellers.map((leg) => leg.seller_id));
+      const sellers = await trx
+        .selectFrom('payment_legs')
+        .select('seller_id')
+        .where(
+          'payment_id',
+          'in',
+          due.map((payment) => payment.id),
+        )
+        .execute();
+      await lockSellersInOrder(
+        trx,
+        sellers.map((leg) => leg.seller_id),
+      );
     }
     for (const payment of due) await failIfProofMissing(deps, trx, await expireIfDue(deps, trx, payment, now), now);
     return due.length;

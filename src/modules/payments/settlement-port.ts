@@ -33,7 +33,12 @@ export async function unsettledGroups(executor: Executor, cutoff: Date): Promise
  * concurrent run holds are left to it, so two runs never put the same payment in two batches and never wait on
  * each other.
  */
-export async function claimUnsettledPayments(trx: Trx, group: SettlementGroup, cutoff: Date, limit: number): Promise<PaymentRow[]> {
+export async function claimUnsettledPayments(
+  trx: Trx,
+  group: SettlementGroup,
+  cutoff: Date,
+  limit: number,
+): Promise<PaymentRow[]> {
   return trx
     .selectFrom('payments')
     .selectAll()
@@ -52,6 +57,11 @@ export async function claimUnsettledPayments(trx: Trx, group: SettlementGroup, c
 }
 
 /** completed -> settled, recording the batch; through the payments state machine (409 PAYMENT_BAD_STATE on a race). */
-export async function markPaymentSettled(trx: Trx, payment: Pick<PaymentRow, 'id' | 'status'>, settlement_id: string, at: Date): Promise<PaymentRow> {
+export async function markPaymentSettled(
+  trx: Trx,
+  payment: Pick<PaymentRow, 'id' | 'status'>,
+  settlement_id: string,
+  at: Date,
+): Promise<PaymentRow> {
   return transition(trx, payment, 'settled', at, { settlement_id });
 }

@@ -1,4 +1,3 @@
-
 import type { Trx } from '../../db/database.ts';
 import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import type { PaymentRow, PaymentStatus } from './tables.ts';
@@ -21,7 +20,8 @@ export const OPEN_FOR_PROOF: readonly PaymentStatus[] = ['matched', 'payment_pen
 export const CANCELLABLE: readonly PaymentStatus[] = ['created', 'matching'];
 
 export const PAYMENT_STATES = defineStateMachine({
-  table: 'payments', noun: 'payment',
+  table: 'payments',
+  noun: 'payment',
   moves: PAYMENT_TRANSITIONS,
   entered_at: {
     matched: 'matched_at',
@@ -45,4 +45,3 @@ export async function lockPayment(trx: Trx, id: string): Promise<PaymentRow | un
 
 export const isDue = (payment: Pick<PaymentRow, 'status' | 'expires_at'>, now: Date): boolean =>
   OPEN_FOR_PROOF.includes(payment.status) && payment.expires_at.getTime() <= now.getTime();
-

@@ -24,7 +24,9 @@ export async function dailyPaymentStats(db: Db, scope: MerchantScope, from: Date
       'currency',
       (eb) => eb.fn.countAll<string>().as('count'),
       sql<string>`count(*) filter (where status in (${sql.join(SUCCEEDED)}))`.as('completed_count'),
-      sql<string>`coalesce(sum(amount_minor) filter (where status in (${sql.join(SUCCEEDED)})), 0)`.as('completed_amount_minor'),
+      sql<string>`coalesce(sum(amount_minor) filter (where status in (${sql.join(SUCCEEDED)})), 0)`.as(
+        'completed_amount_minor',
+      ),
     ])
     .where('merchant_id', '=', scope.merchant_id)
     .where('is_sandbox', '=', scope.is_sandbox)

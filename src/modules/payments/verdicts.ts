@@ -3,7 +3,14 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { consumeLegs, releaseLegs, SELLER_UNFUNDED, sellerOfAccount, sellerPayees, suspendSeller } from '../liquidity/service.ts';
+import {
+  consumeLegs,
+  releaseLegs,
+  SELLER_UNFUNDED,
+  sellerOfAccount,
+  sellerPayees,
+  suspendSeller,
+} from '../liquidity/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { judgeSlip, slipOwner } from '../validators/slips.ts';
 import type { Trx } from '../../db/database.ts';
@@ -72,7 +79,10 @@ export async function processProofVerdicts(deps: VerdictDeps, batch = 10): Promi
     work: (claim) => processClaim(deps, claim),
     onError: async (claim, error) => {
       deps.completion_failures?.inc({ reason: 'verdict_error' });
-      deps.logger?.error({ err: error, job: 'payment-verdicts', payment_id: claim.payment_id, proof_id: claim.id }, 'payment verdict could not be applied; retried with backoff');
+      deps.logger?.error(
+        { err: error, job: 'payment-verdicts', payment_id: claim.payment_id, proof_id: claim.id },
+        'payment verdict could not be applied; retried with backoff',
+      );
       await releaseClaimWithBackoff(deps, claim.id);
     },
   });
@@ -97,10 +107,21 @@ async function releaseClaimWithBackoff(deps: VerdictDeps, proof_id: string): Pro
  * ledger failure or a crash reuses it) against that leg's own amount and payee, then applies the verdict.
  */
 async function processClaim(deps: VerdictDeps, claim: { id: string; payment_id: string }): Promise<void> {
-  const proof = await deps.db.selectFrom('payment_proofs').selectAll().where('id', '=', claim.id).executeTakeFirstOrThrow();
-  const payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', claim.payment_id).executeTakeFirstOrThrow();
+  const proof = await deps.db
+    .selectFrom('payment_proofs')
+    .selectAll()
+    .where('id', '=', claim.id)
+    .executeTakeFirstOrThrow();
+  const payment = await deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .where('id', '=', claim.payment_id)
+    .executeTakeFirstOrThrow();
   const legs = await loadLegs(deps.db, payment.id);
-  const leg = present(legs.find((candidate) => candidate.match_order === proof.match_order), `proof ${proof.id} pays leg ${proof.match_order} of payment ${payment.id}`);
+  const leg = present(
+    legs.find((candidate) => candidate.match_order === proof.match_order),
+    `proof ${proof.id} pays leg ${proof.match_order} of payment ${payment.id}`,
+  );
   const payee = (await sellerPayees(deps.db, [leg.seller_id])).get(leg.seller_id)?.payee;
   const { verdict } = await judgeSlip(deps, {
     owner: slipOwner.paymentLeg(payment.id, leg.match_order),
@@ -126,7 +147,10 @@ async function processClaim(deps: VerdictDeps, claim: { id: string; payment_id: 
 
 /** A refusal that no retry can fix (as opposed to LEDGER_UNAVAILABLE, which is retried). */
 function isLedgerRefusal(error: unknown): boolean {
-  return error instanceof AppError && (error.code === 'LEDGER_INSUFFICIENT_FUNDS' || error.code === 'LEDGER_IDEMPOTENCY_CONFLICT');
+  return (
+    error instanceof AppError &&
+    (error.code === 'LEDGER_INSUFFICIENT_FUNDS' || error.code === 'LEDGER_IDEMPOTENCY_CONFLICT')
+  );
 }
 
 /**
@@ -135,11 +159,21 @@ function isLedgerRefusal(error: unknown): boolean {
  * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator; the seller the
  * ledger found short is taken out of matching until an operator funds it (`POST /admin/sellers/{id}/funding`).
  */
-async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, verdict: ValidatorVerdict, refusal: AppError): Promise<void> {
+async function failUnpostableCompletion(
+  deps: VerdictDeps,
+  proof_id: string,
+  verdict: ValidatorVerdict,
+  refusal: AppError,
+): Promise<void> {
   const now = deps.clock.now();
   const reason = refusal.code === 'LEDGER_INSUFFICIENT_FUNDS' ? COMPLETION_LEDGER_REFUSED : 'ledger_refused';
   const payment_id = await deps.db.transaction().execute(async (trx) => {
-    const proof = await trx.selectFrom('payment_proofs').selectAll().where('id', '=', proof_id).forUpdate().executeTakeFirstOrThrow();
+    const proof = await trx
+      .selectFrom('payment_proofs')
+      .selectAll()
+      .where('id', '=', proof_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const payment = await lockPayment(trx, proof.payment_id);
     if (payment?.status !== 'confirming') return undefined;
     await trx
@@ -148,7 +182,10 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
         verdict: verdict.outcome,
         verdict_reason: reason,
         validator_kind: verdict.validator_kind,
-        validator_response: JSON.stringify({ ...verdict.response, completion_refused: { code: refusal.code, message: refusal.message } }),
+        validator_response: JSON.stringify({
+          ...verdict.response,
+          completion_refused: { code: refusal.code, message: refusal.message },
+        }),
         attempts: proof.attempts + 1,
         claimed_until: null,
       })
@@ -160,7 +197,8 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
     // The seller whose PAY no longer covers its leg leaves matching until an operator funds it, so no next buyer
     // pays it and fails the same way.
     const unfunded = sellerOfAccount((refusal.details[0] as { account?: string } | undefined)?.account);
-    if (unfunded && legs.some((leg) => leg.seller_id === unfunded)) await suspendSeller(trx, unfunded, SELLER_UNFUNDED, now);
+    if (unfunded && legs.some((leg) => leg.seller_id === unfunded))
+      await suspendSeller(trx, unfunded, SELLER_UNFUNDED, now);
     await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
     return payment.id;
   });
@@ -177,10 +215,20 @@ async function failUnpostableCompletion(deps: VerdictDeps, proof_id: string, ver
  * is (liquidity consumed, PAY moved, `payment.completed`); failed, or out of retries -> the payment fails with this
  * leg's reason (liquidity released, `payment.failed`); unverified or timeout -> asked again with backoff.
  */
-async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, verdict: ValidatorVerdict): Promise<void> {
+async function applyVerdict(
+  deps: VerdictDeps,
+  clock: Clock,
+  proof_id: string,
+  verdict: ValidatorVerdict,
+): Promise<void> {
   const now = clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const proof = await trx.selectFrom('payment_proofs').selectAll().where('id', '=', proof_id).forUpdate().executeTakeFirstOrThrow();
+    const proof = await trx
+      .selectFrom('payment_proofs')
+      .selectAll()
+      .where('id', '=', proof_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const payment = await lockPayment(trx, proof.payment_id);
     if (payment?.status !== 'confirming') return;
     const attempts = proof.attempts + 1;
@@ -216,6 +264,11 @@ async function applyVerdict(deps: VerdictDeps, clock: Clock, proof_id: string, v
 
 /** Whether each leg has a verified slip (read under the payment's lock, so two legs verified at once complete once). */
 async function everyLegVerified(trx: Trx, payment_id: string, legs: readonly LegRow[]): Promise<boolean> {
-  const verified = await trx.selectFrom('payment_proofs').select('match_order').where('payment_id', '=', payment_id).where('verdict', '=', 'verified').execute();
+  const verified = await trx
+    .selectFrom('payment_proofs')
+    .select('match_order')
+    .where('payment_id', '=', payment_id)
+    .where('verdict', '=', 'verified')
+    .execute();
   return legs.every((leg) => verified.some((proof) => proof.match_order === leg.match_order));
 }

@@ -5,7 +5,13 @@ import type { Logger } from 'pino';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { applyBuyFills, emitBuyOrderEvents, fillCounts, insertFills, pendingBuysWindow } from '../buy-orders/service.ts';
+import {
+  applyBuyFills,
+  emitBuyOrderEvents,
+  fillCounts,
+  insertFills,
+  pendingBuysWindow,
+} from '../buy-orders/service.ts';
 import { merchantNames } from '../merchants/service.ts';
 import type { BuyOrderRow, NewFill } from '../buy-orders/tables.ts';
 import { accounts, LEDGER_BATCH_MAX, type Ledger, type TransferResult } from '../ledger/port.ts';
@@ -21,9 +27,21 @@ export interface MatcherMetrics {
 
 export function createMatcherMetrics(registry: Registry, mint_source: string | undefined): MatcherMetrics {
   const metrics = {
-    pairs: new Counter({ name: 'mpay_matcher_pairs_total', help: 'Sell/buy order pairs matched', registers: [registry] }),
-    refused: new Counter({ name: 'mpay_matcher_refused_runs_total', help: 'Matcher passes refused because LEDGER_MINT_SOURCE_ACCOUNT is unset', registers: [registry] }),
-    mint_source_configured: new Gauge({ name: 'mpay_matcher_mint_source_configured', help: '1 when LEDGER_MINT_SOURCE_ACCOUNT is set, 0 when the matcher refuses to run', registers: [registry] }),
+    pairs: new Counter({
+      name: 'mpay_matcher_pairs_total',
+      help: 'Sell/buy order pairs matched',
+      registers: [registry],
+    }),
+    refused: new Counter({
+      name: 'mpay_matcher_refused_runs_total',
+      help: 'Matcher passes refused because LEDGER_MINT_SOURCE_ACCOUNT is unset',
+      registers: [registry],
+    }),
+    mint_source_configured: new Gauge({
+      name: 'mpay_matcher_mint_source_configured',
+      help: '1 when LEDGER_MINT_SOURCE_ACCOUNT is set, 0 when the matcher refuses to run',
+      registers: [registry],
+    }),
   };
   metrics.mint_source_configured.set(mint_source ? 1 : 0);
   return metrics;
@@ -47,11 +65,14 @@ export const MATCHER_REFUSAL = 'LEDGER_MINT_SOURCE_ACCOUNT is unset: the sell/bu
 
 /** `/readyz` detail of the matcher. */
 export function matcherReadiness(mint_source: string | undefined): { ok: boolean; detail: string } {
-  return mint_source ? { ok: true, detail: `minting from issuance account "${mint_source}"` } : { ok: false, detail: MATCHER_REFUSAL };
+  return mint_source
+    ? { ok: true, detail: `minting from issuance account "${mint_source}"` }
+    : { ok: false, detail: MATCHER_REFUSAL };
 }
 
 /** One mint per (buy, sell) pair: a pair fills at most once (a fill exhausts one of the two). */
-export const fillMintKey = (buy_order_id: string, sell_order_id: string) => `buy_order:${buy_order_id}:fill:${sell_order_id}`;
+export const fillMintKey = (buy_order_id: string, sell_order_id: string) =>
+  `buy_order:${buy_order_id}:fill:${sell_order_id}`;
 let last_refusal_logged_ms = 0;
 
 /**
@@ -107,19 +128,31 @@ interface PlannedFill {
 }
 
 /** ask <= bid, exactly: sell.target_fiat / sell.amount <= buy.fiat / buy.amount, cross-multiplied in BigInt. */
-export function priceAcceptable(sell: { target_fiat_amount: number; amount_micro_pay: number }, buy: { fiat_amount: number; amount_micro_pay: number }): boolean {
-  return BigInt(sell.target_fiat_amount) * BigInt(buy.amount_micro_pay) <= BigInt(buy.fiat_amount) * BigInt(sell.amount_micro_pay);
+export function priceAcceptable(
+  sell: { target_fiat_amount: number; amount_micro_pay: number },
+  buy: { fiat_amount: number; amount_micro_pay: number },
+): boolean {
+  return (
+    BigInt(sell.target_fiat_amount) * BigInt(buy.amount_micro_pay) <=
+    BigInt(buy.fiat_amount) * BigInt(sell.amount_micro_pay)
+  );
 }
 
 /** The higher of two bids (fiat per PAY), exactly. */
-const higherBid = (a: BuyOrderRow, b: BuyOrderRow) => (BigInt(a.fiat_amount) * BigInt(b.amount_micro_pay) >= BigInt(b.fiat_amount) * BigInt(a.amount_micro_pay) ? a : b);
+const higherBid = (a: BuyOrderRow, b: BuyOrderRow) =>
+  BigInt(a.fiat_amount) * BigInt(b.amount_micro_pay) >= BigInt(b.fiat_amount) * BigInt(a.amount_micro_pay) ? a : b;
 
 /**
  * Fiat of a fill at the sell's price, rounded down to a minor unit; the fill that completes the sell takes what is
  * left of its target_fiat_amount, so the fills of a sell sum to it exactly.
  */
-export function fillFiatAmount(sell: { target_fiat_amount: number; amount_micro_pay: number }, already: { filled_micro_pay: number; filled_fiat_amount: number }, amount_micro_pay: number): number {
-  if (already.filled_micro_pay + amount_micro_pay === sell.amount_micro_pay) return sell.target_fiat_amount - already.filled_fiat_amount;
+export function fillFiatAmount(
+  sell: { target_fiat_amount: number; amount_micro_pay: number },
+  already: { filled_micro_pay: number; filled_fiat_amount: number },
+  amount_micro_pay: number,
+): number {
+  if (already.filled_micro_pay + amount_micro_pay === sell.amount_micro_pay)
+    return sell.target_fiat_amount - already.filled_fiat_amount;
   return Number((BigInt(sell.target_fiat_amount) * BigInt(amount_micro_pay)) / BigInt(sell.amount_micro_pay));
 }
 
@@ -129,7 +162,11 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
   const now = deps.clock.now();
   const mint_account = accounts.mintSource(mint_source, is_sandbox);
   return deps.db.transaction().execute(async (trx) => {
-    const lock = await sql<{ locked: boolean }>`select pg_try_advisory_xact_lock(hashtextextended(${`mpay:order-matcher:${is_sandbox ? 'sandbox' : 'live'}`}, 0)) as locked`.execute(trx);
+    const lock = await sql<{
+      locked: boolean;
+    }>`select pg_try_advisory_xact_lock(hashtextextended(${`mpay:order-matcher:${is_sandbox ? 'sandbox' : 'live'}`}, 0)) as locked`.execute(
+      trx,
+    );
     if (!lock.rows[0]?.locked) return 0;
 
     // Plan in memory over windows of the books, then write the whole batch. Buys are walked oldest first (window by
@@ -145,7 +182,12 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
       const last_buy = present(buy_rows.at(-1), 'a non-empty window has a last buy');
       buy_after = { created_at: last_buy.created_at, id: last_buy.id };
       for (const [currency, rows] of Map.groupBy(buy_rows, (row) => row.fiat_currency)) {
-        let open: BookBuy[] = rows.map((row) => ({ row, filled_micro_pay: row.filled_micro_pay, filled_fiat_amount: row.filled_fiat_amount, first_sell_order_id: row.matched_sell_order_id }));
+        let open: BookBuy[] = rows.map((row) => ({
+          row,
+          filled_micro_pay: row.filled_micro_pay,
+          filled_fiat_amount: row.filled_fiat_amount,
+          first_sell_order_id: row.matched_sell_order_id,
+        }));
         let sell_after: { created_at: Date; id: string } | undefined;
         while (open.length > 0) {
           const best = open.map((buy) => buy.row).reduce(higherBid);
@@ -154,7 +196,12 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
           const last_sell = present(sell_rows.at(-1), 'a non-empty window has a last sell');
           sell_after = { created_at: last_sell.created_at, id: last_sell.id };
           const window_sells = sell_rows.map((row) => {
-            const known = sells.get(row.id) ?? { row, filled_micro_pay: row.filled_micro_pay, filled_fiat_amount: row.filled_fiat_amount, first_buy_order_id: row.matched_buy_order_id };
+            const known = sells.get(row.id) ?? {
+              row,
+              filled_micro_pay: row.filled_micro_pay,
+              filled_fiat_amount: row.filled_fiat_amount,
+              first_buy_order_id: row.matched_buy_order_id,
+            };
             sells.set(row.id, known);
             return known;
           });
@@ -164,7 +211,12 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
               if (buy_left === 0) break;
               const sell_left = sell.row.amount_micro_pay - sell.filled_micro_pay;
               // A merchant never buys its own PAY: it would mint PAY against a cash leg it pays itself.
-              if (sell_left === 0 || sell.row.merchant_id === buy.row.merchant_id || !priceAcceptable(sell.row, buy.row)) continue;
+              if (
+                sell_left === 0 ||
+                sell.row.merchant_id === buy.row.merchant_id ||
+                !priceAcceptable(sell.row, buy.row)
+              )
+                continue;
               const amount_micro_pay = Math.min(buy_left, sell_left);
               const fiat_amount = fillFiatAmount(sell.row, sell, amount_micro_pay);
               planned.push({ buy, sell, amount_micro_pay, fiat_amount });
@@ -199,10 +251,19 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
       mints.push(...(await deps.ledger.transferAll(chunk, { trx })));
     }
     // Each fill tells its buyer whom to pay (the seller's destination and name) and numbers on from the buy's earlier fills.
-    const names = await merchantNames(trx, planned.flatMap((fill) => [fill.buy.row.merchant_id, fill.sell.row.merchant_id]));
-    const numbers = await fillCounts(trx, [...new Set(planned.filter((fill) => fill.buy.row.filled_micro_pay > 0).map((fill) => fill.buy.row.id))]);
+    const names = await merchantNames(
+      trx,
+      planned.flatMap((fill) => [fill.buy.row.merchant_id, fill.sell.row.merchant_id]),
+    );
+    const numbers = await fillCounts(trx, [
+      ...new Set(planned.filter((fill) => fill.buy.row.filled_micro_pay > 0).map((fill) => fill.buy.row.id)),
+    ]);
     const fills: NewFill[] = planned.map((fill, index) => {
-      assert.notEqual(fill.sell.row.merchant_id, fill.buy.row.merchant_id, `buy order ${fill.buy.row.id} would fill its own merchant's sell order`);
+      assert.notEqual(
+        fill.sell.row.merchant_id,
+        fill.buy.row.merchant_id,
+        `buy order ${fill.buy.row.id} would fill its own merchant's sell order`,
+      );
       const number = (numbers.get(fill.buy.row.id) ?? 0) + 1;
       numbers.set(fill.buy.row.id, number);
       const destination = fill.sell.row.payout_destination;
@@ -222,7 +283,8 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
     });
     await insertFills(trx, fills);
     const first_mint = new Map<string, string>();
-    for (const fill of fills) if (!first_mint.has(fill.buy_order_id)) first_mint.set(fill.buy_order_id, fill.mint_transfer_id);
+    for (const fill of fills)
+      if (!first_mint.has(fill.buy_order_id)) first_mint.set(fill.buy_order_id, fill.mint_transfer_id);
     const touched_sells = [...new Set(planned.map((fill) => fill.sell))];
     const touched_buys = [...new Set(planned.map((fill) => fill.buy))];
     await applySellFills(
@@ -244,12 +306,21 @@ async function matchBatch(deps: MatcherDeps, mint_source: string, is_sandbox: bo
         filled_micro_pay: buy.filled_micro_pay,
         filled_fiat_amount: buy.filled_fiat_amount,
         first_sell_order_id: present(buy.first_sell_order_id, `touched buy order ${buy.row.id} has a first fill`),
-        first_mint_transfer_id: buy.row.mint_transfer_id ?? present(first_mint.get(buy.row.id), `touched buy order ${buy.row.id} has a fill with a mint`),
+        first_mint_transfer_id:
+          buy.row.mint_transfer_id ??
+          present(first_mint.get(buy.row.id), `touched buy order ${buy.row.id} has a fill with a mint`),
         complete: buy.filled_micro_pay === buy.row.amount_micro_pay,
       })),
       now,
     );
-    await emitBuyOrderEvents(trx, now, updated_buys.map((buy) => ({ order: buy, type: buy.status === 'matched' ? 'buy_order.matched' : 'buy_order.partially_filled' })));
+    await emitBuyOrderEvents(
+      trx,
+      now,
+      updated_buys.map((buy) => ({
+        order: buy,
+        type: buy.status === 'matched' ? 'buy_order.matched' : 'buy_order.partially_filled',
+      })),
+    );
     return planned.length;
   });
 }

@@ -12,7 +12,10 @@ export const payoutsModule = defineModule({
   calls: ['buy-orders', 'ledger', 'merchants', 'sell-orders'],
   start: ({ config, db, clock, logger, registry, wake }, needs: { ledger: Ledger }) => {
     const mint_source = config.ledger_mint_source_account;
-    logger.info({ mint_source_accounts: [accounts.mintSource(mint_source, false), accounts.mintSource(mint_source, true)] }, 'sell/buy order matcher mints from these issuance accounts');
+    logger.info(
+      { mint_source_accounts: [accounts.mintSource(mint_source, false), accounts.mintSource(mint_source, true)] },
+      'sell/buy order matcher mints from these issuance accounts',
+    );
     const matcher: MatcherDeps = {
       db,
       clock,
@@ -26,7 +29,11 @@ export const payoutsModule = defineModule({
       matcher,
       jobs: [{ name: 'order-matcher', interval_ms: config.worker_poll_interval_ms, run: () => runMatcher(matcher) }],
       // Only a process that runs the matcher can be held back by it (read at each probe: a test unsets mint_source).
-      readiness: () => ({ matcher: config.roles.has('worker') ? matcherReadiness(matcher.mint_source) : { ok: true, detail: 'the matcher runs in worker processes' } }),
+      readiness: () => ({
+        matcher: config.roles.has('worker')
+          ? matcherReadiness(matcher.mint_source)
+          : { ok: true, detail: 'the matcher runs in worker processes' },
+      }),
     };
   },
 });

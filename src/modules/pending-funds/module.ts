@@ -28,8 +28,16 @@ export const pendingFundsModule = defineModule({
       schemas: { document: { PendingFunds: PendingFundsSchema } },
       routes: async (server) => void (await server.register(pendingFundsRoutes, { deps })),
       jobs: [
-        { name: 'pending-funds-sweep', interval_ms: config.worker_poll_interval_ms * 5, run: () => sweepPendingFunds(deps) },
-        { name: 'pending-funds-revalidation', interval_ms: config.worker_poll_interval_ms * 5, run: () => revalidatePendingFunds(deps) },
+        {
+          name: 'pending-funds-sweep',
+          interval_ms: config.worker_poll_interval_ms * 5,
+          run: () => sweepPendingFunds(deps),
+        },
+        {
+          name: 'pending-funds-revalidation',
+          interval_ms: config.worker_poll_interval_ms * 5,
+          run: () => revalidatePendingFunds(deps),
+        },
       ],
     };
   },

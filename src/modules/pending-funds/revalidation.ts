@@ -1,6 +1,12 @@
 import { Counter, type Registry } from 'prom-client';
 import { workLeased } from '../../workers/lease.ts';
-import { askValidator, applyIntakeVerdict, INTAKE_MAX_ATTEMPTS, nextIntakeAttemptAt, type PendingFundsDeps } from './service.ts';
+import {
+  askValidator,
+  applyIntakeVerdict,
+  INTAKE_MAX_ATTEMPTS,
+  nextIntakeAttemptAt,
+  type PendingFundsDeps,
+} from './service.ts';
 
 /** A claim is a lease (no transaction spans the validator call); it outlives any validator timeout. */
 const CLAIM_MS = 120_000;
@@ -52,7 +58,10 @@ export async function revalidatePendingFunds(deps: PendingFundsDeps, batch = 10)
     work: (claim) => revalidateOne(deps, claim.id),
     onError: async (claim, error) => {
       deps.revalidations?.inc({ outcome: 'error' });
-      deps.logger?.error({ err: error, job: 'pending-funds-revalidation', pending_funds_id: claim.id }, 'pending-funds revalidation could not be applied; retried later');
+      deps.logger?.error(
+        { err: error, job: 'pending-funds-revalidation', pending_funds_id: claim.id },
+        'pending-funds revalidation could not be applied; retried later',
+      );
       const now = deps.clock.now();
       await deps.db
         .updateTable('pending_funds')
@@ -66,12 +75,23 @@ export async function revalidatePendingFunds(deps: PendingFundsDeps, batch = 10)
 
 async function revalidateOne(deps: PendingFundsDeps, id: string): Promise<void> {
   const row = await deps.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-  const receipt = await deps.db.selectFrom('pending_funds_receipts').selectAll().where('pending_funds_id', '=', id).executeTakeFirst();
+  const receipt = await deps.db
+    .selectFrom('pending_funds_receipts')
+    .selectAll()
+    .where('pending_funds_id', '=', id)
+    .executeTakeFirst();
   const max_attempts = deps.intake_max_attempts ?? INTAKE_MAX_ATTEMPTS;
   if (!receipt) {
     // A row from before migration 0150 has no bytes to show the validator: it waits for its TTL, said once.
-    await deps.db.updateTable('pending_funds').set({ intake_next_attempt_at: null, intake_claimed_until: null }).where('id', '=', id).execute();
-    deps.logger?.warn({ job: 'pending-funds-revalidation', pending_funds_id: id }, 'pending funds have no stored receipt to revalidate; left to expire at the TTL');
+    await deps.db
+      .updateTable('pending_funds')
+      .set({ intake_next_attempt_at: null, intake_claimed_until: null })
+      .where('id', '=', id)
+      .execute();
+    deps.logger?.warn(
+      { job: 'pending-funds-revalidation', pending_funds_id: id },
+      'pending funds have no stored receipt to revalidate; left to expire at the TTL',
+    );
     return;
   }
   const verdict = await askValidator(deps, receipt.data, receipt.content_type, row);
@@ -90,7 +110,13 @@ async function revalidateOne(deps: PendingFundsDeps, id: string): Promise<void> 
   if (after.status === 'pending_validation' && after.intake_next_attempt_at === null) {
     deps.revalidations?.inc({ outcome: 'exhausted' });
     deps.logger?.warn(
-      { job: 'pending-funds-revalidation', pending_funds_id: id, intake_attempts: after.intake_attempts, last_outcome: verdict.outcome, expires_at: after.expires_at },
+      {
+        job: 'pending-funds-revalidation',
+        pending_funds_id: id,
+        intake_attempts: after.intake_attempts,
+        last_outcome: verdict.outcome,
+        expires_at: after.expires_at,
+      },
       'pending funds could not be validated after the last intake attempt; left to expire at the TTL (intake_validation_unverified)',
     );
   }

@@ -1,13 +1,39 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { CsvEnum, Cursor, Envelope, IncludeArchived, Limit, MinorUnits, ok, Page, parseCsv, Uuid, UuidParams } from '../../http/schemas.ts';
+import {
+  CsvEnum,
+  Cursor,
+  Envelope,
+  IncludeArchived,
+  Limit,
+  MinorUnits,
+  ok,
+  Page,
+  parseCsv,
+  Uuid,
+  UuidParams,
+} from '../../http/schemas.ts';
 import { RECEIPT_BODY_LIMIT_BYTES } from '../validators/receipt.ts';
-import { createPendingFunds, getAudit, getPendingFunds, listAudit, listPendingFunds, receiverConfirm, type PendingFundsDeps } from './service.ts';
+import {
+  createPendingFunds,
+  getAudit,
+  getPendingFunds,
+  listAudit,
+  listPendingFunds,
+  receiverConfirm,
+  type PendingFundsDeps,
+} from './service.ts';
 import { AuditFullSchema, AuditRowSchema, Nullable, OutcomeSchema, PendingFundsSchema } from './schema.ts';
 import type { PendingFundsStatus } from './tables.ts';
 
-const STATUSES = ['pending_validation', 'validated_pending_receiver_confirm', 'confirmed', 'failed', 'expired'] as const;
+const STATUSES = [
+  'pending_validation',
+  'validated_pending_receiver_confirm',
+  'confirmed',
+  'failed',
+  'expired',
+] as const;
 const OUTCOMES = ['verified', 'failed', 'unverified', 'timeout'] as const;
 const ReceiptBody = {
   receipt_base64: Type.String({ description: 'The receipt, base64 (decoded at most 5 MB)' }),
@@ -19,7 +45,10 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
     '/internal/pending-funds',
     {
       bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
-      config: { auth: 'internal', errors: ['RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED', 'RECEIVER_CONFIRM_MALFORMED_RECEIPT', 404, 413] },
+      config: {
+        auth: 'internal',
+        errors: ['RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED', 'RECEIVER_CONFIRM_MALFORMED_RECEIPT', 404, 413],
+      },
       schema: {
         tags: ['pending-funds'],
         summary: 'Record pending funds for a receiver and validate the payer receipt',
@@ -61,19 +90,32 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
       schema: {
         tags: ['pending-funds'],
         summary: "The caller's pending funds, newest first",
-        querystring: Type.Object({ status: Type.Optional(CsvEnum(STATUSES, 'Status filter')), cursor: Type.Optional(Cursor), limit: Limit }),
+        querystring: Type.Object({
+          status: Type.Optional(CsvEnum(STATUSES, 'Status filter')),
+          cursor: Type.Optional(Cursor),
+          limit: Limit,
+        }),
         response: { 200: Page(PendingFundsSchema) },
       },
     },
     async (request) =>
-      listPendingFunds(deps, merchantScope(request), { status: parseCsv<PendingFundsStatus>(request.query.status), cursor: request.query.cursor, limit: request.query.limit }),
+      listPendingFunds(deps, merchantScope(request), {
+        status: parseCsv<PendingFundsStatus>(request.query.status),
+        cursor: request.query.cursor,
+        limit: request.query.limit,
+      }),
   );
 
   app.get(
     '/v1/pending-funds/:id',
     {
       config: { auth: 'key', errors: [404] },
-      schema: { tags: ['pending-funds'], summary: 'One pending-funds row of the caller', params: UuidParams, response: { 200: Envelope(PendingFundsSchema) } },
+      schema: {
+        tags: ['pending-funds'],
+        summary: 'One pending-funds row of the caller',
+        params: UuidParams,
+        response: { 200: Envelope(PendingFundsSchema) },
+      },
     },
     async (request) => ok(await getPendingFunds(deps, merchantScope(request), request.params.id)),
   );
@@ -82,7 +124,19 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
     '/v1/pending-funds/:id/receiver-confirm',
     {
       bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
-      config: { auth: 'key', mode: 'live_only', errors: ['RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED', 'RECEIVER_CONFIRM_MALFORMED_RECEIPT', 403, 404, 409, 413, 502] },
+      config: {
+        auth: 'key',
+        mode: 'live_only',
+        errors: [
+          'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED',
+          'RECEIVER_CONFIRM_MALFORMED_RECEIPT',
+          403,
+          404,
+          409,
+          413,
+          502,
+        ],
+      },
       schema: {
         tags: ['pending-funds'],
         summary: 'Receiver confirms pending funds with a receipt (201 for every validator outcome)',
@@ -117,10 +171,13 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
         querystring: Type.Object({
           outcome: Type.Optional(CsvEnum(OUTCOMES, 'Outcome filter')),
           pending_funds_id: Type.Optional(Uuid()),
-          validator_kind: Type.Optional(Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip'), Type.Literal('slip_qr')])),
+          validator_kind: Type.Optional(
+            Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip'), Type.Literal('slip_qr')]),
+          ),
           stage: Type.Optional(
             Type.Union([Type.Literal('receiver_confirm'), Type.Literal('intake'), Type.Literal('all')], {
-              description: 'receiver_confirm (default: one row per receiver-confirm call, the contract\'s meaning), intake (the validation at creation) or all',
+              description:
+                "receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all",
               default: 'receiver_confirm',
             }),
           ),

@@ -10,8 +10,14 @@ export const StatusSchema = Type.Union([
   Type.Literal('failed'),
   Type.Literal('expired'),
 ]);
-export const OutcomeSchema = Type.Union([Type.Literal('verified'), Type.Literal('failed'), Type.Literal('unverified'), Type.Literal('timeout')]);
-export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+export const OutcomeSchema = Type.Union([
+  Type.Literal('verified'),
+  Type.Literal('failed'),
+  Type.Literal('unverified'),
+  Type.Literal('timeout'),
+]);
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
 
 export const PendingFundsSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -24,7 +30,9 @@ export const PendingFundsSchema = Type.Object({
   fiat_currency: Nullable(Type.String()),
   validator_kind: Nullable(Type.String()),
   attempts: Type.Integer({ description: 'Receiver-confirm calls applied to the row' }),
-  unverified_attempts: Type.Integer({ description: 'Unverified outcomes; reaching RECEIVER_CONFIRM_MAX_ATTEMPTS fails the row' }),
+  unverified_attempts: Type.Integer({
+    description: 'Unverified outcomes; reaching RECEIVER_CONFIRM_MAX_ATTEMPTS fails the row',
+  }),
   expires_at: Timestamp,
   receiver_confirm_window_expires_at: NullableTimestamp,
   ledger_transfer_id: Nullable(Type.String()),
@@ -35,8 +43,13 @@ export const PendingFundsSchema = Type.Object({
   confirmed_at: NullableTimestamp,
   failed_at: NullableTimestamp,
   expired_at: NullableTimestamp,
-  intake_attempts: Type.Integer({ description: 'Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict' }),
-  next_intake_attempt_at: Type.Union([Timestamp, Type.Null()], { description: 'When the next background revalidation is due (pending_validation only); null when none is' }),
+  intake_attempts: Type.Integer({
+    description:
+      'Validator calls at intake: the first, then background revalidations after an unverified or timeout verdict',
+  }),
+  next_intake_attempt_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the next background revalidation is due (pending_validation only); null when none is',
+  }),
 });
 
 const AuditSummary = {
@@ -55,11 +68,19 @@ const AuditSummary = {
   applied: Type.Boolean({ description: 'False when the row had already changed status when this result arrived' }),
   actor_merchant_id: Nullable(Type.String()),
   created_at: Timestamp,
-  archived: Type.Boolean({ description: 'True once the audit-archival job copied the row to the archive (rows older than 90 days); the row is never removed' }),
-  archived_at: Type.Union([Timestamp, Type.Null()], { description: 'When the audit-archival job archived the row (rows older than 90 days); null for a live row' }),
+  archived: Type.Boolean({
+    description:
+      'True once the audit-archival job copied the row to the archive (rows older than 90 days); the row is never removed',
+  }),
+  archived_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'When the audit-archival job archived the row (rows older than 90 days); null for a live row',
+  }),
 };
 export const AuditRowSchema = Type.Object(AuditSummary);
-export const AuditFullSchema = Type.Object({ ...AuditSummary, validator_response: Type.Object({}, { additionalProperties: true }) });
+export const AuditFullSchema = Type.Object({
+  ...AuditSummary,
+  validator_response: Type.Object({}, { additionalProperties: true }),
+});
 
 export type PendingFundsView = Static<typeof PendingFundsSchema>;
 export type PendingFundsAuditView = Static<typeof AuditRowSchema>;

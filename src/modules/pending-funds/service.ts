@@ -15,7 +15,14 @@ import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { presentAudit, presentAuditFull, presentPendingFunds, type PendingFundsView } from './present.ts';
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
 import { judgeSlip, slipOwner } from '../validators/slips.ts';
-import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, refusal, transition, WINDOW_EXPIRED_REASON } from './state.ts';
+import {
+  AWAITING_RECEIVER,
+  dueMove,
+  MAX_ATTEMPTS_REASON,
+  refusal,
+  transition,
+  WINDOW_EXPIRED_REASON,
+} from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus, ReceiverAccount } from './tables.ts';
 import { passedDeadline, pendingFundsLedgerUnavailable } from './errors.ts';
 
@@ -52,7 +59,12 @@ export interface NewPendingFunds {
  * Judges a receipt for this row through the slips ledger: a verdict stored for the same slip of this row (an earlier
  * intake, or a receiver-confirm whose mint failed) is reused, a slip accepted elsewhere is `duplicate_slip`.
  */
-export async function askValidator(deps: Pick<PendingFundsDeps, 'db' | 'clock' | 'validator'>, image: Uint8Array, content_type: string, row: PendingFundsRow): Promise<ValidatorVerdict> {
+export async function askValidator(
+  deps: Pick<PendingFundsDeps, 'db' | 'clock' | 'validator'>,
+  image: Uint8Array,
+  content_type: string,
+  row: PendingFundsRow,
+): Promise<ValidatorVerdict> {
   const { verdict } = await judgeSlip(deps, {
     owner: slipOwner.pendingFunds(row.id),
     image,
@@ -69,7 +81,16 @@ export async function askValidator(deps: Pick<PendingFundsDeps, 'db' | 'clock' |
 async function writeAudit(
   trx: Trx,
   at: Date,
-  entry: { row: PendingFundsRow; stage: 'intake' | 'receiver_confirm'; verdict: ValidatorVerdict; receipt_sha256: string; content_type: string; status_after: string; applied: boolean; actor_merchant_id: string | null },
+  entry: {
+    row: PendingFundsRow;
+    stage: 'intake' | 'receiver_confirm';
+    verdict: ValidatorVerdict;
+    receipt_sha256: string;
+    content_type: string;
+    status_after: string;
+    applied: boolean;
+    actor_merchant_id: string | null;
+  },
 ): Promise<string> {
   const id = randomUUID();
   await trx
@@ -115,7 +136,12 @@ export const INTAKE_RETRY_BASE_MS = 5 * 60_000;
 export const INTAKE_UNVERIFIED_REASON = 'intake_validation_unverified';
 
 /** When the next intake validation is due after `attempts` calls that were unverified or timed out; null when none is. */
-export function nextIntakeAttemptAt(attempts: number, at: Date, max_attempts = INTAKE_MAX_ATTEMPTS, base_ms = INTAKE_RETRY_BASE_MS): Date | null {
+export function nextIntakeAttemptAt(
+  attempts: number,
+  at: Date,
+  max_attempts = INTAKE_MAX_ATTEMPTS,
+  base_ms = INTAKE_RETRY_BASE_MS,
+): Date | null {
   if (attempts >= max_attempts) return null;
   return new Date(at.getTime() + base_ms * 2 ** (attempts - 1));
 }
@@ -134,17 +160,35 @@ export interface IntakeAttempt {
  * (reason = the validator's code, `pending_funds.failed`), unverified or timeout -> stays `pending_validation` with
  * the next attempt scheduled (or none). A row that left `pending_validation` meanwhile is audited with `applied: false`.
  */
-export async function applyIntakeVerdict(trx: Trx, id: string, at: Date, attempt: IntakeAttempt): Promise<{ before: PendingFundsRow; after: PendingFundsRow }> {
+export async function applyIntakeVerdict(
+  trx: Trx,
+  id: string,
+  at: Date,
+  attempt: IntakeAttempt,
+): Promise<{ before: PendingFundsRow; after: PendingFundsRow }> {
   const { verdict } = attempt;
-  const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+  const current = await trx
+    .selectFrom('pending_funds')
+    .selectAll()
+    .where('id', '=', id)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
   const applies = current.status === 'pending_validation';
   let next = current;
   if (applies) {
-    const intake = { intake_attempts: current.intake_attempts + 1, intake_claimed_until: null, validator_kind: verdict.validator_kind };
+    const intake = {
+      intake_attempts: current.intake_attempts + 1,
+      intake_claimed_until: null,
+      validator_kind: verdict.validator_kind,
+    };
     if (verdict.outcome === 'verified') {
       next = await transition(trx, current, AWAITING_RECEIVER, at, { ...intake, intake_next_attempt_at: null });
     } else if (verdict.outcome === 'failed') {
-      next = await transition(trx, current, 'failed', at, { ...intake, intake_next_attempt_at: null, failure_reason: verdict.reason ?? 'validator_failed' });
+      next = await transition(trx, current, 'failed', at, {
+        ...intake,
+        intake_next_attempt_at: null,
+        failure_reason: verdict.reason ?? 'validator_failed',
+      });
     } else {
       next = await trx
         .updateTable('pending_funds')
@@ -164,7 +208,8 @@ export async function applyIntakeVerdict(trx: Trx, id: string, at: Date, attempt
     applied: applies,
     actor_merchant_id: null,
   });
-  if (next.status !== current.status) await emit(trx, at, next, next.status === 'failed' ? 'pending_funds.failed' : 'pending_funds.validated');
+  if (next.status !== current.status)
+    await emit(trx, at, next, next.status === 'failed' ? 'pending_funds.failed' : 'pending_funds.validated');
   return { before: current, after: next };
 }
 
@@ -177,7 +222,11 @@ export async function applyIntakeVerdict(trx: Trx, id: string, at: Date, attempt
 export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendingFunds): Promise<PendingFundsView> {
   const image = decodeReceipt(input, RECEIVER_CONFIRM_CODES);
   const now = deps.clock.now();
-  const merchant = await deps.db.selectFrom('merchants').select('id').where('id', '=', input.receiver_merchant_id).executeTakeFirst();
+  const merchant = await deps.db
+    .selectFrom('merchants')
+    .select('id')
+    .where('id', '=', input.receiver_merchant_id)
+    .executeTakeFirst();
   if (!merchant) throw notFound('Receiver merchant');
   const row: PendingFundsRow = {
     id: randomUUID(),
@@ -215,7 +264,16 @@ export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendi
       .values({ ...row, receiver_account: row.receiver_account === null ? null : JSON.stringify(row.receiver_account) })
       .execute();
     // The bytes stay, so a validator that could not answer now can be asked again later.
-    await trx.insertInto('pending_funds_receipts').values({ pending_funds_id: row.id, data: image, content_type: row.content_type, sha256: row.receipt_sha256, created_at: now }).execute();
+    await trx
+      .insertInto('pending_funds_receipts')
+      .values({
+        pending_funds_id: row.id,
+        data: image,
+        content_type: row.content_type,
+        sha256: row.receipt_sha256,
+        created_at: now,
+      })
+      .execute();
   });
 
   const verdict = await askValidator(deps, image, row.content_type, row);
@@ -232,17 +290,30 @@ export async function createPendingFunds(deps: PendingFundsDeps, input: NewPendi
 }
 
 /** The caller's own row by the one ownership rule: a read of another merchant's row is 404, a confirm 403 (contract 4.3). */
-async function loadForReceiver(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string, rule: OwnershipRule): Promise<PendingFundsRow> {
+async function loadForReceiver(
+  deps: Pick<PendingFundsDeps, 'db'>,
+  scope: MerchantScope,
+  id: string,
+  rule: OwnershipRule,
+): Promise<PendingFundsRow> {
   const row = await deps.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirst();
   return ownedBy(row, (found) => found.receiver_merchant_id, scope, rule);
 }
 
-export async function getPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, id: string): Promise<PendingFundsView> {
+export async function getPendingFunds(
+  deps: Pick<PendingFundsDeps, 'db'>,
+  scope: MerchantScope,
+  id: string,
+): Promise<PendingFundsView> {
   const row = await loadForReceiver(deps, scope, id, OWNERSHIP.pending_funds);
   return presentPendingFunds(row);
 }
 
-export async function listPendingFunds(deps: Pick<PendingFundsDeps, 'db'>, scope: MerchantScope, query: { status?: PendingFundsStatus[] | undefined; cursor?: string | undefined; limit: number }) {
+export async function listPendingFunds(
+  deps: Pick<PendingFundsDeps, 'db'>,
+  scope: MerchantScope,
+  query: { status?: PendingFundsStatus[] | undefined; cursor?: string | undefined; limit: number },
+) {
   let builder = deps.db
     .selectFrom('pending_funds')
     .selectAll()
@@ -270,7 +341,12 @@ export interface ReceiverConfirmResult {
  * rolls everything back: 502, no audit row, no attempt used). A call whose row changed status while the
  * validator ran is still audited (`applied: false`) and answered 409.
  */
-export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantScope, id: string, body: { receipt_base64: string; content_type: string }): Promise<ReceiverConfirmResult> {
+export async function receiverConfirm(
+  deps: PendingFundsDeps,
+  scope: MerchantScope,
+  id: string,
+  body: { receipt_base64: string; content_type: string },
+): Promise<ReceiverConfirmResult> {
   const image = decodeReceipt(body, RECEIVER_CONFIRM_CODES);
   const content_type = body.content_type.toLowerCase();
   const row = await loadForReceiver(deps, scope, id, OWNERSHIP.pending_funds_confirm);
@@ -286,10 +362,24 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
 
   const outcome = await deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
-    const current = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+    const current = await trx
+      .selectFrom('pending_funds')
+      .selectAll()
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
     const late = refusal(current) ?? (dueMove(current, now) ? passedDeadline(id) : null);
     if (late) {
-      const audit_id = await writeAudit(trx, now, { row: current, stage: 'receiver_confirm', verdict, receipt_sha256, content_type, status_after: current.status, applied: false, actor_merchant_id: scope.merchant_id });
+      const audit_id = await writeAudit(trx, now, {
+        row: current,
+        stage: 'receiver_confirm',
+        verdict,
+        receipt_sha256,
+        content_type,
+        status_after: current.status,
+        applied: false,
+        actor_merchant_id: scope.merchant_id,
+      });
       return { error: late, audit_id };
     }
 
@@ -297,7 +387,8 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
     const counters = {
       attempts: current.attempts + 1,
       first_receiver_attempt_at: first_attempt_at,
-      receiver_window_expires_at: current.receiver_window_expires_at ?? new Date(first_attempt_at.getTime() + deps.window_hours * HOUR_MS),
+      receiver_window_expires_at:
+        current.receiver_window_expires_at ?? new Date(first_attempt_at.getTime() + deps.window_hours * HOUR_MS),
       validator_kind: verdict.validator_kind,
     };
     let next: PendingFundsRow;
@@ -307,26 +398,54 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
       next = await transition(trx, current, 'confirmed', now, { ...counters, ledger_transfer_id: randomUUID() });
       event = 'pending_funds.confirmed';
     } else if (verdict.outcome === 'failed') {
-      next = await transition(trx, current, 'failed', now, { ...counters, failure_reason: verdict.reason ?? 'validator_failed' });
+      next = await transition(trx, current, 'failed', now, {
+        ...counters,
+        failure_reason: verdict.reason ?? 'validator_failed',
+      });
       event = 'pending_funds.failed';
     } else if (verdict.outcome === 'unverified') {
       const unverified_attempts = current.unverified_attempts + 1;
       const exhausted = unverified_attempts >= deps.max_attempts;
-      next = await transition(trx, current, exhausted ? 'failed' : AWAITING_RECEIVER, now, { ...counters, unverified_attempts, ...(exhausted ? { failure_reason: MAX_ATTEMPTS_REASON } : {}) });
+      next = await transition(trx, current, exhausted ? 'failed' : AWAITING_RECEIVER, now, {
+        ...counters,
+        unverified_attempts,
+        ...(exhausted ? { failure_reason: MAX_ATTEMPTS_REASON } : {}),
+      });
       if (exhausted) event = 'pending_funds.failed';
     } else {
       next = await transition(trx, current, AWAITING_RECEIVER, now, counters);
     }
-    const audit_id = await writeAudit(trx, now, { row: current, stage: 'receiver_confirm', verdict, receipt_sha256, content_type, status_after: next.status, applied: true, actor_merchant_id: scope.merchant_id });
+    const audit_id = await writeAudit(trx, now, {
+      row: current,
+      stage: 'receiver_confirm',
+      verdict,
+      receipt_sha256,
+      content_type,
+      status_after: next.status,
+      applied: true,
+      actor_merchant_id: scope.merchant_id,
+    });
     if (event) await emit(trx, now, next, event);
 
     if (verdict.outcome === 'verified') {
       try {
         const transfer = await deps.ledger.transfer(
-          { key: current.id, kind: 'mint', debit_account: accounts.world(current.is_sandbox), credit_account: accounts.merchantAvailable(current.receiver_merchant_id, current.is_sandbox), amount_micro_pay: current.amount_minor, memo: `pending funds ${current.id}` },
+          {
+            key: current.id,
+            kind: 'mint',
+            debit_account: accounts.world(current.is_sandbox),
+            credit_account: accounts.merchantAvailable(current.receiver_merchant_id, current.is_sandbox),
+            amount_micro_pay: current.amount_minor,
+            memo: `pending funds ${current.id}`,
+          },
           { trx },
         );
-        next = await trx.updateTable('pending_funds').set({ ledger_transfer_id: transfer.id }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+        next = await trx
+          .updateTable('pending_funds')
+          .set({ ledger_transfer_id: transfer.id })
+          .where('id', '=', current.id)
+          .returningAll()
+          .executeTakeFirstOrThrow();
       } catch (error) {
         if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') {
           throw pendingFundsLedgerUnavailable();
@@ -334,7 +453,14 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
         throw error;
       }
     }
-    return { result: { outcome: verdict.outcome, reason: verdict.reason ?? null, audit_id, pending_funds: presentPendingFunds(next) } };
+    return {
+      result: {
+        outcome: verdict.outcome,
+        reason: verdict.reason ?? null,
+        audit_id,
+        pending_funds: presentPendingFunds(next),
+      },
+    };
   });
   if ('error' in outcome) throw outcome.error;
   return outcome.result;
@@ -344,13 +470,28 @@ export async function receiverConfirm(deps: PendingFundsDeps, scope: MerchantSco
 async function sweepOne(deps: Pick<PendingFundsDeps, 'db' | 'clock'>, id: string): Promise<boolean> {
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
-    const row = await trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().skipLocked().executeTakeFirst();
+    const row = await trx
+      .selectFrom('pending_funds')
+      .selectAll()
+      .where('id', '=', id)
+      .forUpdate()
+      .skipLocked()
+      .executeTakeFirst();
     if (!row) return false;
     const move = dueMove(row, now);
     if (!move) return false;
     // A row that never passed intake validation says so; its intake audit rows hold every attempt.
-    const reason = move === 'failed' ? WINDOW_EXPIRED_REASON : row.status === 'pending_validation' ? INTAKE_UNVERIFIED_REASON : null;
-    const next = await transition(trx, row, move, now, reason ? { failure_reason: reason, ...(row.status === 'pending_validation' ? { intake_next_attempt_at: null } : {}) } : {});
+    const reason =
+      move === 'failed' ? WINDOW_EXPIRED_REASON : row.status === 'pending_validation' ? INTAKE_UNVERIFIED_REASON : null;
+    const next = await transition(
+      trx,
+      row,
+      move,
+      now,
+      reason
+        ? { failure_reason: reason, ...(row.status === 'pending_validation' ? { intake_next_attempt_at: null } : {}) }
+        : {},
+    );
     await emit(trx, now, next, move === 'failed' ? 'pending_funds.failed' : 'pending_funds.expired');
     return true;
   });
@@ -368,8 +509,16 @@ export async function sweepPendingFunds(deps: Pick<PendingFundsDeps, 'db' | 'clo
     .select('id')
     .where((eb) =>
       eb.or([
-        eb.and([eb('status', 'in', ['pending_validation', AWAITING_RECEIVER]), eb('first_receiver_attempt_at', 'is', null), eb('expires_at', '<=', now)]),
-        eb.and([eb('status', '=', AWAITING_RECEIVER), eb('first_receiver_attempt_at', 'is not', null), eb('receiver_window_expires_at', '<=', now)]),
+        eb.and([
+          eb('status', 'in', ['pending_validation', AWAITING_RECEIVER]),
+          eb('first_receiver_attempt_at', 'is', null),
+          eb('expires_at', '<=', now),
+        ]),
+        eb.and([
+          eb('status', '=', AWAITING_RECEIVER),
+          eb('first_receiver_attempt_at', 'is not', null),
+          eb('receiver_window_expires_at', '<=', now),
+        ]),
       ]),
     )
     .limit(batch)
@@ -409,17 +558,32 @@ export async function listAudit(db: Db, query: AuditQuery & { include_archived?:
     let builder = db.selectFrom(table as 'receiver_confirm_audit').selectAll();
     // An archived row stays in its table beside its archive copy: it is listed once, from the archive.
     if (table === 'receiver_confirm_audit') {
-      builder = builder.where(({ not, exists, selectFrom }) => not(exists(selectFrom('receiver_confirm_audit_archive as copy').select('copy.id').whereRef('copy.id', '=', 'receiver_confirm_audit.id'))));
+      builder = builder.where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('receiver_confirm_audit_archive as copy')
+              .select('copy.id')
+              .whereRef('copy.id', '=', 'receiver_confirm_audit.id'),
+          ),
+        ),
+      );
     }
     if (query.outcome?.length) builder = builder.where('outcome', 'in', query.outcome as ValidatorVerdict['outcome'][]);
     if (query.pending_funds_id) builder = builder.where('pending_funds_id', '=', query.pending_funds_id);
-    if (query.validator_kind) builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
+    if (query.validator_kind)
+      builder = builder.where('validator_kind', '=', query.validator_kind as ValidatorVerdict['validator_kind']);
     // Receiver-confirm rows unless asked otherwise: rows per pending_funds_id then equal receiver-confirm calls.
     const stage = query.stage ?? 'receiver_confirm';
     if (stage !== 'all') builder = builder.where('stage', '=', stage as 'intake' | 'receiver_confirm');
     return builder;
   };
-  return listPage(query.include_archived ? [from('receiver_confirm_audit'), from('receiver_confirm_audit_archive')] : from('receiver_confirm_audit'), query, presentAudit);
+  return listPage(
+    query.include_archived
+      ? [from('receiver_confirm_audit'), from('receiver_confirm_audit_archive')]
+      : from('receiver_confirm_audit'),
+    query,
+    presentAudit,
+  );
 }
 
 /** A row by id, archived or not (an archived one is its archive copy, with `archived: true`); `include_archived` is accepted as before. */
@@ -433,7 +597,11 @@ export async function getAudit(db: Db, id: string, _include_archived = false) {
 
 /** The mint each confirmed row implies (key = row id, world account -> the receiver's available PAY). */
 export async function pendingFundsExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor.selectFrom('pending_funds').select(['id', 'is_sandbox', 'receiver_merchant_id', 'amount_minor']).where('status', '=', 'confirmed').execute();
+  const rows = await executor
+    .selectFrom('pending_funds')
+    .select(['id', 'is_sandbox', 'receiver_merchant_id', 'amount_minor'])
+    .where('status', '=', 'confirmed')
+    .execute();
   return rows.map((row) => ({
     key: row.id,
     kind: 'mint' as const,

@@ -15,9 +15,15 @@ export const TERMINAL: readonly PendingFundsStatus[] = ['confirmed', 'failed', '
 export const AWAITING_RECEIVER: PendingFundsStatus = 'validated_pending_receiver_confirm';
 
 export const PENDING_FUNDS_STATES = defineStateMachine({
-  table: 'pending_funds', noun: 'pending-funds row',
+  table: 'pending_funds',
+  noun: 'pending-funds row',
   moves: PENDING_FUNDS_TRANSITIONS,
-  entered_at: { validated_pending_receiver_confirm: 'validated_at', confirmed: 'confirmed_at', failed: 'failed_at', expired: 'expired_at' },
+  entered_at: {
+    validated_pending_receiver_confirm: 'validated_at',
+    confirmed: 'confirmed_at',
+    failed: 'failed_at',
+    expired: 'expired_at',
+  },
   touched_at: 'updated_at',
   conflict: 'PENDING_FUNDS_TERMINAL',
   refused: (from) => (TERMINAL.includes(from) ? 'PENDING_FUNDS_TERMINAL' : 'PENDING_FUNDS_VALIDATION_UNVERIFIED'),
@@ -29,15 +35,24 @@ export const transition = mover(PENDING_FUNDS_STATES);
 /** Why a row cannot take a receiver confirmation, or null when it can (rule 2 of the contract's section 4.3). */
 export function refusal(row: Pick<PendingFundsRow, 'status' | 'id'>): AppError | null {
   if (row.status === AWAITING_RECEIVER) return null;
-  if (TERMINAL.includes(row.status)) return new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${row.id} is ${row.status}`);
-  return new AppError('PENDING_FUNDS_VALIDATION_UNVERIFIED', `Pending funds ${row.id} is ${row.status}, not validated_pending_receiver_confirm`);
+  if (TERMINAL.includes(row.status))
+    return new AppError('PENDING_FUNDS_TERMINAL', `Pending funds ${row.id} is ${row.status}`);
+  return new AppError(
+    'PENDING_FUNDS_VALIDATION_UNVERIFIED',
+    `Pending funds ${row.id} is ${row.status}, not validated_pending_receiver_confirm`,
+  );
 }
 
 /** The sweep's verdict for an open row at `now`: expired (TTL, no receiver action), failed (window), or null. */
-export function dueMove(row: Pick<PendingFundsRow, 'status' | 'first_receiver_attempt_at' | 'expires_at' | 'receiver_window_expires_at'>, now: Date): 'expired' | 'failed' | null {
+export function dueMove(
+  row: Pick<PendingFundsRow, 'status' | 'first_receiver_attempt_at' | 'expires_at' | 'receiver_window_expires_at'>,
+  now: Date,
+): 'expired' | 'failed' | null {
   if (TERMINAL.includes(row.status)) return null;
   if (row.first_receiver_attempt_at === null) return row.expires_at.getTime() <= now.getTime() ? 'expired' : null;
-  return row.receiver_window_expires_at !== null && row.receiver_window_expires_at.getTime() <= now.getTime() ? 'failed' : null;
+  return row.receiver_window_expires_at !== null && row.receiver_window_expires_at.getTime() <= now.getTime()
+    ? 'failed'
+    : null;
 }
 
 export const WINDOW_EXPIRED_REASON = 'receiver_confirm_window_expired';

@@ -2,7 +2,12 @@ import type { Generated, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 import type { ValidatorKind, ValidatorOutcome } from '../validators/port.ts';
 
-export type PendingFundsStatus = 'pending_validation' | 'validated_pending_receiver_confirm' | 'confirmed' | 'failed' | 'expired';
+export type PendingFundsStatus =
+  | 'pending_validation'
+  | 'validated_pending_receiver_confirm'
+  | 'confirmed'
+  | 'failed'
+  | 'expired';
 
 export interface ReceiverAccount {
   account_number?: string;

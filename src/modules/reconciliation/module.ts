@@ -17,7 +17,13 @@ export const reconciliationModule = defineModule({
     const gauge = createReconciliationGauge(registry);
     return {
       routes: async (server) => void (await server.register(reconciliationRoutes, { db })),
-      jobs: [{ name: 'ledger-reconcile', interval_ms: DAY_MS, run: () => reconciliationJob({ db, gauge, logger, causes: RECONCILIATION_CAUSES }) }],
+      jobs: [
+        {
+          name: 'ledger-reconcile',
+          interval_ms: DAY_MS,
+          run: () => reconciliationJob({ db, gauge, logger, causes: RECONCILIATION_CAUSES }),
+        },
+      ],
     };
   },
 });

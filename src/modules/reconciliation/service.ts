@@ -48,9 +48,16 @@ export function createReconciliationGauge(registry: Registry): Gauge<'cause'> {
 }
 
 /** The daily job: reconciles, sets the gauge per cause (every cause, 0 included) and logs each difference. */
-export async function reconciliationJob(deps: { db: Db; gauge: Gauge<'cause'>; logger?: Logger | undefined; causes: readonly string[] }): Promise<number> {
+export async function reconciliationJob(deps: {
+  db: Db;
+  gauge: Gauge<'cause'>;
+  logger?: Logger | undefined;
+  causes: readonly string[];
+}): Promise<number> {
   const { differences } = await supplyWithDifferences(deps.db);
-  for (const cause of deps.causes) deps.gauge.set({ cause }, differences.filter((difference) => difference.cause === cause).length);
-  for (const difference of differences) deps.logger?.error({ job: 'ledger-reconcile', difference }, 'the ledger and the business records differ');
+  for (const cause of deps.causes)
+    deps.gauge.set({ cause }, differences.filter((difference) => difference.cause === cause).length);
+  for (const difference of differences)
+    deps.logger?.error({ job: 'ledger-reconcile', difference }, 'the ledger and the business records differ');
   return 0;
 }

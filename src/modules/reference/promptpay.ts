@@ -18,7 +18,11 @@ function proxyType(promptpay_id: string): 'MSISDN' | 'NATID' | 'EWALLETID' {
  */
 export function promptpayPayload(promptpay_id: string, amount_minor?: number): string {
   const type = proxyType(promptpay_id);
-  return generate.anyId({ type, target: promptpay_id, ...(amount_minor === undefined ? {} : { amount: amount_minor / 100 }) });
+  return generate.anyId({
+    type,
+    target: promptpay_id,
+    ...(amount_minor === undefined ? {} : { amount: amount_minor / 100 }),
+  });
 }
 
 export async function qrPng(payload: string): Promise<Buffer> {

@@ -19,7 +19,11 @@ export const referenceRoutes: FastifyPluginAsyncTypebox<{ banks: BankDirectory }
     '/v1/reference/thai-banks',
     {
       config: { auth: 'public' },
-      schema: { tags: ['reference'], summary: 'Thai bank directory (cached one hour)', response: { 200: Envelope(Type.Array(Bank)) } },
+      schema: {
+        tags: ['reference'],
+        summary: 'Thai bank directory (cached one hour)',
+        response: { 200: Envelope(Type.Array(Bank)) },
+      },
     },
     async (_request, reply) => {
       reply.header('Cache-Control', 'public, max-age=3600');
@@ -36,14 +40,33 @@ export const referenceRoutes: FastifyPluginAsyncTypebox<{ banks: BankDirectory }
         summary: 'EMVCo PromptPay payload for an id and an optional amount in baht (the client renders the QR)',
         body: Type.Object(
           {
-            promptpay_id: Type.String({ minLength: 1, maxLength: 32, description: 'Mobile (0812345678), national/tax id (13 digits) or e-wallet id (15 digits); dashes and spaces are ignored' }),
+            promptpay_id: Type.String({
+              minLength: 1,
+              maxLength: 32,
+              description:
+                'Mobile (0812345678), national/tax id (13 digits) or e-wallet id (15 digits); dashes and spaces are ignored',
+            }),
             amount: Type.Optional(
-              Type.Union([Type.Number({ minimum: 0, maximum: 999_999_999.99 }), Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,2})?$' })], { description: 'Baht, at most 2 decimals; omit for a static QR' }),
+              Type.Union(
+                [
+                  Type.Number({ minimum: 0, maximum: 999_999_999.99 }),
+                  Type.String({ pattern: '^\\d{1,9}(\\.\\d{1,2})?$' }),
+                ],
+                { description: 'Baht, at most 2 decimals; omit for a static QR' },
+              ),
             ),
           },
           { additionalProperties: false },
         ),
-        response: { 200: Envelope(Type.Object({ payload: Type.String(), promptpay_id: Type.String(), amount: Type.Union([Type.String(), Type.Null()]) })) },
+        response: {
+          200: Envelope(
+            Type.Object({
+              payload: Type.String(),
+              promptpay_id: Type.String(),
+              amount: Type.Union([Type.String(), Type.Null()]),
+            }),
+          ),
+        },
       },
     },
     async (request) => {

@@ -66,7 +66,10 @@ function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): Se
 
 function buyOrder(merchant_id: string, now: Date, type: SyntheticEventType): BuyOrderRow {
   const partial = type === 'buy_order.partially_filled';
-  const status = type === 'buy_order.created' || partial ? 'pending' : (type.slice('buy_order.'.length) as 'matched' | 'cancelled' | 'expired');
+  const status =
+    type === 'buy_order.created' || partial
+      ? 'pending'
+      : (type.slice('buy_order.'.length) as 'matched' | 'cancelled' | 'expired');
   // A partial fill: 40 % of the amount, at the buy's own price.
   const filled_micro_pay = status === 'matched' ? SAMPLE_MICRO_PAY : partial ? (SAMPLE_MICRO_PAY * 2) / 5 : 0;
   return {
@@ -113,7 +116,8 @@ function dispute(merchant_id: string, now: Date, type: SyntheticEventType): Disp
 
 function pendingFunds(merchant_id: string, now: Date, type: SyntheticEventType): PendingFundsRow {
   const kind = type.slice('pending_funds.'.length);
-  const status = kind === 'validated' ? 'validated_pending_receiver_confirm' : (kind as 'confirmed' | 'failed' | 'expired');
+  const status =
+    kind === 'validated' ? 'validated_pending_receiver_confirm' : (kind as 'confirmed' | 'failed' | 'expired');
   return {
     id: syntheticId(),
     receiver_merchant_id: merchant_id,
@@ -171,7 +175,12 @@ function settlement(merchant_id: string, now: Date, type: SyntheticEventType): S
 }
 
 /** Writes one synthetic sandbox event of `type` to the outbox in the caller's transaction; returns its envelope. */
-export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope: MerchantScope, type: SyntheticEventType): Promise<EventEnvelope> {
+export async function emitSyntheticEvent(
+  deps: { clock: Clock },
+  trx: Trx,
+  scope: MerchantScope,
+  type: SyntheticEventType,
+): Promise<EventEnvelope> {
   if (!scope.is_sandbox) throw sandboxKeysOnly();
   const now = deps.clock.now();
   const base = { merchant_id: scope.merchant_id, is_sandbox: true, type };
@@ -187,7 +196,15 @@ export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope
         fiat_amount: row.filled_fiat_amount,
         amount_micro_pay: row.filled_micro_pay,
         to: row.payout_destination,
-        fills: [{ buy_order_id: row.matched_buy_order_id, payer_name: 'Sandbox Buyer', reference: fillReference(syntheticId()), amount_micro_pay: row.filled_micro_pay, fiat_amount: row.filled_fiat_amount }],
+        fills: [
+          {
+            buy_order_id: row.matched_buy_order_id,
+            payer_name: 'Sandbox Buyer',
+            reference: fillReference(syntheticId()),
+            amount_micro_pay: row.filled_micro_pay,
+            fiat_amount: row.filled_fiat_amount,
+          },
+        ],
       };
       const data = { ...presentSellOrder(row), ...(type === 'sell_order.cash_leg_requested' ? { cash_leg } : {}) };
       return recordEvent(trx, now, { ...base, resource_type: 'sell_order', resource_id: row.id, data });
@@ -195,23 +212,51 @@ export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope
     case 'buy_order': {
       const row = buyOrder(scope.merchant_id, now, type);
       // A filled synthetic order: one fill paying the sandbox seller by PromptPay.
-      const fills: FillRow[] = row.filled_micro_pay > 0 && row.matched_sell_order_id
-        ? [{
-            id: syntheticId(), is_sandbox: true, sell_order_id: row.matched_sell_order_id, buy_order_id: row.id, amount_micro_pay: row.filled_micro_pay,
-            fiat_amount: row.filled_fiat_amount, mint_transfer_id: syntheticId(), buy_fill_number: 1,
-            payee: { display_name: 'Sandbox Seller', destination: SAMPLE_DESTINATION }, payer_name: null, created_at: now,
-            reversed_at: null, reversed_micro_pay: 0, shortfall_micro_pay: 0,
-          }]
-        : [];
-      return recordEvent(trx, now, { ...base, resource_type: 'buy_order', resource_id: row.id, data: { ...presentBuyOrder(row, fills) } });
+      const fills: FillRow[] =
+        row.filled_micro_pay > 0 && row.matched_sell_order_id
+          ? [
+              {
+                id: syntheticId(),
+                is_sandbox: true,
+                sell_order_id: row.matched_sell_order_id,
+                buy_order_id: row.id,
+                amount_micro_pay: row.filled_micro_pay,
+                fiat_amount: row.filled_fiat_amount,
+                mint_transfer_id: syntheticId(),
+                buy_fill_number: 1,
+                payee: { display_name: 'Sandbox Seller', destination: SAMPLE_DESTINATION },
+                payer_name: null,
+                created_at: now,
+                reversed_at: null,
+                reversed_micro_pay: 0,
+                shortfall_micro_pay: 0,
+              },
+            ]
+          : [];
+      return recordEvent(trx, now, {
+        ...base,
+        resource_type: 'buy_order',
+        resource_id: row.id,
+        data: { ...presentBuyOrder(row, fills) },
+      });
     }
     case 'dispute': {
       const row = dispute(scope.merchant_id, now, type);
-      return recordEvent(trx, now, { ...base, resource_type: 'dispute', resource_id: row.id, data: { ...presentDispute(row), actor_user_id: 'sandbox' } });
+      return recordEvent(trx, now, {
+        ...base,
+        resource_type: 'dispute',
+        resource_id: row.id,
+        data: { ...presentDispute(row), actor_user_id: 'sandbox' },
+      });
     }
     case 'pending_funds': {
       const row = pendingFunds(scope.merchant_id, now, type);
-      return recordEvent(trx, now, { ...base, resource_type: 'pending_funds', resource_id: row.id, data: presentPendingFunds(row) as unknown as Record<string, unknown> });
+      return recordEvent(trx, now, {
+        ...base,
+        resource_type: 'pending_funds',
+        resource_id: row.id,
+        data: presentPendingFunds(row) as unknown as Record<string, unknown>,
+      });
     }
     default: {
       const row = settlement(scope.merchant_id, now, type);
@@ -220,7 +265,13 @@ export async function emitSyntheticEvent(deps: { clock: Clock }, trx: Trx, scope
         resource_type: 'settlement',
         resource_id: row.id,
         data: presentSettlement(row) as unknown as Record<string, unknown>,
-        flat: { settlement_id: row.id, amount: row.net_minor, currency: row.currency, status: row.status, payment_count: row.payment_count },
+        flat: {
+          settlement_id: row.id,
+          amount: row.net_minor,
+          currency: row.currency,
+          status: row.status,
+          payment_count: row.payment_count,
+        },
       });
     }
   }

@@ -9,9 +9,24 @@ import type { SandboxDeps } from './service.ts';
 export const sandboxModule = defineModule({
   name: 'sandbox',
   owns: [],
-  calls: ['buy-orders', 'disputes', 'events', 'liquidity', 'payments', 'pending-funds', 'sell-orders', 'settlements', 'webhooks'],
+  calls: [
+    'buy-orders',
+    'disputes',
+    'events',
+    'liquidity',
+    'payments',
+    'pending-funds',
+    'sell-orders',
+    'settlements',
+    'webhooks',
+  ],
   start: ({ config, db, clock }) => {
-    const deps: SandboxDeps & { db: typeof db } = { db, clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps };
+    const deps: SandboxDeps & { db: typeof db } = {
+      db,
+      clock,
+      public_base_url: config.public_base_url,
+      settlement_fee_bps: config.settlement_fee_bps,
+    };
     return { deps, routes: async (server) => void (await server.register(sandboxRoutes, { deps })) };
   },
 });

@@ -12,10 +12,28 @@ import { DEFAULT_AMOUNT_MINOR, DEFAULT_CURRENCY, SCENARIOS, simulatePayment, typ
 const SimulateBody = Type.Object(
   {
     scenario: Type.Union(SCENARIOS.map((s) => Type.Literal(s))),
-    amount: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: `Minor units; default ${DEFAULT_AMOUNT_MINOR}` })),
-    currency: Type.Optional(Type.Union(CURRENCIES.map((c) => Type.Literal(c)), { description: `Default ${DEFAULT_CURRENCY}` })),
-    payment_method: Type.Optional(Type.Union(PAYMENT_METHODS.map((m) => Type.Literal(m)), { description: 'Default: the currency\'s first method' })),
-    order_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Default: a generated sbx_order_… id' })),
+    amount: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description: `Minor units; default ${DEFAULT_AMOUNT_MINOR}`,
+      }),
+    ),
+    currency: Type.Optional(
+      Type.Union(
+        CURRENCIES.map((c) => Type.Literal(c)),
+        { description: `Default ${DEFAULT_CURRENCY}` },
+      ),
+    ),
+    payment_method: Type.Optional(
+      Type.Union(
+        PAYMENT_METHODS.map((m) => Type.Literal(m)),
+        { description: "Default: the currency's first method" },
+      ),
+    ),
+    order_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: 'Default: a generated sbx_order_… id' }),
+    ),
     return_url: Type.Optional(Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 })),
   },
   { additionalProperties: false },
@@ -29,14 +47,18 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
       schema: {
         tags: ['sandbox'],
         summary: 'Play a payment lifecycle scenario; the response is the terminal view, signed webhooks follow',
-        description: 'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.',
+        description:
+          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.',
         body: SimulateBody,
         response: { 201: Envelope(Type.Object({ scenario: Type.String(), payment: Type.Ref('Payment') })) },
       },
     },
     async (request, reply) => {
       const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: false }, async (trx) => ({ status: 201, body: ok(await simulatePayment(deps, trx, scope, request.body)) }));
+      return idempotent(deps, request, reply, { required: false }, async (trx) => ({
+        status: 201,
+        body: ok(await simulatePayment(deps, trx, scope, request.body)),
+      }));
     },
   );
 
@@ -49,7 +71,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
         summary: 'Emit a sandbox event of a kind the payment scenarios do not produce; its signed webhook follows',
         description:
           'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). The event describes a synthetic resource (a fresh UUID, no row behind it) shaped like the real one, and is written to the outbox and delivered to the sandbox endpoints exactly as a real event. Payment events come from POST /v1/sandbox/payments/simulate.',
-        body: Type.Object({ type: Type.Union(SYNTHETIC_EVENT_TYPES.map((type) => Type.Literal(type))) }, { additionalProperties: false }),
+        body: Type.Object(
+          { type: Type.Union(SYNTHETIC_EVENT_TYPES.map((type) => Type.Literal(type))) },
+          { additionalProperties: false },
+        ),
         response: {
           201: Envelope(
             Type.Object({
@@ -63,7 +88,9 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
     },
     async (request, reply) => {
       const scope = merchantScope(request);
-      const envelope = await deps.db.transaction().execute((trx) => emitSyntheticEvent(deps, trx, scope, request.body.type));
+      const envelope = await deps.db
+        .transaction()
+        .execute((trx) => emitSyntheticEvent(deps, trx, scope, request.body.type));
       return reply.code(201).send(ok({ id: envelope.id, type: envelope.type, event: envelope }));
     },
   );

@@ -5,7 +5,13 @@ import type { Clock } from '../../lib/clock.ts';
 import type { Currency, PaymentMethod } from '../../lib/money.ts';
 import { allocateSynthetic } from '../liquidity/service.ts';
 import { presentPayment, type PaymentView } from '../payments/present.ts';
-import { emitPaymentEvent, insertPayment, loadLegs, recordSyntheticMatch, resolvePaymentMethod } from '../payments/service.ts';
+import {
+  emitPaymentEvent,
+  insertPayment,
+  loadLegs,
+  recordSyntheticMatch,
+  resolvePaymentMethod,
+} from '../payments/service.ts';
 import { transition } from '../payments/state.ts';
 import { paymentFee, recordPaymentFee } from '../payments/fees.ts';
 import type { LegRow } from '../payments/tables.ts';
@@ -15,7 +21,13 @@ import { present } from '../../lib/assert.ts';
 import { sandboxKeysOnly, tooSmallToSplit } from './errors.ts';
 
 /** The contract's five scenarios (section 4.4), exactly. */
-export const SCENARIOS = ['matched_then_completed', 'matched_then_failed', 'expired', 'settlement_cycle', 'matched_partial_fill'] as const;
+export const SCENARIOS = [
+  'matched_then_completed',
+  'matched_then_failed',
+  'expired',
+  'settlement_cycle',
+  'matched_partial_fill',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 export const DEFAULT_AMOUNT_MINOR = 10_000;
@@ -61,7 +73,12 @@ function splitParts(scenario: Scenario, amount_minor: number): number[] {
  * webhooks follow from the same dispatcher as live ones. Never calls the receipt validator, never touches live
  * sellers, the ledger or live rows.
  */
-export async function simulatePayment(deps: SandboxDeps, trx: Trx, scope: MerchantScope, input: SimulateInput): Promise<SimulateResult> {
+export async function simulatePayment(
+  deps: SandboxDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  input: SimulateInput,
+): Promise<SimulateResult> {
   if (!scope.is_sandbox) throw sandboxKeysOnly();
   const now = deps.clock.now();
   const currency = input.currency ?? DEFAULT_CURRENCY;
@@ -100,11 +117,18 @@ export async function simulatePayment(deps: SandboxDeps, trx: Trx, scope: Mercha
 
   if (input.scenario === 'matched_then_failed') {
     const failed = await transition(trx, matched, 'failed', now, { failure_reason: SIMULATED_FAILURE_REASON });
-    return { scenario: input.scenario, payment: await emitPaymentEvent(trx, now, deps, failed, leg_rows, 'payment.failed') };
+    return {
+      scenario: input.scenario,
+      payment: await emitPaymentEvent(trx, now, deps, failed, leg_rows, 'payment.failed'),
+    };
   }
 
   // No ledger in a simulation: the fee is recorded as a completion would take it, so the statement shows it.
-  const completed = await recordPaymentFee(trx, await transition(trx, matched, 'completed', now), paymentFee(matched, leg_rows, deps.settlement_fee_bps));
+  const completed = await recordPaymentFee(
+    trx,
+    await transition(trx, matched, 'completed', now),
+    paymentFee(matched, leg_rows, deps.settlement_fee_bps),
+  );
   const completed_view = await emitPaymentEvent(trx, now, deps, completed, leg_rows, 'payment.completed');
   if (input.scenario !== 'settlement_cycle') return { scenario: input.scenario, payment: completed_view };
 

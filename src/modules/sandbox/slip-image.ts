@@ -51,7 +51,15 @@ export function slipImage(options: SlipImageOptions): Buffer {
   fill(0, 0, WIDTH, 56, [0, 140 - tint, 80]);
   // Lines of "text": sender, receiver, date, amount; a photo's offset moves them.
   const shift = variant % 7;
-  for (const [y, w] of [[80, 220], [104, 160], [150, 240], [174, 180], [220, 140], [270, 200]] as const) fill(24 + shift, y + shift, w, 12, [60, 60, 70]);
+  for (const [y, w] of [
+    [80, 220],
+    [104, 160],
+    [150, 240],
+    [174, 180],
+    [220, 140],
+    [270, 200],
+  ] as const)
+    fill(24 + shift, y + shift, w, 12, [60, 60, 70]);
   fill(24 + shift, 310 + shift, 150, 24, [20, 20, 20]);
   if (options.qr !== 'none') {
     const qr = QRCode.create(slipPayload(options.reference, options.sending_bank), { errorCorrectionLevel: 'M' });
@@ -61,7 +69,8 @@ export function slipImage(options: SlipImageOptions): Buffer {
     fill(left, top, (size + 4) * MODULE_PX, (size + 4) * MODULE_PX, [255, 255, 255]);
     for (let row = 0; row < size; row++) {
       for (let column = 0; column < size; column++) {
-        if (qr.modules.get(row, column)) fill(left + (column + 2) * MODULE_PX, top + (row + 2) * MODULE_PX, MODULE_PX, MODULE_PX, [0, 0, 0]);
+        if (qr.modules.get(row, column))
+          fill(left + (column + 2) * MODULE_PX, top + (row + 2) * MODULE_PX, MODULE_PX, MODULE_PX, [0, 0, 0]);
       }
     }
     // Damaged: a stain over two finder patterns and the middle, beyond what error correction recovers.
@@ -71,7 +80,8 @@ export function slipImage(options: SlipImageOptions): Buffer {
       fill(left + span / 2, top + span / 2, span / 2, span / 2 + 2 * MODULE_PX, [120, 90, 60]);
     }
   }
-  if (options.format === 'jpeg') return Buffer.from(jpeg.encode({ data: pixels, width: WIDTH, height: HEIGHT }, 92 - (variant % 5)).data);
+  if (options.format === 'jpeg')
+    return Buffer.from(jpeg.encode({ data: pixels, width: WIDTH, height: HEIGHT }, 92 - (variant % 5)).data);
   const png = new PNG({ width: WIDTH, height: HEIGHT });
   pixels.copy(png.data);
   return PNG.sync.write(png);

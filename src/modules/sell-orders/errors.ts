@@ -3,10 +3,21 @@ import { AppError, type ErrorCode, type ErrorDetail } from '../../lib/errors.ts'
 /** Every refusal of the sell-orders module, one named factory each (status-transition 409s: state.ts). */
 
 export const sellOrderLedgerUnavailable = (details: ErrorDetail[]) =>
-  new AppError('SELL_ORDER_LEDGER_UNAVAILABLE', 'The PAY ledger is unavailable; nothing was changed, retry the request', details);
-export const availableBelowAmount = (code: ErrorCode, details: ErrorDetail[]) => new AppError(code, 'Available PAY is lower than the sell order amount', details);
-export const sellOrderNotCancellable = (status: string) => new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${status}`);
+  new AppError(
+    'SELL_ORDER_LEDGER_UNAVAILABLE',
+    'The PAY ledger is unavailable; nothing was changed, retry the request',
+    details,
+  );
+export const availableBelowAmount = (code: ErrorCode, details: ErrorDetail[]) =>
+  new AppError(code, 'Available PAY is lower than the sell order amount', details);
+export const sellOrderNotCancellable = (status: string) =>
+  new AppError('SELL_ORDER_BAD_STATE', `Only a pending sell order can be cancelled; this one is ${status}`);
 export const cashLegNotInFlight = (status: string) =>
-  new AppError('SELL_ORDER_BAD_STATE', `Cash legs are confirmed while the sell order is cash_leg_in_flight; this one is ${status}`);
-export const changedWhileEvidenceChecked = () => new AppError('SELL_ORDER_BAD_STATE', 'The sell order changed status while the evidence was checked; retry');
-export const batchChangedConcurrently = () => new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
+  new AppError(
+    'SELL_ORDER_BAD_STATE',
+    `Cash legs are confirmed while the sell order is cash_leg_in_flight; this one is ${status}`,
+  );
+export const changedWhileEvidenceChecked = () =>
+  new AppError('SELL_ORDER_BAD_STATE', 'The sell order changed status while the evidence was checked; retry');
+export const batchChangedConcurrently = () =>
+  new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');

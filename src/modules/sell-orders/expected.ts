@@ -19,14 +19,29 @@ export interface ExpectedCashLeg {
   slip_owner: string;
 }
 
-const notAFill = () => new AppError('VALIDATION_ERROR', 'buy_order_id is not a buy order that filled this sell order', [{ field: 'body.buy_order_id', message: 'is not a fill of this sell order' }]);
+const notAFill = () =>
+  new AppError('VALIDATION_ERROR', 'buy_order_id is not a buy order that filled this sell order', [
+    { field: 'body.buy_order_id', message: 'is not a fill of this sell order' },
+  ]);
 
-export async function expectedCashLeg(executor: Executor, order: SellOrderRow, buy_order_id: string | undefined): Promise<ExpectedCashLeg> {
+export async function expectedCashLeg(
+  executor: Executor,
+  order: SellOrderRow,
+  buy_order_id: string | undefined,
+): Promise<ExpectedCashLeg> {
   const receiver = order.payout_destination ? { receiver: slipReceiver(order.payout_destination) } : {};
   const fills = await fillsOfSellOrders(executor, [order.id]);
   const whole = slipOwner.cashLeg(order.id);
-  if (fills.length === 0) return { buy_order_id: null, check: { expected_amount_minor: order.filled_fiat_amount, currency: order.target_currency, ...receiver }, slip_owner: whole };
-  const fill = buy_order_id === undefined ? await nextUnverifiedFill(executor, order.id, fills) : fills.find((candidate) => candidate.buy_order_id === buy_order_id);
+  if (fills.length === 0)
+    return {
+      buy_order_id: null,
+      check: { expected_amount_minor: order.filled_fiat_amount, currency: order.target_currency, ...receiver },
+      slip_owner: whole,
+    };
+  const fill =
+    buy_order_id === undefined
+      ? await nextUnverifiedFill(executor, order.id, fills)
+      : fills.find((candidate) => candidate.buy_order_id === buy_order_id);
   if (!fill) throw notAFill();
   return {
     buy_order_id: fill.buy_order_id,
@@ -35,14 +50,23 @@ export async function expectedCashLeg(executor: Executor, order: SellOrderRow, b
   };
 }
 
-async function nextUnverifiedFill<Fill extends { buy_order_id: string }>(executor: Executor, sell_order_id: string, fills: readonly Fill[]): Promise<Fill | undefined> {
+async function nextUnverifiedFill<Fill extends { buy_order_id: string }>(
+  executor: Executor,
+  sell_order_id: string,
+  fills: readonly Fill[],
+): Promise<Fill | undefined> {
   if (fills.length === 1) return fills[0];
   const done = new Set((await verifiedFills(executor, sell_order_id)).map((row) => row.buy_order_id));
   return fills.find((fill) => !done.has(fill.buy_order_id)) ?? fills.at(-1);
 }
 
 function verifiedFills(executor: Executor, sell_order_id: string) {
-  return executor.selectFrom('sell_order_cash_leg_attempts').select('buy_order_id').where('sell_order_id', '=', sell_order_id).where('outcome', '=', 'verified').execute();
+  return executor
+    .selectFrom('sell_order_cash_leg_attempts')
+    .select('buy_order_id')
+    .where('sell_order_id', '=', sell_order_id)
+    .where('outcome', '=', 'verified')
+    .execute();
 }
 
 /** After a verified slip for `buy_order_id`: has every fill of the order now a verified transfer? */
@@ -55,7 +79,13 @@ export async function everyFillVerified(trx: Trx, order: SellOrderRow, buy_order
 
 /** What the seller is told to expect when its cash leg is requested: each buyer's transfer into its destination. */
 export async function expectedTransfers(executor: Executor, orders: readonly SellOrderRow[]) {
-  const fills = Map.groupBy(await fillsOfSellOrders(executor, orders.map((order) => order.id)), (fill) => fill.sell_order_id);
+  const fills = Map.groupBy(
+    await fillsOfSellOrders(
+      executor,
+      orders.map((order) => order.id),
+    ),
+    (fill) => fill.sell_order_id,
+  );
   return new Map(
     orders.map((order) => [
       order.id,

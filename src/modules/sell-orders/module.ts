@@ -12,7 +12,12 @@ export const sellOrdersModule = defineModule({
   calls: ['buy-orders', 'events', 'ledger', 'reference', 'validators'],
   start: (
     { config, db, clock },
-    needs: { ledger: Ledger; validator: ReceiptValidator; banks: BankDirectory; on_cash_leg_failure?: CashLegFailureHook | undefined },
+    needs: {
+      ledger: Ledger;
+      validator: ReceiptValidator;
+      banks: BankDirectory;
+      on_cash_leg_failure?: CashLegFailureHook | undefined;
+    },
   ) => {
     const deps: SellOrdersDeps = {
       db,

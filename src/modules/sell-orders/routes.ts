@@ -3,13 +3,33 @@ import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, Timestamp, UUID_PATTERN, UuidParams } from '../../http/schemas.ts';
+import {
+  CsvEnum,
+  Cursor,
+  Envelope,
+  Limit,
+  MinorUnits,
+  ok,
+  Page,
+  parseCsv,
+  Timestamp,
+  UUID_PATTERN,
+  UuidParams,
+} from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { RECEIPT_CONTENT_TYPES } from '../validators/receipt.ts';
 import { PayoutDestinationInput, PayoutDestinationSchema } from '../reference/payout-destinations.ts';
 import { getDefaultPayoutDestination, setDefaultPayoutDestination } from './destinations.ts';
 import { SellOrderSchema } from './present.ts';
-import { applyCashLeg, cancelSellOrder, checkCashLegEvidence, createSellOrder, getSellOrder, listSellOrders, type SellOrdersDeps } from './service.ts';
+import {
+  applyCashLeg,
+  cancelSellOrder,
+  checkCashLegEvidence,
+  createSellOrder,
+  getSellOrder,
+  listSellOrders,
+  type SellOrdersDeps,
+} from './service.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
 import type { SellOrderStatus } from './tables.ts';
 import { idempotencyKeyMalformed, idempotencyKeyRequired } from '../../http/http-errors.ts';
@@ -23,25 +43,42 @@ const CreateBody = Type.Object(
     amount_micro_pay: MinorUnits('PAY to sell, in micro-PAY (1 PAY = 1,000,000)', 1),
     currency: Type.Literal('PAY', { description: 'What is sold: always PAY' }),
     target_currency: Fiat,
-    target_fiat_amount: MinorUnits('Fiat the buyers pay you for the whole amount, in minor units of target_currency', 1),
-    payout_destination: Type.Optional({ ...PayoutDestinationInput, description: 'Where the buyers pay you; optional when your default destination carries target_currency' }),
+    target_fiat_amount: MinorUnits(
+      'Fiat the buyers pay you for the whole amount, in minor units of target_currency',
+      1,
+    ),
+    payout_destination: Type.Optional({
+      ...PayoutDestinationInput,
+      description: 'Where the buyers pay you; optional when your default destination carries target_currency',
+    }),
   },
   { additionalProperties: false },
 );
 
 const ConfirmBody = Type.Object(
   {
-    receipt_base64: Type.String({ minLength: 1, description: 'The slip of the buyer\'s transfer that reached your payout destination (image or PDF), base64' }),
+    receipt_base64: Type.String({
+      minLength: 1,
+      description: "The slip of the buyer's transfer that reached your payout destination (image or PDF), base64",
+    }),
     content_type: Type.Union(RECEIPT_CONTENT_TYPES.map((type) => Type.Literal(type))),
-    reference: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Your rail\'s transfer reference' })),
+    reference: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 255, description: "Your rail's transfer reference" }),
+    ),
     buy_order_id: Type.Optional(
-      Type.String({ format: 'uuid', description: 'The buy order whose transfer the slip shows (from `cash_leg.fills`); default: the oldest fill still without a verified transfer' }),
+      Type.String({
+        format: 'uuid',
+        description:
+          'The buy order whose transfer the slip shows (from `cash_leg.fills`); default: the oldest fill still without a verified transfer',
+      }),
     ),
   },
   { additionalProperties: false },
 );
 
-const IdempotencyHeader = Type.Object({ 'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })) });
+const IdempotencyHeader = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
+});
 
 function idempotencyKey(request: FastifyRequest): string | undefined {
   const raw = request.headers['idempotency-key'];
@@ -97,7 +134,11 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
         response: { 200: Page(SellOrderSchema) },
       },
     },
-    async (request) => listSellOrders(deps, merchantScope(request), { ...request.query, status: parseCsv<SellOrderStatus>(request.query.status) }),
+    async (request) =>
+      listSellOrders(deps, merchantScope(request), {
+        ...request.query,
+        status: parseCsv<SellOrderStatus>(request.query.status),
+      }),
   );
 
   app.post(
@@ -106,7 +147,8 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       config: { auth: 'merchant', errors: [409, 502] },
       schema: {
         tags: ['sell-orders'],
-        summary: 'Sell PAY for a fiat payout: reserves the PAY (409 SELL_ORDER_INSUFFICIENT_BALANCE when available is short)',
+        summary:
+          'Sell PAY for a fiat payout: reserves the PAY (409 SELL_ORDER_INSUFFICIENT_BALANCE when available is short)',
         headers: IdempotencyHeader,
         body: CreateBody,
         response: { 201: Envelope(SellOrderSchema) },
@@ -125,7 +167,12 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
     '/v1/merchant-sell-orders/:id',
     {
       config: { auth: 'merchant', errors: [403, 404] },
-      schema: { tags: ['sell-orders'], summary: 'Read a sell order', params: UuidParams, response: { 200: Envelope(SellOrderSchema) } },
+      schema: {
+        tags: ['sell-orders'],
+        summary: 'Read a sell order',
+        params: UuidParams,
+        response: { 200: Envelope(SellOrderSchema) },
+      },
     },
     async (request) => ok(await getSellOrder(deps, merchantScope(request), request.params.id)),
   );
@@ -136,9 +183,9 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       config: { auth: 'merchant', errors: [403, 404, 409, 502] },
       schema: {
         tags: ['sell-orders'],
-        summary: 'Confirm that the buyer\'s transfer reached your payout destination, with its slip',
+        summary: "Confirm that the buyer's transfer reached your payout destination, with its slip",
         description:
-          'The slip is checked against the fill\'s fiat_amount and your own payout destination. 200 with the sell order: `completed` (every fill\'s transfer verified; the reserved PAY burned), `cash_leg_in_flight` (the slip was not accepted, or other fills still wait for theirs; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.',
+          "The slip is checked against the fill's fiat_amount and your own payout destination. 200 with the sell order: `completed` (every fill's transfer verified; the reserved PAY burned), `cash_leg_in_flight` (the slip was not accepted, or other fills still wait for theirs; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.",
         headers: IdempotencyHeader,
         params: UuidParams,
         body: ConfirmBody,
@@ -179,7 +226,10 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
     },
     async (request, reply) => {
       const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({ status: 200, body: ok(await cancelSellOrder(deps, trx, scope, request.params.id)) }));
+      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
+        status: 200,
+        body: ok(await cancelSellOrder(deps, trx, scope, request.params.id)),
+      }));
     },
   );
 };

@@ -23,7 +23,14 @@ import { presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
-import { availableBelowAmount, batchChangedConcurrently, cashLegNotInFlight, changedWhileEvidenceChecked, sellOrderLedgerUnavailable, sellOrderNotCancellable } from './errors.ts';
+import {
+  availableBelowAmount,
+  batchChangedConcurrently,
+  cashLegNotInFlight,
+  changedWhileEvidenceChecked,
+  sellOrderLedgerUnavailable,
+  sellOrderNotCancellable,
+} from './errors.ts';
 
 export interface SellOrdersDeps {
   db: Db;
@@ -40,7 +47,12 @@ export interface SellOrdersDeps {
 }
 
 /** What a given-up cash leg hands on: the order and the fills taken back from its buyers. */
-export type CashLegFailureHook = (trx: Trx, order: SellOrderRow, at: Date, reversals: readonly FillReversal[]) => Promise<void>;
+export type CashLegFailureHook = (
+  trx: Trx,
+  order: SellOrderRow,
+  at: Date,
+  reversals: readonly FillReversal[],
+) => Promise<void>;
 
 export interface CreateSellOrderInput {
   amount_micro_pay: number;
@@ -101,7 +113,13 @@ async function findOwned(executor: Executor, scope: MerchantScope, id: string): 
   return owned(await findSellOrder(executor, id), scope, OWNERSHIP.sell_order);
 }
 
-async function emit(trx: Trx, at: Date, order: SellOrderRow, type: string, extra: Record<string, unknown> = {}): Promise<SellOrderView> {
+async function emit(
+  trx: Trx,
+  at: Date,
+  order: SellOrderRow,
+  type: string,
+  extra: Record<string, unknown> = {},
+): Promise<SellOrderView> {
   const view = presentSellOrder(order);
   await recordEvent(trx, at, {
     merchant_id: order.merchant_id,
@@ -124,10 +142,24 @@ export function reservedMicroPay(order: Pick<SellOrderRow, 'amount_micro_pay' | 
 
 /** Reserve back to available: every failure path releases, keyed once per order. */
 async function releaseReserve(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow): Promise<void> {
-  await reserveToAvailable(deps, trx, order, sellOrderLedgerKeys.release(order.id), reservedMicroPay(order), `sell order ${order.id} released`);
+  await reserveToAvailable(
+    deps,
+    trx,
+    order,
+    sellOrderLedgerKeys.release(order.id),
+    reservedMicroPay(order),
+    `sell order ${order.id} released`,
+  );
 }
 
-async function reserveToAvailable(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, key: string, amount_micro_pay: number, memo: string): Promise<void> {
+async function reserveToAvailable(
+  deps: SellOrdersDeps,
+  trx: Trx,
+  order: SellOrderRow,
+  key: string,
+  amount_micro_pay: number,
+  memo: string,
+): Promise<void> {
   try {
     await deps.ledger.transfer(
       {
@@ -146,7 +178,13 @@ async function reserveToAvailable(deps: SellOrdersDeps, trx: Trx, order: SellOrd
 }
 
 /** Creates a pending sell order and moves its PAY from available to reserve in the same transaction. */
-export async function createSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, input: CreateSellOrderInput, idempotency_key?: string): Promise<SellOrderView> {
+export async function createSellOrder(
+  deps: SellOrdersDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  input: CreateSellOrderInput,
+  idempotency_key?: string,
+): Promise<SellOrderView> {
   const now = deps.clock.now();
   const payout_destination = await resolvePayoutDestination(trx, deps.banks, scope, input);
   let id = idFromIdempotencyKey(scope, idempotency_key);
@@ -200,12 +238,24 @@ export async function createSellOrder(deps: SellOrdersDeps, trx: Trx, scope: Mer
   return presentSellOrder(order);
 }
 
-export async function getSellOrder(deps: Pick<SellOrdersDeps, 'db'>, scope: MerchantScope, id: string): Promise<SellOrderView> {
+export async function getSellOrder(
+  deps: Pick<SellOrdersDeps, 'db'>,
+  scope: MerchantScope,
+  id: string,
+): Promise<SellOrderView> {
   return presentSellOrder(await findOwned(deps.db, scope, id));
 }
 
-export async function listSellOrders(deps: Pick<SellOrdersDeps, 'db'>, scope: MerchantScope, query: ListSellOrdersQuery) {
-  let select = deps.db.selectFrom('sell_orders').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
+export async function listSellOrders(
+  deps: Pick<SellOrdersDeps, 'db'>,
+  scope: MerchantScope,
+  query: ListSellOrdersQuery,
+) {
+  let select = deps.db
+    .selectFrom('sell_orders')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.currency) select = select.where('currency', '=', query.currency as 'PAY');
   if (query.target_currency) select = select.where('target_currency', '=', query.target_currency);
@@ -218,10 +268,22 @@ export async function listSellOrders(deps: Pick<SellOrdersDeps, 'db'>, scope: Me
  * A partially filled order that closes (expiry or cancel): the unfilled rest goes back to available and the order
  * becomes `matched` for its filled part, whose buyers were already minted their PAY: the cash leg is owed for it.
  */
-async function closePartiallyFilled(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
+async function closePartiallyFilled(
+  deps: SellOrdersDeps,
+  trx: Trx,
+  order: SellOrderRow,
+  now: Date,
+): Promise<SellOrderRow> {
   const matched = await transition(trx, order, 'matched', now);
   const unfilled_micro_pay = order.amount_micro_pay - order.filled_micro_pay;
-  await reserveToAvailable(deps, trx, order, sellOrderLedgerKeys.releaseUnfilled(order.id), unfilled_micro_pay, `sell order ${order.id} closed partially filled: unfilled rest released`);
+  await reserveToAvailable(
+    deps,
+    trx,
+    order,
+    sellOrderLedgerKeys.releaseUnfilled(order.id),
+    unfilled_micro_pay,
+    `sell order ${order.id} closed partially filled: unfilled rest released`,
+  );
   return matched;
 }
 
@@ -229,10 +291,18 @@ async function closePartiallyFilled(deps: SellOrdersDeps, trx: Trx, order: SellO
  * Merchant cancel, only from `pending`. Nothing filled: failed/cancelled_by_merchant and the reserve is released. Partly
  * filled: the unfilled rest is released and the order becomes `matched` for the filled part (its cash leg is owed).
  */
-export async function cancelSellOrder(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string): Promise<SellOrderView> {
+export async function cancelSellOrder(
+  deps: SellOrdersDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  id: string,
+): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
-  const order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
+  const order = present(
+    await lockSellOrder(trx, id),
+    `sell order ${id} exists after findOwned (rows are never deleted)`,
+  );
   if (order.status !== 'pending') throw sellOrderNotCancellable(order.status);
   if (order.filled_micro_pay > 0) return presentSellOrder(await closePartiallyFilled(deps, trx, order, now));
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
@@ -252,18 +322,32 @@ export interface CashLegEvidence {
  * validator call (an outbound HTTP call with EasySlip, so it must not hold a transaction, above all PGlite's one
  * connection). The validator is only asked while the order is in flight and not already out of retries.
  */
-export async function checkCashLegEvidence(deps: SellOrdersDeps, scope: MerchantScope, id: string, input: ConfirmCashLegInput): Promise<CashLegEvidence> {
+export async function checkCashLegEvidence(
+  deps: SellOrdersDeps,
+  scope: MerchantScope,
+  id: string,
+  input: ConfirmCashLegInput,
+): Promise<CashLegEvidence> {
   const image = decodeReceipt(input, CASH_LEG_CODES);
   const order = await findOwned(deps.db, scope, id);
-  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps))) return { image, verdict: null, buy_order_id: null };
+  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps)))
+    return { image, verdict: null, buy_order_id: null };
   // The buyer's transfer into this seller's own destination, of the fill's amount. judgeSlip records a validator
   // that crashed as unverified, as a payment proof's would be.
   const expected = await expectedCashLeg(deps.db, order, input.buy_order_id);
-  const { verdict } = await judgeSlip(deps, { owner: expected.slip_owner, image, content_type: input.content_type, expect: expected.check });
+  const { verdict } = await judgeSlip(deps, {
+    owner: expected.slip_owner,
+    image,
+    content_type: input.content_type,
+    expect: expected.check,
+  });
   return { image, verdict, buy_order_id: expected.buy_order_id };
 }
 
-const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, timeout_hours: deps.cash_leg_retry_timeout_hours });
+const limits = (deps: SellOrdersDeps) => ({
+  retry_max: deps.cash_leg_retry_max,
+  timeout_hours: deps.cash_leg_retry_timeout_hours,
+});
 
 /**
  * Applies a confirm-cash-leg in the request's transaction. Verified: attempt counted, `completed`, the reserve burned
@@ -271,7 +355,14 @@ const limits = (deps: SellOrdersDeps) => ({ retry_max: deps.cash_leg_retry_max, 
  * sweep's rule already gave up on is failed here (lazily, as the sweeper would) and answered 200 `failed`; any other
  * status is 409 SELL_ORDER_BAD_STATE. A ledger outage throws 502 and the whole transaction (attempt included) rolls back.
  */
-export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: MerchantScope, id: string, input: ConfirmCashLegInput, evidence: CashLegEvidence): Promise<SellOrderView> {
+export async function applyCashLeg(
+  deps: SellOrdersDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  id: string,
+  input: ConfirmCashLegInput,
+  evidence: CashLegEvidence,
+): Promise<SellOrderView> {
   const now = deps.clock.now();
   await findOwned(trx, scope, id);
   let order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
@@ -299,9 +390,19 @@ export async function applyCashLeg(deps: SellOrdersDeps, trx: Trx, scope: Mercha
       created_at: now,
     })
     .execute();
-  const attempt = { cash_leg_attempts: attempt_number, last_cash_leg_attempt_at: now, last_cash_leg_outcome: verdict.outcome };
+  const attempt = {
+    cash_leg_attempts: attempt_number,
+    last_cash_leg_attempt_at: now,
+    last_cash_leg_outcome: verdict.outcome,
+  };
   if (verdict.outcome !== 'verified' || !(await everyFillVerified(trx, order, evidence.buy_order_id))) {
-    const updated = await trx.updateTable('sell_orders').set(attempt).where('id', '=', order.id).where('status', '=', 'cash_leg_in_flight').returningAll().executeTakeFirstOrThrow();
+    const updated = await trx
+      .updateTable('sell_orders')
+      .set(attempt)
+      .where('id', '=', order.id)
+      .where('status', '=', 'cash_leg_in_flight')
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return presentSellOrder(updated);
   }
   const completed = await transition(trx, order, 'completed', now, attempt);
@@ -360,7 +461,13 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
     .where((eb) =>
       eb.or([
         eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)]),
-        eb.and([eb('status', '=', 'cash_leg_in_flight'), eb.or([eb('cash_leg_attempts', '>=', deps.cash_leg_retry_max), eb('cash_leg_requested_at', '<=', timeout_cutoff)])]),
+        eb.and([
+          eb('status', '=', 'cash_leg_in_flight'),
+          eb.or([
+            eb('cash_leg_attempts', '>=', deps.cash_leg_retry_max),
+            eb('cash_leg_requested_at', '<=', timeout_cutoff),
+          ]),
+        ]),
       ]),
     )
     .orderBy('created_at')
@@ -369,7 +476,13 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
   let done = 0;
   for (const { id } of due) {
     const swept = await deps.db.transaction().execute(async (trx) => {
-      const order = await trx.selectFrom('sell_orders').selectAll().where('id', '=', id).forUpdate().skipLocked().executeTakeFirst();
+      const order = await trx
+        .selectFrom('sell_orders')
+        .selectAll()
+        .where('id', '=', id)
+        .forUpdate()
+        .skipLocked()
+        .executeTakeFirst();
       if (!order) return false;
       if (order.status === 'pending' && order.expires_at.getTime() <= now.getTime() && order.filled_micro_pay > 0) {
         await closePartiallyFilled(deps, trx, order, now);
@@ -400,7 +513,15 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
 export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>, batch = 200): Promise<number> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
-    const matched = await trx.selectFrom('sell_orders').selectAll().where('status', '=', 'matched').orderBy('matched_at').limit(batch).forUpdate().skipLocked().execute();
+    const matched = await trx
+      .selectFrom('sell_orders')
+      .selectAll()
+      .where('status', '=', 'matched')
+      .orderBy('matched_at')
+      .limit(batch)
+      .forUpdate()
+      .skipLocked()
+      .execute();
     const transfers = await expectedTransfers(trx, matched);
     for (const order of matched) {
       const in_flight = await transition(trx, order, 'cash_leg_in_flight', now);
@@ -440,7 +561,9 @@ export async function eligibleSellsWindow(
     .where('is_sandbox', '=', scope.is_sandbox)
     .where('target_currency', '=', scope.currency)
     .where('expires_at', '>', scope.now)
-    .where(sql<SqlBool>`target_fiat_amount::numeric * ${bid.amount_micro_pay}::numeric <= ${bid.fiat_amount}::numeric * amount_micro_pay::numeric`)
+    .where(
+      sql<SqlBool>`target_fiat_amount::numeric * ${bid.amount_micro_pay}::numeric <= ${bid.fiat_amount}::numeric * amount_micro_pay::numeric`,
+    )
     .where(sql<SqlBool>`filled_micro_pay < amount_micro_pay`);
   if (after) select = select.where(sql<SqlBool>`(created_at, id) > (${after.created_at}, ${after.id})`);
   return select.orderBy('created_at').orderBy('id').limit(limit).forUpdate().skipLocked().execute();
@@ -460,9 +583,19 @@ export interface SellFillUpdate {
  * buyers' PAY came from (the completion burn goes back to it). `WHERE status = 'pending'` on locked rows: a count that
  * differs fails the batch with 409 instead of applying it.
  */
-export async function applySellFills(trx: Trx, updates: readonly SellFillUpdate[], mint_source_account: string, at: Date): Promise<void> {
+export async function applySellFills(
+  trx: Trx,
+  updates: readonly SellFillUpdate[],
+  mint_source_account: string,
+  at: Date,
+): Promise<void> {
   if (updates.length === 0) return;
-  const values = sql.join(updates.map((u) => sql`(${u.sell_order_id}::uuid, ${u.filled_micro_pay}::bigint, ${u.filled_fiat_amount}::bigint, ${u.first_buy_order_id}::uuid, ${u.complete}::boolean)`));
+  const values = sql.join(
+    updates.map(
+      (u) =>
+        sql`(${u.sell_order_id}::uuid, ${u.filled_micro_pay}::bigint, ${u.filled_fiat_amount}::bigint, ${u.first_buy_order_id}::uuid, ${u.complete}::boolean)`,
+    ),
+  );
   const result = await sql`
     update sell_orders as s set
       filled_micro_pay = v.filled, filled_fiat_amount = v.fiat,
@@ -479,7 +612,12 @@ export async function applySellFills(trx: Trx, updates: readonly SellFillUpdate[
  * releases (cancel, expiry, exhausted cash legs, the unfilled rest of a partly filled order). Those credits return the
  * merchant's own PAY, so they are no volume: the trailing 30-day volume leaves them out.
  */
-export async function releasedReserveMicroPaySince(executor: Executor, merchant_id: string, is_sandbox: boolean, since: Date): Promise<number> {
+export async function releasedReserveMicroPaySince(
+  executor: Executor,
+  merchant_id: string,
+  is_sandbox: boolean,
+  since: Date,
+): Promise<number> {
   const result = await sql<{ released: string }>`
     select (
       coalesce(sum(case when filled_micro_pay > 0 then filled_micro_pay else amount_micro_pay end) filter (where status = 'failed' and failed_at >= ${since}), 0)
@@ -501,14 +639,38 @@ export async function sellOrderExpectations(executor: Executor): Promise<Expecte
     const available = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
     const reserve = accounts.merchantReserve(order.merchant_id, order.is_sandbox);
     const rows = [{ table: 'sell_orders', id: order.id }];
-    const move = (key: string, amount_micro_pay: number, from: string, to: string): ExpectedTransfer => ({ key, kind: 'transfer', debit_account: from, credit_account: to, amount_micro_pay, cause: 'sell_order', rows });
+    const move = (key: string, amount_micro_pay: number, from: string, to: string): ExpectedTransfer => ({
+      key,
+      kind: 'transfer',
+      debit_account: from,
+      credit_account: to,
+      amount_micro_pay,
+      cause: 'sell_order',
+      rows,
+    });
     const expected = [move(sellOrderLedgerKeys.reserve(order.id), order.amount_micro_pay, available, reserve)];
-    if (order.status === 'failed') expected.push(move(sellOrderLedgerKeys.release(order.id), reservedMicroPay(order), reserve, available));
+    if (order.status === 'failed')
+      expected.push(move(sellOrderLedgerKeys.release(order.id), reservedMicroPay(order), reserve, available));
     if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay) {
-      expected.push(move(sellOrderLedgerKeys.releaseUnfilled(order.id), order.amount_micro_pay - order.filled_micro_pay, reserve, available));
+      expected.push(
+        move(
+          sellOrderLedgerKeys.releaseUnfilled(order.id),
+          order.amount_micro_pay - order.filled_micro_pay,
+          reserve,
+          available,
+        ),
+      );
     }
     if (order.status === 'completed') {
-      expected.push({ key: sellOrderLedgerKeys.burn(order.id), kind: 'burn', debit_account: reserve, credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox), amount_micro_pay: order.filled_micro_pay, cause: 'sell_order', rows });
+      expected.push({
+        key: sellOrderLedgerKeys.burn(order.id),
+        kind: 'burn',
+        debit_account: reserve,
+        credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
+        amount_micro_pay: order.filled_micro_pay,
+        cause: 'sell_order',
+        rows,
+      });
     }
     return expected;
   });

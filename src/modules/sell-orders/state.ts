@@ -11,12 +11,24 @@ export const SELL_ORDER_TRANSITIONS: Record<SellOrderStatus, readonly SellOrderS
   failed: [],
 };
 
-export const SELL_ORDER_STATUSES: readonly SellOrderStatus[] = ['pending', 'matched', 'cash_leg_in_flight', 'completed', 'failed'];
+export const SELL_ORDER_STATUSES: readonly SellOrderStatus[] = [
+  'pending',
+  'matched',
+  'cash_leg_in_flight',
+  'completed',
+  'failed',
+];
 
 export const SELL_ORDER_STATES = defineStateMachine({
-  table: 'sell_orders', noun: 'sell order',
+  table: 'sell_orders',
+  noun: 'sell order',
   moves: SELL_ORDER_TRANSITIONS,
-  entered_at: { matched: 'matched_at', cash_leg_in_flight: 'cash_leg_requested_at', completed: 'completed_at', failed: 'failed_at' },
+  entered_at: {
+    matched: 'matched_at',
+    cash_leg_in_flight: 'cash_leg_requested_at',
+    completed: 'completed_at',
+    failed: 'failed_at',
+  },
   conflict: 'SELL_ORDER_BAD_STATE',
 });
 
@@ -32,7 +44,11 @@ export async function findSellOrder(executor: Executor, id: string): Promise<Sel
 }
 
 /** In flight and out of retries: attempts used up, or in flight longer than the retry timeout (docs/payouts.md). */
-export function cashLegExhausted(order: SellOrderRow, now: Date, limits: { retry_max: number; timeout_hours: number }): boolean {
+export function cashLegExhausted(
+  order: SellOrderRow,
+  now: Date,
+  limits: { retry_max: number; timeout_hours: number },
+): boolean {
   if (order.status !== 'cash_leg_in_flight') return false;
   if (order.cash_leg_attempts >= limits.retry_max) return true;
   const since = order.cash_leg_requested_at ?? order.matched_at ?? order.created_at;

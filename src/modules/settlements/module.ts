@@ -14,7 +14,13 @@ export const settlementsModule = defineModule({
       deps,
       schemas: { shared: [SettlementSchema] },
       routes: async (server) => void (await server.register(settlementRoutes, { deps })),
-      jobs: [{ name: 'settlement-run', interval_ms: config.settlement_interval_seconds * 1000, run: () => settlementJob(deps) }],
+      jobs: [
+        {
+          name: 'settlement-run',
+          interval_ms: config.settlement_interval_seconds * 1000,
+          run: () => settlementJob(deps),
+        },
+      ],
     };
   },
 });

@@ -34,7 +34,13 @@ export function presentSettlement(row: SettlementRow): SettlementView {
 }
 
 export function presentAdjustment(row: SettlementAdjustmentRow, currency: string): AdjustmentView {
-  return { id: row.id, amount_minor: row.amount_minor, amount_decimal: decimal(row.amount_minor, currency), reason: row.reason, created_at: iso(row.created_at) };
+  return {
+    id: row.id,
+    amount_minor: row.amount_minor,
+    amount_decimal: decimal(row.amount_minor, currency),
+    reason: row.reason,
+    created_at: iso(row.created_at),
+  };
 }
 
 export function presentItem(row: SettlementItemRow, currency: string): SettlementPaymentView {
@@ -54,7 +60,20 @@ export function presentItem(row: SettlementItemRow, currency: string): Settlemen
   };
 }
 
-export const CSV_COLUMNS = ['payment_id', 'order_id', 'currency', 'amount_minor', 'amount', 'fee_minor', 'fee', 'net_minor', 'net', 'payment_created_at', 'completed_at', 'fee_micro_pay'] as const;
+export const CSV_COLUMNS = [
+  'payment_id',
+  'order_id',
+  'currency',
+  'amount_minor',
+  'amount',
+  'fee_minor',
+  'fee',
+  'net_minor',
+  'net',
+  'payment_created_at',
+  'completed_at',
+  'fee_micro_pay',
+] as const;
 
 /**
  * RFC 4180 quoting, plus a leading `'` on cells a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, tab, CR):

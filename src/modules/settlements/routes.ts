@@ -1,7 +1,17 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
-import { CsvEnum, Cursor, Envelope, IncludeArchived, Limit, ok, Page, parseCsv, UuidParams } from '../../http/schemas.ts';
+import {
+  CsvEnum,
+  Cursor,
+  Envelope,
+  IncludeArchived,
+  Limit,
+  ok,
+  Page,
+  parseCsv,
+  UuidParams,
+} from '../../http/schemas.ts';
 import {
   adjustSettlement,
   exportSettlementCsv,
@@ -31,19 +41,32 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'key' },
       schema: {
         tags: ['settlements'],
-        summary: 'List settlement batches of this key\'s mode, newest first',
-        querystring: Type.Object({ status: Type.Optional(CsvEnum(SETTLEMENT_STATUSES, 'Settlement status filter')), cursor: Type.Optional(Cursor), limit: Limit }),
+        summary: "List settlement batches of this key's mode, newest first",
+        querystring: Type.Object({
+          status: Type.Optional(CsvEnum(SETTLEMENT_STATUSES, 'Settlement status filter')),
+          cursor: Type.Optional(Cursor),
+          limit: Limit,
+        }),
         response: { 200: Page(SettlementRef) },
       },
     },
-    async (request) => listSettlements(deps.db, merchantScope(request), { ...request.query, status: parseCsv<SettlementStatus>(request.query.status) }),
+    async (request) =>
+      listSettlements(deps.db, merchantScope(request), {
+        ...request.query,
+        status: parseCsv<SettlementStatus>(request.query.status),
+      }),
   );
 
   app.get(
     '/v1/settlements/:id',
     {
       config: { auth: 'key', errors: [404] },
-      schema: { tags: ['settlements'], summary: 'Read a settlement batch with its adjustments', params: UuidParams, response: { 200: Envelope(SettlementDetailSchema) } },
+      schema: {
+        tags: ['settlements'],
+        summary: 'Read a settlement batch with its adjustments',
+        params: UuidParams,
+        response: { 200: Envelope(SettlementDetailSchema) },
+      },
     },
     async (request) => ok(await getSettlement(deps.db, merchantScope(request), request.params.id)),
   );
@@ -54,7 +77,7 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'key', errors: [404] },
       schema: {
         tags: ['settlements'],
-        summary: 'The payments of a batch with each one\'s fee and net, newest payment first',
+        summary: "The payments of a batch with each one's fee and net, newest payment first",
         params: UuidParams,
         querystring: PageQuery,
         response: { 200: Page(SettlementPaymentSchema) },
@@ -72,12 +95,17 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
         summary: 'CSV of a batch: a header row, then one line per payment (amounts in minor units and as decimals)',
         params: UuidParams,
         produces: ['text/csv'],
-        response: { 200: { description: 'text/csv; charset=utf-8', content: { 'text/csv': { schema: Type.String() } } } },
+        response: {
+          200: { description: 'text/csv; charset=utf-8', content: { 'text/csv': { schema: Type.String() } } },
+        },
       },
     },
     async (request, reply) => {
       const { filename, csv } = await exportSettlementCsv(deps.db, merchantScope(request), request.params.id);
-      return reply.type('text/csv; charset=utf-8').header('Content-Disposition', `attachment; filename="${filename}"`).send(csv);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('Content-Disposition', `attachment; filename="${filename}"`)
+        .send(csv);
     },
   );
 
@@ -87,7 +115,8 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'admin' },
       schema: {
         tags: ['admin'],
-        summary: 'Run settlement now: batch every merchant\'s completed, unsettled payments per currency and mode (audited)',
+        summary:
+          "Run settlement now: batch every merchant's completed, unsettled payments per currency and mode (audited)",
         response: { 200: Envelope(Type.Object({ batches: Type.Array(SettlementRef), payment_count: Type.Integer() })) },
       },
     },
@@ -100,7 +129,7 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'admin', errors: [404, 409] },
       schema: {
         tags: ['admin'],
-        summary: 'Record that a completed batch\'s payout came back (completed -> failed, settlement.failed; audited)',
+        summary: "Record that a completed batch's payout came back (completed -> failed, settlement.failed; audited)",
         params: UuidParams,
         body: Type.Object({ reason: Type.String({ minLength: 1, maxLength: 500 }) }, { additionalProperties: false }),
         response: { 200: Envelope(SettlementDetailSchema) },
@@ -115,7 +144,7 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'admin', errors: [404, 409] },
       schema: {
         tags: ['admin'],
-        summary: 'Retry a failed batch\'s payout (failed -> completed, settlement.completed; audited)',
+        summary: "Retry a failed batch's payout (failed -> completed, settlement.completed; audited)",
         params: UuidParams,
         response: { 200: Envelope(SettlementDetailSchema) },
       },
@@ -129,11 +158,16 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'admin', errors: [404, 409] },
       schema: {
         tags: ['admin'],
-        summary: 'Add a signed adjustment to a batch\'s net (settlement.adjusted; audited); the net may not go below zero',
+        summary:
+          "Add a signed adjustment to a batch's net (settlement.adjusted; audited); the net may not go below zero",
         params: UuidParams,
         body: Type.Object(
           {
-            amount_minor: Type.Integer({ minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, description: 'Signed minor units, not zero: positive credits the merchant' }),
+            amount_minor: Type.Integer({
+              minimum: -Number.MAX_SAFE_INTEGER,
+              maximum: Number.MAX_SAFE_INTEGER,
+              description: 'Signed minor units, not zero: positive credits the merchant',
+            }),
             reason: Type.String({ minLength: 1, maxLength: 500 }),
           },
           { additionalProperties: false },
@@ -151,7 +185,13 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
     '/admin/settlements/:id/audit-log',
     {
       config: { auth: 'admin', errors: [404] },
-      schema: { tags: ['admin'], summary: 'Operator actions on a batch, newest first', params: UuidParams, querystring: Type.Object({ ...PageQuery.properties, include_archived: IncludeArchived }), response: { 200: Page(AdminActionSchema) } },
+      schema: {
+        tags: ['admin'],
+        summary: 'Operator actions on a batch, newest first',
+        params: UuidParams,
+        querystring: Type.Object({ ...PageQuery.properties, include_archived: IncludeArchived }),
+        response: { 200: Page(AdminActionSchema) },
+      },
     },
     async (request) => settlementAuditLog(deps.db, request.params.id, request.query),
   );

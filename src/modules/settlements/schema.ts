@@ -18,7 +18,9 @@ export const SettlementSchema = Type.Object(
     gross_decimal: Type.String(),
     fee_minor: Minor('Sum of the fees taken when each payment completed (each rounded down), minor units'),
     fee_decimal: Type.String(),
-    fee_micro_pay: Type.Integer({ description: 'The same fees in PAY, as the ledger took them into the fees account when each payment completed' }),
+    fee_micro_pay: Type.Integer({
+      description: 'The same fees in PAY, as the ledger took them into the fees account when each payment completed',
+    }),
     adjustments_minor: Minor('Sum of operator adjustments (signed), minor units'),
     adjustments_decimal: Type.String(),
     net_minor: Minor('gross - fee + adjustments, minor units'),
@@ -32,8 +34,17 @@ export const SettlementSchema = Type.Object(
   { $id: 'Settlement' },
 );
 
-export const AdjustmentSchema = Type.Object({ id: Type.String(), amount_minor: Type.Integer(), amount_decimal: Type.String(), reason: Type.String(), created_at: Timestamp });
-export const SettlementDetailSchema = Type.Object({ ...SettlementSchema.properties, adjustments: Type.Array(AdjustmentSchema) });
+export const AdjustmentSchema = Type.Object({
+  id: Type.String(),
+  amount_minor: Type.Integer(),
+  amount_decimal: Type.String(),
+  reason: Type.String(),
+  created_at: Timestamp,
+});
+export const SettlementDetailSchema = Type.Object({
+  ...SettlementSchema.properties,
+  adjustments: Type.Array(AdjustmentSchema),
+});
 
 export const SettlementPaymentSchema = Type.Object({
   payment_id: Type.String(),

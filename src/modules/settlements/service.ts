@@ -8,14 +8,33 @@ import { notFound } from '../../lib/errors.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { toSafeNumber } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
-import { claimUnsettledPayments, markPaymentSettled, unsettledGroups, type SettlementGroup } from '../payments/settlement-port.ts';
+import {
+  claimUnsettledPayments,
+  markPaymentSettled,
+  unsettledGroups,
+  type SettlementGroup,
+} from '../payments/settlement-port.ts';
 import type { PaymentRow } from '../payments/tables.ts';
 import { feeOf } from '../payments/fees.ts';
 import { listAdminActions, recordAdminAction, type AdminActor } from '../audit/service.ts';
-import { csvLine, CSV_COLUMNS, presentAdjustment, presentItem, presentSettlement, type AdjustmentView, type SettlementView } from './present.ts';
+import {
+  csvLine,
+  CSV_COLUMNS,
+  presentAdjustment,
+  presentItem,
+  presentSettlement,
+  type AdjustmentView,
+  type SettlementView,
+} from './present.ts';
 import { transitionSettlement } from './state.ts';
 import type { SettlementRow, SettlementStatus } from './tables.ts';
-import { adjustmentBelowZero, onlyCompletedCanFail, onlyFailedCanRetry, pendingNotAdjustable, zeroAdjustment } from './errors.ts';
+import {
+  adjustmentBelowZero,
+  onlyCompletedCanFail,
+  onlyFailedCanRetry,
+  pendingNotAdjustable,
+  zeroAdjustment,
+} from './errors.ts';
 
 export interface SettlementsDeps {
   db: Db;
@@ -55,7 +74,13 @@ async function recordSettlementEvent(trx: Trx, at: Date, batch: SettlementRow, t
     resource_type: 'settlement',
     resource_id: batch.id,
     data: view as unknown as Record<string, unknown>,
-    flat: { settlement_id: batch.id, amount: batch.net_minor, currency: batch.currency, status: batch.status, payment_count: batch.payment_count },
+    flat: {
+      settlement_id: batch.id,
+      amount: batch.net_minor,
+      currency: batch.currency,
+      status: batch.status,
+      payment_count: batch.payment_count,
+    },
   });
   return view;
 }
@@ -65,7 +90,13 @@ async function recordSettlementEvent(trx: Trx, at: Date, batch: SettlementRow, t
  * one item per payment with its fee, each payment `completed` -> `settled`, the batch -> `completed`, and
  * `settlement.completed` in the outbox. Nothing of it exists unless the transaction commits.
  */
-async function createBatch(trx: Trx, at: Date, group: SettlementGroup, payments: readonly PaymentRow[], fee_bps: number): Promise<SettlementRow> {
+async function createBatch(
+  trx: Trx,
+  at: Date,
+  group: SettlementGroup,
+  payments: readonly PaymentRow[],
+  fee_bps: number,
+): Promise<SettlementRow> {
   const id = randomUUID();
   const items = payments.map((payment) => {
     const { fee_minor, fee_micro_pay } = itemFee(payment, fee_bps);
@@ -156,17 +187,32 @@ let default_fee_bps: number | undefined;
  * transaction. `fee_bps` defaults to SETTLEMENT_FEE_BPS from the environment; callers that hold the app's config
  * should pass `config.settlement_fee_bps`.
  */
-export async function settleSandboxPayment(trx: Trx, at: Date, payment: PaymentRow, fee_bps?: number): Promise<{ settlement_id: string }> {
+export async function settleSandboxPayment(
+  trx: Trx,
+  at: Date,
+  payment: PaymentRow,
+  fee_bps?: number,
+): Promise<{ settlement_id: string }> {
   if (!payment.is_sandbox) throw new Error(`settleSandboxPayment settles sandbox payments only; ${payment.id} is live`);
   const bps = fee_bps ?? (default_fee_bps ??= loadConfig(process.env).settlement_fee_bps);
-  const batch = await createBatch(trx, at, { merchant_id: payment.merchant_id, is_sandbox: true, currency: payment.currency }, [payment], bps);
+  const batch = await createBatch(
+    trx,
+    at,
+    { merchant_id: payment.merchant_id, is_sandbox: true, currency: payment.currency },
+    [payment],
+    bps,
+  );
   return { settlement_id: batch.id };
 }
 
 // ---- merchant reads --------------------------------------------------------------------------------------------
 
 async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SettlementRow> {
-  return owned(await executor.selectFrom('settlements').selectAll().where('id', '=', id).executeTakeFirst(), scope, OWNERSHIP.settlement);
+  return owned(
+    await executor.selectFrom('settlements').selectAll().where('id', '=', id).executeTakeFirst(),
+    scope,
+    OWNERSHIP.settlement,
+  );
 }
 
 export interface ListQuery {
@@ -174,8 +220,16 @@ export interface ListQuery {
   limit: number;
 }
 
-export async function listSettlements(db: Db, scope: MerchantScope, query: ListQuery & { status?: SettlementStatus[] | undefined }) {
-  let select = db.selectFrom('settlements').selectAll().where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
+export async function listSettlements(
+  db: Db,
+  scope: MerchantScope,
+  query: ListQuery & { status?: SettlementStatus[] | undefined },
+) {
+  let select = db
+    .selectFrom('settlements')
+    .selectAll()
+    .where('merchant_id', '=', scope.merchant_id)
+    .where('is_sandbox', '=', scope.is_sandbox);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   return listPage(select, query, presentSettlement);
 }
@@ -183,7 +237,13 @@ export async function listSettlements(db: Db, scope: MerchantScope, query: ListQ
 export type SettlementDetail = SettlementView & { adjustments: AdjustmentView[] };
 
 async function detail(executor: Executor, batch: SettlementRow): Promise<SettlementDetail> {
-  const adjustments = await executor.selectFrom('settlement_adjustments').selectAll().where('settlement_id', '=', batch.id).orderBy('created_at').orderBy('id').execute();
+  const adjustments = await executor
+    .selectFrom('settlement_adjustments')
+    .selectAll()
+    .where('settlement_id', '=', batch.id)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return { ...presentSettlement(batch), adjustments: adjustments.map((row) => presentAdjustment(row, batch.currency)) };
 }
 
@@ -204,9 +264,19 @@ export async function listSettlementPayments(db: Db, scope: MerchantScope, id: s
 }
 
 /** One CSV line per payment after a header row, amounts in minor units and as decimals, oldest payment first. */
-export async function exportSettlementCsv(db: Db, scope: MerchantScope, id: string): Promise<{ filename: string; csv: string }> {
+export async function exportSettlementCsv(
+  db: Db,
+  scope: MerchantScope,
+  id: string,
+): Promise<{ filename: string; csv: string }> {
   const batch = await findOwned(db, scope, id);
-  const rows = await db.selectFrom('settlement_items').selectAll().where('settlement_id', '=', batch.id).orderBy('payment_created_at').orderBy('payment_id').execute();
+  const rows = await db
+    .selectFrom('settlement_items')
+    .selectAll()
+    .where('settlement_id', '=', batch.id)
+    .orderBy('payment_created_at')
+    .orderBy('payment_id')
+    .execute();
   const lines = [CSV_COLUMNS.join(','), ...rows.map((row) => csvLine(presentItem(row, batch.currency)))];
   return { filename: `settlement-${batch.id}.csv`, csv: `${lines.join('\r\n')}\r\n` };
 }
@@ -220,11 +290,16 @@ async function lockBatch(trx: Trx, id: string): Promise<SettlementRow> {
 }
 
 /** Runs settlement now for an operator and records who did it. */
-export async function runSettlementsByOperator(deps: SettlementsDeps, actor: AdminActor): Promise<{ batches: SettlementView[]; payment_count: number }> {
+export async function runSettlementsByOperator(
+  deps: SettlementsDeps,
+  actor: AdminActor,
+): Promise<{ batches: SettlementView[]; payment_count: number }> {
   const batches = await runSettlements(deps);
   const payment_count = batches.reduce((sum, batch) => sum + batch.payment_count, 0);
   await deps.db.transaction().execute((trx) =>
-    recordAdminAction(trx, { at: deps.clock.now(), actor, 
+    recordAdminAction(trx, {
+      at: deps.clock.now(),
+      actor,
       action: 'settlement.run',
       target_type: 'settlement_run',
       target_id: randomUUID(),
@@ -235,13 +310,25 @@ export async function runSettlementsByOperator(deps: SettlementsDeps, actor: Adm
 }
 
 /** completed -> failed: the merchant's bank returned the payout. Emits `settlement.failed`. */
-export async function failSettlement(deps: SettlementsDeps, actor: AdminActor, id: string, reason: string): Promise<SettlementDetail> {
+export async function failSettlement(
+  deps: SettlementsDeps,
+  actor: AdminActor,
+  id: string,
+  reason: string,
+): Promise<SettlementDetail> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
     const batch = await lockBatch(trx, id);
     if (batch.status !== 'completed') throw onlyCompletedCanFail(batch.status);
     const failed = await transitionSettlement(trx, batch, 'failed', now, { failure_reason: reason });
-    await recordAdminAction(trx, { at: now, actor,  action: 'settlement.fail', target_type: 'settlement', target_id: id, details: { reason, from: batch.status } });
+    await recordAdminAction(trx, {
+      at: now,
+      actor,
+      action: 'settlement.fail',
+      target_type: 'settlement',
+      target_id: id,
+      details: { reason, from: batch.status },
+    });
     await recordSettlementEvent(trx, now, failed, 'settlement.failed');
     return detail(trx, failed);
   });
@@ -253,8 +340,13 @@ export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, 
   return deps.db.transaction().execute(async (trx) => {
     const batch = await lockBatch(trx, id);
     if (batch.status !== 'failed') throw onlyFailedCanRetry(batch.status);
-    const completed = await transitionSettlement(trx, batch, 'completed', now, { failure_reason: null, retry_count: batch.retry_count + 1 });
-    await recordAdminAction(trx, { at: now, actor, 
+    const completed = await transitionSettlement(trx, batch, 'completed', now, {
+      failure_reason: null,
+      retry_count: batch.retry_count + 1,
+    });
+    await recordAdminAction(trx, {
+      at: now,
+      actor,
       action: 'settlement.retry',
       target_type: 'settlement',
       target_id: id,
@@ -269,7 +361,12 @@ export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, 
  * A signed correction of a batch's net (a credit for a missed payment, a debit for a refund outside the gateway).
  * The net may not go below zero (409 SETTLEMENT_BAD_STATE). Emits `settlement.adjusted`.
  */
-export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor, id: string, input: { amount_minor: number; reason: string }): Promise<SettlementDetail> {
+export async function adjustSettlement(
+  deps: SettlementsDeps,
+  actor: AdminActor,
+  id: string,
+  input: { amount_minor: number; reason: string },
+): Promise<SettlementDetail> {
   const now = deps.clock.now();
   if (input.amount_minor === 0) throw zeroAdjustment();
   return deps.db.transaction().execute(async (trx) => {
@@ -282,7 +379,14 @@ export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor,
     const adjustment_id = randomUUID();
     await trx
       .insertInto('settlement_adjustments')
-      .values({ id: adjustment_id, settlement_id: id, amount_minor: input.amount_minor, reason: input.reason, actor_user_id: actor.actor_user_id, created_at: now })
+      .values({
+        id: adjustment_id,
+        settlement_id: id,
+        amount_minor: input.amount_minor,
+        reason: input.reason,
+        actor_user_id: actor.actor_user_id,
+        created_at: now,
+      })
       .execute();
     const adjusted = await trx
       .updateTable('settlements')
@@ -290,11 +394,19 @@ export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor,
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirstOrThrow();
-    await recordAdminAction(trx, { at: now, actor, 
+    await recordAdminAction(trx, {
+      at: now,
+      actor,
       action: 'settlement.adjust',
       target_type: 'settlement',
       target_id: id,
-      details: { adjustment_id, amount_minor: input.amount_minor, reason: input.reason, net_minor_before: batch.net_minor, net_minor_after: net_minor },
+      details: {
+        adjustment_id,
+        amount_minor: input.amount_minor,
+        reason: input.reason,
+        net_minor_before: batch.net_minor,
+        net_minor_after: net_minor,
+      },
     });
     await recordSettlementEvent(trx, now, adjusted, 'settlement.adjusted');
     return detail(trx, adjusted);
@@ -302,7 +414,11 @@ export async function adjustSettlement(deps: SettlementsDeps, actor: AdminActor,
 }
 
 /** Operator actions on one batch, newest first; with `include_archived`, those moved to the archive after 90 days too. */
-export async function settlementAuditLog(db: Db, id: string, query: ListQuery & { include_archived?: boolean | undefined }) {
+export async function settlementAuditLog(
+  db: Db,
+  id: string,
+  query: ListQuery & { include_archived?: boolean | undefined },
+) {
   const batch = await db.selectFrom('settlements').select('id').where('id', '=', id).executeTakeFirst();
   if (!batch) throw notFound('Settlement');
   return listAdminActions(db, { target_type: 'settlement', target_id: id }, query);

@@ -13,7 +13,8 @@ export const SETTLEMENT_TRANSITIONS: Record<SettlementStatus, readonly Settlemen
 };
 
 export const SETTLEMENT_STATES = defineStateMachine({
-  table: 'settlements', noun: 'settlement',
+  table: 'settlements',
+  noun: 'settlement',
   moves: SETTLEMENT_TRANSITIONS,
   entered_at: { completed: 'completed_at', failed: 'failed_at' },
   conflict: 'SETTLEMENT_BAD_STATE',

@@ -12,7 +12,14 @@ import type { ReceiptCheck, ReceiptValidator, ValidatorVerdict } from './port.ts
  * - no answer within the timeout: `timeout`.
  * The provider's full answer is returned in `response` for the audit row.
  */
-const SLIP_FAILURES = new Set(['duplicate_slip', 'slip_not_found', 'invalid_payload', 'invalid_image', 'image_size_too_large', 'invalid_check_duplicate']);
+const SLIP_FAILURES = new Set([
+  'duplicate_slip',
+  'slip_not_found',
+  'invalid_payload',
+  'invalid_image',
+  'image_size_too_large',
+  'invalid_check_duplicate',
+]);
 
 export interface EasySlipOptions {
   base_url: string;
@@ -37,11 +44,16 @@ interface EasySlipData {
 /** Visible digit runs of a masked number must appear, in order, in the full number. */
 export function maskedMatches(masked: string, full: string): boolean {
   const digits = full.replace(/\D/g, '');
-  const runs = masked.toLowerCase().replace(/[^0-9x]/g, '').split(/x+/).filter(Boolean);
+  const runs = masked
+    .toLowerCase()
+    .replace(/[^0-9x]/g, '')
+    .split(/x+/)
+    .filter(Boolean);
   if (runs.length === 0 || digits.length === 0) return false;
   const compact = masked.toLowerCase().replace(/[^0-9x]/g, '');
   // Same length: position by position.
-  if (compact.length === digits.length) return [...compact].every((char, index) => char === 'x' || char === digits[index]);
+  if (compact.length === digits.length)
+    return [...compact].every((char, index) => char === 'x' || char === digits[index]);
   let from = 0;
   for (const run of runs) {
     const at = digits.indexOf(run, from);
@@ -51,7 +63,10 @@ export function maskedMatches(masked: string, full: string): boolean {
   return true;
 }
 
-function receiverMatches(expected: NonNullable<ReceiptCheck['receiver']>, account: EasySlipAccount | undefined): boolean | undefined {
+function receiverMatches(
+  expected: NonNullable<ReceiptCheck['receiver']>,
+  account: EasySlipAccount | undefined,
+): boolean | undefined {
   const candidates: [string | undefined, string | undefined][] = [
     [expected.account_number, account?.bank?.account],
     [expected.promptpay_id, account?.proxy?.account],
@@ -70,7 +85,11 @@ export function createEasySlipValidator(options: EasySlipOptions): ReceiptValida
   return {
     kind: 'easyslip',
     async validate(check): Promise<ValidatorVerdict> {
-      const verdict = (outcome: ValidatorVerdict['outcome'], response: Record<string, unknown>, extra: Partial<ValidatorVerdict> = {}): ValidatorVerdict => ({
+      const verdict = (
+        outcome: ValidatorVerdict['outcome'],
+        response: Record<string, unknown>,
+        extra: Partial<ValidatorVerdict> = {},
+      ): ValidatorVerdict => ({
         outcome,
         validator_kind: 'easyslip',
         response,
@@ -82,16 +101,27 @@ export function createEasySlipValidator(options: EasySlipOptions): ReceiptValida
         http = await fetch(`${base}/api/v1/verify`, {
           method: 'POST',
           headers: { authorization: `Bearer ${options.api_key}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ image: Buffer.from(check.image).toString('base64'), checkDuplicate: check.check_duplicate ?? true }),
+          body: JSON.stringify({
+            image: Buffer.from(check.image).toString('base64'),
+            checkDuplicate: check.check_duplicate ?? true,
+          }),
           signal: AbortSignal.timeout(options.timeout_ms),
         });
         text = await http.text();
       } catch (error) {
         const name = (error as Error).name;
         if (name === 'TimeoutError' || name === 'AbortError') {
-          return verdict('timeout', { error: 'timeout', timeout_ms: options.timeout_ms }, { reason: 'provider_timeout' });
+          return verdict(
+            'timeout',
+            { error: 'timeout', timeout_ms: options.timeout_ms },
+            { reason: 'provider_timeout' },
+          );
         }
-        return verdict('unverified', { error: 'network', message: (error as Error).message }, { reason: 'provider_unreachable' });
+        return verdict(
+          'unverified',
+          { error: 'network', message: (error as Error).message },
+          { reason: 'provider_unreachable' },
+        );
       }
       let body: { status?: number; message?: string; data?: EasySlipData } | undefined;
       try {
@@ -99,11 +129,16 @@ export function createEasySlipValidator(options: EasySlipOptions): ReceiptValida
       } catch {
         body = undefined;
       }
-      const response: Record<string, unknown> = body && typeof body === 'object' ? { http_status: http.status, ...body } : { http_status: http.status, body: text.slice(0, 2000) };
+      const response: Record<string, unknown> =
+        body && typeof body === 'object'
+          ? { http_status: http.status, ...body }
+          : { http_status: http.status, body: text.slice(0, 2000) };
       if (http.status >= 500 || !body) return verdict('unverified', response, { reason: 'provider_error' });
       if (http.status !== 200 || !body.data) {
         const message = typeof body.message === 'string' ? body.message : `http_${http.status}`;
-        return SLIP_FAILURES.has(message) ? verdict('failed', response, { reason: message }) : verdict('unverified', response, { reason: message });
+        return SLIP_FAILURES.has(message)
+          ? verdict('failed', response, { reason: message })
+          : verdict('unverified', response, { reason: message });
       }
 
       const data = body.data;

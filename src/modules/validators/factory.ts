@@ -15,9 +15,15 @@ export const railDefaultValidator: ReceiptValidator = {
 };
 
 /** `RECEIPT_VALIDATOR` picks the validator; config validation already demanded EasySlip's URL and key. */
-export function createValidatorFromConfig(config: Pick<Config, 'receipt_validator' | 'easyslip_base_url' | 'easyslip_api_key' | 'easyslip_timeout_ms'>): ReceiptValidator {
+export function createValidatorFromConfig(
+  config: Pick<Config, 'receipt_validator' | 'easyslip_base_url' | 'easyslip_api_key' | 'easyslip_timeout_ms'>,
+): ReceiptValidator {
   if (config.receipt_validator === 'easyslip') {
-    return createEasySlipValidator({ base_url: present(config.easyslip_base_url, 'config requires EASYSLIP_BASE_URL for the easyslip validator'), api_key: present(config.easyslip_api_key, 'config requires EASYSLIP_API_KEY for the easyslip validator'), timeout_ms: config.easyslip_timeout_ms });
+    return createEasySlipValidator({
+      base_url: present(config.easyslip_base_url, 'config requires EASYSLIP_BASE_URL for the easyslip validator'),
+      api_key: present(config.easyslip_api_key, 'config requires EASYSLIP_API_KEY for the easyslip validator'),
+      timeout_ms: config.easyslip_timeout_ms,
+    });
   }
   if (config.receipt_validator === 'null_validator') return nullValidator;
   return railDefaultValidator;

@@ -7,7 +7,12 @@ export const nullValidator: ReceiptValidator = {
     return {
       outcome: 'verified',
       validator_kind: 'null_validator',
-      response: { validator: 'null_validator', accepted: true, bytes: check.image.byteLength, content_type: check.content_type },
+      response: {
+        validator: 'null_validator',
+        accepted: true,
+        bytes: check.image.byteLength,
+        content_type: check.content_type,
+      },
     };
   },
 };

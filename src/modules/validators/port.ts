@@ -13,7 +13,11 @@ export interface SlipQr {
 }
 
 /** What reading a receipt's image found: a slip QR, a QR that is not one (its text), or no QR at all. */
-export type SlipReading = { kind: 'slip'; slip: SlipQr } | { kind: 'other_qr'; text: string } | { kind: 'no_qr' } | { kind: 'not_an_image' };
+export type SlipReading =
+  | { kind: 'slip'; slip: SlipQr }
+  | { kind: 'other_qr'; text: string }
+  | { kind: 'no_qr' }
+  | { kind: 'not_an_image' };
 
 export interface ReceiptCheck {
   image: Uint8Array;

@@ -19,7 +19,12 @@ interface Rgba {
   height: number;
 }
 
-type Decode = (data: Uint8ClampedArray, width: number, height: number, options?: { inversionAttempts?: string }) => { data: string } | null;
+type Decode = (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+  options?: { inversionAttempts?: string },
+) => { data: string } | null;
 /** jsqr is CommonJS with a default export: under nodenext the function may sit on `.default`. */
 const jsQR: Decode = (jsqrModule as unknown as { default?: Decode }).default ?? (jsqrModule as unknown as Decode);
 
@@ -28,7 +33,9 @@ const require = createRequire(import.meta.url);
 const MAX_SCAN_PIXELS = 3_000_000;
 const MAX_DECODE_MEGAPIXELS = 50;
 
-let webpDecoder: Promise<(bytes: ArrayBuffer) => Promise<ImageData | { data: Uint8ClampedArray; width: number; height: number }>> | undefined;
+let webpDecoder:
+  | Promise<(bytes: ArrayBuffer) => Promise<ImageData | { data: Uint8ClampedArray; width: number; height: number }>>
+  | undefined;
 
 async function decodeWebp(bytes: Uint8Array): Promise<Rgba> {
   webpDecoder ??= (async () => {
@@ -48,7 +55,11 @@ async function decodeWebp(bytes: Uint8Array): Promise<Rgba> {
 async function decodeHeic(bytes: Uint8Array): Promise<Rgba> {
   const { default: decode } = await import('heic-decode');
   const image = await decode({ buffer: bytes });
-  return { data: new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.byteLength), width: image.width, height: image.height };
+  return {
+    data: new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.byteLength),
+    width: image.width,
+    height: image.height,
+  };
 }
 
 async function decodeImage(bytes: Uint8Array): Promise<Rgba | null> {
@@ -57,11 +68,24 @@ async function decodeImage(bytes: Uint8Array): Promise<Rgba | null> {
     switch (type) {
       case 'image/png': {
         const png = PNG.sync.read(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-        return { data: new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.byteLength), width: png.width, height: png.height };
+        return {
+          data: new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.byteLength),
+          width: png.width,
+          height: png.height,
+        };
       }
       case 'image/jpeg': {
-        const image = jpeg.decode(bytes, { useTArray: true, formatAsRGBA: true, maxResolutionInMP: MAX_DECODE_MEGAPIXELS, maxMemoryUsageInMB: 512 });
-        return { data: new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.byteLength), width: image.width, height: image.height };
+        const image = jpeg.decode(bytes, {
+          useTArray: true,
+          formatAsRGBA: true,
+          maxResolutionInMP: MAX_DECODE_MEGAPIXELS,
+          maxMemoryUsageInMB: 512,
+        });
+        return {
+          data: new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.byteLength),
+          width: image.width,
+          height: image.height,
+        };
       }
       case 'image/webp':
         return await decodeWebp(bytes);

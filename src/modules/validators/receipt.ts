@@ -22,9 +22,15 @@ export interface ReceiptErrorCodes {
 }
 
 /** Receiver-confirm and the pending-funds origin: the codes the contract's section 7 names. */
-export const RECEIVER_CONFIRM_CODES: ReceiptErrorCodes = { unsupported_type: 'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED', malformed: 'RECEIVER_CONFIRM_MALFORMED_RECEIPT' };
+export const RECEIVER_CONFIRM_CODES: ReceiptErrorCodes = {
+  unsupported_type: 'RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED',
+  malformed: 'RECEIVER_CONFIRM_MALFORMED_RECEIPT',
+};
 /** Confirm-cash-leg: the contract says "400 missing evidence or bad base64" and names no code, so the generic one. */
-export const CASH_LEG_CODES: ReceiptErrorCodes = { unsupported_type: 'VALIDATION_ERROR', malformed: 'VALIDATION_ERROR' };
+export const CASH_LEG_CODES: ReceiptErrorCodes = {
+  unsupported_type: 'VALIDATION_ERROR',
+  malformed: 'VALIDATION_ERROR',
+};
 
 // RFC 4648 section 4: the standard alphabet, padded to a multiple of four (whitespace between lines is tolerated).
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -41,14 +47,24 @@ export function decodeBase64(value: string): Uint8Array | null {
  * A receipt sent as JSON `{receipt_base64, content_type}`. Precedence (contract 4.3 rule 3, checked before anything
  * else is read, the validator is called or an audit row written): content type, then the base64, then the size.
  */
-export function decodeReceipt(input: { receipt_base64: string; content_type: string }, codes: ReceiptErrorCodes): Uint8Array {
+export function decodeReceipt(
+  input: { receipt_base64: string; content_type: string },
+  codes: ReceiptErrorCodes,
+): Uint8Array {
   if (!(RECEIPT_CONTENT_TYPES as readonly string[]).includes(input.content_type.toLowerCase())) {
-    throw new AppError(codes.unsupported_type, `content_type must be one of ${RECEIPT_CONTENT_TYPES.join(', ')}`, [{ field: 'body.content_type', message: 'unsupported' }]);
+    throw new AppError(codes.unsupported_type, `content_type must be one of ${RECEIPT_CONTENT_TYPES.join(', ')}`, [
+      { field: 'body.content_type', message: 'unsupported' },
+    ]);
   }
   const bytes = decodeBase64(input.receipt_base64);
-  if (!bytes) throw new AppError(codes.malformed, 'receipt_base64 is not valid base64', [{ field: 'body.receipt_base64', message: 'malformed base64' }]);
+  if (!bytes)
+    throw new AppError(codes.malformed, 'receipt_base64 is not valid base64', [
+      { field: 'body.receipt_base64', message: 'malformed base64' },
+    ]);
   if (bytes.byteLength > RECEIPT_MAX_BYTES) {
-    throw new AppError('PAYLOAD_TOO_LARGE', `receipt is larger than ${RECEIPT_MAX_BYTES} bytes`, [{ field: 'body.receipt_base64', message: 'too large' }]);
+    throw new AppError('PAYLOAD_TOO_LARGE', `receipt is larger than ${RECEIPT_MAX_BYTES} bytes`, [
+      { field: 'body.receipt_base64', message: 'too large' },
+    ]);
   }
   return bytes;
 }
@@ -73,7 +89,9 @@ export function sniffImageType(bytes: Uint8Array): ProofType | null {
  */
 export function checkProof(file: Uint8Array | undefined): { bytes: Uint8Array; content_type: ProofType } {
   if (!file || file.byteLength === 0) {
-    throw new AppError('VALIDATION_ERROR', 'multipart field `proof` (an image file) is required', [{ field: 'body.proof', message: 'required' }]);
+    throw new AppError('VALIDATION_ERROR', 'multipart field `proof` (an image file) is required', [
+      { field: 'body.proof', message: 'required' },
+    ]);
   }
   const content_type = sniffImageType(file);
   if (!content_type) throw new AppError('PROOF_UNSUPPORTED_TYPE', 'proof must be a JPEG, PNG, WebP or HEIC image');

@@ -19,10 +19,20 @@ export const slipQrValidator: ReceiptValidator = {
           validator_kind: 'slip_qr',
           reference: reading.slip.reference,
           unverified_fields: ['amount', 'receiver'],
-          response: { ...response, sending_bank: reading.slip.sending_bank, trans_ref: reading.slip.reference, unverified_fields: ['amount', 'receiver'] },
+          response: {
+            ...response,
+            sending_bank: reading.slip.sending_bank,
+            trans_ref: reading.slip.reference,
+            unverified_fields: ['amount', 'receiver'],
+          },
         };
       case 'other_qr':
-        return { outcome: 'failed', validator_kind: 'slip_qr', reason: 'slip_qr_invalid', response: { ...response, qr_text: reading.text } };
+        return {
+          outcome: 'failed',
+          validator_kind: 'slip_qr',
+          reason: 'slip_qr_invalid',
+          response: { ...response, qr_text: reading.text },
+        };
       case 'no_qr':
         return { outcome: 'failed', validator_kind: 'slip_qr', reason: 'slip_qr_missing', response };
       case 'not_an_image':

@@ -62,18 +62,28 @@ function storedVerdict(row: SlipRow): ValidatorVerdict {
     ...(row.reason ? { reason: row.reason } : {}),
     ...(row.reference ? { reference: row.reference } : {}),
     ...(row.unverified_fields.length ? { unverified_fields: row.unverified_fields } : {}),
-    response: { ...(row.validator_response ?? {}), reused_verdict: { slip_id: row.id, judged_at: row.updated_at.toISOString() } },
+    response: {
+      ...(row.validator_response ?? {}),
+      reused_verdict: { slip_id: row.id, judged_at: row.updated_at.toISOString() },
+    },
   };
 }
 
 /** The accepted slip of another owner with this identity or these bytes, if any. */
-async function acceptedElsewhere(db: Db, owner: string, sha256: string, reference: string | null): Promise<SlipRow | undefined> {
+async function acceptedElsewhere(
+  db: Db,
+  owner: string,
+  sha256: string,
+  reference: string | null,
+): Promise<SlipRow | undefined> {
   return db
     .selectFrom('slips')
     .selectAll()
     .where('accepted', '=', true)
     .where('owner', '!=', owner)
-    .where((eb) => (reference ? eb.or([eb('sha256', '=', sha256), eb('identity', '=', reference)]) : eb('sha256', '=', sha256)))
+    .where((eb) =>
+      reference ? eb.or([eb('sha256', '=', sha256), eb('identity', '=', reference)]) : eb('sha256', '=', sha256),
+    )
     .executeTakeFirst();
 }
 
@@ -83,11 +93,20 @@ function duplicateVerdict(validator: ReceiptValidator, first: SlipRow): Validato
     reason: 'duplicate_slip',
     validator_kind: validator.kind,
     ...(first.reference ? { reference: first.reference } : {}),
-    response: { gateway: 'slips', duplicate_slip: { accepted_for: ownerKind(first.owner), accepted_at: first.updated_at.toISOString() } },
+    response: {
+      gateway: 'slips',
+      duplicate_slip: { accepted_for: ownerKind(first.owner), accepted_at: first.updated_at.toISOString() },
+    },
   };
 }
 
-async function store(db: Db, at: Date, row: { owner: string; sha256: string; reference: string | null; sending_bank: string | null }, verdict: ValidatorVerdict | null, asked: boolean) {
+async function store(
+  db: Db,
+  at: Date,
+  row: { owner: string; sha256: string; reference: string | null; sending_bank: string | null },
+  verdict: ValidatorVerdict | null,
+  asked: boolean,
+) {
   const identity = identityOf(row.reference, row.sha256);
   const accepted = verdict?.outcome === 'verified';
   const judged = verdict
@@ -102,7 +121,15 @@ async function store(db: Db, at: Date, row: { owner: string; sha256: string; ref
     : {};
   await db
     .insertInto('slips')
-    .values({ id: randomUUID(), ...row, identity, ...judged, provider_asks: asked ? 1 : 0, created_at: at, updated_at: at })
+    .values({
+      id: randomUUID(),
+      ...row,
+      identity,
+      ...judged,
+      provider_asks: asked ? 1 : 0,
+      created_at: at,
+      updated_at: at,
+    })
     .onConflict((conflict) =>
       conflict.constraint('slips_owner_sha256_unique').doUpdateSet((eb) => ({
         ...judged,
@@ -132,7 +159,11 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
     .selectFrom('slips')
     .selectAll()
     .where('owner', '=', question.owner)
-    .where((eb) => (local_reference ? eb.or([eb('sha256', '=', sha256), eb('reference', '=', local_reference)]) : eb('sha256', '=', sha256)))
+    .where((eb) =>
+      local_reference
+        ? eb.or([eb('sha256', '=', sha256), eb('reference', '=', local_reference)])
+        : eb('sha256', '=', sha256),
+    )
     .orderBy('accepted', 'desc')
     .execute();
   const known = mine.find((row) => row.outcome !== null && CONCLUSIVE.has(row.outcome));
@@ -150,15 +181,30 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
   await store(db, deps.clock.now(), slip, null, true);
   let verdict: ValidatorVerdict;
   try {
-    verdict = await validator.validate({ ...question.expect, image: question.image, content_type: question.content_type, check_duplicate: !asked_before, reading });
+    verdict = await validator.validate({
+      ...question.expect,
+      image: question.image,
+      content_type: question.content_type,
+      check_duplicate: !asked_before,
+      reading,
+    });
   } catch (error) {
     // A validator bug is not the payer's fault: unverified, asked again later.
-    verdict = { outcome: 'unverified', validator_kind: validator.kind, reason: 'validator_error', response: { error: (error as Error).message } };
+    verdict = {
+      outcome: 'unverified',
+      validator_kind: validator.kind,
+      reason: 'validator_error',
+      response: { error: (error as Error).message },
+    };
   }
   const reference = local_reference ?? verdict.reference ?? null;
   if (verdict.outcome === 'verified' && reference && !local_reference) {
     const taken = await acceptedElsewhere(db, question.owner, sha256, reference);
-    if (taken) verdict = { ...duplicateVerdict(validator, taken), response: { ...verdict.response, ...duplicateVerdict(validator, taken).response } };
+    if (taken)
+      verdict = {
+        ...duplicateVerdict(validator, taken),
+        response: { ...verdict.response, ...duplicateVerdict(validator, taken).response },
+      };
   }
   const judged = { ...slip, reference, sending_bank: slip.sending_bank };
   try {
@@ -166,7 +212,12 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // Another owner's slip with this identity was accepted meanwhile (or this owner's other photo of it).
-    const winner = await db.selectFrom('slips').selectAll().where('accepted', '=', true).where('identity', '=', identityOf(reference, sha256)).executeTakeFirstOrThrow();
+    const winner = await db
+      .selectFrom('slips')
+      .selectAll()
+      .where('accepted', '=', true)
+      .where('identity', '=', identityOf(reference, sha256))
+      .executeTakeFirstOrThrow();
     if (winner.owner === question.owner) return { verdict: storedVerdict(winner), sha256, reference, reused: true };
     verdict = duplicateVerdict(validator, winner);
     await store(db, deps.clock.now(), judged, verdict, false);

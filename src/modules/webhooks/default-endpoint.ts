@@ -48,14 +48,23 @@ async function takeIssuedSecret(deps: WebhooksDeps, trx: Trx, scope: MerchantSco
  * Sets the caller's mode's default endpoint and returns it with its secret (shown here and on rotation only). The
  * live default created first uses the secret issued with the merchant; otherwise a new endpoint gets a new secret.
  */
-export async function setDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScope, url: string): Promise<{ url: string; secret: string; endpoint: EndpointView }> {
+export async function setDefaultEndpoint(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  url: string,
+): Promise<{ url: string; secret: string; endpoint: EndpointView }> {
   await assertTargetAllowed(deps, scope.is_sandbox, url);
   return deps.db.transaction().execute(async (trx) => {
     await lockMerchant(trx, scope.merchant_id);
     const now = deps.clock.now();
     const existing = await findDefault(trx, scope, true);
     if (existing) {
-      const row = await trx.updateTable('webhook_endpoints').set({ url, updated_at: now }).where('id', '=', existing.id).returningAll().executeTakeFirstOrThrow();
+      const row = await trx
+        .updateTable('webhook_endpoints')
+        .set({ url, updated_at: now })
+        .where('id', '=', existing.id)
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return { url, secret: deps.box.open(row.secret_sealed, row.id), endpoint: presentEndpoint(row, now) };
     }
     const secret = (await takeIssuedSecret(deps, trx, scope)) ?? generateWebhookSecret();
@@ -65,7 +74,13 @@ export async function setDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScop
 }
 
 /** Creates the live default endpoint in the caller's transaction (POST /admin/merchants with a webhook_url). */
-export async function createLiveDefaultEndpoint(deps: WebhooksDeps, trx: Trx, merchant_id: string, url: string, secret: string): Promise<void> {
+export async function createLiveDefaultEndpoint(
+  deps: WebhooksDeps,
+  trx: Trx,
+  merchant_id: string,
+  url: string,
+  secret: string,
+): Promise<void> {
   await insertEndpoint(deps, trx, { merchant_id, is_sandbox: false }, { url, is_default: true, secret });
 }
 
@@ -75,11 +90,15 @@ export function webhookSetupPort(deps: WebhooksDeps): WebhookSetupPort {
     generateSecret: generateWebhookSecret,
     assertLiveTargetAllowed: (url) => assertTargetAllowed(deps, false, url),
     seal: (secret, merchant_id) => deps.box.seal(secret, merchant_id),
-    createLiveDefaultEndpoint: (trx, merchant_id, url, secret) => createLiveDefaultEndpoint(deps, trx, merchant_id, url, secret),
+    createLiveDefaultEndpoint: (trx, merchant_id, url, secret) =>
+      createLiveDefaultEndpoint(deps, trx, merchant_id, url, secret),
   };
 }
 
-export async function getDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScope): Promise<{ url: string | null; secret_set: boolean }> {
+export async function getDefaultEndpoint(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+): Promise<{ url: string | null; secret_set: boolean }> {
   const row = await findDefault(deps.db, scope, false);
   if (row) return { url: row.url, secret_set: true };
   if (scope.is_sandbox) return { url: null, secret_set: false };
@@ -90,7 +109,11 @@ export async function getDefaultEndpoint(deps: WebhooksDeps, scope: MerchantScop
  * Rotates the caller's mode's default endpoint's secret (overlap as rotateEndpointSecret). Before a live default
  * endpoint exists, the secret issued with the merchant is replaced instead; a sandbox caller without one is 409.
  */
-export async function rotateDefaultSecret(deps: WebhooksDeps, scope: MerchantScope, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<{ url: string | null; secret: string }> {
+export async function rotateDefaultSecret(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<{ url: string | null; secret: string }> {
   return deps.db.transaction().execute(async (trx) => {
     await lockMerchant(trx, scope.merchant_id);
     const existing = await findDefault(trx, scope, true);

@@ -9,13 +9,21 @@ import { signingSecrets } from './endpoints.ts';
 import type { SecretBox } from './secret-box.ts';
 import { signedHeaders } from './signing.ts';
 import type { AttemptRow, EndpointRow } from './tables.ts';
-import { checkTargetAtConnect, guardedLookup, isPrivateAddress, TargetForbiddenError, type TargetPolicy } from './targets.ts';
+import {
+  checkTargetAtConnect,
+  guardedLookup,
+  isPrivateAddress,
+  TargetForbiddenError,
+  type TargetPolicy,
+} from './targets.ts';
 
 /**
  * The retry schedule (docs/webhooks.md), about 3 days: the first attempt at once, then these waits after each failure; a failure
  * after the last wait marks the delivery failed (10 attempts in all).
  */
-export const RETRY_DELAYS_MS: readonly number[] = [5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000];
+export const RETRY_DELAYS_MS: readonly number[] = [
+  5_000, 60_000, 300_000, 1_800_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000, 86_400_000,
+];
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1;
 const RESPONSE_EXCERPT_CHARS = 512;
 const DEFAULT_BATCH = 50;
@@ -71,7 +79,12 @@ interface Claim {
  * events: e.g. the sandbox's `settlement.completed` goes out after the payment events it follows.
  */
 export async function orderDeliveriesAfter(trx: Trx, resource_id: string, ordering_key: string): Promise<void> {
-  await trx.updateTable('webhook_deliveries').set({ ordering_key }).where('resource_id', '=', resource_id).where('status', '=', 'pending').execute();
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ ordering_key })
+    .where('resource_id', '=', resource_id)
+    .where('status', '=', 'pending')
+    .execute();
 }
 
 /**
@@ -125,11 +138,20 @@ export class WebhookDispatcher {
     const free = this.#max_in_flight - this.#in_flight.size;
     if (free <= 0) return 0;
     const batch = Math.min(this.#deps.batch ?? DEFAULT_BATCH, free);
-    const claims = await claimDue(this.#deps, batch, Math.min(batch, Math.max(0, this.#max_failing - this.#failing_in_flight)));
+    const claims = await claimDue(
+      this.#deps,
+      batch,
+      Math.min(batch, Math.max(0, this.#max_failing - this.#failing_in_flight)),
+    );
     for (const claim of claims) {
       if (claim.failing) this.#failing_in_flight++;
       const sending: Promise<void> = deliverInLine(this.#deps, claim)
-        .catch((error: unknown) => this.#deps.logger?.error({ err: error, delivery_id: claim.delivery_id }, 'webhook attempt could not be recorded'))
+        .catch((error: unknown) =>
+          this.#deps.logger?.error(
+            { err: error, delivery_id: claim.delivery_id },
+            'webhook attempt could not be recorded',
+          ),
+        )
         .finally(() => {
           if (claim.failing) this.#failing_in_flight--;
           this.#in_flight.delete(sending);
@@ -178,7 +200,9 @@ async function claimDue(deps: DispatcherDeps, batch: number, failing_batch: numb
   const failing_per_endpoint = Math.min(per_endpoint, FAILING_MAX_IN_FLIGHT_PER_ENDPOINT);
   const until = new Date(now.getTime() + claimLeaseMs(deps.timeout_ms));
   const { rows } = await sql<ClaimedRow>`
-    select * from mpay_claim_webhook_deliveries(${now}, ${until}, ${token}, ${per_endpoint}, ${batch}, ${failing_per_endpoint}, ${failing_batch})`.execute(deps.db);
+    select * from mpay_claim_webhook_deliveries(${now}, ${until}, ${token}, ${per_endpoint}, ${batch}, ${failing_per_endpoint}, ${failing_batch})`.execute(
+    deps.db,
+  );
   return rows.map((row) => claimOf(row, token));
 }
 
@@ -189,7 +213,13 @@ function claimOf(row: ClaimedRow, token: string): Claim {
     payload: row.payload,
     is_sandbox: row.is_sandbox,
     ordering_key: row.ordering_key,
-    endpoint: { id: row.endpoint_id, url: row.url, secret_sealed: row.secret_sealed, previous_secret_sealed: row.previous_secret_sealed, previous_secret_expires_at: row.previous_secret_expires_at },
+    endpoint: {
+      id: row.endpoint_id,
+      url: row.url,
+      secret_sealed: row.secret_sealed,
+      previous_secret_sealed: row.previous_secret_sealed,
+      previous_secret_expires_at: row.previous_secret_expires_at,
+    },
     failing: row.failing ?? false,
     token,
   };
@@ -216,7 +246,15 @@ export async function sendSigned(
   policy: TargetPolicy,
 ): Promise<AttemptOutcome> {
   const started = performance.now();
-  const failed = (error: string): AttemptOutcome => ({ url, status_code: null, error, duration_ms: Math.round(performance.now() - started), response_excerpt: null, succeeded: false, started_at: at });
+  const failed = (error: string): AttemptOutcome => ({
+    url,
+    status_code: null,
+    error,
+    duration_ms: Math.round(performance.now() - started),
+    response_excerpt: null,
+    succeeded: false,
+    started_at: at,
+  });
   const headers = signedHeaders(secrets, event_id, Math.floor(at.getTime() / 1000), body);
   let target: URL;
   try {
@@ -234,27 +272,45 @@ export async function sendSigned(
       resolve(outcome);
     };
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-    const request = send(target, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) }, lookup: guardedLookup(policy, target.port ? Number(target.port) : target.protocol === 'https:' ? 443 : 80) }, (response) => {
-      // What a private or loopback target answers stays on the network it came from.
-      const keep_excerpt = !isPrivateAddress(response.socket.remoteAddress ?? '0.0.0.0');
-      let excerpt = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        if (excerpt.length < RESPONSE_EXCERPT_CHARS) excerpt += chunk;
-      });
-      const done = () => {
-        const status_code = response.statusCode ?? 0;
-        const duration_ms = Math.round(performance.now() - started);
-        finish({ url, status_code, error: null, duration_ms, response_excerpt: keep_excerpt ? excerpt.slice(0, RESPONSE_EXCERPT_CHARS) : null, succeeded: status_code >= 200 && status_code < 300, started_at: at });
-      };
-      response.on('end', done);
-      response.on('error', done);
-    });
+    const request = send(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        lookup: guardedLookup(policy, target.port ? Number(target.port) : target.protocol === 'https:' ? 443 : 80),
+      },
+      (response) => {
+        // What a private or loopback target answers stays on the network it came from.
+        const keep_excerpt = !isPrivateAddress(response.socket.remoteAddress ?? '0.0.0.0');
+        let excerpt = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => {
+          if (excerpt.length < RESPONSE_EXCERPT_CHARS) excerpt += chunk;
+        });
+        const done = () => {
+          const status_code = response.statusCode ?? 0;
+          const duration_ms = Math.round(performance.now() - started);
+          finish({
+            url,
+            status_code,
+            error: null,
+            duration_ms,
+            response_excerpt: keep_excerpt ? excerpt.slice(0, RESPONSE_EXCERPT_CHARS) : null,
+            succeeded: status_code >= 200 && status_code < 300,
+            started_at: at,
+          });
+        };
+        response.on('end', done);
+        response.on('error', done);
+      },
+    );
     const timer = setTimeout(() => {
       finish(failed(`timeout after ${timeout_ms} ms`));
       request.destroy();
     }, timeout_ms);
-    request.on('error', (error: NodeJS.ErrnoException) => finish(failed(forbidden(error) ?? error.code ?? error.message)));
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish(failed(forbidden(error) ?? error.code ?? error.message)),
+    );
     request.end(body);
   });
 }
@@ -271,14 +327,43 @@ async function deliver(deps: DispatcherDeps, claim: Claim, chain: boolean): Prom
     secrets = signingSecrets(deps.box, claim.endpoint, at);
   } catch {
     // Sealed under another key (WEBHOOK_SECRETS_KEY changed): nothing can be signed; counted as a failed attempt.
-    deps.logger?.error({ delivery_id: claim.delivery_id, endpoint_id: claim.endpoint.id }, 'webhook secret cannot be opened');
+    deps.logger?.error(
+      { delivery_id: claim.delivery_id, endpoint_id: claim.endpoint.id },
+      'webhook secret cannot be opened',
+    );
     const error = 'webhook secret cannot be opened with this WEBHOOK_SECRETS_KEY';
-    return recordAttempt(deps, claim, { url: claim.endpoint.url, status_code: null, error, duration_ms: 0, response_excerpt: null, succeeded: false, started_at: at }, false);
+    return recordAttempt(
+      deps,
+      claim,
+      {
+        url: claim.endpoint.url,
+        status_code: null,
+        error,
+        duration_ms: 0,
+        response_excerpt: null,
+        succeeded: false,
+        started_at: at,
+      },
+      false,
+    );
   }
   const body = JSON.stringify(claim.payload);
-  const policy = { is_sandbox: claim.is_sandbox, allow_private: deps.allow_private_targets ?? false, ...(deps.self_origin ? { self_origin: deps.self_origin } : {}) };
+  const policy = {
+    is_sandbox: claim.is_sandbox,
+    allow_private: deps.allow_private_targets ?? false,
+    ...(deps.self_origin ? { self_origin: deps.self_origin } : {}),
+  };
   const outcome = await sendSigned(claim.endpoint.url, secrets, claim.event_id, body, at, deps.timeout_ms, policy);
-  if (!outcome.succeeded) deps.logger?.warn({ delivery_id: claim.delivery_id, event_id: claim.event_id, status_code: outcome.status_code, error: outcome.error }, 'webhook attempt failed');
+  if (!outcome.succeeded)
+    deps.logger?.warn(
+      {
+        delivery_id: claim.delivery_id,
+        event_id: claim.event_id,
+        status_code: outcome.status_code,
+        error: outcome.error,
+      },
+      'webhook attempt failed',
+    );
   return recordAttempt(deps, claim, outcome, chain);
 }
 
@@ -295,13 +380,20 @@ const RETRY_DELAYS_LITERAL = `{${RETRY_DELAYS_MS.join(',')}}`;
  * one call (`mpay_record_webhook_attempt`): a failure waits for the next step of RETRY_DELAYS_MS or,
  * past its end, marks the delivery failed. With `chain`, answers the next event of the line it leased (see deliver).
  */
-async function recordAttempt(deps: DispatcherDeps, claim: Claim, outcome: AttemptOutcome, chain: boolean): Promise<Claim | null> {
+async function recordAttempt(
+  deps: DispatcherDeps,
+  claim: Claim,
+  outcome: AttemptOutcome,
+  chain: boolean,
+): Promise<Claim | null> {
   const now = deps.clock.now();
   const until = chain ? new Date(now.getTime() + claimLeaseMs(deps.timeout_ms)) : null;
   const { rows } = await sql<ClaimedRow>`
     select * from mpay_record_webhook_attempt(
       ${claim.delivery_id}, ${claim.token}, ${randomUUID()}, ${outcome.url}, ${outcome.status_code}, ${outcome.error}, ${outcome.duration_ms},
-      ${outcome.response_excerpt}, ${outcome.succeeded}, ${outcome.started_at}, ${now}, ${RETRY_DELAYS_LITERAL}::integer[], ${until}::timestamptz)`.execute(deps.db);
+      ${outcome.response_excerpt}, ${outcome.succeeded}, ${outcome.started_at}, ${now}, ${RETRY_DELAYS_LITERAL}::integer[], ${until}::timestamptz)`.execute(
+    deps.db,
+  );
   const [next] = rows;
   return next ? claimOf(next, claim.token) : null;
 }

@@ -51,7 +51,10 @@ export interface CreateEndpointInput {
 export type UpdateEndpointInput = Partial<CreateEndpointInput>;
 
 export function presentEndpoint(row: EndpointRow, now: Date): EndpointView {
-  const overlapping = row.previous_secret_sealed !== null && row.previous_secret_expires_at !== null && row.previous_secret_expires_at > now;
+  const overlapping =
+    row.previous_secret_sealed !== null &&
+    row.previous_secret_expires_at !== null &&
+    row.previous_secret_expires_at > now;
   return {
     id: row.id,
     url: row.url,
@@ -73,8 +76,16 @@ function normalizeEvents(events: readonly string[] | undefined): string[] {
 }
 
 /** Refuses a target the SSRF guard does not allow for this mode: 400 WEBHOOK_URL_FORBIDDEN. */
-export async function assertTargetAllowed(deps: Pick<WebhooksDeps, 'allow_private_targets' | 'self_origin'>, is_sandbox: boolean, url: string): Promise<void> {
-  const reason = await checkTargetAtRegistration(url, { is_sandbox, allow_private: deps.allow_private_targets, ...(deps.self_origin ? { self_origin: deps.self_origin } : {}) });
+export async function assertTargetAllowed(
+  deps: Pick<WebhooksDeps, 'allow_private_targets' | 'self_origin'>,
+  is_sandbox: boolean,
+  url: string,
+): Promise<void> {
+  const reason = await checkTargetAtRegistration(url, {
+    is_sandbox,
+    allow_private: deps.allow_private_targets,
+    ...(deps.self_origin ? { self_origin: deps.self_origin } : {}),
+  });
   if (reason) throw urlForbidden(is_sandbox, reason);
 }
 
@@ -84,7 +95,12 @@ async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, loc
   return owned(await select.executeTakeFirst(), scope, OWNERSHIP.webhook_endpoint);
 }
 
-export async function insertEndpoint(deps: WebhooksDeps, trx: Trx, scope: MerchantScope, input: CreateEndpointInput & { is_default: boolean; secret: string }): Promise<EndpointRow> {
+export async function insertEndpoint(
+  deps: WebhooksDeps,
+  trx: Trx,
+  scope: MerchantScope,
+  input: CreateEndpointInput & { is_default: boolean; secret: string },
+): Promise<EndpointRow> {
   const count = await trx
     .selectFrom('webhook_endpoints')
     .select((eb) => eb.fn.countAll<string>().as('n'))
@@ -116,7 +132,11 @@ export async function insertEndpoint(deps: WebhooksDeps, trx: Trx, scope: Mercha
     .executeTakeFirstOrThrow();
 }
 
-export async function createEndpoint(deps: WebhooksDeps, scope: MerchantScope, input: CreateEndpointInput): Promise<EndpointWithSecret> {
+export async function createEndpoint(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  input: CreateEndpointInput,
+): Promise<EndpointWithSecret> {
   await assertTargetAllowed(deps, scope.is_sandbox, input.url);
   return deps.db.transaction().execute(async (trx) => {
     await lockMerchant(trx, scope.merchant_id);
@@ -144,7 +164,12 @@ export async function getEndpointById(deps: WebhooksDeps, scope: MerchantScope, 
   return presentEndpoint(await findEndpoint(deps.db, scope, id, false), deps.clock.now());
 }
 
-export async function updateEndpoint(deps: WebhooksDeps, scope: MerchantScope, id: string, input: UpdateEndpointInput): Promise<EndpointView> {
+export async function updateEndpoint(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  id: string,
+  input: UpdateEndpointInput,
+): Promise<EndpointView> {
   if (input.url !== undefined) await assertTargetAllowed(deps, scope.is_sandbox, input.url);
   return deps.db.transaction().execute(async (trx) => {
     await findEndpoint(trx, scope, id, true);
@@ -153,7 +178,9 @@ export async function updateEndpoint(deps: WebhooksDeps, scope: MerchantScope, i
       .set({
         ...(input.url !== undefined ? { url: input.url } : {}),
         ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.enabled_events !== undefined ? { enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)) } : {}),
+        ...(input.enabled_events !== undefined
+          ? { enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)) }
+          : {}),
         ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
         updated_at: deps.clock.now(),
       })
@@ -168,11 +195,19 @@ export async function updateEndpoint(deps: WebhooksDeps, scope: MerchantScope, i
  * Deletes an endpoint (kept as a tombstone, so its delivery history stays readable); its deliveries still pending are
  * skipped, and no new event is queued for it.
  */
-export async function deleteEndpoint(deps: WebhooksDeps, scope: MerchantScope, id: string): Promise<{ id: string; deleted: true }> {
+export async function deleteEndpoint(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  id: string,
+): Promise<{ id: string; deleted: true }> {
   return deps.db.transaction().execute(async (trx) => {
     await findEndpoint(trx, scope, id, true);
     const now = deps.clock.now();
-    await trx.updateTable('webhook_endpoints').set({ deleted_at: now, is_default: false, updated_at: now }).where('id', '=', id).execute();
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ deleted_at: now, is_default: false, updated_at: now })
+      .where('id', '=', id)
+      .execute();
     await trx
       .updateTable('webhook_deliveries')
       .set({ status: 'skipped', claim_token: null, claimed_until: null, last_error: 'webhook endpoint deleted' })
@@ -183,7 +218,12 @@ export async function deleteEndpoint(deps: WebhooksDeps, scope: MerchantScope, i
   });
 }
 
-export async function rotate(deps: WebhooksDeps, trx: Trx, row: EndpointRow, grace_seconds: number): Promise<EndpointWithSecret> {
+export async function rotate(
+  deps: WebhooksDeps,
+  trx: Trx,
+  row: EndpointRow,
+  grace_seconds: number,
+): Promise<EndpointWithSecret> {
   const now = deps.clock.now();
   const secret = generateWebhookSecret();
   const updated = await trx
@@ -202,15 +242,26 @@ export async function rotate(deps: WebhooksDeps, trx: Trx, row: EndpointRow, gra
 }
 
 /** New secret shown once; the old one keeps signing beside it for `grace_seconds` (default 24 h). */
-export async function rotateEndpointSecret(deps: WebhooksDeps, scope: MerchantScope, id: string, grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS): Promise<EndpointWithSecret> {
-  return deps.db.transaction().execute(async (trx) => rotate(deps, trx, await findEndpoint(trx, scope, id, true), grace_seconds));
+export async function rotateEndpointSecret(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  id: string,
+  grace_seconds = DEFAULT_ROTATION_GRACE_SECONDS,
+): Promise<EndpointWithSecret> {
+  return deps.db
+    .transaction()
+    .execute(async (trx) => rotate(deps, trx, await findEndpoint(trx, scope, id, true), grace_seconds));
 }
 
 /**
  * The current signing secret, for a signed-in developer who lost it (the dashboard's "reveal"). Secrets are sealed at
  * rest, not hashed, precisely so the service can sign with them; showing one to its own merchant reveals nothing new.
  */
-export async function revealEndpointSecret(deps: WebhooksDeps, scope: MerchantScope, id: string): Promise<EndpointWithSecret> {
+export async function revealEndpointSecret(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  id: string,
+): Promise<EndpointWithSecret> {
   const row = await findEndpoint(deps.db, scope, id, false);
   const now = deps.clock.now();
   const [secret] = signingSecrets(deps.box, row, now);
@@ -219,9 +270,14 @@ export async function revealEndpointSecret(deps: WebhooksDeps, scope: MerchantSc
 }
 
 /** The secrets a delivery is signed with now: the newest first, then the previous one while its overlap lasts. */
-export function signingSecrets(box: SecretBox, row: Pick<EndpointRow, 'id' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>, now: Date): string[] {
+export function signingSecrets(
+  box: SecretBox,
+  row: Pick<EndpointRow, 'id' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_secret_expires_at'>,
+  now: Date,
+): string[] {
   const secrets = [box.open(row.secret_sealed, row.id)];
-  if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now) secrets.push(box.open(row.previous_secret_sealed, row.id));
+  if (row.previous_secret_sealed && row.previous_secret_expires_at && row.previous_secret_expires_at > now)
+    secrets.push(box.open(row.previous_secret_sealed, row.id));
   return secrets;
 }
 
@@ -260,7 +316,11 @@ export const TEST_EVENT_TYPE = 'webhook.test';
  * subscribed endpoint; this one is meant for one, so the others' deliveries of it are skipped in the same transaction
  * and the chosen endpoint gets one even when it does not subscribe to everything.
  */
-export async function sendTestEvent(deps: WebhooksDeps, scope: MerchantScope, endpoint_id: string): Promise<{ event_id: string; url: string }> {
+export async function sendTestEvent(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  endpoint_id: string,
+): Promise<{ event_id: string; url: string }> {
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
     const endpoint = await findEndpoint(trx, scope, endpoint_id, true);
@@ -279,15 +339,36 @@ export async function sendTestEvent(deps: WebhooksDeps, scope: MerchantScope, en
       .where('event_id', '=', envelope.id)
       .where((eb) => eb.or([eb('endpoint_id', 'is', null), eb('endpoint_id', '<>', endpoint.id)]))
       .execute();
-    const ours = await trx.selectFrom('webhook_deliveries').select('id').where('event_id', '=', envelope.id).where('endpoint_id', '=', endpoint.id).executeTakeFirst();
+    const ours = await trx
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('event_id', '=', envelope.id)
+      .where('endpoint_id', '=', endpoint.id)
+      .executeTakeFirst();
     if (!ours) {
       const row = await trx.selectFrom('events').select('seq').where('id', '=', envelope.id).executeTakeFirstOrThrow();
       await trx
         .insertInto('webhook_deliveries')
         .values({
-          id: randomUUID(), event_id: envelope.id, event_seq: row.seq, merchant_id: scope.merchant_id, is_sandbox: scope.is_sandbox, endpoint_id: endpoint.id,
-          resource_id: endpoint.id, ordering_key: endpoint.id, status: 'pending', attempt_count: 0, retry_count: 0, next_attempt_at: now, claim_token: null,
-          claimed_until: null, last_attempt_at: null, last_status_code: null, last_error: null, delivered_at: null, created_at: now,
+          id: randomUUID(),
+          event_id: envelope.id,
+          event_seq: row.seq,
+          merchant_id: scope.merchant_id,
+          is_sandbox: scope.is_sandbox,
+          endpoint_id: endpoint.id,
+          resource_id: endpoint.id,
+          ordering_key: endpoint.id,
+          status: 'pending',
+          attempt_count: 0,
+          retry_count: 0,
+          next_attempt_at: now,
+          claim_token: null,
+          claimed_until: null,
+          last_attempt_at: null,
+          last_status_code: null,
+          last_error: null,
+          delivered_at: null,
+          created_at: now,
         })
         .execute();
     }

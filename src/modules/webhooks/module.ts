@@ -24,7 +24,13 @@ export const webhooksModule = defineModule({
     const box = new SecretBox(await resolveWebhookSecretsKey(db, config, logger));
     // Before anything serves: no webhook secret stays in plaintext (migration 0100 copies them as they were).
     await sealPlaintextSecrets(db, box);
-    const deps: WebhooksDeps = { db, clock, box, allow_private_targets: config.webhook_allow_private_targets, self_origin: config.public_base_url };
+    const deps: WebhooksDeps = {
+      db,
+      clock,
+      box,
+      allow_private_targets: config.webhook_allow_private_targets,
+      self_origin: config.public_base_url,
+    };
     const dispatch: DispatcherDeps = {
       db,
       clock,
@@ -35,10 +41,16 @@ export const webhooksModule = defineModule({
       max_in_flight_per_endpoint: config.webhook_max_in_flight_per_endpoint,
       logger,
     };
-    const dispatcher = new WebhookDispatcher({ ...dispatch, max_in_flight: config.webhook_max_in_flight, onSettled: () => wake('webhook-dispatch') });
+    const dispatcher = new WebhookDispatcher({
+      ...dispatch,
+      max_in_flight: config.webhook_max_in_flight,
+      onSettled: () => wake('webhook-dispatch'),
+    });
     // New events wake the dispatcher at once: every process sends a NOTIFY after commits that wrote events (outside
     // the business transaction, coalesced; events/module.ts), and a worker listens, also across processes on PostgreSQL.
-    const stopListening = config.roles.has('worker') ? await listen(EVENTS_CHANNEL, () => wake('webhook-dispatch')) : undefined;
+    const stopListening = config.roles.has('worker')
+      ? await listen(EVENTS_CHANNEL, () => wake('webhook-dispatch'))
+      : undefined;
     return {
       deps,
       dispatch,
@@ -52,7 +64,13 @@ export const webhooksModule = defineModule({
       schemas: { document: { WebhookEndpoint: EndpointSchema } },
       // The short poll is the fallback for a wake-up that never came (a process that died between commit and NOTIFY)
       // and for retries that come due.
-      jobs: [{ name: 'webhook-dispatch', interval_ms: Math.min(config.worker_poll_interval_ms, WEBHOOK_FALLBACK_POLL_MS), run: () => dispatcher.pass() }],
+      jobs: [
+        {
+          name: 'webhook-dispatch',
+          interval_ms: Math.min(config.worker_poll_interval_ms, WEBHOOK_FALLBACK_POLL_MS),
+          run: () => dispatcher.pass(),
+        },
+      ],
     };
   },
 });

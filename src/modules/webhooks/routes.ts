@@ -26,14 +26,22 @@ const SecretShownOnce = Type.Object({
   secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }),
 });
 
-const WebhookUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048, description: 'http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)' });
+const WebhookUrl = Type.String({
+  format: 'uri',
+  pattern: '^https?://',
+  maxLength: 2048,
+  description: 'http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)',
+});
 const EnabledEvents = Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+)$', maxLength: 100 }), {
   minItems: 1,
   maxItems: 64,
   description: 'Event types (e.g. payment.completed), or ["*"] for every type (the default)',
 });
 
-const EndpointWithSecretSchema = Type.Intersect([EndpointSchema, Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) })]);
+const EndpointWithSecretSchema = Type.Intersect([
+  EndpointSchema,
+  Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) }),
+]);
 /** The rotation body is optional: a POST without one rotates with the default grace period. */
 const RotateBody = Type.Object(
   {
@@ -50,9 +58,8 @@ const RotateBody = Type.Object(
 const optionalBody = async (request: { body: unknown }) => {
   request.body ??= {};
 };
-const ENDPOINT_NOTE = 'A credential manages only its own mode\'s endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode\'s or merchant\'s endpoint is 404.';
-
-
+const ENDPOINT_NOTE =
+  "A credential manages only its own mode's endpoints (live key, live merchant JWT or session: live; test/sandbox key or a sandbox JWT/session: sandbox); another mode's or merchant's endpoint is 404.";
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = async (app, { deps }) => {
   app.put(
@@ -61,7 +68,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key', errors: [409, 'WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Set the default webhook endpoint of the caller\'s mode; returns the signing secret',
+        summary: "Set the default webhook endpoint of the caller's mode; returns the signing secret",
         description: `Live credentials set the live default endpoint, test/sandbox keys the sandbox one; events of one mode never go to the other's endpoints. ${ENDPOINT_NOTE}`,
         body: Type.Object({ url: WebhookUrl }, { additionalProperties: false }),
         response: { 200: Envelope(SecretShownOnce) },
@@ -79,8 +86,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key' },
       schema: {
         tags: ['webhooks'],
-        summary: 'Read the caller\'s mode\'s default webhook URL (never the secret)',
-        response: { 200: Envelope(Type.Object({ url: Type.Union([Type.String(), Type.Null()]), secret_set: Type.Boolean() })) },
+        summary: "Read the caller's mode's default webhook URL (never the secret)",
+        response: {
+          200: Envelope(Type.Object({ url: Type.Union([Type.String(), Type.Null()]), secret_set: Type.Boolean() })),
+        },
       },
     },
     async (request) => ok(await getDefaultEndpoint(deps, merchantScope(request))),
@@ -92,7 +101,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key', errors: [409] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Rotate the default endpoint\'s signing secret of the caller\'s mode; the new one is shown only here',
+        summary: "Rotate the default endpoint's signing secret of the caller's mode; the new one is shown only here",
         description:
           'Both secrets sign during the grace period (webhook-signature: v1,<new> v1,<old>); X-Service-Signature uses the new one. 409 WEBHOOK_ENDPOINT_NOT_SET when a sandbox caller has no default endpoint.',
         body: RotateBody,
@@ -109,10 +118,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key', errors: [409, 'WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Create a webhook endpoint in the caller\'s mode; returns its signing secret once',
+        summary: "Create a webhook endpoint in the caller's mode; returns its signing secret once",
         description: `At most ${MAX_ENDPOINTS_PER_MODE} endpoints per mode (409 WEBHOOK_ENDPOINT_LIMIT). Live endpoints must resolve to public addresses; sandbox ones may also be loopback (400 WEBHOOK_URL_FORBIDDEN). ${ENDPOINT_NOTE}`,
         body: Type.Object(
-          { url: WebhookUrl, description: Type.Optional(Description), enabled_events: Type.Optional(EnabledEvents), disabled: Type.Optional(Type.Boolean()) },
+          {
+            url: WebhookUrl,
+            description: Type.Optional(Description),
+            enabled_events: Type.Optional(EnabledEvents),
+            disabled: Type.Optional(Type.Boolean()),
+          },
           { additionalProperties: false },
         ),
         response: { 201: Envelope(EndpointWithSecretSchema) },
@@ -128,7 +142,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
     '/v1/webhook-endpoints',
     {
       config: { auth: 'key' },
-      schema: { tags: ['webhooks'], summary: 'The caller\'s mode\'s webhook endpoints, oldest first (never their secrets)', description: ENDPOINT_NOTE, response: { 200: Envelope(Type.Array(EndpointSchema)) } },
+      schema: {
+        tags: ['webhooks'],
+        summary: "The caller's mode's webhook endpoints, oldest first (never their secrets)",
+        description: ENDPOINT_NOTE,
+        response: { 200: Envelope(Type.Array(EndpointSchema)) },
+      },
     },
     async (request) => ok(await listEndpoints(deps, merchantScope(request))),
   );
@@ -137,7 +156,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
     '/v1/webhook-endpoints/:id',
     {
       config: { auth: 'key', errors: [404] },
-      schema: { tags: ['webhooks'], summary: 'One webhook endpoint (never its secret)', description: ENDPOINT_NOTE, params: UuidParams, response: { 200: Envelope(EndpointSchema) } },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'One webhook endpoint (never its secret)',
+        description: ENDPOINT_NOTE,
+        params: UuidParams,
+        response: { 200: Envelope(EndpointSchema) },
+      },
     },
     async (request) => ok(await getEndpointById(deps, merchantScope(request), request.params.id)),
   );
@@ -148,11 +173,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key', errors: [404, 'WEBHOOK_URL_FORBIDDEN'] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Change a webhook endpoint\'s URL, description, events or disabled flag',
+        summary: "Change a webhook endpoint's URL, description, events or disabled flag",
         description: `A disabled endpoint gets no new events; its queued deliveries wait until it is enabled again. ${ENDPOINT_NOTE}`,
         params: UuidParams,
         body: Type.Object(
-          { url: Type.Optional(WebhookUrl), description: Type.Optional(Description), enabled_events: Type.Optional(EnabledEvents), disabled: Type.Optional(Type.Boolean()) },
+          {
+            url: Type.Optional(WebhookUrl),
+            description: Type.Optional(Description),
+            enabled_events: Type.Optional(EnabledEvents),
+            disabled: Type.Optional(Type.Boolean()),
+          },
           { additionalProperties: false, minProperties: 1 },
         ),
         response: { 200: Envelope(EndpointSchema) },
@@ -182,7 +212,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key', errors: [404] },
       schema: {
         tags: ['webhooks'],
-        summary: 'Rotate an endpoint\'s signing secret with overlap; the new one is shown only here',
+        summary: "Rotate an endpoint's signing secret with overlap; the new one is shown only here",
         description: `Both secrets sign during the grace period (webhook-signature: v1,<new> v1,<old>); X-Service-Signature uses the new one. ${ENDPOINT_NOTE}`,
         params: UuidParams,
         body: RotateBody,
@@ -190,7 +220,10 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       },
       preValidation: optionalBody,
     },
-    async (request) => ok(await rotateEndpointSecret(deps, merchantScope(request), request.params.id, request.body.grace_period_seconds)),
+    async (request) =>
+      ok(
+        await rotateEndpointSecret(deps, merchantScope(request), request.params.id, request.body.grace_period_seconds),
+      ),
   );
 
   app.get(
@@ -199,9 +232,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       config: { auth: 'key' },
       schema: {
         tags: ['webhooks'],
-        summary: 'Events of the last 30 days, newest first (the key\'s mode only)',
+        summary: "Events of the last 30 days, newest first (the key's mode only)",
         querystring: Type.Object({
-          type: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Event kind, e.g. payment.completed' })),
+          type: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 100, description: 'Event kind, e.g. payment.completed' }),
+          ),
           resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           delivered: Type.Optional(Type.Boolean({ description: 'true: delivered; false: not (yet) delivered' })),
           cursor: Type.Optional(Cursor),
@@ -230,7 +265,11 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
         response: { 200: Page(DeliverySchema) },
       },
     },
-    async (request) => listDeliveries(deps, merchantScope(request), { ...request.query, status: parseCsv<DeliveryStatus>(request.query.status) }),
+    async (request) =>
+      listDeliveries(deps, merchantScope(request), {
+        ...request.query,
+        status: parseCsv<DeliveryStatus>(request.query.status),
+      }),
   );
 
   app.post(
@@ -254,11 +293,14 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       schema: {
         tags: ['webhooks'],
         summary: 'Re-queue every delivery that failed (or found no endpoint) since a time, optionally of one endpoint',
-        body: Type.Object({ since: Type.String({ format: 'date-time' }), endpoint_id: Type.Optional(Type.String({ format: 'uuid' })) }, { additionalProperties: false }),
+        body: Type.Object(
+          { since: Type.String({ format: 'date-time' }), endpoint_id: Type.Optional(Type.String({ format: 'uuid' })) },
+          { additionalProperties: false },
+        ),
         response: { 200: Envelope(Type.Object({ requeued: Type.Integer(), since: Timestamp })) },
       },
     },
-    async (request) => ok(await recoverSince(deps, merchantScope(request), request.body.since, request.body.endpoint_id)),
+    async (request) =>
+      ok(await recoverSince(deps, merchantScope(request), request.body.since, request.body.endpoint_id)),
   );
 };
-

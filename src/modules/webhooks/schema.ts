@@ -3,7 +3,12 @@ import { NullableTimestamp, Timestamp } from '../../http/schemas.ts';
 
 /** Webhook endpoints, events and deliveries as the API shows them: the response schemas, and the view types derived from them. */
 
-export const DeliveryStatusSchema = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('skipped')]);
+export const DeliveryStatusSchema = Type.Union([
+  Type.Literal('pending'),
+  Type.Literal('succeeded'),
+  Type.Literal('failed'),
+  Type.Literal('skipped'),
+]);
 export const Description = Type.Union([Type.String({ maxLength: 500 }), Type.Null()]);
 
 export const EndpointSchema = Type.Object({
@@ -14,7 +19,9 @@ export const EndpointSchema = Type.Object({
   disabled: Type.Boolean(),
   is_default: Type.Boolean({ description: 'The endpoint PUT /v1/webhook-endpoint sets' }),
   mode: Type.Union([Type.Literal('live'), Type.Literal('sandbox')]),
-  previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], { description: 'After a rotation the previous secret also signs until then' }),
+  previous_secret_expires_at: Type.Union([Timestamp, Type.Null()], {
+    description: 'After a rotation the previous secret also signs until then',
+  }),
   created_at: Timestamp,
   updated_at: Timestamp,
 });
@@ -43,7 +50,9 @@ export const AttemptSchema = Type.Object({
 export const DeliverySchema = Type.Object({
   id: Type.String(),
   event_id: Type.String(),
-  endpoint_id: Type.Union([Type.String(), Type.Null()], { description: 'null: no endpoint was subscribed (status skipped)' }),
+  endpoint_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'null: no endpoint was subscribed (status skipped)',
+  }),
   event_type: Type.String(),
   resource_id: Type.String(),
   status: DeliveryStatusSchema,

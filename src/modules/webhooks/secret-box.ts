@@ -60,7 +60,8 @@ export function isSealed(value: string): boolean {
 export function parseSecretsKey(raw: string): Buffer {
   const trimmed = raw.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, 'hex') : Buffer.from(trimmed, 'base64');
-  if (key.length !== KEY_BYTES) throw new Error(`WEBHOOK_SECRETS_KEY must be ${KEY_BYTES} bytes as 64 hex digits or base64`);
+  if (key.length !== KEY_BYTES)
+    throw new Error(`WEBHOOK_SECRETS_KEY must be ${KEY_BYTES} bytes as 64 hex digits or base64`);
   return key;
 }
 
@@ -86,7 +87,9 @@ export async function resolveWebhookSecretsKey(
     return parseSecretsKey(readFileSync(path, 'utf8'));
   }
   if (config.database_url) {
-    logger?.warn('WEBHOOK_SECRETS_KEY is not set: webhook secrets are sealed with a key kept in the database, so a database dump can forge deliveries; set WEBHOOK_SECRETS_KEY in production');
+    logger?.warn(
+      'WEBHOOK_SECRETS_KEY is not set: webhook secrets are sealed with a key kept in the database, so a database dump can forge deliveries; set WEBHOOK_SECRETS_KEY in production',
+    );
   }
   return parseSecretsKey(await keepSetting(db, SETTINGS_KEY, randomBytes(KEY_BYTES).toString('base64')));
 }
@@ -101,20 +104,34 @@ export async function sealPlaintextSecrets(db: Db, box: SecretBox): Promise<numb
     const endpoints = await trx
       .selectFrom('webhook_endpoints')
       .select(['id', 'secret_sealed', 'previous_secret_sealed'])
-      .where((eb) => eb.or([eb('secret_sealed', 'not like', `${SEALED_PREFIX}%`), eb('previous_secret_sealed', 'not like', `${SEALED_PREFIX}%`)]))
+      .where((eb) =>
+        eb.or([
+          eb('secret_sealed', 'not like', `${SEALED_PREFIX}%`),
+          eb('previous_secret_sealed', 'not like', `${SEALED_PREFIX}%`),
+        ]),
+      )
       .forUpdate()
       .execute();
     for (const row of endpoints) {
       const current = isSealed(row.secret_sealed) ? null : box.seal(row.secret_sealed, row.id);
-      const previous = row.previous_secret_sealed && !isSealed(row.previous_secret_sealed) ? box.seal(row.previous_secret_sealed, row.id) : null;
+      const previous =
+        row.previous_secret_sealed && !isSealed(row.previous_secret_sealed)
+          ? box.seal(row.previous_secret_sealed, row.id)
+          : null;
       if (!current && !previous) continue;
       await trx
         .updateTable('webhook_endpoints')
-        .set({ ...(current ? { secret_sealed: current } : {}), ...(previous ? { previous_secret_sealed: previous } : {}) })
+        .set({
+          ...(current ? { secret_sealed: current } : {}),
+          ...(previous ? { previous_secret_sealed: previous } : {}),
+        })
         .where('id', '=', row.id)
         .execute();
       sealed += 1;
     }
-    return sealed + (await sealIssuedWebhookSecrets(trx, SEALED_PREFIX, (secret, merchant_id) => box.seal(secret, merchant_id)));
+    return (
+      sealed +
+      (await sealIssuedWebhookSecrets(trx, SEALED_PREFIX, (secret, merchant_id) => box.seal(secret, merchant_id)))
+    );
   });
 }

@@ -46,24 +46,47 @@ export async function listEvents(deps: WebhooksDeps, scope: MerchantScope, query
   // Keyset on (created_at, seq): events written in one transaction share a timestamp, and seq keeps their order.
   let select = deps.db
     .selectFrom('events as e')
-    .select(['e.id', 'e.seq', 'e.type', 'e.resource_type', 'e.resource_id', 'e.created_at', 'e.payload', EVENT_DELIVERY_STATUS.as('delivery_status')])
+    .select([
+      'e.id',
+      'e.seq',
+      'e.type',
+      'e.resource_type',
+      'e.resource_id',
+      'e.created_at',
+      'e.payload',
+      EVENT_DELIVERY_STATUS.as('delivery_status'),
+    ])
     .where('e.merchant_id', '=', scope.merchant_id)
     .where('e.is_sandbox', '=', scope.is_sandbox)
     .where('e.created_at', '>=', new Date(deps.clock.now().getTime() - EVENTS_RETENTION_MS));
   if (query.type) select = select.where('e.type', '=', query.type);
   if (query.resource_id) select = select.where('e.resource_id', '=', query.resource_id);
   if (query.delivered === true) select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} = 'succeeded'`);
-  if (query.delivered === false) select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} is distinct from 'succeeded'`);
-  const keyset = { created_at: 'e.created_at', id: 'e.seq', id_format: 'sequence' as const, positionOf: (row: { created_at: Date; seq: number | string }) => ({ created_at: row.created_at, id: String(row.seq) }) };
-  return listPage(select, query, (row): EventView => ({
-    id: row.id,
-    type: row.type,
-    resource_type: row.resource_type,
-    resource_id: row.resource_id,
-    created_at: iso(row.created_at),
-    delivery_status: row.delivery_status,
-    payload: row.payload,
-  }), keyset);
+  if (query.delivered === false)
+    select = select.where(sql<boolean>`${EVENT_DELIVERY_STATUS} is distinct from 'succeeded'`);
+  const keyset = {
+    created_at: 'e.created_at',
+    id: 'e.seq',
+    id_format: 'sequence' as const,
+    positionOf: (row: { created_at: Date; seq: number | string }) => ({
+      created_at: row.created_at,
+      id: String(row.seq),
+    }),
+  };
+  return listPage(
+    select,
+    query,
+    (row): EventView => ({
+      id: row.id,
+      type: row.type,
+      resource_type: row.resource_type,
+      resource_id: row.resource_id,
+      created_at: iso(row.created_at),
+      delivery_status: row.delivery_status,
+      payload: row.payload,
+    }),
+    keyset,
+  );
 }
 
 function presentDelivery(row: DeliveryRow & { event_type: string }, attempts: readonly AttemptRow[]): DeliveryView {
@@ -122,7 +145,10 @@ export async function listDeliveries(deps: WebhooksDeps, scope: MerchantScope, q
   if (query.event_id) select = select.where('d.event_id', '=', query.event_id);
   if (query.endpoint_id) select = select.where('d.endpoint_id', '=', query.endpoint_id);
   const page = await listPage(select, query, (row) => row, { table: 'd' });
-  const attempts = await attemptsOf(deps.db, page.data.map((row) => row.id));
+  const attempts = await attemptsOf(
+    deps.db,
+    page.data.map((row) => row.id),
+  );
   return { ...page, data: page.data.map((row) => presentDelivery(row, attempts.get(row.id) ?? [])) };
 }
 
@@ -132,18 +158,38 @@ const REQUEUE = { status: 'pending' as const, retry_count: 0, claim_token: null,
  * Puts deliveries back in the queue. A `skipped` row without endpoint (none was subscribed when its event was
  * written) goes to the endpoints subscribed now: the row itself to the first, a new row to each other one.
  */
-async function requeue(trx: Trx, scope: MerchantScope, rows: readonly Pick<DeliveryRow, 'id' | 'event_id' | 'event_seq' | 'resource_id' | 'ordering_key' | 'endpoint_id' | 'created_at'>[], now: Date): Promise<number> {
+async function requeue(
+  trx: Trx,
+  scope: MerchantScope,
+  rows: readonly Pick<
+    DeliveryRow,
+    'id' | 'event_id' | 'event_seq' | 'resource_id' | 'ordering_key' | 'endpoint_id' | 'created_at'
+  >[],
+  now: Date,
+): Promise<number> {
   let requeued = 0;
   for (const row of rows) {
     if (row.endpoint_id !== null) {
-      await trx.updateTable('webhook_deliveries').set({ ...REQUEUE, next_attempt_at: now }).where('id', '=', row.id).execute();
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ ...REQUEUE, next_attempt_at: now })
+        .where('id', '=', row.id)
+        .execute();
       requeued += 1;
       continue;
     }
-    const event = await trx.selectFrom('events').select('type').where('id', '=', row.event_id).executeTakeFirstOrThrow();
+    const event = await trx
+      .selectFrom('events')
+      .select('type')
+      .where('id', '=', row.event_id)
+      .executeTakeFirstOrThrow();
     const [first, ...others] = await subscribedEndpointIds(trx, scope, event.type);
     if (!first) continue;
-    await trx.updateTable('webhook_deliveries').set({ ...REQUEUE, endpoint_id: first, next_attempt_at: now, last_error: null }).where('id', '=', row.id).execute();
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ ...REQUEUE, endpoint_id: first, next_attempt_at: now, last_error: null })
+      .where('id', '=', row.id)
+      .execute();
     for (const endpoint_id of others) {
       await trx
         .insertInto('webhook_deliveries')
@@ -184,10 +230,23 @@ async function requeue(trx: Trx, scope: MerchantScope, rows: readonly Pick<Deliv
 export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delivery_id: string): Promise<DeliveryView> {
   const now = deps.clock.now();
   const result = await deps.db.transaction().execute(async (trx) => {
-    const found = owned(await trx.selectFrom('webhook_deliveries').selectAll().where('id', '=', delivery_id).forUpdate().executeTakeFirst(), scope, OWNERSHIP.webhook_delivery);
+    const found = owned(
+      await trx
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('id', '=', delivery_id)
+        .forUpdate()
+        .executeTakeFirst(),
+      scope,
+      OWNERSHIP.webhook_delivery,
+    );
     await requireActiveEndpoint(trx, scope);
     if (found.endpoint_id !== null) {
-      const endpoint = await trx.selectFrom('webhook_endpoints').select(['deleted_at']).where('id', '=', found.endpoint_id).executeTakeFirstOrThrow();
+      const endpoint = await trx
+        .selectFrom('webhook_endpoints')
+        .select(['deleted_at'])
+        .where('id', '=', found.endpoint_id)
+        .executeTakeFirstOrThrow();
       if (endpoint.deleted_at !== null) throw deliveryEndpointDeleted();
     }
     const in_flight = found.status === 'pending' && found.claimed_until !== null && found.claimed_until > now;
@@ -199,7 +258,11 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
       .select('e.type as event_type')
       .where('d.id', '=', delivery_id)
       .executeTakeFirstOrThrow();
-    const attempts = await trx.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', delivery_id).execute();
+    const attempts = await trx
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('delivery_id', '=', delivery_id)
+      .execute();
     return { requeued: !in_flight, view: presentDelivery(row, attempts) };
   });
   // after the commit: a NOTIFY inside the transaction would queue its commit behind every other NOTIFY's
@@ -211,12 +274,22 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
  * Re-queues every delivery of this merchant and mode that failed (or found no endpoint) since `since`, optionally of
  * one endpoint only. Deliveries of deleted endpoints stay as they are.
  */
-export async function recoverSince(deps: WebhooksDeps, scope: MerchantScope, since: string, endpoint_id?: string): Promise<{ requeued: number; since: string }> {
+export async function recoverSince(
+  deps: WebhooksDeps,
+  scope: MerchantScope,
+  since: string,
+  endpoint_id?: string,
+): Promise<{ requeued: number; since: string }> {
   const now = deps.clock.now();
   const since_at = new Date(since);
   const result = await deps.db.transaction().execute(async (trx) => {
     if (endpoint_id !== undefined) {
-      const endpoint = await trx.selectFrom('webhook_endpoints').select(['merchant_id', 'is_sandbox']).where('id', '=', endpoint_id).where('deleted_at', 'is', null).executeTakeFirst();
+      const endpoint = await trx
+        .selectFrom('webhook_endpoints')
+        .select(['merchant_id', 'is_sandbox'])
+        .where('id', '=', endpoint_id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
       owned(endpoint, scope, OWNERSHIP.webhook_endpoint);
     }
     await requireActiveEndpoint(trx, scope);

@@ -28,7 +28,12 @@ export function standardSignature(secret: string, id: string, timestamp_seconds:
 }
 
 /** `secrets`: the newest first, then a previous one still in its rotation overlap. */
-export function signedHeaders(secrets: string | readonly string[], id: string, timestamp_seconds: number, body: string): Record<string, string> {
+export function signedHeaders(
+  secrets: string | readonly string[],
+  id: string,
+  timestamp_seconds: number,
+  body: string,
+): Record<string, string> {
   const all = typeof secrets === 'string' ? [secrets] : secrets;
   const [newest] = all;
   if (!newest) throw new Error('signedHeaders needs at least one secret');

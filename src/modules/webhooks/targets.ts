@@ -50,7 +50,10 @@ export function refusalFor(address: string, policy: TargetPolicy): string | null
   if (METADATA_ADDRESSES.has(shown) || METADATA_ADDRESSES.has(normal)) return `${shown} is a cloud metadata address`;
   const range = parsed.range();
   if (range === 'unicast') return null;
-  if (range === 'loopback') return policy.allow_private ? null : `${shown} is a loopback address (allowed only with WEBHOOK_ALLOW_PRIVATE_TARGETS)`;
+  if (range === 'loopback')
+    return policy.allow_private
+      ? null
+      : `${shown} is a loopback address (allowed only with WEBHOOK_ALLOW_PRIVATE_TARGETS)`;
   if (PRIVATE_RANGES.has(range)) return policy.allow_private ? null : `${shown} is a private address (${range})`;
   return `${shown} is not a public address (${range})`;
 }
@@ -62,7 +65,8 @@ export function isPrivateAddress(address: string): boolean {
 
 function localAddresses(): Set<string> {
   const found = new Set<string>();
-  for (const list of Object.values(networkInterfaces())) for (const entry of list ?? []) found.add(ipaddr.process(entry.address).toNormalizedString());
+  for (const list of Object.values(networkInterfaces()))
+    for (const entry of list ?? []) found.add(ipaddr.process(entry.address).toNormalizedString());
   return found;
 }
 
@@ -96,7 +100,8 @@ function refusalForUrl(url: URL, policy: TargetPolicy): string | null {
   if (url.username || url.password) return 'credentials in the URL are not allowed';
   const host = bareHost(url.hostname);
   if (host === '') return 'the URL has no host';
-  if (policy.self_origin !== undefined && url.origin === new URL(policy.self_origin).origin) return `${url.origin} is the gateway itself (PUBLIC_BASE_URL)`;
+  if (policy.self_origin !== undefined && url.origin === new URL(policy.self_origin).origin)
+    return `${url.origin} is the gateway itself (PUBLIC_BASE_URL)`;
   if (ipaddr.isValid(host)) return refusalForSelf(host, portOf(url)) ?? refusalFor(host, policy);
   if (isLocalhostName(host)) return refusalForSelf('127.0.0.1', portOf(url)) ?? refusalFor('127.0.0.1', policy);
   return null;
@@ -121,7 +126,9 @@ export async function checkTargetAtRegistration(raw_url: string, policy: TargetP
   try {
     addresses = await Promise.race([
       dnsLookupAsync(host, { all: true }),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lookup timeout')), REGISTRATION_LOOKUP_TIMEOUT_MS).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('lookup timeout')), REGISTRATION_LOOKUP_TIMEOUT_MS).unref(),
+      ),
     ]);
   } catch {
     return null;
@@ -144,7 +151,11 @@ export function checkTargetAtConnect(url: URL, policy: TargetPolicy): void {
  * (`port`: the URL's, to recognise the gateway's own listening address).
  */
 export function guardedLookup(policy: TargetPolicy, port = 0): LookupFunction {
-  return ((hostname: string, options: { all?: boolean; family?: number }, callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: { all?: boolean; family?: number },
+    callback: (error: Error | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, '');
       for (const { address } of addresses) {

@@ -6,7 +6,12 @@ import { computeServiceSignature, verifyWebhook } from '@mpay/client/webhooks';
 const [base_url, live_key, sandbox_key, run] = process.argv.slice(2) as [string, string, string, string];
 const mpay = new Mpay({ apiKey: live_key, baseUrl: base_url });
 
-const created = await mpay.payments.create({ order_id: `${run}-order-1`, amount: '250.00', currency: 'THB', return_url: 'https://shop.example/return' });
+const created = await mpay.payments.create({
+  order_id: `${run}-order-1`,
+  amount: '250.00',
+  currency: 'THB',
+  return_url: 'https://shop.example/return',
+});
 const payment: Payment = created.data;
 const found = await mpay.payments.findByOrderId(`${run}-order-1`);
 let listed = 0;
@@ -14,8 +19,17 @@ for await (const item of mpay.payments.list({ limit: 1 })) listed += item.id ? 1
 
 // Merchant routes with the same secret key: the client trades it for a JWT on its own.
 const before = (await mpay.balance.retrieve()).data.available_micro_pay;
-const sell: SellOrder = (await mpay.sellOrders.create({ amount_micro_pay: 2_000_000, currency: 'PAY', target_currency: 'THB', target_fiat_amount: 7_000, payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' } })).data;
-const dispute = (await mpay.disputes.create({ sell_order_id: sell.id, notes: 'Checked from the installed package' })).data;
+const sell: SellOrder = (
+  await mpay.sellOrders.create({
+    amount_micro_pay: 2_000_000,
+    currency: 'PAY',
+    target_currency: 'THB',
+    target_fiat_amount: 7_000,
+    payout_destination: { rail: 'promptpay', promptpay_id: '0812345678' },
+  })
+).data;
+const dispute = (await mpay.disputes.create({ sell_order_id: sell.id, notes: 'Checked from the installed package' }))
+  .data;
 const disputes = (await mpay.disputes.list()).data.map((row) => row.id);
 const after = (await mpay.balance.retrieve()).data.available_micro_pay;
 const buys = (await mpay.buyOrders.list()).data.length;
@@ -23,7 +37,9 @@ const buys = (await mpay.buyOrders.list()).data.length;
 const sandbox = new Mpay(sandbox_key, { baseUrl: base_url });
 const sandbox_balance = (await sandbox.balance.retrieve()).data.available_micro_pay;
 const sandbox_sells = (await sandbox.sellOrders.list()).data.map((row) => row.is_sandbox);
-const simulated = (await sandbox.sandbox.simulatePayment({ scenario: 'matched_then_completed', amount: 10_000, currency: 'THB' })).data.payment;
+const simulated = (
+  await sandbox.sandbox.simulatePayment({ scenario: 'matched_then_completed', amount: 10_000, currency: 'THB' })
+).data.payment;
 
 let error_code = '';
 try {
@@ -32,12 +48,24 @@ try {
   if (error instanceof MpayApiError) error_code = `${error.status} ${error.code}`;
 }
 
-const body = JSON.stringify({ id: 'evt_1', event: 'payment.completed', type: 'payment.completed', data: { id: payment.id } });
-const event = verifyWebhook(body, { 'x-service-signature': computeServiceSignature(body, 'whsec_test') }, 'whsec_test', { scheme: 'service' });
+const body = JSON.stringify({
+  id: 'evt_1',
+  event: 'payment.completed',
+  type: 'payment.completed',
+  data: { id: payment.id },
+});
+const event = verifyWebhook(
+  body,
+  { 'x-service-signature': computeServiceSignature(body, 'whsec_test') },
+  'whsec_test',
+  { scheme: 'service' },
+);
 
 // The types are the API's: these lines must not compile.
 // @ts-expect-error: EUR is not a currency the API takes
-await mpay.payments.create({ order_id: 'x', amount: 1, currency: 'EUR', return_url: 'https://shop.example' }).catch(() => undefined);
+await mpay.payments
+  .create({ order_id: 'x', amount: 1, currency: 'EUR', return_url: 'https://shop.example' })
+  .catch(() => undefined);
 // @ts-expect-error: there is no such resource method
 mpay.payments.charge;
 

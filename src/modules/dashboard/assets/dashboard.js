@@ -16,7 +16,13 @@
       new Chart(canvas, {
         type: spec.type || 'bar',
         data: { labels: spec.labels, datasets: spec.datasets },
-        options: { animation: false, responsive: true, maintainAspectRatio: false, plugins: { legend: { position: 'bottom' } }, scales: { y: { beginAtZero: true } } },
+        options: {
+          animation: false,
+          responsive: true,
+          maintainAspectRatio: false,
+          plugins: { legend: { position: 'bottom' } },
+          scales: { y: { beginAtZero: true } },
+        },
       });
     });
   }

@@ -2,7 +2,10 @@ import { html } from '../html.ts';
 import { csrfField, flash, page, type PageContext } from '../layout.ts';
 import { PASSWORD_MIN_LENGTH } from '../users.ts';
 
-export function signInPage(context: PageContext, options: { error?: string | undefined; email?: string | undefined; notice?: string | undefined } = {}): string {
+export function signInPage(
+  context: PageContext,
+  options: { error?: string | undefined; email?: string | undefined; notice?: string | undefined } = {},
+): string {
   const { t } = context;
   return page(context, {
     title: t('sign_in'),
@@ -15,7 +18,10 @@ export function signInPage(context: PageContext, options: { error?: string | und
   });
 }
 
-export function invitePage(context: PageContext, options: { token: string; email: string | null; error?: string | undefined }): string {
+export function invitePage(
+  context: PageContext,
+  options: { token: string; email: string | null; error?: string | undefined },
+): string {
   const { t } = context;
   const body = options.email
     ? html`<section class="card signin"><h1>${t('set_password')}</h1><p>${options.email}</p>${flash(options.error, 'error')}
@@ -26,7 +32,10 @@ export function invitePage(context: PageContext, options: { token: string; email
   return page(context, { title: t('set_password'), section: null, body });
 }
 
-export function accountPage(context: PageContext, options: { error?: string | undefined; notice?: string | undefined } = {}): string {
+export function accountPage(
+  context: PageContext,
+  options: { error?: string | undefined; notice?: string | undefined } = {},
+): string {
   const { t } = context;
   return page(context, {
     title: t('account'),

@@ -17,13 +17,19 @@ function attemptsDetail(context: PageContext, delivery: DeliveryView, event: Eve
   if (!delivery.attempts.length) return html``;
   const request_body = event ? truncated(JSON.stringify(event.payload, null, 2)) : '—';
   return html`<details class="attempts"><summary>${t('attempts')} (${delivery.attempts.length})</summary><ol>${delivery.attempts.map(
-    (attempt) => html`<li><p>${when(context, attempt.started_at)} · ${attempt.duration_ms} ms · ${attempt.succeeded ? statusBadge(context, 'succeeded') : statusBadge(context, 'failed')}</p>
+    (
+      attempt,
+    ) => html`<li><p>${when(context, attempt.started_at)} · ${attempt.duration_ms} ms · ${attempt.succeeded ? statusBadge(context, 'succeeded') : statusBadge(context, 'failed')}</p>
 <p class="muted">${t('request')}: POST <span class="mono">${attempt.url}</span></p><pre class="body">${request_body}</pre>
 <p class="muted">${t('response')}: ${attempt.status_code ?? attempt.error ?? '—'}</p><pre class="body">${attempt.response_excerpt ? truncated(attempt.response_excerpt) : '—'}</pre></li>`,
   )}</ol></details>`;
 }
 
-export function deliveriesTable(context: PageContext, deliveries: DeliveryView[], options: { can_redeliver: boolean; back: string; events: EventView[] }): Html {
+export function deliveriesTable(
+  context: PageContext,
+  deliveries: DeliveryView[],
+  options: { can_redeliver: boolean; back: string; events: EventView[] },
+): Html {
   const { t } = context;
   if (!deliveries.length) return html`<p>${t('none')}</p>`;
   const events = new Map(options.events.map((event) => [event.id, event]));

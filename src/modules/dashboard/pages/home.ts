@@ -52,7 +52,11 @@ export function homePage(context: PageContext, model: HomeModel): string {
   const charts = [
     jsonBlock('chart-volume', { type: 'bar', labels, datasets: series((row) => row.completed_amount_minor / 100) }),
     jsonBlock('chart-count', { type: 'bar', labels, datasets: series((row) => row.count) }),
-    jsonBlock('chart-rate', { type: 'line', labels, datasets: series((row) => (row.count ? Math.round((row.completed_count * 1000) / row.count) / 10 : null), null) }),
+    jsonBlock('chart-rate', {
+      type: 'line',
+      labels,
+      datasets: series((row) => (row.count ? Math.round((row.completed_count * 1000) / row.count) / 10 : null), null),
+    }),
   ];
   const figures = currencies.length
     ? html`<table><caption class="muted">${t('today')} / ${t('last_30_days')}</caption><thead><tr><th>${t('currency')}</th><th class="num">${t('volume')} (${t('today')})</th><th class="num">${t('count')}</th><th class="num">${t('success_rate')}</th><th class="num">${t('volume')} (${t('last_30_days')})</th><th class="num">${t('count')}</th><th class="num">${t('success_rate')}</th></tr></thead><tbody>
@@ -64,9 +68,24 @@ ${currencies.map((currency) => {
     : html`<p>${t('none')}</p>`;
   const balance = model.balance;
   const actions = [
-    { label: t('pending_to_confirm'), count: model.pending_to_confirm, href: '/dashboard/balance#pending-funds', id: 'action-pending' },
-    { label: t('disputes_opened'), count: model.disputes_opened, href: '/dashboard/balance#disputes', id: 'action-disputes' },
-    { label: t('failed_deliveries'), count: model.failed_deliveries, href: '/dashboard/developers#deliveries', id: 'action-deliveries' },
+    {
+      label: t('pending_to_confirm'),
+      count: model.pending_to_confirm,
+      href: '/dashboard/balance#pending-funds',
+      id: 'action-pending',
+    },
+    {
+      label: t('disputes_opened'),
+      count: model.disputes_opened,
+      href: '/dashboard/balance#disputes',
+      id: 'action-disputes',
+    },
+    {
+      label: t('failed_deliveries'),
+      count: model.failed_deliveries,
+      href: '/dashboard/developers#deliveries',
+      id: 'action-deliveries',
+    },
   ];
   return page(context, {
     title: t('home'),

@@ -20,7 +20,16 @@ export interface PaymentsFilter {
 
 export function paymentsPage(
   context: PageContext,
-  model: { filter: PaymentsFilter; payments: PaymentView[]; next_cursor: string | null; cursor?: string | undefined; can_simulate: boolean; notice?: string | undefined; error?: string | undefined; values?: Record<string, string> },
+  model: {
+    filter: PaymentsFilter;
+    payments: PaymentView[];
+    next_cursor: string | null;
+    cursor?: string | undefined;
+    can_simulate: boolean;
+    notice?: string | undefined;
+    error?: string | undefined;
+    values?: Record<string, string>;
+  },
 ): string {
   const { t, session } = context;
   const { filter } = model;
@@ -59,7 +68,15 @@ export function paymentsPage(
 
 export function paymentDetailPage(
   context: PageContext,
-  model: { payment: PaymentView; checkout: CheckoutView | null; qr_data_urls: Map<number, string>; events: EventView[]; deliveries: DeliveryView[]; can_redeliver: boolean; notice?: string | undefined },
+  model: {
+    payment: PaymentView;
+    checkout: CheckoutView | null;
+    qr_data_urls: Map<number, string>;
+    events: EventView[];
+    deliveries: DeliveryView[];
+    can_redeliver: boolean;
+    notice?: string | undefined;
+  },
 ): string {
   const { t } = context;
   const { payment } = model;

@@ -4,7 +4,10 @@ import { csrfField, flash, page, type PageContext } from '../layout.ts';
 /** Every zone the runtime knows, the merchant's own first when the list lacks it. */
 const ZONES: readonly string[] = Intl.supportedValuesOf('timeZone');
 
-export function settingsPage(context: PageContext, model: { time_zone: string; can_edit: boolean; notice?: string | undefined; error?: string | undefined }): string {
+export function settingsPage(
+  context: PageContext,
+  model: { time_zone: string; can_edit: boolean; notice?: string | undefined; error?: string | undefined },
+): string {
   const { t } = context;
   const zones = ZONES.includes(model.time_zone) ? ZONES : [model.time_zone, ...ZONES];
   return page(context, {

@@ -7,7 +7,9 @@ import { money, when } from '../format.ts';
 export function settlementsPage(context: PageContext, model: { settlements: SettlementView[] }): string {
   const { t } = context;
   const rows = model.settlements.map(
-    (batch) => html`<tr><td class="mono"><a href="/dashboard/settlements/${batch.id}">${batch.id}</a></td><td>${statusBadge(context, batch.status)}</td><td class="num">${batch.payment_count}</td><td class="num">${money(batch.gross_minor, batch.currency)}</td><td class="num">${money(batch.fee_minor, batch.currency)}</td><td class="num">${money(batch.net_minor, batch.currency)}</td><td>${when(context, batch.created_at)}</td>
+    (
+      batch,
+    ) => html`<tr><td class="mono"><a href="/dashboard/settlements/${batch.id}">${batch.id}</a></td><td>${statusBadge(context, batch.status)}</td><td class="num">${batch.payment_count}</td><td class="num">${money(batch.gross_minor, batch.currency)}</td><td class="num">${money(batch.fee_minor, batch.currency)}</td><td class="num">${money(batch.net_minor, batch.currency)}</td><td>${when(context, batch.created_at)}</td>
 <td><a href="/dashboard/settlements/${batch.id}/export.csv" class="download-csv" download>${t('download_csv')}</a></td></tr>`,
   );
   return page(context, {
@@ -18,7 +20,10 @@ export function settlementsPage(context: PageContext, model: { settlements: Sett
   });
 }
 
-export function settlementDetailPage(context: PageContext, model: { settlement: SettlementDetail; payments: SettlementPaymentView[] }): string {
+export function settlementDetailPage(
+  context: PageContext,
+  model: { settlement: SettlementDetail; payments: SettlementPaymentView[] },
+): string {
   const { t } = context;
   const batch = model.settlement;
   const adjustments = batch.adjustments.length

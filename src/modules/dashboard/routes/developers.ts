@@ -1,5 +1,13 @@
 import { listApiKeys, rollApiKey } from '../../merchants/keys.ts';
-import { createEndpoint, deleteEndpoint, listEndpoints, revealEndpointSecret, rotateEndpointSecret, sendTestEvent, updateEndpoint } from '../../webhooks/endpoints.ts';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  listEndpoints,
+  revealEndpointSecret,
+  rotateEndpointSecret,
+  sendTestEvent,
+  updateEndpoint,
+} from '../../webhooks/endpoints.ts';
 import { listDeliveries, listEvents, recoverSince } from '../../webhooks/service.ts';
 import { can, sendPage } from '../context.ts';
 import { confirmationRequired, graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
@@ -19,60 +27,110 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
       listEvents(deps.webhooks, scope, { limit: 25 }),
     ]);
     const shown = keys.filter((key) => (scope.is_sandbox ? key.kind !== 'live' : key.kind === 'live'));
-    const requests = new Map(await Promise.all(shown.map(async (key) => [key.id, await deps.request_log.recent(scope.merchant_id, key.id)] as const)));
-    return { keys, requests, endpoints, deliveries: deliveries.data, events: events.data, can_keys: can(session, 'keys'), can_webhooks: can(session, 'webhooks'), ...extra };
+    const requests = new Map(
+      await Promise.all(
+        shown.map(async (key) => [key.id, await deps.request_log.recent(scope.merchant_id, key.id)] as const),
+      ),
+    );
+    return {
+      keys,
+      requests,
+      endpoints,
+      deliveries: deliveries.data,
+      events: events.data,
+      can_keys: can(session, 'keys'),
+      can_webhooks: can(session, 'webhooks'),
+      ...extra,
+    };
   }
 
   /** A refused developers form: the page again with the message inline and the endpoint form as typed. */
-  const again = async (signed: Signed, error: string) => developersPage(signed.context, await developersModel(signed, { error, values: signed.form }));
+  const again = async (signed: Signed, error: string) =>
+    developersPage(signed.context, await developersModel(signed, { error, values: signed.form }));
 
   get('/dashboard/developers', 'Developers: API keys, webhook endpoints, deliveries, events', {}, async (signed) => {
-    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice: noticeOf(signed.context, signed.request.query) })));
+    return sendPage(
+      signed.reply,
+      developersPage(
+        signed.context,
+        await developersModel(signed, { notice: noticeOf(signed.context, signed.request.query) }),
+      ),
+    );
   });
 
-  post('/dashboard/api-keys/:id/roll', 'Roll an API key: the new key is shown once, the old one works for a grace period', { permission: 'keys', on_error: again }, async (signed) => {
-    const id = pathId(signed.request);
-    if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
-    const hours = Number(signed.form['grace_hours'] ?? '24');
-    if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
-    const rolled = await rollApiKey({ ...deps.users, key_cache: deps.key_cache }, signed.scope.merchant_id, id, hours * 3600);
-    const { t } = signed.context;
-    const revealed = html`${t('rolled', { kind: rolled.key.kind })}<span class="secret" id="new-key">${rolled.raw_key}</span><br>${t('rolled_grace', { until: rolled.previous.expires_at ?? '' })}`;
-    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
-  });
+  post(
+    '/dashboard/api-keys/:id/roll',
+    'Roll an API key: the new key is shown once, the old one works for a grace period',
+    { permission: 'keys', on_error: again },
+    async (signed) => {
+      const id = pathId(signed.request);
+      if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
+      const hours = Number(signed.form['grace_hours'] ?? '24');
+      if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
+      const rolled = await rollApiKey(
+        { ...deps.users, key_cache: deps.key_cache },
+        signed.scope.merchant_id,
+        id,
+        hours * 3600,
+      );
+      const { t } = signed.context;
+      const revealed = html`${t('rolled', { kind: rolled.key.kind })}<span class="secret" id="new-key">${rolled.raw_key}</span><br>${t('rolled_grace', { until: rolled.previous.expires_at ?? '' })}`;
+      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
+    },
+  );
 
-  post('/dashboard/webhook-endpoints', 'Create a webhook endpoint (its secret is shown once)', { permission: 'webhooks', on_error: again }, async (signed) => {
-    const { form } = signed;
-    const enabled_events = (form['enabled_events'] ?? '*')
-      .split(',')
-      .map((name) => name.trim())
-      .filter(Boolean);
-    const endpoint = await createEndpoint(deps.webhooks, signed.scope, {
-      url: requireField(form, 'url'),
-      ...(form['description']?.trim() ? { description: form['description'].trim().slice(0, 500) } : {}),
-      enabled_events: enabled_events.length ? enabled_events : ['*'],
-    });
-    const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
-    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })), 201);
-  });
+  post(
+    '/dashboard/webhook-endpoints',
+    'Create a webhook endpoint (its secret is shown once)',
+    { permission: 'webhooks', on_error: again },
+    async (signed) => {
+      const { form } = signed;
+      const enabled_events = (form['enabled_events'] ?? '*')
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean);
+      const endpoint = await createEndpoint(deps.webhooks, signed.scope, {
+        url: requireField(form, 'url'),
+        ...(form['description']?.trim() ? { description: form['description'].trim().slice(0, 500) } : {}),
+        enabled_events: enabled_events.length ? enabled_events : ['*'],
+      });
+      const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
+      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })), 201);
+    },
+  );
 
-  post('/dashboard/webhook-endpoints/:id/rotate', "Rotate a webhook endpoint's secret (the new one is shown once)", { permission: 'webhooks', on_error: again }, async (signed) => {
-    const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
-    const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
-    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
-  });
+  post(
+    '/dashboard/webhook-endpoints/:id/rotate',
+    "Rotate a webhook endpoint's secret (the new one is shown once)",
+    { permission: 'webhooks', on_error: again },
+    async (signed) => {
+      const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
+      const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
+      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
+    },
+  );
 
-  post('/dashboard/webhook-endpoints/:id/reveal', "Show a webhook endpoint's current signing secret", { permission: 'webhooks', on_error: again }, async (signed) => {
-    const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
-    const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
-    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
-  });
+  post(
+    '/dashboard/webhook-endpoints/:id/reveal',
+    "Show a webhook endpoint's current signing secret",
+    { permission: 'webhooks', on_error: again },
+    async (signed) => {
+      const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
+      const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
+      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
+    },
+  );
 
   const endpointAction = (action: string, summary: string, run: (signed: Signed, id: string) => Promise<string>) =>
-    post(`/dashboard/webhook-endpoints/:id/${action}`, summary, { permission: 'webhooks', on_error: again }, async (signed) => {
-      const notice = await run(signed, pathId(signed.request));
-      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice })));
-    });
+    post(
+      `/dashboard/webhook-endpoints/:id/${action}`,
+      summary,
+      { permission: 'webhooks', on_error: again },
+      async (signed) => {
+        const notice = await run(signed, pathId(signed.request));
+        return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice })));
+      },
+    );
   endpointAction('test', 'Send a test event to one webhook endpoint', async (signed, id) => {
     const sent = await sendTestEvent(deps.webhooks, signed.scope, id);
     return signed.context.t('test_event_sent', { id: sent.event_id, url: sent.url });
@@ -91,11 +149,22 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
     return signed.context.t('done');
   });
 
-  post('/dashboard/webhook-deliveries/recover', 'Redeliver every failed delivery since a time', { permission: 'webhooks', on_error: again }, async (signed) => {
-    const since_text = requireField(signed.form, 'since');
-    const since = new Date(/Z|[+-]\d\d:\d\d$/.test(since_text) ? since_text : `${since_text}Z`);
-    if (Number.isNaN(since.getTime())) throw sinceInvalid();
-    const result = await recoverSince(deps.webhooks, signed.scope, since.toISOString());
-    return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice: signed.context.t('recovered', { n: result.requeued }) })));
-  });
+  post(
+    '/dashboard/webhook-deliveries/recover',
+    'Redeliver every failed delivery since a time',
+    { permission: 'webhooks', on_error: again },
+    async (signed) => {
+      const since_text = requireField(signed.form, 'since');
+      const since = new Date(/Z|[+-]\d\d:\d\d$/.test(since_text) ? since_text : `${since_text}Z`);
+      if (Number.isNaN(since.getTime())) throw sinceInvalid();
+      const result = await recoverSince(deps.webhooks, signed.scope, since.toISOString());
+      return sendPage(
+        signed.reply,
+        developersPage(
+          signed.context,
+          await developersModel(signed, { notice: signed.context.t('recovered', { n: result.requeued }) }),
+        ),
+      );
+    },
+  );
 }

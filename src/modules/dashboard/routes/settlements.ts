@@ -1,4 +1,9 @@
-import { exportSettlementCsv, getSettlement, listSettlementPayments, listSettlements } from '../../settlements/service.ts';
+import {
+  exportSettlementCsv,
+  getSettlement,
+  listSettlementPayments,
+  listSettlements,
+} from '../../settlements/service.ts';
 import { securityHeaders, sendPage } from '../context.ts';
 import { pathId } from '../forms.ts';
 import { settlementDetailPage, settlementsPage } from '../pages/settlements.ts';
@@ -10,15 +15,23 @@ export function settlementRoutes({ deps, get }: PageRouter): void {
     return sendPage(reply, settlementsPage(context, { settlements: list.data }));
   });
 
-  get('/dashboard/settlements/:id', 'A settlement batch: payments and fee arithmetic', {}, async ({ request, reply, context, scope }) => {
-    const id = pathId(request);
-    const settlement = await getSettlement(deps.settlements.db, scope, id);
-    const payments = await listSettlementPayments(deps.settlements.db, scope, id, { limit: 100 });
-    return sendPage(reply, settlementDetailPage(context, { settlement, payments: payments.data }));
-  });
+  get(
+    '/dashboard/settlements/:id',
+    'A settlement batch: payments and fee arithmetic',
+    {},
+    async ({ request, reply, context, scope }) => {
+      const id = pathId(request);
+      const settlement = await getSettlement(deps.settlements.db, scope, id);
+      const payments = await listSettlementPayments(deps.settlements.db, scope, id, { limit: 100 });
+      return sendPage(reply, settlementDetailPage(context, { settlement, payments: payments.data }));
+    },
+  );
 
   get('/dashboard/settlements/:id/export.csv', 'A settlement batch as CSV', {}, async ({ request, reply, scope }) => {
     const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, pathId(request));
-    return securityHeaders(reply).type('text/csv; charset=utf-8').header('Content-Disposition', `attachment; filename="${filename}"`).send(csv);
+    return securityHeaders(reply)
+      .type('text/csv; charset=utf-8')
+      .header('Content-Disposition', `attachment; filename="${filename}"`)
+      .send(csv);
   });
 }
