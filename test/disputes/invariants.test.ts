@@ -153,14 +153,31 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
         `seed ${seed}: reserve of ${m.name}`,
       );
     }
+    // A failed sell with several fills keeps the fills its seller confirmed paid: their part of the reserve is burned
+    // (`:burn-paid`) instead of released, and those buyers keep their PAY.
+    const all_fills = await t.db.selectFrom('order_fills').selectAll().execute();
+    const verified = await t.db
+      .selectFrom('sell_order_cash_leg_attempts')
+      .select(['sell_order_id', 'buy_order_id'])
+      .where('outcome', '=', 'verified')
+      .execute();
+    const paidFill = (f: { sell_order_id: string; buy_order_id: string }) =>
+      all_fills.filter((other) => other.sell_order_id === f.sell_order_id).length > 1 &&
+      verified.some((v) => v.sell_order_id === f.sell_order_id && v.buy_order_id === f.buy_order_id);
+    const paidOf = (s: { id: string; status: string }) =>
+      s.status === 'failed'
+        ? all_fills.filter((f) => f.sell_order_id === s.id && paidFill(f)).reduce((paid, f) => paid + f.amount_micro_pay, 0)
+        : 0;
     for (const s of sells) {
       assert.equal(by_key.has(s.id), s.status === 'completed', `seed ${seed}: burn of ${s.status} sell ${s.id}`);
       if (s.status === 'completed') assert.equal(by_key.get(s.id)!.amount_micro_pay, s.filled_micro_pay);
+      const reserved = s.filled_micro_pay > 0 ? s.filled_micro_pay : s.amount_micro_pay;
       assert.equal(
         by_key.has(`sell_order:${s.id}:release`),
-        s.status === 'failed',
+        s.status === 'failed' && reserved > paidOf(s),
         `seed ${seed}: release of sell ${s.id}`,
       );
+      assert.equal(by_key.get(`sell_order:${s.id}:burn-paid`)?.amount_micro_pay, paidOf(s) || undefined);
       const closed_partial =
         s.status !== 'pending' && s.filled_micro_pay > 0 && s.filled_micro_pay < s.amount_micro_pay;
       assert.equal(
@@ -215,10 +232,11 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
     for (const f of fills)
       assert.equal(
         f.reversed_at !== null,
-        sells_by_id.get(f.sell_order_id)!.status === 'failed',
+        sells_by_id.get(f.sell_order_id)!.status === 'failed' && !paidFill(f),
         `seed ${seed}: reversal of fill ${f.id}`,
       );
-    assert.equal(mint_source, burned + reversed - minted);
+    const burned_paid = sells.reduce((total, s) => total + paidOf(s), 0);
+    assert.equal(mint_source, burned + burned_paid + reversed - minted);
     // Dispute effects: one transfer per effect, none otherwise; at most one unresolved dispute per sell order.
     for (const d of disputes)
       assert.equal(

@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { fillReference } from '../../src/modules/buy-orders/service.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
+import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
 import { promptpayPayload, qrPng } from '../../src/modules/reference/promptpay.ts';
-import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {
   buyBody,
   createBuy,
@@ -400,6 +401,44 @@ describe("payouts: confirm-cash-leg checks the slip against the seller's destina
       { outcome: 'failed', reason: 'amount_mismatch', buy_order_id: b2.id },
       { outcome: 'verified', reason: null, buy_order_id: b2.id },
     ]);
+    assert.equal((await t.application.ledger.verify()).ok, true);
+  });
+
+  it('a two-buyer sell that fails after one fill was confirmed paid: that buyer keeps its PAY, the other is taken back', async () => {
+    const sell = await createSell(t, seller.jwt, sellBody(10 * PAY, 'THB', 35_000, THAI_BANK));
+    const b1 = await createBuy(t, buyer.jwt, buyBody(4 * PAY, 'THB', 14_000));
+    const b2 = await createBuy(t, buyer2.jwt, buyBody(6 * PAY, 'THB', 21_000));
+    await matchAndInstruct(t);
+    const balance = (merchant_id: string, account: 'available' | 'reserve') =>
+      t.application.ledger.balance(`live:merchant:${merchant_id}:${account}`);
+    const before = {
+      seller: await balance(seller.id, 'available'),
+      b1: await balance(buyer.id, 'available'),
+      b2: await balance(buyer2.id, 'available'),
+    };
+    fake.answer({ kind: 'success', amount_baht: 140, receiver_account: 'xxx-x-x5678-x' });
+    assert.equal((await confirm(sell.id, { buy_order_id: b1.id })).json().data.last_cash_leg_outcome, 'verified');
+    // b2 never pays: the cash leg times out and the sweeper gives up on the order.
+    t.clock.advance(49 * 3600_000);
+    assert.ok((await sweepSellOrders(t.application.payouts.sell_orders)) >= 1);
+    const failed = (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${sell.id}`)).json().data;
+    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'cash_leg_retry_exhausted']);
+    // b1 paid the seller 140 THB for its 4 PAY: it keeps them, and the seller's 4 PAY are burned as at completion.
+    assert.equal(await balance(buyer.id, 'available'), before.b1);
+    assert.equal(await balance(buyer2.id, 'available'), before.b2 - 6 * PAY);
+    assert.equal(await balance(seller.id, 'available'), before.seller + 6 * PAY);
+    assert.equal(await balance(seller.id, 'reserve'), 0);
+    const reversed = await t.db
+      .selectFrom('order_fills')
+      .select(['buy_order_id', 'reversed_micro_pay'])
+      .where('sell_order_id', '=', sell.id)
+      .where('reversed_at', 'is not', null)
+      .execute();
+    assert.deepEqual(reversed, [{ buy_order_id: b2.id, reversed_micro_pay: 6 * PAY }]);
+    const supply = await t.request({ method: 'GET', url: '/admin/ledger/supply', headers: ADMIN_HEADERS });
+    // The test's own funding mints straight through the ledger port, with no business row behind it.
+    const differences = supply.json().data.differences.filter((d: { key: string }) => !d.key.startsWith('test-fund:'));
+    assert.deepEqual(differences, []);
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
 });

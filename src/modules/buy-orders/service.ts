@@ -427,6 +427,8 @@ export async function reverseFillsOfSellOrder(
   ledger: Ledger,
   order: { id: string; is_sandbox: boolean; mint_source_account: string | null },
   at: Date,
+  /** Buy orders whose transfer the seller confirmed: their fills stand. */
+  paid_buy_order_ids: ReadonlySet<string> = new Set(),
 ): Promise<FillReversal[]> {
   const fills = await trx
     .selectFrom('order_fills')
@@ -440,6 +442,7 @@ export async function reverseFillsOfSellOrder(
     .execute();
   const reversals: FillReversal[] = [];
   for (const fill of fills) {
+    if (paid_buy_order_ids.has(fill.buy_order_id)) continue;
     const buyer = accounts.merchantAvailable(fill.merchant_id, order.is_sandbox);
     const issuance = order.mint_source_account ?? accounts.world(order.is_sandbox);
     const transfer = await burnUpTo(trx, ledger, {

@@ -14,7 +14,7 @@ import { accounts, type Ledger } from '../ledger/port.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import type { PayoutDestinationInput } from '../reference/payout-destinations.ts';
 import { resolvePayoutDestination } from './destinations.ts';
-import { everyFillVerified, expectedCashLeg, expectedTransfers } from './expected.ts';
+import { everyFillVerified, expectedCashLeg, expectedTransfers, paidFills } from './expected.ts';
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
@@ -88,6 +88,8 @@ export const sellOrderLedgerKeys = {
   /** The unfilled rest of a partially filled order, returned when it closes (expiry or cancel). */
   releaseUnfilled: (id: string) => `sell_order:${id}:release-unfilled`,
   burn: (id: string) => id,
+  /** A failed order's fills that the seller had confirmed paid: that part of its reserve is burned, not released. */
+  burnPaid: (id: string) => `sell_order:${id}:burn-paid`,
 };
 
 /** Ledger refusals in the words of the sell-order contract; anything else passes through unchanged. */
@@ -435,10 +437,34 @@ async function failExhausted(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow
   // swapped would otherwise lock the same two merchants' accounts in opposite orders.
   await sql`select pg_advisory_xact_lock(hashtextextended('mpay:cash-leg-failure', 0))`.execute(trx);
   const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
-  await releaseReserve(deps, trx, failed);
+  // Fills the seller confirmed paid stay with their buyers, and that part of the reserve is burned as at completion;
+  // the rest of the reserve goes back to the seller and the unpaid fills are taken back.
+  const paid = (await paidFills(trx, [failed.id])).get(failed.id) ?? { buy_order_ids: new Set(), paid_micro_pay: 0 };
+  const released_micro_pay = reservedMicroPay(failed) - paid.paid_micro_pay;
+  if (released_micro_pay > 0)
+    await reserveToAvailable(
+      deps,
+      trx,
+      failed,
+      sellOrderLedgerKeys.release(failed.id),
+      released_micro_pay,
+      `sell order ${failed.id} released`,
+    );
   let reversals: FillReversal[];
   try {
-    reversals = await reverseFillsOfSellOrder(trx, deps.ledger, failed, now);
+    if (paid.paid_micro_pay > 0)
+      await deps.ledger.transfer(
+        {
+          key: sellOrderLedgerKeys.burnPaid(failed.id),
+          kind: 'burn',
+          debit_account: accounts.merchantReserve(failed.merchant_id, failed.is_sandbox),
+          credit_account: failed.mint_source_account ?? accounts.world(failed.is_sandbox),
+          amount_micro_pay: paid.paid_micro_pay,
+          memo: `sell order ${failed.id} failed: the fills its seller confirmed paid`,
+        },
+        { trx },
+      );
+    reversals = await reverseFillsOfSellOrder(trx, deps.ledger, failed, now, paid.buy_order_ids);
   } catch (error) {
     mapLedgerError(error);
   }
@@ -635,6 +661,8 @@ export async function sellOrderForDispute(executor: Executor, id: string): Promi
 /** The reserve, release, unfilled-rest release and completion burn each sell order's state implies. */
 export async function sellOrderExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
   const orders = await executor.selectFrom('sell_orders').selectAll().execute();
+  const failed_ids = orders.filter((order) => order.status === 'failed' && order.filled_micro_pay > 0).map((o) => o.id);
+  const paid = await paidFills(executor, failed_ids);
   return orders.flatMap((order) => {
     const available = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
     const reserve = accounts.merchantReserve(order.merchant_id, order.is_sandbox);
@@ -649,8 +677,21 @@ export async function sellOrderExpectations(executor: Executor): Promise<Expecte
       rows,
     });
     const expected = [move(sellOrderLedgerKeys.reserve(order.id), order.amount_micro_pay, available, reserve)];
-    if (order.status === 'failed')
-      expected.push(move(sellOrderLedgerKeys.release(order.id), reservedMicroPay(order), reserve, available));
+    const paid_micro_pay = order.status === 'failed' ? (paid.get(order.id)?.paid_micro_pay ?? 0) : 0;
+    if (order.status === 'failed' && reservedMicroPay(order) > paid_micro_pay)
+      expected.push(
+        move(sellOrderLedgerKeys.release(order.id), reservedMicroPay(order) - paid_micro_pay, reserve, available),
+      );
+    if (paid_micro_pay > 0)
+      expected.push({
+        key: sellOrderLedgerKeys.burnPaid(order.id),
+        kind: 'burn',
+        debit_account: reserve,
+        credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
+        amount_micro_pay: paid_micro_pay,
+        cause: 'sell_order',
+        rows,
+      });
     if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay) {
       expected.push(
         move(
