@@ -166,7 +166,9 @@ describe('ledger invariants after a randomized mix of sells, buys, confirms, can
       verified.some((v) => v.sell_order_id === f.sell_order_id && v.buy_order_id === f.buy_order_id);
     const paidOf = (s: { id: string; status: string }) =>
       s.status === 'failed'
-        ? all_fills.filter((f) => f.sell_order_id === s.id && paidFill(f)).reduce((paid, f) => paid + f.amount_micro_pay, 0)
+        ? all_fills
+            .filter((f) => f.sell_order_id === s.id && paidFill(f))
+            .reduce((paid, f) => paid + f.amount_micro_pay, 0)
         : 0;
     for (const s of sells) {
       assert.equal(by_key.has(s.id), s.status === 'completed', `seed ${seed}: burn of ${s.status} sell ${s.id}`);
