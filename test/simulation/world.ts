@@ -177,279 +177,278 @@ async function paymentView(world: World, payment: { id: string; key: string }) {
 }
 
 /** Every action: a name, a weight and what it does. An action may be refused (4xx): only a 5xx is a problem. */
-const ACTIONS: { name: string; weight: number; run: (world: World) => Promise<LightMyRequestResponse | undefined> }[] =
-  [
+interface Action {
+  name: string;
+  weight: number;
+  run: (world: World) => Promise<LightMyRequestResponse | undefined>;
+}
+
+/** Create and cancel on one side of the order book: they differ only in the path, the body and where ids are kept. */
+function orderActions(
+  side: 'sell' | 'buy',
+  path: string,
+  [low_price, high_price]: [number, number],
+  body: (amount_micro_pay: number, fiat_amount: number) => Record<string, unknown>,
+): Action[] {
+  const book = (world: World) => (side === 'sell' ? world.sells : world.buys);
+  return [
     {
-      name: 'payment.create',
-      weight: 16,
-      async run(world) {
-        const merchant = pick(world.random, world.merchants)!;
-        const amount = between(world.random, 50, 4_000) * 100;
-        let quote_lock_id: string | undefined;
-        if (world.random() < 0.2) {
-          const lock = await world.t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' });
-          if (lock.statusCode === 201) quote_lock_id = lock.json().data.id;
-        }
-        const body = {
-          order_id: `sim-${randomUUID()}`,
-          amount,
-          currency: 'THB',
-          return_url: 'https://shop.example/return',
-          ...(quote_lock_id ? { quote_lock_id } : {}),
-        };
-        const response = await world.t.call('POST', '/v1/trades', merchant.live, body);
-        if (response.statusCode === 201) world.payments.push({ id: response.json().data.id, key: merchant.live });
-        return response;
-      },
-    },
-    {
-      name: 'payment.checkout',
-      weight: 6,
-      async run(world) {
-        const payment = pickRecent(world.random, world.payments);
-        return payment && world.t.request({ method: 'GET', url: `/checkout/${payment.id}` });
-      },
-    },
-    {
-      name: 'payment.proof',
-      weight: 14,
-      async run(world) {
-        const payment = pickRecent(world.random, world.payments);
-        if (!payment) return undefined;
-        const view = await paymentView(world, payment);
-        const legs = view?.match_details?.length || 1;
-        const url = `/v1/payments/${payment.id}/proof`;
-        // One part per leg in one request, or one request per leg naming it, or (to probe) fewer slips than legs.
-        const style = world.random();
-        if (style < 0.5 || legs === 1) {
-          const { payload, headers } = multipartParts(
-            Array.from({ length: legs }, () => ({ name: 'proof', bytes: seededPng(world.random) })),
-          );
-          return world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
-        }
-        let last: LightMyRequestResponse | undefined;
-        const count = style < 0.9 ? legs : legs - 1;
-        for (let leg = 1; leg <= count; leg += 1) {
-          const { payload, headers } = multipartParts([
-            { name: 'leg', value: String(leg) },
-            { name: 'proof', bytes: seededPng(world.random) },
-          ]);
-          last = await world.t.request({
-            method: 'POST',
-            url,
-            headers: { 'x-api-key': payment.key, ...headers },
-            payload,
-          });
-        }
-        return last;
-      },
-    },
-    {
-      name: 'payment.cancel',
-      weight: 2,
-      async run(world) {
-        const payment = pickRecent(world.random, world.payments);
-        return payment && world.t.call('POST', `/v1/payments/${payment.id}/cancel`, payment.key, {});
-      },
-    },
-    {
-      name: 'clock.advance',
-      weight: 6,
-      async run(world) {
-        world.t.clock.advance(between(world.random, 5, 240) * 1000);
-        return undefined;
-      },
-    },
-    {
-      name: 'worker.pass',
-      weight: 16,
-      async run(world) {
-        const names = world.t.application.scheduler.names();
-        const name = pick(world.random, names)!;
-        await runJob(world, name);
-        return undefined;
-      },
-    },
-    {
-      name: 'pending_funds.create',
-      weight: 4,
-      async run(world) {
-        const merchant = pick(world.random, world.merchants)!;
-        const response = await world.t.request({
-          method: 'POST',
-          url: '/internal/pending-funds',
-          headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
-          payload: {
-            receiver_merchant_id: merchant.id,
-            amount_minor: between(world.random, 1, 50) * PAY,
-            payer_reference: `payer-${randomUUID()}`,
-            receipt_base64: seededPng(world.random).toString('base64'),
-            content_type: 'image/png',
-          },
-        });
-        if (response.statusCode === 201) world.pending_funds.push({ id: response.json().data.id, key: merchant.live });
-        return response;
-      },
-    },
-    {
-      name: 'pending_funds.confirm',
-      weight: 5,
-      async run(world) {
-        const row = pickRecent(world.random, world.pending_funds);
-        return (
-          row &&
-          world.t.call('POST', `/v1/pending-funds/${row.id}/receiver-confirm`, row.key, {
-            receipt_base64: seededPng(world.random).toString('base64'),
-            content_type: 'image/png',
-          })
-        );
-      },
-    },
-    {
-      name: 'sell.create',
+      name: `${side}.create`,
       weight: 5,
       async run(world) {
         const merchant = pick(world.random, world.merchants)!;
         const amount_micro_pay = between(world.random, 1, 30) * PAY;
-        const target_fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, 3_300, 3_700));
-        const response = await merchantRequest(world, merchant.jwt, 'POST', '/v1/merchant-sell-orders', {
-          amount_micro_pay,
-          currency: 'PAY',
-          target_currency: 'THB',
-          target_fiat_amount,
-        });
-        if (response.statusCode === 201) world.sells.push({ id: response.json().data.id, jwt: merchant.jwt });
+        const fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, low_price, high_price));
+        const response = await merchantRequest(world, merchant.jwt, 'POST', path, body(amount_micro_pay, fiat_amount));
+        if (response.statusCode === 201) book(world).push({ id: response.json().data.id, jwt: merchant.jwt });
         return response;
       },
     },
     {
-      name: 'sell.cancel',
+      name: `${side}.cancel`,
       weight: 1,
       async run(world) {
-        const sell = pickRecent(world.random, world.sells);
-        return sell && merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/cancel`, {});
-      },
-    },
-    {
-      name: 'buy.create',
-      weight: 5,
-      async run(world) {
-        const merchant = pick(world.random, world.merchants)!;
-        const amount_micro_pay = between(world.random, 1, 30) * PAY;
-        const fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, 3_300, 3_800));
-        const response = await merchantRequest(world, merchant.jwt, 'POST', '/v1/merchant-buy-orders', {
-          amount_micro_pay,
-          fiat_currency: 'THB',
-          fiat_amount,
-        });
-        if (response.statusCode === 201) world.buys.push({ id: response.json().data.id, jwt: merchant.jwt });
-        return response;
-      },
-    },
-    {
-      name: 'buy.cancel',
-      weight: 1,
-      async run(world) {
-        const buy = pickRecent(world.random, world.buys);
-        return buy && merchantRequest(world, buy.jwt, 'POST', `/v1/merchant-buy-orders/${buy.id}/cancel`, {});
-      },
-    },
-    {
-      name: 'sell.confirm_cash_leg',
-      weight: 5,
-      async run(world) {
-        const sell = pickRecent(world.random, world.sells);
-        return (
-          sell &&
-          merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
-            receipt_base64: seededPng(world.random).toString('base64'),
-            content_type: 'image/png',
-          })
-        );
-      },
-    },
-    {
-      name: 'dispute.open',
-      weight: 2,
-      async run(world) {
-        const sell = pickRecent(world.random, world.sells);
-        const response =
-          sell &&
-          (await merchantRequest(world, sell.jwt, 'POST', '/v1/merchant-disputes', {
-            sell_order_id: sell.id,
-            notes: 'simulated',
-          }));
-        if (response?.statusCode === 201) world.disputes.push(response.json().data.id);
-        return response;
-      },
-    },
-    {
-      name: 'dispute.advance',
-      weight: 2,
-      async run(world) {
-        const id = pickRecent(world.random, world.disputes);
-        if (!id) return undefined;
-        const read = await world.t.request({ method: 'GET', url: `/admin/disputes/${id}`, headers: ADMIN_HEADERS });
-        const status = read.statusCode === 200 ? (read.json().data.status as string) : 'opened';
-        // Mostly the next allowed move; now and then one the state machine must refuse.
-        const next =
-          { opened: 'investigate', investigating: pick(world.random, ['escalate', 'resolve']), escalated: 'resolve' }[
-            status
-          ] ?? 'resolve';
-        const step = world.random() < 0.85 ? next! : pick(world.random, ['investigate', 'escalate', 'resolve'])!;
-        const body =
-          step === 'resolve'
-            ? { outcome: pick(world.random, ['favor_merchant', 'favor_counterparty', 'no_action'])! }
-            : {};
-        return world.t.request({
-          method: 'POST',
-          url: `/admin/disputes/${id}/${step}`,
-          headers: ADMIN_HEADERS,
-          payload: body,
-        });
-      },
-    },
-    {
-      name: 'settlement.run',
-      weight: 2,
-      async run(world) {
-        return world.t.request({ method: 'POST', url: '/admin/settlements/run', headers: ADMIN_HEADERS, payload: {} });
-      },
-    },
-    {
-      name: 'ledger.adjust',
-      weight: 2,
-      async run(world) {
-        const merchant = pick(world.random, world.merchants)!;
-        const direction = world.random() < 0.6 ? 'credit' : 'debit';
-        return world.t.request({
-          method: 'POST',
-          url: `/admin/merchants/${merchant.id}/ledger-adjustments`,
-          headers: { ...ADMIN_HEADERS, 'idempotency-key': randomUUID() },
-          payload: { amount_micro_pay: between(world.random, 1, 20) * PAY, direction, reason: 'simulated adjustment' },
-        });
-      },
-    },
-    {
-      name: 'sandbox.simulate',
-      weight: 2,
-      async run(world) {
-        const merchant = pick(world.random, world.merchants)!;
-        const scenario = pick(world.random, [
-          'matched_then_completed',
-          'matched_then_failed',
-          'expired',
-          'settlement_cycle',
-          'matched_partial_fill',
-        ])!;
-        return world.t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, {
-          scenario,
-          amount: between(world.random, 10, 500) * 100,
-          currency: 'THB',
-        });
+        const order = pickRecent(world.random, book(world));
+        return order && merchantRequest(world, order.jwt, 'POST', `${path}/${order.id}/cancel`, {});
       },
     },
   ];
+}
+
+const ACTIONS: Action[] = [
+  {
+    name: 'payment.create',
+    weight: 16,
+    async run(world) {
+      const merchant = pick(world.random, world.merchants)!;
+      const amount = between(world.random, 50, 4_000) * 100;
+      let quote_lock_id: string | undefined;
+      if (world.random() < 0.2) {
+        const lock = await world.t.call('POST', '/v1/fx/quote-locks', merchant.live, { currency: 'THB' });
+        if (lock.statusCode === 201) quote_lock_id = lock.json().data.id;
+      }
+      const body = {
+        order_id: `sim-${randomUUID()}`,
+        amount,
+        currency: 'THB',
+        return_url: 'https://shop.example/return',
+        ...(quote_lock_id ? { quote_lock_id } : {}),
+      };
+      const response = await world.t.call('POST', '/v1/trades', merchant.live, body);
+      if (response.statusCode === 201) world.payments.push({ id: response.json().data.id, key: merchant.live });
+      return response;
+    },
+  },
+  {
+    name: 'payment.checkout',
+    weight: 6,
+    async run(world) {
+      const payment = pickRecent(world.random, world.payments);
+      return payment && world.t.request({ method: 'GET', url: `/checkout/${payment.id}` });
+    },
+  },
+  {
+    name: 'payment.proof',
+    weight: 14,
+    async run(world) {
+      const payment = pickRecent(world.random, world.payments);
+      if (!payment) return undefined;
+      const view = await paymentView(world, payment);
+      const legs = view?.match_details?.length || 1;
+      const url = `/v1/payments/${payment.id}/proof`;
+      // One part per leg in one request, or one request per leg naming it, or (to probe) fewer slips than legs.
+      const style = world.random();
+      if (style < 0.5 || legs === 1) {
+        const { payload, headers } = multipartParts(
+          Array.from({ length: legs }, () => ({ name: 'proof', bytes: seededPng(world.random) })),
+        );
+        return world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
+      }
+      let last: LightMyRequestResponse | undefined;
+      const count = style < 0.9 ? legs : legs - 1;
+      for (let leg = 1; leg <= count; leg += 1) {
+        const { payload, headers } = multipartParts([
+          { name: 'leg', value: String(leg) },
+          { name: 'proof', bytes: seededPng(world.random) },
+        ]);
+        last = await world.t.request({
+          method: 'POST',
+          url,
+          headers: { 'x-api-key': payment.key, ...headers },
+          payload,
+        });
+      }
+      return last;
+    },
+  },
+  {
+    name: 'payment.cancel',
+    weight: 2,
+    async run(world) {
+      const payment = pickRecent(world.random, world.payments);
+      return payment && world.t.call('POST', `/v1/payments/${payment.id}/cancel`, payment.key, {});
+    },
+  },
+  {
+    name: 'clock.advance',
+    weight: 6,
+    async run(world) {
+      world.t.clock.advance(between(world.random, 5, 240) * 1000);
+      return undefined;
+    },
+  },
+  {
+    name: 'worker.pass',
+    weight: 16,
+    async run(world) {
+      const names = world.t.application.scheduler.names();
+      const name = pick(world.random, names)!;
+      await runJob(world, name);
+      return undefined;
+    },
+  },
+  {
+    name: 'pending_funds.create',
+    weight: 4,
+    async run(world) {
+      const merchant = pick(world.random, world.merchants)!;
+      const response = await world.t.request({
+        method: 'POST',
+        url: '/internal/pending-funds',
+        headers: { authorization: `Bearer ${INTERNAL_TOKEN}` },
+        payload: {
+          receiver_merchant_id: merchant.id,
+          amount_minor: between(world.random, 1, 50) * PAY,
+          payer_reference: `payer-${randomUUID()}`,
+          receipt_base64: seededPng(world.random).toString('base64'),
+          content_type: 'image/png',
+        },
+      });
+      if (response.statusCode === 201) world.pending_funds.push({ id: response.json().data.id, key: merchant.live });
+      return response;
+    },
+  },
+  {
+    name: 'pending_funds.confirm',
+    weight: 5,
+    async run(world) {
+      const row = pickRecent(world.random, world.pending_funds);
+      return (
+        row &&
+        world.t.call('POST', `/v1/pending-funds/${row.id}/receiver-confirm`, row.key, {
+          receipt_base64: seededPng(world.random).toString('base64'),
+          content_type: 'image/png',
+        })
+      );
+    },
+  },
+  ...orderActions('sell', '/v1/merchant-sell-orders', [3_300, 3_700], (amount_micro_pay, fiat_amount) => ({
+    amount_micro_pay,
+    currency: 'PAY',
+    target_currency: 'THB',
+    target_fiat_amount: fiat_amount,
+  })),
+  ...orderActions('buy', '/v1/merchant-buy-orders', [3_300, 3_800], (amount_micro_pay, fiat_amount) => ({
+    amount_micro_pay,
+    fiat_currency: 'THB',
+    fiat_amount,
+  })),
+  {
+    name: 'sell.confirm_cash_leg',
+    weight: 5,
+    async run(world) {
+      const sell = pickRecent(world.random, world.sells);
+      return (
+        sell &&
+        merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
+          receipt_base64: seededPng(world.random).toString('base64'),
+          content_type: 'image/png',
+        })
+      );
+    },
+  },
+  {
+    name: 'dispute.open',
+    weight: 2,
+    async run(world) {
+      const sell = pickRecent(world.random, world.sells);
+      const response =
+        sell &&
+        (await merchantRequest(world, sell.jwt, 'POST', '/v1/merchant-disputes', {
+          sell_order_id: sell.id,
+          notes: 'simulated',
+        }));
+      if (response?.statusCode === 201) world.disputes.push(response.json().data.id);
+      return response;
+    },
+  },
+  {
+    name: 'dispute.advance',
+    weight: 2,
+    async run(world) {
+      const id = pickRecent(world.random, world.disputes);
+      if (!id) return undefined;
+      const read = await world.t.request({ method: 'GET', url: `/admin/disputes/${id}`, headers: ADMIN_HEADERS });
+      const status = read.statusCode === 200 ? (read.json().data.status as string) : 'opened';
+      // Mostly the next allowed move; now and then one the state machine must refuse.
+      const next =
+        { opened: 'investigate', investigating: pick(world.random, ['escalate', 'resolve']), escalated: 'resolve' }[
+          status
+        ] ?? 'resolve';
+      const step = world.random() < 0.85 ? next! : pick(world.random, ['investigate', 'escalate', 'resolve'])!;
+      const body =
+        step === 'resolve'
+          ? { outcome: pick(world.random, ['favor_merchant', 'favor_counterparty', 'no_action'])! }
+          : {};
+      return world.t.request({
+        method: 'POST',
+        url: `/admin/disputes/${id}/${step}`,
+        headers: ADMIN_HEADERS,
+        payload: body,
+      });
+    },
+  },
+  {
+    name: 'settlement.run',
+    weight: 2,
+    async run(world) {
+      return world.t.request({ method: 'POST', url: '/admin/settlements/run', headers: ADMIN_HEADERS, payload: {} });
+    },
+  },
+  {
+    name: 'ledger.adjust',
+    weight: 2,
+    async run(world) {
+      const merchant = pick(world.random, world.merchants)!;
+      const direction = world.random() < 0.6 ? 'credit' : 'debit';
+      return world.t.request({
+        method: 'POST',
+        url: `/admin/merchants/${merchant.id}/ledger-adjustments`,
+        headers: { ...ADMIN_HEADERS, 'idempotency-key': randomUUID() },
+        payload: { amount_micro_pay: between(world.random, 1, 20) * PAY, direction, reason: 'simulated adjustment' },
+      });
+    },
+  },
+  {
+    name: 'sandbox.simulate',
+    weight: 2,
+    async run(world) {
+      const merchant = pick(world.random, world.merchants)!;
+      const scenario = pick(world.random, [
+        'matched_then_completed',
+        'matched_then_failed',
+        'expired',
+        'settlement_cycle',
+        'matched_partial_fill',
+      ])!;
+      return world.t.call('POST', '/v1/sandbox/payments/simulate', merchant.sandbox, {
+        scenario,
+        amount: between(world.random, 10, 500) * 100,
+        currency: 'THB',
+      });
+    },
+  },
+];
 
 /** A small PNG whose bytes come from the action's own generator, so a seed replays the same files. */
 function seededPng(random: Random): Buffer {
