@@ -7,7 +7,13 @@ import { revokeAllUserSessions } from '../merchants/sessions.ts';
 import { lastOwner, memberNotFound, notYourself, userExists } from './errors.ts';
 import type { InvitedUser, MerchantUserView } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
-import { INVITATION_TTL_MS, normalizeEmail, type DashboardSession, type UsersDeps } from './users.ts';
+import {
+  INVITATION_TTL_MS,
+  insertInvitedUser,
+  normalizeEmail,
+  type DashboardSession,
+  type UsersDeps,
+} from './users.ts';
 
 /**
  * The team of a merchant, managed by its owners: invite, change a role, remove a person, resend or revoke an
@@ -132,20 +138,7 @@ export async function inviteTeamMember(
         .execute();
     } else {
       user_id = randomUUID();
-      const inserted = await trx
-        .insertInto('merchant_users')
-        .values({
-          id: user_id,
-          merchant_id,
-          email,
-          role: input.role,
-          invitation_token_hash: sha256Hex(token),
-          invitation_expires_at: expires_at,
-          created_at: now,
-        })
-        .onConflict((oc) => oc.column('email').doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(email);
+      await insertInvitedUser(trx, { id: user_id, merchant_id, email, role: input.role, token, expires_at, now });
     }
     await audit(trx, owner, now, 'merchant_user.invited', user_id, { email, role: input.role });
     return user_id;

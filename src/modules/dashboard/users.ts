@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { Db } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { hmacSha256Hex, randomBase62, sha256Hex } from '../../lib/crypto.ts';
@@ -80,6 +80,36 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/** A new invited person; an email that already has a user is 409 MERCHANT_USER_EXISTS. */
+export async function insertInvitedUser(
+  trx: Trx,
+  user: {
+    id: string;
+    merchant_id: string;
+    email: string;
+    role: DashboardRole;
+    token: string;
+    expires_at: Date;
+    now: Date;
+  },
+): Promise<void> {
+  const inserted = await trx
+    .insertInto('merchant_users')
+    .values({
+      id: user.id,
+      merchant_id: user.merchant_id,
+      email: user.email,
+      role: user.role,
+      invitation_token_hash: sha256Hex(user.token),
+      invitation_expires_at: user.expires_at,
+      created_at: user.now,
+    })
+    // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
+    .onConflict((oc) => oc.column('email').doNothing())
+    .executeTakeFirst();
+  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(user.email);
+}
+
 /** The operator adds a person to a merchant; the answer carries the one-time invitation link (shown only here). */
 export async function inviteMerchantUser(
   deps: UsersDeps,
@@ -96,21 +126,7 @@ export async function inviteMerchantUser(
     if (!merchant) throw notFound('Merchant');
     const existing = await trx.selectFrom('merchant_users').select('id').where('email', '=', email).executeTakeFirst();
     if (existing) throw userExists(email);
-    const inserted = await trx
-      .insertInto('merchant_users')
-      .values({
-        id,
-        merchant_id,
-        email,
-        role: input.role,
-        invitation_token_hash: sha256Hex(token),
-        invitation_expires_at: expires_at,
-        created_at: now,
-      })
-      // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
-      .onConflict((oc) => oc.column('email').doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(email);
+    await insertInvitedUser(trx, { id, merchant_id, email, role: input.role, token, expires_at, now });
   });
   return {
     user: { id, merchant_id, email, role: input.role, status: 'invited', created_at: iso(now) },
