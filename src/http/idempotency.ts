@@ -3,6 +3,7 @@ import type { Db, Trx } from '../db/database.ts';
 import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
 import { merchantScope } from './auth.ts';
+import { ofMerchant } from './ownership.ts';
 import { UUID_PATTERN } from './schemas.ts';
 import { present } from '../lib/assert.ts';
 import { idempotencyKeyConflict, idempotencyKeyMalformed, idempotencyKeyRequired } from './http-errors.ts';
@@ -108,8 +109,7 @@ function findKeyRow(executor: Db | Trx, identity: KeyIdentity) {
   return executor
     .selectFrom('idempotency_keys')
     .selectAll()
-    .where('merchant_id', '=', identity.merchant_id)
-    .where('is_sandbox', '=', identity.is_sandbox)
+    .where(ofMerchant(identity))
     .where('method', '=', identity.method)
     .where('path', '=', identity.path)
     .where('key', '=', identity.key)

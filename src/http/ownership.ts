@@ -1,3 +1,4 @@
+import { sql, type ExpressionBuilder } from 'kysely';
 import { AppError, notFound, type ErrorCode } from '../lib/errors.ts';
 import type { MerchantScope } from './principal.ts';
 
@@ -74,3 +75,12 @@ export const owned = <Row extends { is_sandbox: boolean; merchant_id: string }>(
   scope: MerchantScope,
   rule: OwnershipRule,
 ): Row => ownedBy(row, (found) => found.merchant_id, scope, rule);
+
+/**
+ * The SQL side of the rule, for lists and lookups by other keys: one merchant's rows in one mode. `owner` names the
+ * column holding the owning merchant. Use as `.where(ofMerchant(scope))`.
+ */
+export function ofMerchant(scope: MerchantScope, owner = 'merchant_id') {
+  return <DB, TB extends keyof DB>(eb: ExpressionBuilder<DB, TB>) =>
+    eb.and([eb(sql.ref(owner), '=', scope.merchant_id), eb(sql.ref('is_sandbox'), '=', scope.is_sandbox)]);
+}

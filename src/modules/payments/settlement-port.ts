@@ -1,4 +1,5 @@
 import type { Executor, Trx } from '../../db/database.ts';
+import { ofMerchant } from '../../http/ownership.ts';
 import { transition } from './state.ts';
 import type { PaymentRow } from './tables.ts';
 
@@ -42,8 +43,7 @@ export async function claimUnsettledPayments(
   return trx
     .selectFrom('payments')
     .selectAll()
-    .where('merchant_id', '=', group.merchant_id)
-    .where('is_sandbox', '=', group.is_sandbox)
+    .where(ofMerchant(group))
     .where('currency', '=', group.currency)
     .where('status', '=', 'completed')
     .where('settlement_id', 'is', null)

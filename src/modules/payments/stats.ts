@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
+import type { Db, Executor } from '../../db/database.ts';
+import { ofMerchant } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 
 export interface DailyPaymentStats {
@@ -28,8 +29,7 @@ export async function dailyPaymentStats(db: Db, scope: MerchantScope, from: Date
         'completed_amount_minor',
       ),
     ])
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
+    .where(ofMerchant(scope))
     .where('created_at', '>=', from)
     .groupBy([day, 'currency'])
     .orderBy('day')
@@ -45,12 +45,11 @@ export async function dailyPaymentStats(db: Db, scope: MerchantScope, from: Date
 }
 
 /** The payment id behind a merchant's order id in a mode (order ids are unique per merchant and mode), or null. */
-export async function paymentIdByOrderId(db: Db, scope: MerchantScope, order_id: string): Promise<string | null> {
+export async function paymentIdByOrderId(db: Executor, scope: MerchantScope, order_id: string): Promise<string | null> {
   const row = await db
     .selectFrom('payments')
     .select('id')
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox)
+    .where(ofMerchant(scope))
     .where('order_id', '=', order_id)
     .executeTakeFirst();
   return row?.id ?? null;

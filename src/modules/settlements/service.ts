@@ -5,7 +5,7 @@ import { listPage } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { loadConfig } from '../../config.ts';
 import { notFound } from '../../lib/errors.ts';
-import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
 import { toSafeNumber } from '../../lib/money.ts';
 import { recordEvent } from '../events/outbox.ts';
 import {
@@ -225,11 +225,7 @@ export async function listSettlements(
   scope: MerchantScope,
   query: ListQuery & { status?: SettlementStatus[] | undefined },
 ) {
-  let select = db
-    .selectFrom('settlements')
-    .selectAll()
-    .where('merchant_id', '=', scope.merchant_id)
-    .where('is_sandbox', '=', scope.is_sandbox);
+  let select = db.selectFrom('settlements').selectAll().where(ofMerchant(scope));
   if (query.status?.length) select = select.where('status', 'in', query.status);
   return listPage(select, query, presentSettlement);
 }
