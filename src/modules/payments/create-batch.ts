@@ -21,16 +21,14 @@ import {
 } from '../liquidity/service.ts';
 import { duplicateOrderId, quoteLocksUnavailable } from './errors.ts';
 import { paymentEventFields, presentPayment, type PaymentView } from './present.ts';
+import type { BatchedCreate, CreateAnswer, PaymentsDeps } from './deps.ts';
 import {
-  type BatchedCreate,
-  type CreateAnswer,
   type CreatePaymentInput,
   DEFAULT_EXPIRES_IN_SECONDS,
   newPaymentRow,
-  type PaymentsDeps,
   resolvePaymentMethod,
   toMinor,
-} from './service.ts';
+} from './new-payment.ts';
 import { paymentIdByOrderId } from './stats.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 

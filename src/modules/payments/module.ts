@@ -7,7 +7,8 @@ import { PaymentCreateBatcher } from './create-batch.ts';
 import type { QuoteLockPort } from './ports.ts';
 import { paymentRoutes } from './routes.ts';
 import { PaymentSchema } from './schema.ts';
-import { expireDuePayments, type PaymentsDeps } from './service.ts';
+import type { PaymentsDeps } from './deps.ts';
+import { expireDuePayments } from './lifecycle.ts';
 import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './verdicts.ts';
 
 /**

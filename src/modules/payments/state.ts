@@ -1,5 +1,6 @@
 import type { Trx } from '../../db/database.ts';
 import { defineStateMachine, mover } from '../../db/state-machine.ts';
+import { present } from '../../lib/assert.ts';
 import type { PaymentRow, PaymentStatus } from './tables.ts';
 
 /** Every allowed move of a payment, in one place. */
@@ -41,6 +42,11 @@ export const transition = mover(PAYMENT_STATES);
 /** Locks a payment row for the rest of the transaction. */
 export async function lockPayment(trx: Trx, id: string): Promise<PaymentRow | undefined> {
   return trx.selectFrom('payments').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** Locks a payment this request has read already (rows are never deleted, so it is there). */
+export async function relockPayment(trx: Trx, id: string): Promise<PaymentRow> {
+  return present(await lockPayment(trx, id), `payment ${id} exists after its read (rows are never deleted)`);
 }
 
 export const isDue = (payment: Pick<PaymentRow, 'status' | 'expires_at'>, now: Date): boolean =>

@@ -3,19 +3,15 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import {
-  consumeLegs,
-  releaseLegs,
-  SELLER_UNFUNDED,
-  sellerOfAccount,
-  sellerPayees,
-  suspendSeller,
-} from '../liquidity/service.ts';
+import { consumeLegs, SELLER_UNFUNDED, sellerOfAccount, sellerPayees, suspendSeller } from '../liquidity/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { judgeSlip, slipOwner } from '../validators/slips.ts';
 import type { Trx } from '../../db/database.ts';
 import { present } from '../../lib/assert.ts';
-import { emitPaymentEvent, loadLegs, type LegRow, type PaymentsDeps } from './service.ts';
+import type { PaymentsDeps } from './deps.ts';
+import { emitPaymentEvent, loadLegs } from './legs.ts';
+import { endPayment } from './lifecycle.ts';
+import type { LegRow, PaymentRow, ProofRow } from './tables.ts';
 import { lockPayment, transition } from './state.ts';
 
 /** Unverified or timed-out checks are retried with backoff this many times before the payment fails. */
@@ -168,14 +164,9 @@ async function failUnpostableCompletion(
   const now = deps.clock.now();
   const reason = refusal.code === 'LEDGER_INSUFFICIENT_FUNDS' ? COMPLETION_LEDGER_REFUSED : 'ledger_refused';
   const payment_id = await deps.db.transaction().execute(async (trx) => {
-    const proof = await trx
-      .selectFrom('payment_proofs')
-      .selectAll()
-      .where('id', '=', proof_id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    const payment = await lockPayment(trx, proof.payment_id);
-    if (payment?.status !== 'confirming') return undefined;
+    const locked = await lockConfirmingProof(trx, proof_id);
+    if (!locked) return undefined;
+    const { proof, payment } = locked;
     await trx
       .updateTable('payment_proofs')
       .set({
@@ -192,14 +183,12 @@ async function failUnpostableCompletion(
       .where('id', '=', proof_id)
       .execute();
     const legs = await loadLegs(trx, payment.id);
-    const failed = await transition(trx, payment, 'failed', now, { failure_reason: reason });
-    await releaseLegs(trx, legs);
+    await endPayment(deps, trx, payment, legs, now, 'failed', reason);
     // The seller whose PAY no longer covers its leg leaves matching until an operator funds it, so no next buyer
     // pays it and fails the same way.
     const unfunded = sellerOfAccount((refusal.details[0] as { account?: string } | undefined)?.account);
     if (unfunded && legs.some((leg) => leg.seller_id === unfunded))
       await suspendSeller(trx, unfunded, SELLER_UNFUNDED, now);
-    await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
     return payment.id;
   });
   if (!payment_id) return;
@@ -223,14 +212,9 @@ async function applyVerdict(
 ): Promise<void> {
   const now = clock.now();
   await deps.db.transaction().execute(async (trx) => {
-    const proof = await trx
-      .selectFrom('payment_proofs')
-      .selectAll()
-      .where('id', '=', proof_id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    const payment = await lockPayment(trx, proof.payment_id);
-    if (payment?.status !== 'confirming') return;
+    const locked = await lockConfirmingProof(trx, proof_id);
+    if (!locked) return;
+    const { proof, payment } = locked;
     const attempts = proof.attempts + 1;
     const retry = verdict.outcome === 'unverified' || verdict.outcome === 'timeout';
     await trx
@@ -255,11 +239,27 @@ async function applyVerdict(
       await emitPaymentEvent(trx, now, deps, charged, legs, 'payment.completed');
     } else if (!retry || attempts >= PROOF_MAX_ATTEMPTS) {
       const failure_reason = retry ? 'receipt_unverifiable' : `receipt_${verdict.reason ?? 'rejected'}`;
-      const failed = await transition(trx, payment, 'failed', now, { failure_reason });
-      await releaseLegs(trx, legs);
-      await emitPaymentEvent(trx, now, deps, failed, legs, 'payment.failed');
+      await endPayment(deps, trx, payment, legs, now, 'failed', failure_reason);
     }
   });
+}
+
+/**
+ * Locks a slip and then its payment; undefined when the payment has left `confirming` meanwhile (a verdict on it
+ * no longer applies).
+ */
+async function lockConfirmingProof(
+  trx: Trx,
+  proof_id: string,
+): Promise<{ proof: ProofRow; payment: PaymentRow } | undefined> {
+  const proof = await trx
+    .selectFrom('payment_proofs')
+    .selectAll()
+    .where('id', '=', proof_id)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  const payment = await lockPayment(trx, proof.payment_id);
+  return payment?.status === 'confirming' ? { proof, payment } : undefined;
 }
 
 /** Whether each leg has a verified slip (read under the payment's lock, so two legs verified at once complete once). */

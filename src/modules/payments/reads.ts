@@ -1,0 +1,112 @@
+import { sql } from 'kysely';
+import { preparedQuery } from '../../db/prepared.ts';
+import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
+import { listPage } from '../../http/pagination.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { notFound } from '../../lib/errors.ts';
+import type { PaymentsDeps } from './deps.ts';
+import { legsWithProofs, loadLegs } from './legs.ts';
+import { expireIfDue, passDeadline } from './lifecycle.ts';
+import {
+  legProof,
+  presentPayment,
+  PRESENTED_COLUMNS,
+  type PaymentView,
+  type PresentedLeg,
+  type PresentedPayment,
+} from './present.ts';
+import { isDue, relockPayment } from './state.ts';
+import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
+
+/** The payment's legs with their slips as one JSON array column (rate as text: a JSON number would lose numeric digits). */
+const legsJson = sql<StoredLeg[] | string>`coalesce((
+  select json_agg(json_build_object('payment_id', l.payment_id, 'match_order', l.match_order, 'seller_id', l.seller_id,
+    'allocated_fiat_amount', l.allocated_fiat_amount, 'rate', l.rate::text, 'amount_micro_pay', l.amount_micro_pay, 'reserved_minor', l.reserved_minor,
+    'proof', (select json_build_object('id', p.id, 'verdict', p.verdict, 'verdict_reason', p.verdict_reason, 'created_at', p.created_at)
+              from payment_proofs p where p.payment_id = l.payment_id and p.match_order = l.match_order))
+    order by l.match_order)
+  from payment_legs l where l.payment_id = payments.id), '[]')`;
+
+type StoredLeg = LegRow & {
+  proof: { id: string; verdict: string | null; verdict_reason: string | null; created_at: string } | null;
+};
+
+/**
+ * The read by id with its legs: the hot read, prepared (db/prepared.ts). Named columns, not `*`: a column added by a
+ * migration under a live connection then leaves the prepared statement's result type as it was.
+ */
+const paymentWithLegs = preparedQuery<PresentedPayment & { legs: StoredLeg[] | string }, [id: string]>((db) =>
+  db.selectFrom('payments').select(PRESENTED_COLUMNS).select(legsJson.as('legs')).where('id', '=', ''),
+);
+
+function parseLegs(value: StoredLeg[] | string): PresentedLeg[] {
+  const legs = typeof value === 'string' ? (JSON.parse(value) as StoredLeg[]) : value;
+  return legs.map((leg) => ({
+    ...leg,
+    allocated_fiat_amount: Number(leg.allocated_fiat_amount),
+    amount_micro_pay: Number(leg.amount_micro_pay),
+    proof: leg.proof ? legProof(leg.proof) : null,
+  }));
+}
+
+/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
+export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
+  const now = deps.clock.now();
+  const [row] = await paymentWithLegs(deps.db, id);
+  // The row is presented as it is (presentPayment picks its fields): no copy without `legs`.
+  const payment = owned(row, scope, OWNERSHIP.payment);
+  if (isDue(payment, now) || (payment.status === 'confirming' && payment.expires_at.getTime() <= now.getTime())) {
+    return deps.db.transaction().execute(async (trx) => {
+      const current = await passDeadline(deps, trx, await relockPayment(trx, id), now);
+      return presentPayment(current, await legsWithProofs(trx, current, await loadLegs(trx, id)), deps.public_base_url);
+    });
+  }
+  return presentPayment(payment, parseLegs(payment.legs), deps.public_base_url);
+}
+
+export interface ListPaymentsQuery {
+  status?: PaymentStatus[] | undefined;
+  order_id?: string | undefined;
+  /** Order ids that start with this text (the dashboard's search). */
+  order_id_prefix?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+  cursor?: string | undefined;
+  limit: number;
+  offset?: number | undefined;
+}
+
+export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
+  let select = deps.db
+    .selectFrom('payments')
+    .select(PRESENTED_COLUMNS)
+    .select(legsJson.as('legs'))
+    .where(ofMerchant(scope));
+  if (query.status?.length) select = select.where('status', 'in', query.status);
+  if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
+  if (query.order_id_prefix)
+    select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
+  if (query.from) select = select.where('created_at', '>=', new Date(query.from));
+  if (query.to) select = select.where('created_at', '<', new Date(query.to));
+  // The deprecated offset pages only without a cursor.
+  if (query.cursor === undefined && query.offset) select = select.offset(query.offset);
+  return listPage(select, query, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url), {
+    id_format: 'payment_id',
+  });
+}
+
+/** Reads a payment by id alone: the public checkout and QR routes, where the unguessable id is the credential. */
+export async function findPaymentById(
+  deps: PaymentsDeps,
+  id: string,
+): Promise<{ payment: PaymentRow; legs: LegRow[] }> {
+  const now = deps.clock.now();
+  let payment = await deps.db.selectFrom('payments').selectAll().where('id', '=', id).executeTakeFirst();
+  if (!payment) throw notFound('Payment');
+  if (isDue(payment, now)) {
+    payment = await deps.db
+      .transaction()
+      .execute(async (trx) => expireIfDue(deps, trx, await relockPayment(trx, id), now));
+  }
+  return { payment, legs: await loadLegs(deps.db, id) };
+}
