@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import {
-  INTAKE_MAX_ATTEMPTS,
-  INTAKE_RETRY_BASE_MS,
-  sweepPendingFunds,
-} from '../../src/modules/pending-funds/service.ts';
+import { INTAKE_MAX_ATTEMPTS, INTAKE_RETRY_BASE_MS } from '../../src/modules/pending-funds/intake.ts';
+import { sweepPendingFunds } from '../../src/modules/pending-funds/service.ts';
 import { revalidatePendingFunds } from '../../src/modules/pending-funds/revalidation.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { createPendingFunds, PNG_BASE64, receipt } from '../helpers/pending-funds.ts';

@@ -4,7 +4,8 @@ import type { ReceiptValidator } from '../validators/port.ts';
 import { pendingFundsRoutes } from './routes.ts';
 import { PendingFundsSchema } from './schema.ts';
 import { createRevalidationMetrics, revalidatePendingFunds } from './revalidation.ts';
-import { sweepPendingFunds, type PendingFundsDeps } from './service.ts';
+import type { PendingFundsDeps } from './deps.ts';
+import { sweepPendingFunds } from './sweep.ts';
 
 /** Funds waiting for the receiver's confirmation, their append-only confirm audit, the intake revalidation and the TTL sweeper. */
 export const pendingFundsModule = defineModule({

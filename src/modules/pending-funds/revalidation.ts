@@ -1,12 +1,7 @@
 import { Counter, type Registry } from 'prom-client';
 import { workLeased } from '../../workers/lease.ts';
-import {
-  askValidator,
-  applyIntakeVerdict,
-  INTAKE_MAX_ATTEMPTS,
-  nextIntakeAttemptAt,
-  type PendingFundsDeps,
-} from './service.ts';
+import type { PendingFundsDeps } from './deps.ts';
+import { askValidator, applyIntakeVerdict, INTAKE_MAX_ATTEMPTS, nextIntakeAttemptAt } from './intake.ts';
 
 /** A claim is a lease (no transaction spans the validator call); it outlives any validator timeout. */
 const CLAIM_MS = 120_000;
@@ -28,7 +23,7 @@ export function createRevalidationMetrics(registry: Registry): Counter<'outcome'
  * Worker pass (`pending-funds-revalidation`): rows still `pending_validation` whose intake validation was
  * `unverified` or `timeout` and whose next attempt is due are claimed (SKIP LOCKED plus a lease, so several workers
  * share them), the validator is asked again with the receipt kept at intake, outside any transaction, and the verdict
- * is applied in one transaction per row with its intake-stage audit row (service.ts applyIntakeVerdict). The waits
+ * is applied in one transaction per row with its intake-stage audit row (intake.ts applyIntakeVerdict). The waits
  * double (INTAKE_RETRY_BASE_MS); after INTAKE_MAX_ATTEMPTS calls the row is left to expire at its TTL with reason
  * `intake_validation_unverified`, a warning in the log and the `exhausted` metric. A row that throws is released
  * with a delay and never holds the others.

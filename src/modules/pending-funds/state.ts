@@ -1,5 +1,8 @@
+import type { Trx } from '../../db/database.ts';
 import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import { AppError } from '../../lib/errors.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { presentPendingFunds } from './present.ts';
 import type { PendingFundsRow, PendingFundsStatus } from './tables.ts';
 
 /** Every allowed move of a pending-funds row, in one place. */
@@ -31,6 +34,23 @@ export const PENDING_FUNDS_STATES = defineStateMachine({
 
 /** One move (staying in `validated_pending_receiver_confirm` is a move too: it records an attempt); a concurrent move loses with 409. */
 export const transition = mover(PENDING_FUNDS_STATES);
+
+/** Locks a row for the rest of the transaction (it must exist). */
+export async function lockPendingFunds(trx: Trx, id: string): Promise<PendingFundsRow> {
+  return trx.selectFrom('pending_funds').selectAll().where('id', '=', id).forUpdate().executeTakeFirstOrThrow();
+}
+
+/** Records the row's event (`pending_funds.*`) in the outbox within the move's transaction. */
+export async function emitPendingFundsEvent(trx: Trx, at: Date, row: PendingFundsRow, type: string): Promise<void> {
+  await recordEvent(trx, at, {
+    merchant_id: row.receiver_merchant_id,
+    is_sandbox: row.is_sandbox,
+    type,
+    resource_type: 'pending_funds',
+    resource_id: row.id,
+    data: presentPendingFunds(row) as unknown as Record<string, unknown>,
+  });
+}
 
 /** Why a row cannot take a receiver confirmation, or null when it can (rule 2 of the contract's section 4.3). */
 export function refusal(row: Pick<PendingFundsRow, 'status' | 'id'>): AppError | null {
