@@ -12,6 +12,8 @@ import {
   insertSession,
   revokeSession,
   revokeUserSessions,
+  sessionByToken,
+  sessionInForce,
   setSessionSandbox,
   slideSessionIdle,
 } from '../merchants/sessions.ts';
@@ -243,31 +245,13 @@ export async function openSession(deps: UsersDeps, user_id: string): Promise<{ t
  */
 export async function resumeSession(deps: UsersDeps, token: string): Promise<DashboardSession | null> {
   const now = deps.clock.now();
-  const row = await deps.db
-    .selectFrom('merchant_sessions as s')
+  const row = await sessionByToken(deps.db, token)
     .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
-    .innerJoin('merchants as m', 'm.id', 's.merchant_id')
     .leftJoin('dashboard_settings as d', 'd.merchant_id', 's.merchant_id')
-    .select([
-      's.id as session_id',
-      's.is_sandbox',
-      's.expires_at',
-      's.idle_expires_at',
-      's.revoked_at',
-      's.created_at',
-      'u.id as user_id',
-      'u.email',
-      'u.role',
-      'u.removed_at',
-    ])
-    .select(['m.id as merchant_id', 'm.name as merchant_name', 'm.tokens_not_before', 'd.time_zone'])
-    .where('s.token_hash', '=', sha256Hex(token))
+    .select(['u.id as user_id', 'u.email', 'u.role', 'u.removed_at', 'm.name as merchant_name', 'd.time_zone'])
     .executeTakeFirst();
   // The role is read here on every request, so a changed role applies at the next one; a removed person has no session.
-  if (!row || row.revoked_at !== null || row.removed_at !== null) return null;
-  // The merchant's tokens were revoked after this sign-in: the session ended with them (as on the API, credentials.ts).
-  if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
-  if (row.expires_at <= now || (row.idle_expires_at !== null && row.idle_expires_at <= now)) return null;
+  if (!row || row.removed_at !== null || !sessionInForce(row, now)) return null;
   const idle = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, row.expires_at.getTime()));
   await slideSessionIdle(deps.db, row.session_id, idle);
   return {
