@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { fillReference, presentBuyOrder } from '../buy-orders/service.ts';
+import { fillReference, presentBuyOrder } from '../buy-orders/present.ts';
 import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
 import { presentDispute } from '../disputes/service.ts';
 import type { DisputeRow } from '../disputes/tables.ts';
