@@ -10,8 +10,8 @@ import {
 } from '../../webhooks/endpoints.ts';
 import { listDeliveries, listEvents, recoverSince } from '../../webhooks/service.ts';
 import { can, sendPage } from '../context.ts';
-import { confirmationRequired, graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
-import { pathId, requireField } from '../forms.ts';
+import { graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
+import { requireField } from '../forms.ts';
 import { html } from '../html.ts';
 import { developersPage, type DevelopersModel } from '../pages/developers.ts';
 import { noticeOf, type PageRouter, type Signed } from '../routing.ts';
@@ -61,10 +61,9 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
   post(
     '/dashboard/api-keys/:id/roll',
     'Roll an API key: the new key is shown once, the old one works for a grace period',
-    { permission: 'keys', on_error: again },
+    { permission: 'keys', on_error: again, confirm: true },
     async (signed) => {
-      const id = pathId(signed.request);
-      if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
+      const id = signed.id;
       const hours = Number(signed.form['grace_hours'] ?? '24');
       if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
       const rolled = await rollApiKey(
@@ -104,7 +103,7 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
     "Rotate a webhook endpoint's secret (the new one is shown once)",
     { permission: 'webhooks', on_error: again },
     async (signed) => {
-      const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
+      const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, signed.id);
       const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
       return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
     },
@@ -115,19 +114,24 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
     "Show a webhook endpoint's current signing secret",
     { permission: 'webhooks', on_error: again },
     async (signed) => {
-      const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
+      const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, signed.id);
       const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
       return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
     },
   );
 
-  const endpointAction = (action: string, summary: string, run: (signed: Signed, id: string) => Promise<string>) =>
+  const endpointAction = (
+    action: string,
+    summary: string,
+    run: (signed: Signed, id: string) => Promise<string>,
+    confirm = false,
+  ) =>
     post(
       `/dashboard/webhook-endpoints/:id/${action}`,
       summary,
-      { permission: 'webhooks', on_error: again },
+      { permission: 'webhooks', on_error: again, confirm },
       async (signed) => {
-        const notice = await run(signed, pathId(signed.request));
+        const notice = await run(signed, signed.id);
         return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice })));
       },
     );
@@ -143,11 +147,15 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
     await updateEndpoint(deps.webhooks, signed.scope, id, { disabled: false });
     return signed.context.t('done');
   });
-  endpointAction('delete', 'Delete a webhook endpoint (its deliveries stay readable)', async (signed, id) => {
-    if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
-    await deleteEndpoint(deps.webhooks, signed.scope, id);
-    return signed.context.t('done');
-  });
+  endpointAction(
+    'delete',
+    'Delete a webhook endpoint (its deliveries stay readable)',
+    async (signed, id) => {
+      await deleteEndpoint(deps.webhooks, signed.scope, id);
+      return signed.context.t('done');
+    },
+    true,
+  );
 
   post(
     '/dashboard/webhook-deliveries/recover',
