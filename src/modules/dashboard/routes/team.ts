@@ -62,10 +62,9 @@ export function teamRoutes({ deps, get, post }: PageRouter): void {
     'Remove a person or revoke an invitation (owner); their sessions end at once',
     { permission: 'team', on_error: again, confirm: true },
     async (signed) => {
-      const id = signed.id;
       const members = await listTeam(deps.users, signed.scope.merchant_id);
-      const { sessions_ended } = await removeTeamMember(deps.users, signed.session, id);
-      const email = members.find((member) => member.id === id)?.email ?? '';
+      const { sessions_ended } = await removeTeamMember(deps.users, signed.session, signed.id);
+      const email = members.find((member) => member.id === signed.id)?.email ?? '';
       return sendPage(
         signed.reply,
         await view(signed, { notice: signed.context.t('removed', { email, n: sessions_ended }) }),
