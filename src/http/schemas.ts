@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TObject, type TSchema } from 'typebox';
 
 /** `{success: true, data}`: every single-object JSON response. */
 export function Envelope<T extends TSchema>(data: T) {
@@ -54,6 +54,23 @@ export function iso(date: Date): string;
 export function iso(date: Date | null): string | null;
 export function iso(date: Date | null): string | null {
   return date === null ? null : date.toISOString();
+}
+
+/** What a row must hold for `viewOf`: each shown field's value, a timestamp as a Date where the view has a string. */
+export type ViewSource<View> = { [Key in keyof View]: View[Key] | (string extends View[Key] ? Date : never) };
+
+/**
+ * A row as a response schema shows it: exactly the schema's properties, in its order, timestamps as ISO strings. The
+ * schema is the one list of what the API shows, so a column it does not name stays out of responses and events.
+ */
+export function viewOf<Schema extends TObject>(schema: Schema, row: ViewSource<Static<Schema>>): Static<Schema> {
+  const source = row as Record<string, unknown>;
+  const view: Record<string, unknown> = {};
+  for (const key of Object.keys(schema.properties)) {
+    const value = source[key];
+    view[key] = value instanceof Date ? value.toISOString() : value;
+  }
+  return view as Static<Schema>;
 }
 
 /** `?include_archived=true` on an admin route that reads an archived audit table (rows older than 90 days). */
