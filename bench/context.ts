@@ -58,6 +58,8 @@ export async function openBenchContext(options: {
     RATE_LIMIT_LIVE_PER_SECOND: '1000000',
     RATE_LIMIT_SANDBOX_PER_SECOND: '1000000',
     LEDGER_MINT_SOURCE_ACCOUNT: 'treasury',
+    // the webhooks scenario's receiver listens on loopback
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: 'true',
   };
   const application = await createApplication({ config: loadConfig(env), database, logger: pino({ level: 'silent' }) });
   const { db } = database;

@@ -14,6 +14,8 @@ export interface LoadTarget {
   unique_field?: string;
   /** Paths cycled through, one per request (e.g. /v1/payments/<id>). */
   paths?: string[];
+  /** JSON bodies cycled through in step with `paths`, one per request (work that takes a fresh body each time). */
+  bodies?: Record<string, unknown>[];
 }
 
 export interface LoadJob {
@@ -45,14 +47,16 @@ function options(target: LoadTarget, connections: number, run: string): autocann
     url: target.url,
     method: target.method ?? 'GET',
     connections,
-    headers: { ...(target.body ? { 'content-type': 'application/json' } : {}), ...target.headers },
+    headers: { ...(target.body || target.bodies ? { 'content-type': 'application/json' } : {}), ...target.headers },
     requests: [
       {
         setupRequest: (request) => {
           const next = { ...request };
-          if (target.paths?.length) next.path = target.paths[path_index++ % target.paths.length]!;
+          const index = path_index++;
+          if (target.paths?.length) next.path = target.paths[index % target.paths.length]!;
           else next.path = base.pathname + base.search;
-          if (target.body)
+          if (target.bodies?.length) next.body = JSON.stringify(target.bodies[index % target.bodies.length]);
+          else if (target.body)
             next.body = JSON.stringify(
               target.unique_field ? { ...target.body, [target.unique_field]: `${run}-${++counter}` } : target.body,
             );

@@ -3,6 +3,7 @@
  * server and pool, and the issue's target for the ratio where it names one.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -297,16 +298,19 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
   ];
 }
 
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+
 /**
  * POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up): all for one
  * receiver (every confirm credits the same account), then spread over 8 receivers (they share only the issuance
  * account their mints debit).
  */
 async function confirmRows(context: BenchContext): Promise<Row[]> {
-  const receipt = {
-    receipt_base64: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 1, 2, 3, 4]).toString('base64'),
+  // Every receipt is new: one accepted anywhere is a duplicate everywhere else.
+  const receipt = () => ({
+    receipt_base64: Buffer.concat([PNG_SIGNATURE, randomBytes(8)]).toString('base64'),
     content_type: 'image/png',
-  };
+  });
   const measure = async (receiver_count: number): Promise<Row> => {
     // as many rows for each receiver: the load generator splits the requests evenly over them
     const count = (context.kind === 'pglite' ? 200 : 496) - ((context.kind === 'pglite' ? 200 : 496) % receiver_count);
@@ -326,7 +330,7 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
           receiver_merchant_id: receiver.merchant.id,
           amount_minor: 1_000_000,
           payer_reference: `payer-${receiver_count}-${i}`,
-          ...receipt,
+          ...receipt(),
         },
       });
       if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
@@ -342,8 +346,8 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
         url: `${context.base_url}/v1/pending-funds/x/receiver-confirm`,
         method: 'POST' as const,
         headers: { 'x-api-key': receiver.api_keys.live },
-        body: receipt,
         paths: ids[index]!.map((id) => `/v1/pending-funds/${id}/receiver-confirm`),
+        bodies: ids[index]!.map(() => receipt()),
       })),
       amount: count,
       warmup_s: 0,

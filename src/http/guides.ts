@@ -3,6 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join, normalize, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Marked, type Tokens } from 'marked';
+import { escapeHtml } from './html.ts';
 
 /**
  * The guides under docs/ (and the README and the typed client's README) as readable pages: `/docs/guides` lists
@@ -154,10 +155,6 @@ export function githubSlug(text: string): string {
     .replace(/[^\p{L}\p{N}\s_-]/gu, '')
     .trim()
     .replace(/\s/g, '-');
-}
-
-export function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
 /** The repository root this server runs from (guides are read from its docs/). */

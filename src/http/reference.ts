@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import scalar from '@scalar/fastify-api-reference';
 import type { FastifyInstance } from 'fastify';
-import { escapeHtml, type Guide, type GuideLibrary } from './guides.ts';
+import type { Guide, GuideLibrary } from './guides.ts';
+import { documentHead, escapeHtml, scriptJson } from './html.ts';
 
 /**
  * The API reference people read: `/docs` (the merchant document) and `/docs/admin` (the operator document) in
@@ -35,16 +36,10 @@ function referencePage(title: string, document_url: string, other: { href: strin
     customCss: REFERENCE_CSS,
   };
   // The configuration is ours, but `</script>` must never end the inline script early.
-  const json = JSON.stringify(configuration).replace(/</g, '\\u003c');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<meta name="description" content="${escapeHtml(title)}: every operation with its request, responses, errors and code samples (curl, @mpay/client)">
-<link rel="alternate" type="application/json" href="${document_url}" title="OpenAPI document">
-</head>
+  const json = scriptJson(configuration);
+  const head = `<meta name="description" content="${escapeHtml(title)}: every operation with its request, responses, errors and code samples (curl, @mpay/client)">
+<link rel="alternate" type="application/json" href="${document_url}" title="OpenAPI document">`;
+  return `${documentHead({ lang: 'en', title, head })}
 <body>
 <noscript><p>The reference needs JavaScript. The document itself is at <a href="${document_url}">${document_url}</a>; the guides are at <a href="/docs/guides">/docs/guides</a>; ${other.label} at <a href="${other.href}">${other.href}</a>.</p></noscript>
 <div id="app"></div>
@@ -93,14 +88,7 @@ function guidePage(library: GuideLibrary, current: Guide | undefined, title: str
         `<li><a href="/docs/guides/${guide.slug}"${guide === current ? ' aria-current="page"' : ''}>${escapeHtml(guide.title)}</a></li>`,
     )
     .join('\n');
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)} · mpay docs</title>
-<style>${GUIDE_CSS}</style>
-</head>
+  return `${documentHead({ lang: 'en', title: `${title} · mpay docs`, head: `<style>${GUIDE_CSS}</style>` })}
 <body>
 <a class="skip" href="#main">Skip to the content</a>
 <header>

@@ -1,7 +1,8 @@
 /**
  * The one in-process batcher (group commit, as TigerBeetle batches its clients' requests and PostgreSQL groups
  * commits): items submitted while earlier batches are in flight travel together in one `apply` call, each answered
- * with its own result. Used by the payment create batcher, the ledger's lone transfers and the outbox wake-up.
+ * with its own result. Used by the payment create batcher, the ledger's lone transfers, the outbox wake-up and (through
+ * settleBatch, for a batch its caller cuts) the sell/buy order matcher's writes.
  *
  * Gathering: what arrives in the same turn of the event loop (after an idle moment, within `gather_ms`) forms a batch
  * of at most `max_batch` items; at most `max_in_flight` batches run at once, and while all run, the next ones gather.
@@ -107,4 +108,22 @@ export class GroupCommit<Item, Answer> {
     }
     for (const [index, entry] of batch.entries()) entry.resolve(answers[index] as Answer);
   }
+}
+
+/**
+ * The failure rule for a batch its caller has already cut (the matcher plans its pairs inside one transaction): the
+ * items go to `apply` together, and if that rejects, each runs alone through `apply`, one after another in arrival
+ * order. Resolves to each item's own outcome, in order; never rejects.
+ */
+export function settleBatch<Item, Answer>(
+  items: readonly Item[],
+  apply: (items: Item[]) => Promise<Answer[]>,
+  options: Pick<GroupCommitOptions<Item, Answer>, 'onBatchFailed' | 'refusesEveryItem'> = {},
+): Promise<PromiseSettledResult<Answer>[]> {
+  const group = new GroupCommit<Item, Answer>((batch) => apply(batch), {
+    ...options,
+    max_in_flight: 1,
+    max_batch: Math.max(1, items.length),
+  });
+  return Promise.allSettled(items.map((item) => group.submit(item)));
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { recalcBufferThresholds } from '../../src/modules/balance/service.ts';
-import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
+import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { createPendingFunds } from '../helpers/pending-funds.ts';
 import { createSell, merchantCall, PAY, sellBody } from '../helpers/orders.ts';

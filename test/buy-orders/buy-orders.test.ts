@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { expireBuyOrders } from '../../src/modules/buy-orders/service.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
-import { requestCashLegs } from '../../src/modules/sell-orders/service.ts';
+import { requestCashLegs } from '../../src/modules/sell-orders/cash-leg.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { allOperationsDocument, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {

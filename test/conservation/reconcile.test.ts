@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
-import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
+import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {
   buyBody,

@@ -140,6 +140,26 @@ describe('dashboard team', () => {
       'merchant_user.invitation_resent',
       'merchant_user.invitation_revoked',
     ]);
+    // The operator's route follows the same rule: another merchant may not take the email; this one invites again.
+    const elsewhere = await t.createMerchant('Other Team Shop');
+    const taken = await t.admin('POST', `/admin/merchants/${elsewhere.id}/users`, {
+      email: 'dev@team.example',
+      role: 'viewer',
+    });
+    assert.equal(taken.statusCode, 409);
+    assert.equal(taken.json().error.code, 'MERCHANT_USER_EXISTS');
+    const again = await t.admin('POST', `/admin/merchants/${merchant.id}/users`, {
+      email: 'dev@team.example',
+      role: 'viewer',
+    });
+    assert.equal(again.statusCode, 201, again.body);
+    assert.equal(again.json().data.user.id, id, 'the same person, not a second row');
+    const row = await t.db
+      .selectFrom('merchant_users')
+      .select(['merchant_id', 'role', 'removed_at', 'password_hash'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(row, { merchant_id: merchant.id, role: 'viewer', removed_at: null, password_hash: null });
   });
 
   it('an owner cannot remove themselves, nor the last owner lose the role; two owners demoting each other at once leave one owner', async () => {

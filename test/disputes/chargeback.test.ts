@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { disputesIssuanceAccount } from '../../src/modules/disputes/service.ts';
-import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
+import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {
   balancesOf,

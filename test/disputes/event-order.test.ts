@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
+import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { dispatchDueWebhooks, RETRY_DELAYS_MS } from '../../src/modules/webhooks/dispatcher.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { fund, inFlightSell, merchantCall, MINT_SOURCE, PAY, receipt, scriptedValidator } from '../helpers/orders.ts';

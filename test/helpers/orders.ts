@@ -95,7 +95,7 @@ export async function createBuy(t: TestApp, jwt: string, body = buyBody()) {
 /** Runs the matcher and the cash-leg instruction job, as the worker would. */
 export async function matchAndInstruct(t: TestApp): Promise<number> {
   const { runMatcher } = await import('../../src/modules/payouts/matcher.ts');
-  const { requestCashLegs } = await import('../../src/modules/sell-orders/service.ts');
+  const { requestCashLegs } = await import('../../src/modules/sell-orders/cash-leg.ts');
   const pairs = await runMatcher(t.application.payouts.matcher);
   await requestCashLegs(t.application.payouts.sell_orders);
   return pairs;

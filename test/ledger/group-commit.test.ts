@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { GroupCommit } from '../../src/lib/group-commit.ts';
+import { GroupCommit, settleBatch } from '../../src/lib/group-commit.ts';
 import { accounts, type Ledger, type TransferResult } from '../../src/modules/ledger/port.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
@@ -69,6 +69,41 @@ describe('group commit: the calls of one turn travel together, each answered alo
     const answers = await Promise.all([0, 1, 2, 3].map((item) => group.submit(item)));
     assert.deepEqual(answers, [0, 1, 2, 3]);
     assert.deepEqual(log, ['wrote 0+1', 'wrote 2', 'wrote 3']);
+  });
+
+  it('a batch its caller cut follows the same rule: applied together, or each item alone in order, each settled', async () => {
+    const calls: string[][] = [];
+    const failed: string[][] = [];
+    const apply = async (items: string[]) => {
+      calls.push(items);
+      if (items.includes('poison')) throw new Error(`refused ${items.join('+')}`);
+      return items.map((item) => item.toUpperCase());
+    };
+    const outcome = (settled: PromiseSettledResult<string>) =>
+      settled.status === 'fulfilled' ? settled.value : (settled.reason as Error).message;
+    assert.deepEqual((await settleBatch(['a', 'b'], apply)).map(outcome), ['A', 'B']);
+    assert.deepEqual(calls, [['a', 'b']], 'one call for the whole batch');
+    calls.length = 0;
+    const settled = await settleBatch(['a', 'poison', 'b'], apply, {
+      onBatchFailed: (_error, items) => failed.push([...items]),
+    });
+    assert.deepEqual(settled.map(outcome), ['A', 'refused poison', 'B']);
+    assert.deepEqual(calls, [['a', 'poison', 'b'], ['a'], ['poison'], ['b']], 'then each alone, in arrival order');
+    assert.deepEqual(failed, [['a', 'poison', 'b']]);
+    assert.deepEqual(await settleBatch([], apply), []);
+    // an error no item gets past alone refuses them all at once
+    const down = new Error('database down');
+    calls.length = 0;
+    const refused = await settleBatch(
+      ['a', 'b'],
+      async (items: string[]): Promise<string[]> => {
+        calls.push(items);
+        throw down;
+      },
+      { refusesEveryItem: (error) => error === down },
+    );
+    assert.deepEqual(refused.map(outcome), ['database down', 'database down']);
+    assert.deepEqual(calls, [['a', 'b']]);
   });
 });
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { fillReference } from '../../src/modules/buy-orders/service.ts';
+import { fillReference } from '../../src/modules/buy-orders/present.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
-import { sweepSellOrders } from '../../src/modules/sell-orders/service.ts';
+import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { promptpayPayload, qrPng } from '../../src/modules/reference/promptpay.ts';
 import { ADMIN_HEADERS, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { sql } from 'kysely';
+import type { Logger } from 'pino';
 import { openDatabase } from '../../src/db/database.ts';
 import {
+  claimLeaseMs,
   dispatchDueWebhooks,
   MAX_ATTEMPTS,
   RETRY_DELAYS_MS,
@@ -386,6 +389,73 @@ describe('webhook dispatcher', () => {
     } finally {
       await second?.close();
     }
+  });
+
+  /**
+   * Sends one event of each of three payments while the attempt of the middle one cannot be recorded (the database
+   * refuses its row); `run` is one pass that returns once every send is settled.
+   */
+  const withUnrecordableDelivery = async (run: () => Promise<number>) => {
+    const payments = [await simulate('expired'), await simulate('expired'), await simulate('expired')];
+    const deliveryOf = (payment_id: string) =>
+      t.db
+        .selectFrom('webhook_deliveries')
+        .select(['id', 'event_id', 'status', 'attempt_count'])
+        .where('resource_id', '=', payment_id)
+        .executeTakeFirstOrThrow();
+    const poisoned = await deliveryOf(payments[1]!.id);
+    await sql`create or replace function test_refuse_attempt() returns trigger language plpgsql as $$
+      begin raise exception 'test: this attempt cannot be recorded'; end $$`.execute(t.db);
+    await sql`create trigger test_refuse_attempt before insert on webhook_attempts for each row
+      when (new.delivery_id = ${sql.lit(poisoned.id)}::uuid) execute function test_refuse_attempt()`.execute(t.db);
+    try {
+      assert.equal(await run(), 3, 'all three claimed and sent');
+    } finally {
+      await sql`drop trigger test_refuse_attempt on webhook_attempts`.execute(t.db);
+    }
+    assert.equal(receiver.received.length, 3);
+    const [first, middle, last] = await Promise.all(payments.map((payment) => deliveryOf(payment.id)));
+    assert.deepEqual(
+      [first!.status, last!.status, first!.attempt_count, last!.attempt_count],
+      ['succeeded', 'succeeded', 1, 1],
+      'the others are recorded',
+    );
+    assert.deepEqual([middle!.status, middle!.attempt_count], ['pending', 0], 'nothing of the refused record is kept');
+    // its lease runs out, and it goes out again with the same event id
+    assert.equal(await dispatch(), 0, 'leased until then');
+    t.clock.advance(claimLeaseMs(2000) + 1);
+    assert.equal(await dispatch(), 1);
+    assert.equal(receiver.received[3]!.body['id'], poisoned.event_id);
+    assert.deepEqual(
+      [(await deliveryOf(payments[1]!.id)).status, (await deliveryOf(payments[1]!.id)).attempt_count],
+      ['succeeded', 1],
+    );
+    return poisoned.id;
+  };
+
+  it('a delivery whose attempt cannot be recorded holds back no other: one pass of dispatchDueWebhooks', async () => {
+    await withUnrecordableDelivery(() => dispatch());
+  });
+
+  it("a delivery whose attempt cannot be recorded holds back no other: the worker's dispatcher logs it and frees its slot", async () => {
+    const logged: string[] = [];
+    const logger = {
+      error: (fields: { delivery_id: string }) => logged.push(fields.delivery_id),
+      warn: () => {},
+    } as unknown as Logger;
+    const dispatcher = new WebhookDispatcher({
+      ...t.application.webhooks.dispatch,
+      logger,
+      timeout_ms: 2000,
+      max_in_flight: 4,
+    });
+    const poisoned = await withUnrecordableDelivery(async () => {
+      const started = await dispatcher.pass();
+      await dispatcher.drain();
+      return started;
+    });
+    assert.equal(dispatcher.in_flight, 0);
+    assert.deepEqual(logged, [poisoned]);
   });
 
   it('wakes at once on a new event when the worker runs (LISTEN/NOTIFY), no poll wait', async () => {

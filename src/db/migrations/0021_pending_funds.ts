@@ -2,8 +2,8 @@ import type { Kysely } from 'kysely';
 import { runStatements } from '../migrate.ts';
 
 /**
- * Pending funds and the receiver-confirm audit. The audit is append-only at the database level (its trigger:
- * src/modules/pending-funds/sql/receiver_confirm_audit_append_only.sql).
+ * Pending funds and the receiver-confirm audit. The audit is append-only at the database level (the statement-level
+ * guard of every append-only table, src/db/sql/mpay_append_only.sql).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await runStatements(

@@ -2,8 +2,8 @@ import { defineModule } from '../module.ts';
 import { archiveOldAuditRows } from './service.ts';
 
 /**
- * The cold archive (contract section 8): the audit-archival job moves audit rows older than 90 days to
- * `<table>_archive` through the owner's database function; the owning modules read their archive on request.
+ * The cold archive (contract section 8): the audit-archival job copies audit rows older than 90 days to
+ * `<table>_archive` (the source row stays); the owning modules read their archive on request.
  */
 export const archivalModule = defineModule({
   name: 'archival',

@@ -2,9 +2,9 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import { fillShortfallMicroPay } from '../buy-orders/service.ts';
+import { fillShortfallMicroPay } from '../buy-orders/ledger.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
-import { releasedReserveMicroPaySince } from '../sell-orders/service.ts';
+import { releasedReserveMicroPaySince } from '../sell-orders/ledger.ts';
 import { notOwnBalance } from './errors.ts';
 import type { BalanceView, DeficitView } from './schema.ts';
 

@@ -5,18 +5,15 @@ import { defineStateMachine, mover } from '../../db/state-machine.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Currency } from '../../lib/money.ts';
-import { AppError } from '../../lib/errors.ts';
-import { recordEvent, recordEvents } from '../events/outbox.ts';
-import { accounts, type Ledger, type TransferCommand, type TransferResult } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
+import { eventAbout, recordEvent, recordEvents } from '../events/outbox.ts';
 import type { BuyOrderRow, BuyOrderStatus, FillRow, NewFill } from './tables.ts';
-import type { BuyOrderFillView, BuyOrderView } from './schema.ts';
-import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
+import type { BuyOrderView } from './schema.ts';
+import { qrPng } from '../reference/promptpay.ts';
 import { notFound } from '../../lib/errors.ts';
 import { buyBatchChangedConcurrently, buyOrderNotCancellable, noQrForRail } from './errors.ts';
+import { fillPromptpayPayload, presentBuyOrder } from './present.ts';
 
 export interface BuyOrdersDeps {
   db: Db;
@@ -44,73 +41,12 @@ export const BUY_ORDER_STATES = defineStateMachine({
 
 export type { BuyOrderView } from './schema.ts';
 
-/** What a buyer writes on its transfer for a fill: short enough for any rail's memo field, unique per fill. */
-export function fillReference(fill_id: string): string {
-  return `PAY${fill_id.replace(/-/g, '').slice(0, 9).toUpperCase()}`;
-}
-
-export const fillQrPath = (buy_order_id: string, number: number) =>
-  `/v1/merchant-buy-orders/${buy_order_id}/fills/${number}/qr.png`;
-
-/** A PromptPay payload for the fill's exact amount when the seller is paid by PromptPay (THB). */
-function fillPromptpayPayload(fill: FillRow, currency: string): string | null {
-  const destination = fill.payee?.destination;
-  return destination?.rail === 'promptpay' && currency === 'THB'
-    ? promptpayPayload(destination.promptpay_id, fill.fiat_amount)
-    : null;
-}
-
-export function presentFill(fill: FillRow, currency: string): BuyOrderFillView {
-  const payload = fillPromptpayPayload(fill, currency);
-  return {
-    number: fill.buy_fill_number,
-    sell_order_id: fill.sell_order_id,
-    amount_micro_pay: fill.amount_micro_pay,
-    fiat_currency: currency,
-    fiat_amount: fill.fiat_amount,
-    reference: fillReference(fill.id),
-    pay_to: fill.payee,
-    promptpay_payload: payload,
-    qr_url: payload ? fillQrPath(fill.buy_order_id, fill.buy_fill_number) : null,
-    created_at: iso(fill.created_at),
-  };
-}
-
-export function presentBuyOrder(row: BuyOrderRow, fills: readonly FillRow[] = []): BuyOrderView {
-  return {
-    id: row.id,
-    merchant_id: row.merchant_id,
-    is_sandbox: row.is_sandbox,
-    status: row.status,
-    amount_micro_pay: row.amount_micro_pay,
-    fiat_currency: row.fiat_currency,
-    fiat_amount: row.fiat_amount,
-    filled_micro_pay: row.filled_micro_pay,
-    filled_fiat_amount: row.filled_fiat_amount,
-    fills: fills.map((fill) => presentFill(fill, row.fiat_currency)),
-    expires_at: iso(row.expires_at),
-    matched_sell_order_id: row.matched_sell_order_id,
-    mint_transfer_id: row.mint_transfer_id,
-    created_at: iso(row.created_at),
-    matched_at: iso(row.matched_at),
-    cancelled_at: iso(row.cancelled_at),
-    expired_at: iso(row.expired_at),
-  };
-}
-
 /** One move of a buy order through the shared state machine: a cancel racing the matcher loses with 409 BUY_ORDER_BAD_STATE. */
 export const transitionBuyOrder = mover(BUY_ORDER_STATES);
 
 export async function emitBuyOrderEvent(trx: Trx, at: Date, order: BuyOrderRow, type: string): Promise<BuyOrderView> {
   const view = presentBuyOrder(order, order.filled_micro_pay > 0 ? await fillsOfBuyOrder(trx, order.id) : []);
-  await recordEvent(trx, at, {
-    merchant_id: order.merchant_id,
-    is_sandbox: order.is_sandbox,
-    type,
-    resource_type: 'buy_order',
-    resource_id: order.id,
-    data: { ...view },
-  });
+  await recordEvent(trx, at, { ...eventAbout('buy_order', order), type, data: { ...view } });
   return view;
 }
 
@@ -128,11 +64,8 @@ export async function emitBuyOrderEvents(
     trx,
     at,
     events.map(({ order, type }) => ({
-      merchant_id: order.merchant_id,
-      is_sandbox: order.is_sandbox,
+      ...eventAbout('buy_order', order),
       type,
-      resource_type: 'buy_order',
-      resource_id: order.id,
       data: { ...presentBuyOrder(order, fills.get(order.id)) },
     })),
   );
@@ -399,162 +332,4 @@ export async function fillsOfSellOrders(executor: Executor, sell_order_ids: read
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-}
-
-/** Ledger key of the burn that takes a fill's PAY back from its buyer. */
-export const fillReversalKey = (buy_order_id: string, sell_order_id: string) =>
-  `buy_order:${buy_order_id}:fill:${sell_order_id}:reversal`;
-
-/** One fill taken back: what was burned from the buyer and what it had already spent (its deficit). */
-export interface FillReversal {
-  fill_id: string;
-  buy_order_id: string;
-  buyer_merchant_id: string;
-  amount_micro_pay: number;
-  reversed_micro_pay: number;
-  shortfall_micro_pay: number;
-  transfer_id: string | null;
-}
-
-/**
- * A sell order's cash leg failed: the PAY its fills minted to the buyers is unbacked, so each fill is taken back in the
- * caller's transaction. The buyer's available PAY is burned to the issuance account it was minted from, up to the
- * fill's amount; what the buyer had already spent is recorded as its shortfall (the balance view's deficit), never an
- * overdraft. A fill already reversed is left as it is, so a retried failure takes nothing twice.
- */
-export async function reverseFillsOfSellOrder(
-  trx: Trx,
-  ledger: Ledger,
-  order: { id: string; is_sandbox: boolean; mint_source_account: string | null },
-  at: Date,
-  /** Buy orders whose transfer the seller confirmed: their fills stand. */
-  paid_buy_order_ids: ReadonlySet<string> = new Set(),
-): Promise<FillReversal[]> {
-  const fills = await trx
-    .selectFrom('order_fills')
-    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .select(['order_fills.id', 'order_fills.buy_order_id', 'order_fills.amount_micro_pay', 'buy_orders.merchant_id'])
-    .where('order_fills.sell_order_id', '=', order.id)
-    .where('order_fills.reversed_at', 'is', null)
-    .orderBy('order_fills.created_at')
-    .orderBy('order_fills.id')
-    .forUpdate('order_fills')
-    .execute();
-  const reversals: FillReversal[] = [];
-  for (const fill of fills) {
-    if (paid_buy_order_ids.has(fill.buy_order_id)) continue;
-    const buyer = accounts.merchantAvailable(fill.merchant_id, order.is_sandbox);
-    const issuance = order.mint_source_account ?? accounts.world(order.is_sandbox);
-    const transfer = await burnUpTo(trx, ledger, {
-      key: fillReversalKey(fill.buy_order_id, order.id),
-      debit_account: buyer,
-      credit_account: issuance,
-      amount_micro_pay: fill.amount_micro_pay,
-      memo: `sell order ${order.id} cash leg failed: fill of buy order ${fill.buy_order_id} taken back`,
-    });
-    const reversed_micro_pay = transfer?.amount_micro_pay ?? 0;
-    const shortfall_micro_pay = fill.amount_micro_pay - reversed_micro_pay;
-    await trx
-      .updateTable('order_fills')
-      .set({ reversed_at: at, reversed_micro_pay, shortfall_micro_pay })
-      .where('id', '=', fill.id)
-      .execute();
-    reversals.push({
-      fill_id: fill.id,
-      buy_order_id: fill.buy_order_id,
-      buyer_merchant_id: fill.merchant_id,
-      amount_micro_pay: fill.amount_micro_pay,
-      reversed_micro_pay,
-      shortfall_micro_pay,
-      transfer_id: transfer?.id ?? null,
-    });
-  }
-  return reversals;
-}
-
-/**
- * Burns as much of `amount_micro_pay` as the account holds. Another transaction may spend from it between the balance
- * read and the burn: the ledger then refuses, and the burn is tried again on the new balance.
- */
-async function burnUpTo(
-  trx: Trx,
-  ledger: Ledger,
-  command: Omit<TransferCommand, 'kind'>,
-): Promise<TransferResult | null> {
-  for (let attempt = 0; ; attempt += 1) {
-    const held = await ledger.balance(command.debit_account, { trx });
-    const amount_micro_pay = Math.min(command.amount_micro_pay, Math.max(0, held));
-    if (amount_micro_pay === 0) return null;
-    try {
-      return await ledger.transfer({ ...command, kind: 'burn', amount_micro_pay }, { trx });
-    } catch (error) {
-      if (attempt >= 3 || !(error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS')) throw error;
-    }
-  }
-}
-
-/** PAY a merchant's buy orders still owe for fills taken back after it had spent them (its deficit in the balance view). */
-export async function fillShortfallMicroPay(
-  executor: Executor,
-  merchant_id: string,
-  is_sandbox: boolean,
-): Promise<number> {
-  const row = await executor
-    .selectFrom('order_fills')
-    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .select((eb) =>
-      eb.fn.coalesce(eb.fn.sum<string>('order_fills.shortfall_micro_pay'), sql<string>`0`).as('shortfall'),
-    )
-    .where('buy_orders.merchant_id', '=', merchant_id)
-    .where('buy_orders.is_sandbox', '=', is_sandbox)
-    .where('order_fills.shortfall_micro_pay', '>', 0)
-    .executeTakeFirst();
-  return Number(row?.shortfall ?? 0);
-}
-
-/** Each fill's mint to its buyer and, for a fill taken back, the burn of what the buyer still held. */
-export async function fillExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const fills = await executor
-    .selectFrom('order_fills')
-    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .innerJoin('sell_orders', 'sell_orders.id', 'order_fills.sell_order_id')
-    .select([
-      'order_fills.id',
-      'order_fills.is_sandbox',
-      'order_fills.buy_order_id',
-      'order_fills.sell_order_id',
-      'order_fills.amount_micro_pay',
-      'order_fills.reversed_micro_pay',
-      'buy_orders.merchant_id',
-      'sell_orders.mint_source_account',
-    ])
-    .execute();
-  return fills.flatMap((fill) => {
-    const buyer = accounts.merchantAvailable(fill.merchant_id, fill.is_sandbox);
-    const issuance = fill.mint_source_account ?? accounts.world(fill.is_sandbox);
-    const rows = [{ table: 'order_fills', id: fill.id }];
-    const expected: ExpectedTransfer[] = [
-      {
-        key: `buy_order:${fill.buy_order_id}:fill:${fill.sell_order_id}`,
-        kind: 'mint',
-        debit_account: issuance,
-        credit_account: buyer,
-        amount_micro_pay: Number(fill.amount_micro_pay),
-        cause: 'buy_order_fill',
-        rows,
-      },
-    ];
-    if (Number(fill.reversed_micro_pay) > 0) {
-      expected.push({
-        key: fillReversalKey(fill.buy_order_id, fill.sell_order_id),
-        kind: 'burn',
-        debit_account: buyer,
-        credit_account: issuance,
-        amount_micro_pay: Number(fill.reversed_micro_pay),
-        cause: 'buy_order_fill',
-        rows,
-      });
-    }
-    return expected;
-  });
 }

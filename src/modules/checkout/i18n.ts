@@ -1,5 +1,6 @@
+import { chosenLang, type Lang } from '../../http/language.ts';
+
 /** The hosted page's words, in the two languages it speaks. `{n}`-style slots are filled by `fill`. */
-export type Lang = 'en' | 'th';
 
 const EN = {
   title: 'Pay',
@@ -104,19 +105,11 @@ const TH: Strings = {
 
 export const STRINGS: Record<Lang, Strings> = { en: EN, th: TH };
 
-export function fill(template: string, values: Record<string, string | number>): string {
-  return template.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name] ?? ''));
-}
-
 /** `?lang=` first, then the browser's Accept-Language, then Thai for THB payments and English otherwise. */
 export function pickLang(
   query_lang: string | undefined,
   accept_language: string | undefined,
   currency: string | undefined,
 ): Lang {
-  if (query_lang === 'th' || query_lang === 'en') return query_lang;
-  const first = accept_language?.split(',')[0]?.trim().toLowerCase();
-  if (first?.startsWith('th')) return 'th';
-  if (first?.startsWith('en')) return 'en';
-  return currency === 'THB' ? 'th' : 'en';
+  return chosenLang(query_lang, accept_language) ?? (currency === 'THB' ? 'th' : 'en');
 }

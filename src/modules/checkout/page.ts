@@ -1,5 +1,7 @@
 import type { CheckoutLeg, CheckoutView } from './view.ts';
-import { fill, STRINGS, type Lang, type Strings } from './i18n.ts';
+import { documentHead, escapeHtml, scriptJson } from '../../http/html.ts';
+import { fill, type Lang } from '../../http/language.ts';
+import { STRINGS, type Strings } from './i18n.ts';
 
 /** What the page renders: the shared checkout view-model plus the inline QR images and the language. */
 export interface PageModel {
@@ -12,16 +14,6 @@ export interface PageModel {
   /** How often the page asks for the status, and how long the success view waits before returning the buyer. */
   poll_ms: number;
   redirect_delay_ms: number;
-}
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-export function escapeHtml(value: string | number): string {
-  return String(value).replace(/[&<>"']/g, (char) => ESCAPES[char] ?? char);
-}
-
-/** JSON inside a <script>: `<` escaped so no value can close the tag. */
-function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, '\\u003c');
 }
 
 const CSS = `
@@ -51,16 +43,7 @@ function layout(
   script: string,
 ): string {
   const t = STRINGS[model.lang];
-  return `<!doctype html>
-<html lang="${model.lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<link rel="icon" href="data:,">
-<title>${escapeHtml(title)}</title>
-<style>${CSS}</style>
-</head>
+  return `${documentHead({ lang: model.lang, title, head: `<style>${CSS}</style>`, personal: true })}
 <body>
 <main>
 <header><span class="brand">mpay</span>${toggle_href ? `<a class="lang" href="${escapeHtml(toggle_href)}" hreflang="${model.lang === 'th' ? 'en' : 'th'}">${t.other_lang}</a>` : ''}</header>

@@ -7,7 +7,8 @@ import { AppError } from '../../lib/errors.ts';
 import { readProofParts } from '../../http/multipart.ts';
 import { proofPartsAllowed } from '../payments/service.ts';
 import { PROOF_MULTIPART_BODY } from '../payments/schema.ts';
-import { pickLang, type Lang } from './i18n.ts';
+import type { Lang } from '../../http/language.ts';
+import { pickLang } from './i18n.ts';
 import { renderCheckoutPage, renderNotFoundPage } from './page.ts';
 import { checkoutStatus, openCheckout, uploadFromCheckout, type CheckoutDeps } from './service.ts';
 

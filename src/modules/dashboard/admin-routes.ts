@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { Envelope, ok, UuidParams } from '../../http/schemas.ts';
 import { InvitedUserSchema, Role } from './schema.ts';
-import { inviteMerchantUser, type UsersDeps } from './users.ts';
+import { inviteUser, type UsersDeps } from './users.ts';
 
 /** The operator adds dashboard users to a merchant; the answer carries the one-time invitation link. */
 export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: UsersDeps }> = async (app, { deps }) => {
@@ -29,7 +29,7 @@ export const dashboardAdminRoutes: FastifyPluginAsyncTypebox<{ deps: UsersDeps }
     },
     async (request, reply) => {
       reply.status(201);
-      return ok(await inviteMerchantUser(deps, request.params.id, request.body));
+      return ok(await inviteUser(deps, request.params.id, request.body));
     },
   );
 };

@@ -1,3 +1,5 @@
+import { escapeHtml, scriptJson } from '../../http/html.ts';
+
 /**
  * Typed HTML: `html\`...\`` escapes every interpolated value unless it is already `Html` (built by `html` or `raw`),
  * so a page cannot print a merchant-supplied string unescaped by accident. Arrays are joined; null, undefined and
@@ -14,19 +16,6 @@ export class Html {
 }
 
 export type Renderable = Html | string | number | boolean | null | undefined | readonly Renderable[];
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '`': '&#96;',
-};
-
-export function escapeHtml(value: string | number): string {
-  return String(value).replace(/[&<>"'`]/g, (char) => ESCAPES[char] ?? char);
-}
 
 function render(value: Renderable): string {
   if (value === null || value === undefined || value === false || value === true) return '';
@@ -48,9 +37,7 @@ export function raw(value: string): Html {
 
 /** JSON for a `<script type="application/json">` block: `<` escaped so no value can close the tag. */
 export function jsonBlock(id: string, value: unknown): Html {
-  return new Html(
-    `<script type="application/json" id="${escapeHtml(id)}">${JSON.stringify(value).replace(/</g, '\\u003c')}</script>`,
-  );
+  return new Html(`<script type="application/json" id="${escapeHtml(id)}">${scriptJson(value)}</script>`);
 }
 
 /** A query string from the defined values (for links that keep filters). */

@@ -1,5 +1,6 @@
+import { chosenLang, fill, type Lang } from '../../http/language.ts';
+
 /** The dashboard's words in English and Thai (the language is a cookie, set from the switch in the header). */
-export type Lang = 'en' | 'th';
 
 const EN = {
   brand: 'mpay dashboard',
@@ -416,11 +417,10 @@ export type Translate = (key: MessageKey, values?: Record<string, string | numbe
 
 export function translator(lang: Lang): Translate {
   const messages = MESSAGES[lang];
-  return (key, values) => messages[key].replace(/\{(\w+)\}/g, (_, name: string) => String(values?.[name] ?? ''));
+  return (key, values) => fill(messages[key], values);
 }
 
 /** The `mpay_lang` cookie first, then Accept-Language; English otherwise. */
 export function pickLang(cookie_lang: string | undefined, accept_language: string | undefined): Lang {
-  if (cookie_lang === 'th' || cookie_lang === 'en') return cookie_lang;
-  return accept_language?.split(',')[0]?.trim().toLowerCase().startsWith('th') ? 'th' : 'en';
+  return chosenLang(cookie_lang, accept_language) ?? 'en';
 }

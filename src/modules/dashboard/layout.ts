@@ -1,5 +1,7 @@
 import { html, raw, type Html, type Renderable } from './html.ts';
-import type { Lang, Translate } from './i18n.ts';
+import { documentHead } from '../../http/html.ts';
+import type { Lang } from '../../http/language.ts';
+import type { Translate } from './i18n.ts';
 import type { DashboardSession } from './users.ts';
 import { EVENT_WORDS, ROLE_WORDS, STATUS_WORDS, wordOf } from './words.ts';
 
@@ -60,6 +62,10 @@ export function roleLabel(context: PageContext, role: string): string {
   return wordOf(ROLE_WORDS, role, context.lang);
 }
 
+/** htmx without eval or inline scripts, swapping only its own answers; the stylesheet. */
+const HEAD = `<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true,"responseHandling":[{"code":"204","swap":false},{"code":"...","swap":true}]}'>
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">`;
+
 export function page(
   context: PageContext,
   options: { title: string; section: Section; body: Renderable; charts?: boolean },
@@ -80,17 +86,8 @@ export function page(
     .replace(/<table\b/g, '<div class="table-wrap" tabindex="0"><table')
     .replace(/<\/table>/g, '</table></div>');
   const banner = session?.mode === 'sandbox' ? html`<div class="banner" role="note">${t('sandbox_banner')}</div>` : '';
-  return html`<!doctype html>
-<html lang="${lang}">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"selfRequestsOnly":true,"responseHandling":[{"code":"204","swap":false},{"code":"...","swap":true}]}'>
-<link rel="icon" href="data:,">
-<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
-<title>${options.title} · ${t('brand')}</title>
-</head>
+  const head = documentHead({ lang, title: `${options.title} · ${t('brand')}`, head: HEAD, personal: true });
+  return html`${raw(head)}
 <body data-csrf="${session?.csrf_token ?? ''}">
 <a class="skip" href="#main">${t('skip')}</a>
 ${header}

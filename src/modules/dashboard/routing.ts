@@ -27,8 +27,8 @@ import {
   statusOfError,
   type Permission,
 } from './context.ts';
-import { csrfMismatch } from './errors.ts';
-import type { Form } from './forms.ts';
+import { confirmationRequired, csrfMismatch } from './errors.ts';
+import { pathId, type Form } from './forms.ts';
 import type { MessageKey } from './i18n.ts';
 import type { PageContext } from './layout.ts';
 import type { RequestLog } from './request-log.ts';
@@ -62,11 +62,17 @@ export interface Signed {
   scope: MerchantScope;
   form: Form;
   file?: { data: Buffer; mimetype: string } | undefined;
+  /** The route's `:id`, checked against `id_pattern` before the handler runs (anything else is the 404 page). */
+  id: string;
 }
 
 export interface GuardOptions {
   permission?: Permission;
   multipart?: boolean;
+  /** A destructive action: the form carries its ticked confirmation box (`confirm=yes`), checked before the handler. */
+  confirm?: boolean;
+  /** What the route's `:id` must match (default a UUID). */
+  id_pattern?: RegExp;
   /** The form's page again, with this message inline and the typed values kept (`signed.form`). */
   on_error?: (signed: Signed, message: string) => Promise<string>;
 }
@@ -121,7 +127,15 @@ function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) 
       );
     }
     const scope: MerchantScope = { merchant_id: session.merchant.id, is_sandbox: session.mode === 'sandbox' };
-    const signed: Signed = { request, reply, session, context, scope, form: {} };
+    const signed: Signed = {
+      request,
+      reply,
+      session,
+      context,
+      scope,
+      form: {},
+      id: '',
+    };
     try {
       if (request.method !== 'GET') {
         if (options.multipart) {
@@ -135,6 +149,9 @@ function signedIn(deps: DashboardDeps, options: GuardOptions, handler: Handler) 
         if (!checkCsrf(session, signed.form['_csrf'] ?? (Array.isArray(header) ? header[0] : header)))
           throw csrfMismatch();
       }
+      const { id } = request.params as { id?: string };
+      if (id !== undefined) signed.id = pathId(request, options.id_pattern);
+      if (options.confirm && request.method !== 'GET' && signed.form['confirm'] !== 'yes') throw confirmationRequired();
       // The API's shared helpers (idempotency) read the caller from the principal.
       request.principal = {
         kind: 'merchant',

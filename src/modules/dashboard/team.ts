@@ -1,19 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Trx } from '../../db/database.ts';
 import { iso } from '../../http/schemas.ts';
-import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { recordAdminAction } from '../audit/service.ts';
 import { revokeAllUserSessions } from '../merchants/sessions.ts';
-import { lastOwner, memberNotFound, notYourself, userExists } from './errors.ts';
+import { lastOwner, memberNotFound, notYourself } from './errors.ts';
 import type { InvitedUser, MerchantUserView } from './schema.ts';
 import type { DashboardRole } from './tables.ts';
-import {
-  INVITATION_TTL_MS,
-  insertInvitedUser,
-  normalizeEmail,
-  type DashboardSession,
-  type UsersDeps,
-} from './users.ts';
+import { inviteUser, newInvitation, type DashboardSession, type UsersDeps } from './users.ts';
 
 /**
  * The team of a merchant, managed by its owners: invite, change a role, remove a person, resend or revoke an
@@ -104,50 +96,9 @@ export async function inviteTeamMember(
   owner: DashboardSession,
   input: { email: string; role: DashboardRole },
 ): Promise<InvitedUser> {
-  const now = deps.clock.now();
-  const email = normalizeEmail(input.email);
-  const token = randomBase62(43);
-  const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
-  const merchant_id = owner.merchant.id;
-  const id = await deps.db.transaction().execute(async (trx) => {
-    const existing = await trx
-      .selectFrom('merchant_users')
-      .select(['id', 'merchant_id', 'removed_at'])
-      .where('email', '=', email)
-      .forUpdate()
-      .executeTakeFirst();
-    let user_id: string;
-    if (existing) {
-      // A person removed from this merchant may be invited again: the same row, a new invitation, no password.
-      if (existing.removed_at === null || existing.merchant_id !== merchant_id) throw userExists(email);
-      user_id = existing.id;
-      await trx
-        .updateTable('merchant_users')
-        .set({
-          role: input.role,
-          removed_at: null,
-          password_hash: null,
-          password_changed_at: null,
-          invitation_token_hash: sha256Hex(token),
-          invitation_expires_at: expires_at,
-          failed_attempts: 0,
-          first_failed_at: null,
-          locked_until: null,
-        })
-        .where('id', '=', user_id)
-        .execute();
-    } else {
-      user_id = randomUUID();
-      await insertInvitedUser(trx, { id: user_id, merchant_id, email, role: input.role, token, expires_at, now });
-    }
-    await audit(trx, owner, now, 'merchant_user.invited', user_id, { email, role: input.role });
-    return user_id;
-  });
-  return {
-    user: { id, merchant_id, email, role: input.role, status: 'invited', created_at: iso(now) },
-    invitation_url: `${deps.public_base_url}/dashboard/invite/${token}`,
-    invitation_expires_at: iso(expires_at),
-  };
+  return inviteUser(deps, owner.merchant.id, input, (trx, { user_id, email, now }) =>
+    audit(trx, owner, now, 'merchant_user.invited', user_id, { email, role: input.role }),
+  );
 }
 
 export async function changeTeamRole(
@@ -205,16 +156,11 @@ export async function resendInvitation(
   user_id: string,
 ): Promise<InvitedUser> {
   const now = deps.clock.now();
-  const token = randomBase62(43);
-  const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
+  const { columns, ...link } = newInvitation(deps, now);
   return deps.db.transaction().execute(async (trx) => {
     const member = await lockMember(trx, owner, user_id);
     if (member.password_hash) throw memberNotFound();
-    await trx
-      .updateTable('merchant_users')
-      .set({ invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at })
-      .where('id', '=', user_id)
-      .execute();
+    await trx.updateTable('merchant_users').set(columns).where('id', '=', user_id).execute();
     await audit(trx, owner, now, 'merchant_user.invitation_resent', user_id, { email: member.email });
     return {
       user: {
@@ -225,8 +171,7 @@ export async function resendInvitation(
         status: 'invited' as const,
         created_at: iso(member.created_at),
       },
-      invitation_url: `${deps.public_base_url}/dashboard/invite/${token}`,
-      invitation_expires_at: iso(expires_at),
+      ...link,
     };
   });
 }

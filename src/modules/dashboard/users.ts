@@ -12,6 +12,8 @@ import {
   insertSession,
   revokeSession,
   revokeUserSessions,
+  sessionByToken,
+  sessionInForce,
   setSessionSandbox,
   slideSessionIdle,
 } from '../merchants/sessions.ts';
@@ -80,56 +82,69 @@ export function normalizeEmail(email: string): string {
   return email.trim().toLowerCase();
 }
 
-/** A new invited person; an email that already has a user is 409 MERCHANT_USER_EXISTS. */
-export async function insertInvitedUser(
-  trx: Trx,
-  user: {
-    id: string;
-    merchant_id: string;
-    email: string;
-    role: DashboardRole;
-    token: string;
-    expires_at: Date;
-    now: Date;
-  },
-): Promise<void> {
-  const inserted = await trx
-    .insertInto('merchant_users')
-    .values({
-      id: user.id,
-      merchant_id: user.merchant_id,
-      email: user.email,
-      role: user.role,
-      invitation_token_hash: sha256Hex(user.token),
-      invitation_expires_at: user.expires_at,
-      created_at: user.now,
-    })
-    // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
-    .onConflict((oc) => oc.column('email').doNothing())
-    .executeTakeFirst();
-  if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(user.email);
-}
-
-/** The operator adds a person to a merchant; the answer carries the one-time invitation link (shown only here). */
-export async function inviteMerchantUser(
+/**
+ * Invites a person to a merchant; the answer carries the one-time invitation link (shown only here). An email that
+ * already has a user is 409 MERCHANT_USER_EXISTS, except a person removed from this same merchant: the same row gets a
+ * new invitation, no password. `record` runs in the same transaction (the Team page's audit entry).
+ */
+export async function inviteUser(
   deps: UsersDeps,
   merchant_id: string,
   input: { email: string; role: DashboardRole },
+  record?: (trx: Trx, invited: { user_id: string; email: string; now: Date }) => Promise<void>,
 ): Promise<InvitedUser> {
   const now = deps.clock.now();
   const email = normalizeEmail(input.email);
-  const token = randomBase62(43);
-  const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
-  const id = randomUUID();
-  await deps.db.transaction().execute(async (trx) => {
+  const { columns, ...link } = newInvitation(deps, now);
+  const id = await deps.db.transaction().execute(async (trx) => {
     const merchant = await trx.selectFrom('merchants').select('id').where('id', '=', merchant_id).executeTakeFirst();
     if (!merchant) throw notFound('Merchant');
-    const existing = await trx.selectFrom('merchant_users').select('id').where('email', '=', email).executeTakeFirst();
-    if (existing) throw userExists(email);
-    await insertInvitedUser(trx, { id, merchant_id, email, role: input.role, token, expires_at, now });
+    const existing = await trx
+      .selectFrom('merchant_users')
+      .select(['id', 'merchant_id', 'removed_at'])
+      .where('email', '=', email)
+      .forUpdate()
+      .executeTakeFirst();
+    let user_id: string;
+    if (existing) {
+      if (existing.removed_at === null || existing.merchant_id !== merchant_id) throw userExists(email);
+      user_id = existing.id;
+      await trx
+        .updateTable('merchant_users')
+        .set({
+          ...columns,
+          role: input.role,
+          removed_at: null,
+          password_hash: null,
+          password_changed_at: null,
+          failed_attempts: 0,
+          first_failed_at: null,
+          locked_until: null,
+        })
+        .where('id', '=', user_id)
+        .execute();
+    } else {
+      user_id = randomUUID();
+      const inserted = await trx
+        .insertInto('merchant_users')
+        .values({ ...columns, id: user_id, merchant_id, email, role: input.role, created_at: now })
+        // Two concurrent invitations of one email: the unique index decides, and the loser gets the same 409.
+        .onConflict((oc) => oc.column('email').doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) throw userExists(email);
+    }
+    await record?.(trx, { user_id, email, now });
+    return user_id;
   });
+  return { user: { id, merchant_id, email, role: input.role, status: 'invited', created_at: iso(now) }, ...link };
+}
+
+/** A fresh invitation: the one-time token (only its hash is stored), when it ends, and the link that carries it. */
+export function newInvitation(deps: UsersDeps, now: Date) {
+  const token = randomBase62(43);
+  const expires_at = new Date(now.getTime() + INVITATION_TTL_MS);
   return {
-    user: { id, merchant_id, email, role: input.role, status: 'invited', created_at: iso(now) },
+    columns: { invitation_token_hash: sha256Hex(token), invitation_expires_at: expires_at },
     invitation_url: `${deps.public_base_url}/dashboard/invite/${token}`,
     invitation_expires_at: iso(expires_at),
   };
@@ -243,31 +258,13 @@ export async function openSession(deps: UsersDeps, user_id: string): Promise<{ t
  */
 export async function resumeSession(deps: UsersDeps, token: string): Promise<DashboardSession | null> {
   const now = deps.clock.now();
-  const row = await deps.db
-    .selectFrom('merchant_sessions as s')
+  const row = await sessionByToken(deps.db, token)
     .innerJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
-    .innerJoin('merchants as m', 'm.id', 's.merchant_id')
     .leftJoin('dashboard_settings as d', 'd.merchant_id', 's.merchant_id')
-    .select([
-      's.id as session_id',
-      's.is_sandbox',
-      's.expires_at',
-      's.idle_expires_at',
-      's.revoked_at',
-      's.created_at',
-      'u.id as user_id',
-      'u.email',
-      'u.role',
-      'u.removed_at',
-    ])
-    .select(['m.id as merchant_id', 'm.name as merchant_name', 'm.tokens_not_before', 'd.time_zone'])
-    .where('s.token_hash', '=', sha256Hex(token))
+    .select(['u.id as user_id', 'u.email', 'u.role', 'u.removed_at', 'm.name as merchant_name', 'd.time_zone'])
     .executeTakeFirst();
   // The role is read here on every request, so a changed role applies at the next one; a removed person has no session.
-  if (!row || row.revoked_at !== null || row.removed_at !== null) return null;
-  // The merchant's tokens were revoked after this sign-in: the session ended with them (as on the API, credentials.ts).
-  if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
-  if (row.expires_at <= now || (row.idle_expires_at !== null && row.idle_expires_at <= now)) return null;
+  if (!row || row.removed_at !== null || !sessionInForce(row, now)) return null;
   const idle = new Date(Math.min(now.getTime() + SESSION_IDLE_MS, row.expires_at.getTime()));
   await slideSessionIdle(deps.db, row.session_id, idle);
   return {
@@ -319,7 +316,7 @@ export async function createActiveUser(
   merchant_id: string,
   input: { email: string; role: DashboardRole; password: string },
 ): Promise<{ user_id: string }> {
-  const invited = await inviteMerchantUser(deps, merchant_id, input);
+  const invited = await inviteUser(deps, merchant_id, input);
   const token = present(invited.invitation_url.split('/').pop(), 'an invitation URL ends with its token');
   return acceptInvitation(deps, token, input.password);
 }

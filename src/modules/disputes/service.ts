@@ -10,7 +10,7 @@ import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
-import type { FillReversal } from '../buy-orders/service.ts';
+import type { FillReversal } from '../buy-orders/ledger.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import type { DisputeAction, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';

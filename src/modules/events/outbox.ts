@@ -52,6 +52,14 @@ export interface NewEvent {
   flat?: Record<string, unknown>;
 }
 
+/** The fields of an event that name its subject: one merchant's row, in its mode. */
+export function eventAbout(
+  resource_type: string,
+  row: { id: string; merchant_id: string; is_sandbox: boolean },
+): Pick<NewEvent, 'merchant_id' | 'is_sandbox' | 'resource_type' | 'resource_id'> {
+  return { merchant_id: row.merchant_id, is_sandbox: row.is_sandbox, resource_type, resource_id: row.id };
+}
+
 export interface EventEnvelope {
   id: string;
   event: string;

@@ -294,33 +294,28 @@ export async function lockSellersInOrder(trx: Trx, seller_ids: readonly string[]
 }
 
 /** Gives reserved liquidity back (failed, expired or cancelled payment). */
-export async function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
-  await lockSellersInOrder(
-    trx,
-    legs.map((leg) => leg.seller_id),
-  );
-  for (const leg of legs) {
-    await trx
-      .updateTable('sellers')
-      .set((eb) => ({ reserved_minor: eb('reserved_minor', '-', heldOf(leg)) }))
-      .where('id', '=', leg.seller_id)
-      .where('synthetic', '=', false)
-      .execute();
-  }
+export function releaseLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
+  return unreserveLegs(trx, legs, { used: false });
 }
 
 /** The buyer paid the sellers: their reserved liquidity is used up (at the seller's rate, what the seller's PAY paid for). */
-export async function consumeLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
+export function consumeLegs(trx: Trx, legs: readonly HeldLeg[]): Promise<void> {
+  return unreserveLegs(trx, legs, { used: true });
+}
+
+/** Takes each leg's hold off its seller's reserve, and off its liquidity too when the buyer's money `used` it. */
+async function unreserveLegs(trx: Trx, legs: readonly HeldLeg[], { used }: { used: boolean }): Promise<void> {
   await lockSellersInOrder(
     trx,
     legs.map((leg) => leg.seller_id),
   );
   for (const leg of legs) {
+    const held = heldOf(leg);
     await trx
       .updateTable('sellers')
       .set((eb) => ({
-        reserved_minor: eb('reserved_minor', '-', heldOf(leg)),
-        liquidity_minor: eb('liquidity_minor', '-', heldOf(leg)),
+        reserved_minor: eb('reserved_minor', '-', held),
+        ...(used ? { liquidity_minor: eb('liquidity_minor', '-', held) } : {}),
       }))
       .where('id', '=', leg.seller_id)
       .where('synthetic', '=', false)

@@ -4,6 +4,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { constantTimeEqual, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { MONEY_ROLES, type Authenticator, type KeyKind, type Principal } from '../../http/principal.ts';
 import { present } from '../../lib/assert.ts';
+import { sessionByToken, sessionInForce } from './sessions.ts';
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
 const KEY_PATTERN = /^svc_(live|test|sandbox)_[0-9A-Za-z]{32,128}$/;
@@ -210,29 +211,12 @@ export function createAuthenticator(deps: {
     },
 
     async bySession(token) {
-      const row = await deps.db
-        .selectFrom('merchant_sessions as s')
-        .innerJoin('merchants as m', 'm.id', 's.merchant_id')
+      // Sessions carry the view's mode; a dashboard sign-in's also ends on sign-out and after the idle timeout.
+      const row = await sessionByToken(deps.db, token)
         .leftJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
-        .select([
-          's.merchant_id',
-          's.user_id',
-          's.expires_at',
-          's.idle_expires_at',
-          's.revoked_at',
-          's.created_at',
-          's.is_sandbox',
-          'm.tokens_not_before',
-          'u.role',
-        ])
-        .where('s.token_hash', '=', sha256Hex(token))
+        .select(['s.user_id', 'u.role'])
         .executeTakeFirst();
-      const now_ms = deps.clock.now().getTime();
-      if (!row || row.expires_at.getTime() <= now_ms) return null;
-      if (row.tokens_not_before && row.created_at.getTime() < row.tokens_not_before.getTime()) return null;
-      // Dashboard sign-ins also end on sign-out and after the idle timeout, and carry the view's mode.
-      if (row.revoked_at !== null || (row.idle_expires_at !== null && row.idle_expires_at.getTime() <= now_ms))
-        return null;
+      if (!row || !sessionInForce(row, deps.clock.now())) return null;
       // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
       const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);
       return {

@@ -1,5 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
 import type { MerchantTables } from './tables.ts';
 
 /**
@@ -57,4 +58,44 @@ export async function revokeAllUserSessions(executor: Db | Trx, merchant_user_id
     .where('revoked_at', 'is', null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows);
+}
+
+/**
+ * The session a token names, joined to its merchant (`m`, whose token revocation ends it); the caller joins and
+ * selects what else it needs, then asks `sessionInForce`.
+ */
+export function sessionByToken(executor: Db | Trx, token: string) {
+  return executor
+    .selectFrom('merchant_sessions as s')
+    .innerJoin('merchants as m', 'm.id', 's.merchant_id')
+    .select([
+      's.id as session_id',
+      's.merchant_id',
+      's.is_sandbox',
+      's.expires_at',
+      's.idle_expires_at',
+      's.revoked_at',
+      's.created_at',
+      'm.tokens_not_before',
+    ])
+    .where('s.token_hash', '=', sha256Hex(token));
+}
+
+/**
+ * A session may be used until it is ended (sign-out), reaches its absolute or idle end, or the merchant's tokens are
+ * revoked after it began (as on the API's JWTs).
+ */
+export function sessionInForce(
+  session: {
+    expires_at: Date;
+    idle_expires_at: Date | null;
+    revoked_at: Date | null;
+    created_at: Date;
+    tokens_not_before: Date | null;
+  },
+  now: Date,
+): boolean {
+  if (session.revoked_at !== null) return false;
+  if (session.tokens_not_before && session.created_at.getTime() < session.tokens_not_before.getTime()) return false;
+  return session.expires_at > now && (session.idle_expires_at === null || session.idle_expires_at > now);
 }

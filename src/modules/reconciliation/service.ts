@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { Db, Executor } from '../../db/database.ts';
-import { fillExpectations } from '../buy-orders/service.ts';
+import { fillExpectations } from '../buy-orders/ledger.ts';
 import { disputeExpectations } from '../disputes/service.ts';
 import { adjustmentExpectations, compareJournal, journal, type Difference } from '../ledger/reconcile.ts';
 import { ledgerSupply, type SupplyReport } from '../ledger/supply.ts';
 import { sellerFundingExpectations } from '../liquidity/service.ts';
 import { paymentExpectations } from '../payments/reconcile.ts';
 import { pendingFundsExpectations } from '../pending-funds/service.ts';
-import { sellOrderExpectations } from '../sell-orders/service.ts';
+import { sellOrderExpectations } from '../sell-orders/ledger.ts';
 
 /**
  * Every difference between the ledger journal and the business records: each module that moves PAY states the

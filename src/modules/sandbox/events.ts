@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { fillReference, presentBuyOrder } from '../buy-orders/service.ts';
+import { fillReference, presentBuyOrder } from '../buy-orders/present.ts';
 import type { BuyOrderRow, FillRow } from '../buy-orders/tables.ts';
 import { presentDispute } from '../disputes/service.ts';
 import type { DisputeRow } from '../disputes/tables.ts';
-import { recordEvent, type EventEnvelope } from '../events/outbox.ts';
+import { recordEvent, type EventEnvelope, type NewEvent } from '../events/outbox.ts';
 import { presentPendingFunds } from '../pending-funds/present.ts';
 import type { PendingFundsRow } from '../pending-funds/tables.ts';
 import { presentSellOrder } from '../sell-orders/present.ts';
@@ -183,11 +183,28 @@ export async function emitSyntheticEvent(
 ): Promise<EventEnvelope> {
   if (!scope.is_sandbox) throw sandboxKeysOnly();
   const now = deps.clock.now();
-  const base = { merchant_id: scope.merchant_id, is_sandbox: true, type };
+  return recordEvent(trx, now, {
+    merchant_id: scope.merchant_id,
+    is_sandbox: true,
+    type,
+    ...syntheticSubject(scope.merchant_id, now, type),
+  });
+}
+
+type Subject = Pick<NewEvent, 'resource_type' | 'resource_id' | 'data' | 'flat'>;
+
+const about = (resource_type: string, resource_id: string, data: object): Subject => ({
+  resource_type,
+  resource_id,
+  data: data as Record<string, unknown>,
+});
+
+/** The synthetic resource an event of `type` is about, as its webhook shows it. */
+function syntheticSubject(merchant_id: string, now: Date, type: SyntheticEventType): Subject {
   const resource = type.startsWith('gateway.dispute.') ? 'dispute' : type.slice(0, type.indexOf('.'));
   switch (resource) {
     case 'sell_order': {
-      const row = sellOrder(scope.merchant_id, now, type);
+      const row = sellOrder(merchant_id, now, type);
       // What the seller is told to expect: one synthetic buyer's transfer into its destination.
       const cash_leg = {
         direction: 'buyers_pay_you',
@@ -207,10 +224,10 @@ export async function emitSyntheticEvent(
         ],
       };
       const data = { ...presentSellOrder(row), ...(type === 'sell_order.cash_leg_requested' ? { cash_leg } : {}) };
-      return recordEvent(trx, now, { ...base, resource_type: 'sell_order', resource_id: row.id, data });
+      return about('sell_order', row.id, data);
     }
     case 'buy_order': {
-      const row = buyOrder(scope.merchant_id, now, type);
+      const row = buyOrder(merchant_id, now, type);
       // A filled synthetic order: one fill paying the sandbox seller by PromptPay.
       const fills: FillRow[] =
         row.filled_micro_pay > 0 && row.matched_sell_order_id
@@ -233,46 +250,23 @@ export async function emitSyntheticEvent(
               },
             ]
           : [];
-      return recordEvent(trx, now, {
-        ...base,
-        resource_type: 'buy_order',
-        resource_id: row.id,
-        data: { ...presentBuyOrder(row, fills) },
-      });
+      return about('buy_order', row.id, presentBuyOrder(row, fills));
     }
     case 'dispute': {
-      const row = dispute(scope.merchant_id, now, type);
-      return recordEvent(trx, now, {
-        ...base,
-        resource_type: 'dispute',
-        resource_id: row.id,
-        data: { ...presentDispute(row), actor_user_id: 'sandbox' },
-      });
+      const row = dispute(merchant_id, now, type);
+      return about('dispute', row.id, { ...presentDispute(row), actor_user_id: 'sandbox' });
     }
     case 'pending_funds': {
-      const row = pendingFunds(scope.merchant_id, now, type);
-      return recordEvent(trx, now, {
-        ...base,
-        resource_type: 'pending_funds',
-        resource_id: row.id,
-        data: presentPendingFunds(row) as unknown as Record<string, unknown>,
-      });
+      const row = pendingFunds(merchant_id, now, type);
+      return about('pending_funds', row.id, presentPendingFunds(row));
     }
     default: {
-      const row = settlement(scope.merchant_id, now, type);
-      return recordEvent(trx, now, {
-        ...base,
-        resource_type: 'settlement',
-        resource_id: row.id,
-        data: presentSettlement(row) as unknown as Record<string, unknown>,
-        flat: {
-          settlement_id: row.id,
-          amount: row.net_minor,
-          currency: row.currency,
-          status: row.status,
-          payment_count: row.payment_count,
-        },
-      });
+      const row = settlement(merchant_id, now, type);
+      const { id: settlement_id, net_minor: amount, currency, status, payment_count } = row;
+      return {
+        ...about('settlement', row.id, presentSettlement(row)),
+        flat: { settlement_id, amount, currency, status, payment_count },
+      };
     }
   }
 }

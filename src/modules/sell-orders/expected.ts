@@ -1,6 +1,7 @@
 import type { Executor, Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
-import { fillReference, fillsOfSellOrders } from '../buy-orders/service.ts';
+import { fillReference } from '../buy-orders/present.ts';
+import { fillsOfSellOrders } from '../buy-orders/service.ts';
 import { slipReceiver } from '../reference/payout-destinations.ts';
 import type { ReceiptCheck } from '../validators/port.ts';
 import { slipOwner } from '../validators/slips.ts';

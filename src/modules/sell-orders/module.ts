@@ -3,7 +3,9 @@ import type { BankDirectory } from '../reference/banks.ts';
 import { defineModule } from '../module.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
 import { SellOrderSchema, sellOrderRoutes } from './routes.ts';
-import { requestCashLegs, sweepSellOrders, type CashLegFailureHook, type SellOrdersDeps } from './service.ts';
+import { requestCashLegs } from './cash-leg.ts';
+import { sweepSellOrders } from './close.ts';
+import type { CashLegFailureHook, SellOrdersDeps } from './service.ts';
 
 /** Sell orders (PAY reserved, matched, cash legs requested and confirmed), their cash-leg attempts and sweeper. */
 export const sellOrdersModule = defineModule({

@@ -1,5 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { iso, NullableTimestamp, Timestamp } from '../../http/schemas.ts';
+import type { Trx } from '../../db/database.ts';
+import { NullableTimestamp, Timestamp, viewOf } from '../../http/schemas.ts';
+import { eventAbout, recordEvent } from '../events/outbox.ts';
 import { PayoutDestinationSchema } from '../reference/payout-destinations.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
 import type { SellOrderRow } from './tables.ts';
@@ -57,28 +59,18 @@ export const SellOrderSchema = Type.Object({
 export type SellOrderView = Static<typeof SellOrderSchema>;
 
 export function presentSellOrder(row: SellOrderRow): SellOrderView {
-  return {
-    id: row.id,
-    merchant_id: row.merchant_id,
-    is_sandbox: row.is_sandbox,
-    status: row.status,
-    amount_micro_pay: row.amount_micro_pay,
-    currency: 'PAY',
-    target_currency: row.target_currency,
-    target_fiat_amount: row.target_fiat_amount,
-    filled_micro_pay: row.filled_micro_pay,
-    filled_fiat_amount: row.filled_fiat_amount,
-    expires_at: iso(row.expires_at),
-    payout_destination: row.payout_destination,
-    matched_buy_order_id: row.matched_buy_order_id,
-    cash_leg_attempts: row.cash_leg_attempts,
-    last_cash_leg_attempt_at: iso(row.last_cash_leg_attempt_at),
-    last_cash_leg_outcome: row.last_cash_leg_outcome,
-    failure_reason: row.failure_reason,
-    created_at: iso(row.created_at),
-    matched_at: iso(row.matched_at),
-    cash_leg_requested_at: iso(row.cash_leg_requested_at),
-    completed_at: iso(row.completed_at),
-    failed_at: iso(row.failed_at),
-  };
+  return viewOf(SellOrderSchema, row);
+}
+
+/** Records a sell-order event in the caller's transaction: the order as the API shows it, with `extra` beside it. */
+export async function emitSellOrderEvent(
+  trx: Trx,
+  at: Date,
+  order: SellOrderRow,
+  type: string,
+  extra: Record<string, unknown> = {},
+): Promise<SellOrderView> {
+  const view = presentSellOrder(order);
+  await recordEvent(trx, at, { ...eventAbout('sell_order', order), type, data: { ...view, ...extra } });
+  return view;
 }

@@ -1,34 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SqlBool } from 'kysely';
 import type { Db, Executor, Trx } from '../../db/database.ts';
-import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { AppError, type ErrorCode } from '../../lib/errors.ts';
 import type { Currency } from '../../lib/money.ts';
-import { reverseFillsOfSellOrder, type FillReversal } from '../buy-orders/service.ts';
-import { recordEvent } from '../events/outbox.ts';
-import { accounts, type Ledger } from '../ledger/port.ts';
+import type { FillReversal } from '../buy-orders/ledger.ts';
+import type { Ledger } from '../ledger/port.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import type { PayoutDestinationInput } from '../reference/payout-destinations.ts';
-import { resolvePayoutDestination } from './destinations.ts';
-import { everyFillVerified, expectedCashLeg, expectedTransfers, paidFills } from './expected.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { judgeSlip } from '../validators/slips.ts';
-import { presentSellOrder, type SellOrderView } from './present.ts';
-import { cashLegExhausted, findSellOrder, lockSellOrder, transition } from './state.ts';
+import { failCashLeg } from './cash-leg.ts';
+import { closePending } from './close.ts';
+import { resolvePayoutDestination } from './destinations.ts';
+import { everyFillVerified, expectedCashLeg } from './expected.ts';
+import { moveSellOrderPay } from './ledger.ts';
+import { emitSellOrderEvent, presentSellOrder, type SellOrderView } from './present.ts';
+import { cashLegExhausted, findOwnedSellOrder, findSellOrder, lockOwnedSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
-import { present } from '../../lib/assert.ts';
 import {
-  availableBelowAmount,
   batchChangedConcurrently,
   cashLegNotInFlight,
   changedWhileEvidenceChecked,
-  sellOrderLedgerUnavailable,
   sellOrderNotCancellable,
 } from './errors.ts';
 
@@ -81,26 +77,6 @@ export interface ListSellOrdersQuery {
   limit: number;
 }
 
-/** Keys of the ledger moves a sell order makes; the completion burn's key is the sell order id (contract 3.2). */
-export const sellOrderLedgerKeys = {
-  reserve: (id: string) => `sell_order:${id}:reserve`,
-  release: (id: string) => `sell_order:${id}:release`,
-  /** The unfilled rest of a partially filled order, returned when it closes (expiry or cancel). */
-  releaseUnfilled: (id: string) => `sell_order:${id}:release-unfilled`,
-  burn: (id: string) => id,
-  /** A failed order's fills that the seller had confirmed paid: that part of its reserve is burned, not released. */
-  burnPaid: (id: string) => `sell_order:${id}:burn-paid`,
-};
-
-/** Ledger refusals in the words of the sell-order contract; anything else passes through unchanged. */
-export function mapLedgerError(error: unknown, insufficient: ErrorCode = 'SELL_ORDER_INSUFFICIENT_BALANCE'): never {
-  if (error instanceof AppError) {
-    if (error.code === 'LEDGER_UNAVAILABLE') throw sellOrderLedgerUnavailable(error.details);
-    if (error.code === 'LEDGER_INSUFFICIENT_FUNDS') throw availableBelowAmount(insufficient, error.details);
-  }
-  throw error;
-}
-
 /**
  * The sell order id is derived from the merchant's Idempotency-Key, so the ledger reserve (keyed by the id) of a
  * request whose commit failed after an HTTP ledger already applied it is replayed by the retry, never doubled.
@@ -109,74 +85,6 @@ function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): st
   if (!key) return randomUUID();
   const hex = sha256Hex(`sell_order|${scope.merchant_id}|${scope.is_sandbox}|${key.toLowerCase()}`);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
-
-async function findOwned(executor: Executor, scope: MerchantScope, id: string): Promise<SellOrderRow> {
-  return owned(await findSellOrder(executor, id), scope, OWNERSHIP.sell_order);
-}
-
-async function emit(
-  trx: Trx,
-  at: Date,
-  order: SellOrderRow,
-  type: string,
-  extra: Record<string, unknown> = {},
-): Promise<SellOrderView> {
-  const view = presentSellOrder(order);
-  await recordEvent(trx, at, {
-    merchant_id: order.merchant_id,
-    is_sandbox: order.is_sandbox,
-    type,
-    resource_type: 'sell_order',
-    resource_id: order.id,
-    data: { ...view, ...extra },
-  });
-  return view;
-}
-
-/**
- * PAY of the order still in its reserve: all of it while nothing is filled; once it is matched, the filled part (the
- * unfilled rest of a partially filled order went back when it closed).
- */
-export function reservedMicroPay(order: Pick<SellOrderRow, 'amount_micro_pay' | 'filled_micro_pay'>): number {
-  return order.filled_micro_pay > 0 ? order.filled_micro_pay : order.amount_micro_pay;
-}
-
-/** Reserve back to available: every failure path releases, keyed once per order. */
-async function releaseReserve(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow): Promise<void> {
-  await reserveToAvailable(
-    deps,
-    trx,
-    order,
-    sellOrderLedgerKeys.release(order.id),
-    reservedMicroPay(order),
-    `sell order ${order.id} released`,
-  );
-}
-
-async function reserveToAvailable(
-  deps: SellOrdersDeps,
-  trx: Trx,
-  order: SellOrderRow,
-  key: string,
-  amount_micro_pay: number,
-  memo: string,
-): Promise<void> {
-  try {
-    await deps.ledger.transfer(
-      {
-        key,
-        kind: 'transfer',
-        debit_account: accounts.merchantReserve(order.merchant_id, order.is_sandbox),
-        credit_account: accounts.merchantAvailable(order.merchant_id, order.is_sandbox),
-        amount_micro_pay,
-        memo,
-      },
-      { trx },
-    );
-  } catch (error) {
-    mapLedgerError(error);
-  }
 }
 
 /** Creates a pending sell order and moves its PAY from available to reserve in the same transaction. */
@@ -221,22 +129,8 @@ export async function createSellOrder(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  try {
-    // Last in the transaction: with the HTTP ledger a refusal or outage rolls the row back and nothing is kept.
-    await deps.ledger.transfer(
-      {
-        key: sellOrderLedgerKeys.reserve(order.id),
-        kind: 'transfer',
-        debit_account: accounts.merchantAvailable(scope.merchant_id, scope.is_sandbox),
-        credit_account: accounts.merchantReserve(scope.merchant_id, scope.is_sandbox),
-        amount_micro_pay: input.amount_micro_pay,
-        memo: `sell order ${order.id} reserved`,
-      },
-      { trx },
-    );
-  } catch (error) {
-    mapLedgerError(error);
-  }
+  // Last in the transaction: with the HTTP ledger a refusal or outage rolls the row back and nothing is kept.
+  await moveSellOrderPay(deps.ledger, trx, order, 'reserve', input.amount_micro_pay, `sell order ${order.id} reserved`);
   return presentSellOrder(order);
 }
 
@@ -245,7 +139,7 @@ export async function getSellOrder(
   scope: MerchantScope,
   id: string,
 ): Promise<SellOrderView> {
-  return presentSellOrder(await findOwned(deps.db, scope, id));
+  return presentSellOrder(await findOwnedSellOrder(deps.db, scope, id));
 }
 
 export async function listSellOrders(
@@ -267,29 +161,6 @@ export async function listSellOrders(
 }
 
 /**
- * A partially filled order that closes (expiry or cancel): the unfilled rest goes back to available and the order
- * becomes `matched` for its filled part, whose buyers were already minted their PAY: the cash leg is owed for it.
- */
-async function closePartiallyFilled(
-  deps: SellOrdersDeps,
-  trx: Trx,
-  order: SellOrderRow,
-  now: Date,
-): Promise<SellOrderRow> {
-  const matched = await transition(trx, order, 'matched', now);
-  const unfilled_micro_pay = order.amount_micro_pay - order.filled_micro_pay;
-  await reserveToAvailable(
-    deps,
-    trx,
-    order,
-    sellOrderLedgerKeys.releaseUnfilled(order.id),
-    unfilled_micro_pay,
-    `sell order ${order.id} closed partially filled: unfilled rest released`,
-  );
-  return matched;
-}
-
-/**
  * Merchant cancel, only from `pending`. Nothing filled: failed/cancelled_by_merchant and the reserve is released. Partly
  * filled: the unfilled rest is released and the order becomes `matched` for the filled part (its cash leg is owed).
  */
@@ -299,17 +170,9 @@ export async function cancelSellOrder(
   scope: MerchantScope,
   id: string,
 ): Promise<SellOrderView> {
-  const now = deps.clock.now();
-  await findOwned(trx, scope, id);
-  const order = present(
-    await lockSellOrder(trx, id),
-    `sell order ${id} exists after findOwned (rows are never deleted)`,
-  );
+  const order = await lockOwnedSellOrder(trx, scope, id);
   if (order.status !== 'pending') throw sellOrderNotCancellable(order.status);
-  if (order.filled_micro_pay > 0) return presentSellOrder(await closePartiallyFilled(deps, trx, order, now));
-  const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cancelled_by_merchant' });
-  await releaseReserve(deps, trx, failed);
-  return emit(trx, now, failed, 'sell_order.failed');
+  return closePending(deps, trx, order, deps.clock.now(), 'cancelled_by_merchant');
 }
 
 export interface CashLegEvidence {
@@ -331,8 +194,8 @@ export async function checkCashLegEvidence(
   input: ConfirmCashLegInput,
 ): Promise<CashLegEvidence> {
   const image = decodeReceipt(input, CASH_LEG_CODES);
-  const order = await findOwned(deps.db, scope, id);
-  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), limits(deps)))
+  const order = await findOwnedSellOrder(deps.db, scope, id);
+  if (order.status !== 'cash_leg_in_flight' || cashLegExhausted(order, deps.clock.now(), deps))
     return { image, verdict: null, buy_order_id: null };
   // The buyer's transfer into this seller's own destination, of the fill's amount. judgeSlip records a validator
   // that crashed as unverified, as a payment proof's would be.
@@ -345,11 +208,6 @@ export async function checkCashLegEvidence(
   });
   return { image, verdict, buy_order_id: expected.buy_order_id };
 }
-
-const limits = (deps: SellOrdersDeps) => ({
-  retry_max: deps.cash_leg_retry_max,
-  timeout_hours: deps.cash_leg_retry_timeout_hours,
-});
 
 /**
  * Applies a confirm-cash-leg in the request's transaction. Verified: attempt counted, `completed`, the reserve burned
@@ -366,9 +224,8 @@ export async function applyCashLeg(
   evidence: CashLegEvidence,
 ): Promise<SellOrderView> {
   const now = deps.clock.now();
-  await findOwned(trx, scope, id);
-  let order = present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
-  if (cashLegExhausted(order, now, limits(deps))) order = await failExhausted(deps, trx, order, now);
+  let order = await lockOwnedSellOrder(trx, scope, id);
+  if (cashLegExhausted(order, now, deps)) order = await failCashLeg(deps, trx, order, now);
   if (order.status === 'failed' && order.failure_reason === 'cash_leg_retry_exhausted') return presentSellOrder(order);
   if (order.status !== 'cash_leg_in_flight') throw cashLegNotInFlight(order.status);
   const verdict = evidence.verdict;
@@ -408,164 +265,15 @@ export async function applyCashLeg(
     return presentSellOrder(updated);
   }
   const completed = await transition(trx, order, 'completed', now, attempt);
-  try {
-    await deps.ledger.transfer(
-      {
-        key: sellOrderLedgerKeys.burn(order.id),
-        kind: 'burn',
-        debit_account: accounts.merchantReserve(order.merchant_id, order.is_sandbox),
-        // Back to the issuance account the buyer's PAY was minted from, so a completed pair nets to zero there.
-        credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
-        amount_micro_pay: order.filled_micro_pay,
-        memo: `sell order ${order.id} cash leg confirmed`,
-      },
-      { trx },
-    );
-  } catch (error) {
-    mapLedgerError(error);
-  }
-  return emit(trx, now, completed, 'sell_order.completed');
-}
-
-/**
- * A cash leg given up: the seller's reserve goes back to it and the PAY its fills minted to the buyers is taken back
- * (burned to the mint source; what a buyer already spent becomes its deficit), so the supply is what it was before
- * the match. The reversal rides in `sell_order.failed` and in the auto-opened dispute.
- */
-async function failExhausted(deps: SellOrdersDeps, trx: Trx, order: SellOrderRow, now: Date): Promise<SellOrderRow> {
-  // One failure at a time: each moves PAY of a seller and of its buyers, and two failures whose seller and buyer are
-  // swapped would otherwise lock the same two merchants' accounts in opposite orders.
-  await sql`select pg_advisory_xact_lock(hashtextextended('mpay:cash-leg-failure', 0))`.execute(trx);
-  const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
-  // Fills the seller confirmed paid stay with their buyers, and that part of the reserve is burned as at completion;
-  // the rest of the reserve goes back to the seller and the unpaid fills are taken back.
-  const paid = (await paidFills(trx, [failed.id])).get(failed.id) ?? { buy_order_ids: new Set(), paid_micro_pay: 0 };
-  const released_micro_pay = reservedMicroPay(failed) - paid.paid_micro_pay;
-  if (released_micro_pay > 0)
-    await reserveToAvailable(
-      deps,
-      trx,
-      failed,
-      sellOrderLedgerKeys.release(failed.id),
-      released_micro_pay,
-      `sell order ${failed.id} released`,
-    );
-  let reversals: FillReversal[];
-  try {
-    if (paid.paid_micro_pay > 0)
-      await deps.ledger.transfer(
-        {
-          key: sellOrderLedgerKeys.burnPaid(failed.id),
-          kind: 'burn',
-          debit_account: accounts.merchantReserve(failed.merchant_id, failed.is_sandbox),
-          credit_account: failed.mint_source_account ?? accounts.world(failed.is_sandbox),
-          amount_micro_pay: paid.paid_micro_pay,
-          memo: `sell order ${failed.id} failed: the fills its seller confirmed paid`,
-        },
-        { trx },
-      );
-    reversals = await reverseFillsOfSellOrder(trx, deps.ledger, failed, now, paid.buy_order_ids);
-  } catch (error) {
-    mapLedgerError(error);
-  }
-  await emit(trx, now, failed, 'sell_order.failed', { reversal: { fills: reversals } });
-  await deps.onCashLegFailure?.(trx, failed, now, reversals);
-  return failed;
-}
-
-/**
- * The sweeper: pending orders past `expires_at` fail with `expired_unmatched`; in-flight orders out of retries fail
- * with `cash_leg_retry_exhausted`. Each order is its own transaction, claimed with SKIP LOCKED so several workers
- * share the work, and re-checked under the lock. Returns how many orders it failed.
- */
-export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promise<number> {
-  const now = deps.clock.now();
-  const timeout_cutoff = new Date(now.getTime() - deps.cash_leg_retry_timeout_hours * 3600_000);
-  const due = await deps.db
-    .selectFrom('sell_orders')
-    .select('id')
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)]),
-        eb.and([
-          eb('status', '=', 'cash_leg_in_flight'),
-          eb.or([
-            eb('cash_leg_attempts', '>=', deps.cash_leg_retry_max),
-            eb('cash_leg_requested_at', '<=', timeout_cutoff),
-          ]),
-        ]),
-      ]),
-    )
-    .orderBy('created_at')
-    .limit(batch)
-    .execute();
-  let done = 0;
-  for (const { id } of due) {
-    const swept = await deps.db.transaction().execute(async (trx) => {
-      const order = await trx
-        .selectFrom('sell_orders')
-        .selectAll()
-        .where('id', '=', id)
-        .forUpdate()
-        .skipLocked()
-        .executeTakeFirst();
-      if (!order) return false;
-      if (order.status === 'pending' && order.expires_at.getTime() <= now.getTime() && order.filled_micro_pay > 0) {
-        await closePartiallyFilled(deps, trx, order, now);
-        return true;
-      }
-      if (order.status === 'pending' && order.expires_at.getTime() <= now.getTime()) {
-        const failed = await transition(trx, order, 'failed', now, { failure_reason: 'expired_unmatched' });
-        await releaseReserve(deps, trx, failed);
-        await emit(trx, now, failed, 'sell_order.failed');
-        return true;
-      }
-      if (cashLegExhausted(order, now, limits(deps))) {
-        await failExhausted(deps, trx, order, now);
-        return true;
-      }
-      return false;
-    });
-    if (swept) done += 1;
-  }
-  return done;
-}
-
-/**
- * The cash-leg request: matched orders move to `cash_leg_in_flight` and the seller gets `sell_order.cash_leg_requested`
- * with what to expect: each buyer's transfer (amount, reference, buyer) into its payout destination, which it then
- * confirms with the slip.
- */
-export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>, batch = 200): Promise<number> {
-  const now = deps.clock.now();
-  return deps.db.transaction().execute(async (trx) => {
-    const matched = await trx
-      .selectFrom('sell_orders')
-      .selectAll()
-      .where('status', '=', 'matched')
-      .orderBy('matched_at')
-      .limit(batch)
-      .forUpdate()
-      .skipLocked()
-      .execute();
-    const transfers = await expectedTransfers(trx, matched);
-    for (const order of matched) {
-      const in_flight = await transition(trx, order, 'cash_leg_in_flight', now);
-      await emit(trx, now, in_flight, 'sell_order.cash_leg_requested', {
-        cash_leg: {
-          direction: 'buyers_pay_you',
-          buy_order_id: in_flight.matched_buy_order_id,
-          fiat_currency: in_flight.target_currency,
-          // The filled part at this order's price: target_fiat_amount when it filled in full.
-          fiat_amount: in_flight.filled_fiat_amount,
-          amount_micro_pay: in_flight.filled_micro_pay,
-          to: in_flight.payout_destination,
-          fills: transfers.get(order.id) ?? [],
-        },
-      });
-    }
-    return matched.length;
-  });
+  await moveSellOrderPay(
+    deps.ledger,
+    trx,
+    order,
+    'burn',
+    order.filled_micro_pay,
+    `sell order ${order.id} cash leg confirmed`,
+  );
+  return emitSellOrderEvent(trx, now, completed, 'sell_order.completed');
 }
 
 /**
@@ -633,86 +341,7 @@ export async function applySellFills(
   if (Number(result.numAffectedRows ?? 0) !== updates.length) throw batchChangedConcurrently();
 }
 
-/**
- * For the balance view: PAY credited back to the merchant's available account since `since` by sell-order reserve
- * releases (cancel, expiry, exhausted cash legs, the unfilled rest of a partly filled order). Those credits return the
- * merchant's own PAY, so they are no volume: the trailing 30-day volume leaves them out.
- */
-export async function releasedReserveMicroPaySince(
-  executor: Executor,
-  merchant_id: string,
-  is_sandbox: boolean,
-  since: Date,
-): Promise<number> {
-  const result = await sql<{ released: string }>`
-    select (
-      coalesce(sum(case when filled_micro_pay > 0 then filled_micro_pay else amount_micro_pay end) filter (where status = 'failed' and failed_at >= ${since}), 0)
-      + coalesce(sum(amount_micro_pay - filled_micro_pay) filter (where status <> 'pending' and filled_micro_pay > 0 and filled_micro_pay < amount_micro_pay and matched_at >= ${since}), 0)
-    )::text as released
-    from sell_orders where merchant_id = ${merchant_id} and is_sandbox = ${is_sandbox}`.execute(executor);
-  return Number(result.rows[0]?.released ?? 0);
-}
-
 /** For disputes: a sell order by id, whatever its owner (the caller decides what the owner may see). */
 export async function sellOrderForDispute(executor: Executor, id: string): Promise<SellOrderRow | undefined> {
   return findSellOrder(executor, id);
-}
-
-/** The reserve, release, unfilled-rest release and completion burn each sell order's state implies. */
-export async function sellOrderExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const orders = await executor.selectFrom('sell_orders').selectAll().execute();
-  const failed_ids = orders.filter((order) => order.status === 'failed' && order.filled_micro_pay > 0).map((o) => o.id);
-  const paid = await paidFills(executor, failed_ids);
-  return orders.flatMap((order) => {
-    const available = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
-    const reserve = accounts.merchantReserve(order.merchant_id, order.is_sandbox);
-    const rows = [{ table: 'sell_orders', id: order.id }];
-    const move = (key: string, amount_micro_pay: number, from: string, to: string): ExpectedTransfer => ({
-      key,
-      kind: 'transfer',
-      debit_account: from,
-      credit_account: to,
-      amount_micro_pay,
-      cause: 'sell_order',
-      rows,
-    });
-    const expected = [move(sellOrderLedgerKeys.reserve(order.id), order.amount_micro_pay, available, reserve)];
-    const paid_micro_pay = order.status === 'failed' ? (paid.get(order.id)?.paid_micro_pay ?? 0) : 0;
-    if (order.status === 'failed' && reservedMicroPay(order) > paid_micro_pay)
-      expected.push(
-        move(sellOrderLedgerKeys.release(order.id), reservedMicroPay(order) - paid_micro_pay, reserve, available),
-      );
-    if (paid_micro_pay > 0)
-      expected.push({
-        key: sellOrderLedgerKeys.burnPaid(order.id),
-        kind: 'burn',
-        debit_account: reserve,
-        credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
-        amount_micro_pay: paid_micro_pay,
-        cause: 'sell_order',
-        rows,
-      });
-    if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay) {
-      expected.push(
-        move(
-          sellOrderLedgerKeys.releaseUnfilled(order.id),
-          order.amount_micro_pay - order.filled_micro_pay,
-          reserve,
-          available,
-        ),
-      );
-    }
-    if (order.status === 'completed') {
-      expected.push({
-        key: sellOrderLedgerKeys.burn(order.id),
-        kind: 'burn',
-        debit_account: reserve,
-        credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
-        amount_micro_pay: order.filled_micro_pay,
-        cause: 'sell_order',
-        rows,
-      });
-    }
-    return expected;
-  });
 }

@@ -1,5 +1,8 @@
 import type { Executor, Trx } from '../../db/database.ts';
 import { defineStateMachine, mover } from '../../db/state-machine.ts';
+import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import type { MerchantScope } from '../../http/principal.ts';
+import { present } from '../../lib/assert.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
 
 /** Every allowed move of a sell order, in one place (contract 3.2; a `disputed` status does not exist). */
@@ -43,14 +46,25 @@ export async function findSellOrder(executor: Executor, id: string): Promise<Sel
   return executor.selectFrom('sell_orders').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The caller's sell order (404 for another merchant's, as on every read). */
+export async function findOwnedSellOrder(executor: Executor, scope: MerchantScope, id: string): Promise<SellOrderRow> {
+  return owned(await findSellOrder(executor, id), scope, OWNERSHIP.sell_order);
+}
+
+/** The caller's sell order, locked for the rest of the transaction; ownership is checked before the lock is taken. */
+export async function lockOwnedSellOrder(trx: Trx, scope: MerchantScope, id: string): Promise<SellOrderRow> {
+  await findOwnedSellOrder(trx, scope, id);
+  return present(await lockSellOrder(trx, id), `sell order ${id} exists after findOwned (rows are never deleted)`);
+}
+
 /** In flight and out of retries: attempts used up, or in flight longer than the retry timeout (docs/payouts.md). */
 export function cashLegExhausted(
   order: SellOrderRow,
   now: Date,
-  limits: { retry_max: number; timeout_hours: number },
+  limits: { cash_leg_retry_max: number; cash_leg_retry_timeout_hours: number },
 ): boolean {
   if (order.status !== 'cash_leg_in_flight') return false;
-  if (order.cash_leg_attempts >= limits.retry_max) return true;
+  if (order.cash_leg_attempts >= limits.cash_leg_retry_max) return true;
   const since = order.cash_leg_requested_at ?? order.matched_at ?? order.created_at;
-  return now.getTime() - since.getTime() >= limits.timeout_hours * 3600_000;
+  return now.getTime() - since.getTime() >= limits.cash_leg_retry_timeout_hours * 3600_000;
 }

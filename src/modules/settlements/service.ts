@@ -7,7 +7,7 @@ import { loadConfig } from '../../config.ts';
 import { notFound } from '../../lib/errors.ts';
 import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
 import { toSafeNumber } from '../../lib/money.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { eventAbout, recordEvent } from '../events/outbox.ts';
 import {
   claimUnsettledPayments,
   markPaymentSettled,
@@ -68,11 +68,8 @@ function batchFeeBps(payments: readonly PaymentRow[], fee_bps: number): number {
 async function recordSettlementEvent(trx: Trx, at: Date, batch: SettlementRow, type: string): Promise<SettlementView> {
   const view = presentSettlement(batch);
   await recordEvent(trx, at, {
-    merchant_id: batch.merchant_id,
-    is_sandbox: batch.is_sandbox,
+    ...eventAbout('settlement', batch),
     type,
-    resource_type: 'settlement',
-    resource_id: batch.id,
     data: view as unknown as Record<string, unknown>,
     flat: {
       settlement_id: batch.id,

@@ -89,14 +89,23 @@ export async function orderDeliveriesAfter(trx: Trx, resource_id: string, orderi
 
 /**
  * One pass that waits: claims a batch (see claimDue), sends it concurrently and resolves, with the number of
- * deliveries handled, once every attempt is recorded. Tests and one-shot callers use it; the worker uses
- * WebhookDispatcher, which does not wait.
+ * deliveries handled, once every attempt is recorded or has failed to be (see unrecorded). Tests and one-shot callers
+ * use it; the worker uses WebhookDispatcher, which does not wait.
  */
 export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number> {
   const batch = deps.batch ?? DEFAULT_BATCH;
   const claims = await claimDue(deps, batch, batch);
-  await Promise.all(claims.map((claim) => deliver(deps, claim, false)));
+  await Promise.all(claims.map((claim) => deliver(deps, claim, false).then(() => undefined, unrecorded(deps, claim))));
   return claims.length;
+}
+
+/**
+ * A delivery whose attempt could not be recorded is logged and holds back no other; its lease runs out, and a later
+ * pass sends it again (at least once, same event id).
+ */
+function unrecorded(deps: DispatcherDeps, claim: Claim): (error: unknown) => void {
+  return (error) =>
+    deps.logger?.error({ err: error, delivery_id: claim.delivery_id }, 'webhook attempt could not be recorded');
 }
 
 /**
@@ -108,6 +117,12 @@ export async function dispatchDueWebhooks(deps: DispatcherDeps): Promise<number>
  * event twice. Endpoints whose last attempt failed get one slot each and together at most FAILING_SHARE_OF_SLOTS of
  * this worker's (a bulkhead): many dead endpoints of busy merchants cannot fill the worker and hold every other
  * merchant's deliveries until their timeouts.
+ *
+ * Not a GroupCommit: the queue is the table, shared by every worker process, so the claim statement cuts the batch,
+ * and the slots are a cap on sends, not a queue: a pass claims only what it can send at once, so no leased delivery
+ * waits in memory while its lease runs out. The failure rule is GroupCommit's, applied to every delivery from the
+ * start: each is sent and recorded alone, so one whose attempt cannot be recorded holds back no other (see
+ * unrecorded); a claim that fails leases nothing, and the next pass claims again.
  */
 export class WebhookDispatcher {
   readonly #deps: DispatcherDeps;
@@ -145,19 +160,12 @@ export class WebhookDispatcher {
     );
     for (const claim of claims) {
       if (claim.failing) this.#failing_in_flight++;
-      const sending: Promise<void> = deliverInLine(this.#deps, claim)
-        .catch((error: unknown) =>
-          this.#deps.logger?.error(
-            { err: error, delivery_id: claim.delivery_id },
-            'webhook attempt could not be recorded',
-          ),
-        )
-        .finally(() => {
-          if (claim.failing) this.#failing_in_flight--;
-          this.#in_flight.delete(sending);
-          // A finished send frees a slot and may unblock the next event of its resource.
-          this.#onSettled();
-        });
+      const sending: Promise<void> = deliverInLine(this.#deps, claim).finally(() => {
+        if (claim.failing) this.#failing_in_flight--;
+        this.#in_flight.delete(sending);
+        // A finished send frees a slot and may unblock the next event of its resource.
+        this.#onSettled();
+      });
       this.#in_flight.add(sending);
     }
     return claims.length;
@@ -207,22 +215,9 @@ async function claimDue(deps: DispatcherDeps, batch: number, failing_batch: numb
 }
 
 function claimOf(row: ClaimedRow, token: string): Claim {
-  return {
-    delivery_id: row.delivery_id,
-    event_id: row.event_id,
-    payload: row.payload,
-    is_sandbox: row.is_sandbox,
-    ordering_key: row.ordering_key,
-    endpoint: {
-      id: row.endpoint_id,
-      url: row.url,
-      secret_sealed: row.secret_sealed,
-      previous_secret_sealed: row.previous_secret_sealed,
-      previous_secret_expires_at: row.previous_secret_expires_at,
-    },
-    failing: row.failing ?? false,
-    token,
-  };
+  const { endpoint_id, failing, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at, ...line } = row;
+  const endpoint = { id: endpoint_id, url, secret_sealed, previous_secret_sealed, previous_secret_expires_at };
+  return { ...line, endpoint, failing: failing ?? false, token };
 }
 
 /** What one delivery attempt found: the `webhook_attempts` row less its identity. */
@@ -367,9 +362,18 @@ async function deliver(deps: DispatcherDeps, claim: Claim, chain: boolean): Prom
   return recordAttempt(deps, claim, outcome, chain);
 }
 
-/** deliver, then the next events of the same line while each succeeds (the worker's dispatcher). */
+/**
+ * deliver, then the next events of the same line while each succeeds (the worker's dispatcher); never rejects: an
+ * attempt that could not be recorded ends the line's turn there (see unrecorded).
+ */
 async function deliverInLine(deps: DispatcherDeps, claim: Claim): Promise<void> {
-  for (let next: Claim | null = claim; next !== null; ) next = await deliver(deps, next, true);
+  for (let next: Claim | null = claim; next !== null; ) {
+    const current: Claim = next;
+    next = await deliver(deps, current, true).catch((error: unknown) => {
+      unrecorded(deps, current)(error);
+      return null;
+    });
+  }
 }
 
 /** The retry schedule as the array literal `mpay_record_webhook_attempt` takes. */

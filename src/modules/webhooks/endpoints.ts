@@ -9,7 +9,7 @@ import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { lockMerchant } from '../merchants/issued-secret.ts';
 import { generateWebhookSecret } from './signing.ts';
 import type { SecretBox } from './secret-box.ts';
-import type { EndpointRow } from './tables.ts';
+import type { DeliveryRow, EndpointRow } from './tables.ts';
 import { checkTargetAtRegistration } from './targets.ts';
 import { present } from '../../lib/assert.ts';
 import { endpointLimit, endpointNotSet, testEventToDisabledEndpoint, urlForbidden } from './errors.ts';
@@ -308,6 +308,40 @@ export async function subscribedEndpointIds(trx: Trx, scope: MerchantScope, type
   return rows.map((row) => row.id);
 }
 
+/**
+ * A delivery of one event to one endpoint, due at `now` and never attempted: the row the fan-out trigger
+ * (`mpay_enqueue_webhook_delivery`) writes, for the deliveries this module adds itself.
+ */
+export function pendingDelivery(
+  event: Pick<DeliveryRow, 'event_id' | 'event_seq' | 'resource_id' | 'ordering_key' | 'created_at'>,
+  scope: MerchantScope,
+  endpoint_id: string,
+  now: Date,
+): DeliveryRow {
+  const { event_id, event_seq, resource_id, ordering_key, created_at } = event;
+  return {
+    id: randomUUID(),
+    event_id,
+    event_seq,
+    resource_id,
+    ordering_key,
+    created_at,
+    merchant_id: scope.merchant_id,
+    is_sandbox: scope.is_sandbox,
+    endpoint_id,
+    status: 'pending',
+    attempt_count: 0,
+    retry_count: 0,
+    next_attempt_at: now,
+    claim_token: null,
+    claimed_until: null,
+    last_attempt_at: null,
+    last_status_code: null,
+    last_error: null,
+    delivered_at: null,
+  };
+}
+
 /** The type of the test event the dashboard sends to one endpoint. */
 export const TEST_EVENT_TYPE = 'webhook.test';
 
@@ -349,27 +383,20 @@ export async function sendTestEvent(
       const row = await trx.selectFrom('events').select('seq').where('id', '=', envelope.id).executeTakeFirstOrThrow();
       await trx
         .insertInto('webhook_deliveries')
-        .values({
-          id: randomUUID(),
-          event_id: envelope.id,
-          event_seq: row.seq,
-          merchant_id: scope.merchant_id,
-          is_sandbox: scope.is_sandbox,
-          endpoint_id: endpoint.id,
-          resource_id: endpoint.id,
-          ordering_key: endpoint.id,
-          status: 'pending',
-          attempt_count: 0,
-          retry_count: 0,
-          next_attempt_at: now,
-          claim_token: null,
-          claimed_until: null,
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
-          delivered_at: null,
-          created_at: now,
-        })
+        .values(
+          pendingDelivery(
+            {
+              event_id: envelope.id,
+              event_seq: row.seq,
+              resource_id: endpoint.id,
+              ordering_key: endpoint.id,
+              created_at: now,
+            },
+            scope,
+            endpoint.id,
+            now,
+          ),
+        )
         .execute();
     }
     return { event_id: envelope.id, url: endpoint.url };

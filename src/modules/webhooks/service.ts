@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -6,7 +5,7 @@ import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import { wakeDispatchers } from '../events/outbox.ts';
-import { requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
+import { pendingDelivery, requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
 import { deliveryEndpointDeleted } from './errors.ts';
 import type { DeliveryView, EventView } from './schema.ts';
@@ -193,27 +192,7 @@ async function requeue(
     for (const endpoint_id of others) {
       await trx
         .insertInto('webhook_deliveries')
-        .values({
-          id: randomUUID(),
-          event_id: row.event_id,
-          event_seq: row.event_seq,
-          merchant_id: scope.merchant_id,
-          is_sandbox: scope.is_sandbox,
-          endpoint_id,
-          resource_id: row.resource_id,
-          ordering_key: row.ordering_key,
-          status: 'pending',
-          attempt_count: 0,
-          retry_count: 0,
-          next_attempt_at: now,
-          claim_token: null,
-          claimed_until: null,
-          last_attempt_at: null,
-          last_status_code: null,
-          last_error: null,
-          delivered_at: null,
-          created_at: row.created_at,
-        })
+        .values(pendingDelivery(row, scope, endpoint_id, now))
         .onConflict((c) => c.columns(['event_id', 'endpoint_id']).doNothing())
         .execute();
     }

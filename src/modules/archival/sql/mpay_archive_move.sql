@@ -27,8 +27,12 @@ begin
   end if;
   select string_agg(quote_ident(attname), ', ' order by attnum) into columns
     from pg_attribute where attrelid = source::regclass and attnum > 0 and not attisdropped;
-  -- the source's owner hands over the rows not yet copied (mpay_archive_take_<source>); their copies land here
-  execute format('insert into %1$I (%2$s, archived_at) select %2$s, $3 from %3$I($1, $2) on conflict (id) do nothing', archive, columns, 'mpay_archive_take_' || source)
+  -- The oldest rows without a copy, skipping rows another pass holds; the source is only read, never written.
+  execute format(
+    'insert into %1$I (%2$s, archived_at) select %2$s, $3 from ('
+    '  select r.* from %3$I r where r.created_at < $1 and not exists (select 1 from %1$I a where a.id = r.id)'
+    '  order by r.created_at, r.id limit $2 for update of r skip locked'
+    ') taken on conflict (id) do nothing', archive, columns, source)
     using as_of - interval '90 days', batch_size, as_of;
   get diagnostics moved = row_count;
   return moved;

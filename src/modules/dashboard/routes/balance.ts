@@ -16,7 +16,6 @@ import {
   currencyField,
   microPayField,
   minorField,
-  pathId,
   payoutDestinationField,
   requireField,
   UUID,
@@ -66,11 +65,11 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
     '/dashboard/pending-funds/:id/confirm',
     'Receiver-confirm pending funds with a receipt (multipart `receipt`)',
     { permission: 'money', multipart: true, on_error: again('confirm') },
-    async ({ request, reply, scope, file }) => {
+    async ({ id, reply, scope, file }) => {
       // The same rule as the API's receiver-confirm route: it moves live value.
       if (scope.is_sandbox) throw confirmInLiveView();
       if (!file) throw receiptFileRequired();
-      await receiverConfirm(deps.pending_funds, scope, pathId(request), {
+      await receiverConfirm(deps.pending_funds, scope, id, {
         receipt_base64: file.data.toString('base64'),
         content_type: file.mimetype,
       });
@@ -103,8 +102,7 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
     '/dashboard/sell-orders/:id/cancel',
     'Cancel a pending sell order',
     { permission: 'money', on_error: again('cancel') },
-    async ({ request, reply, scope, form }) => {
-      const id = pathId(request);
+    async ({ request, id, reply, scope, form }) => {
       withFormKey(request, form);
       await idempotent(deps.sell_orders, request, reply, { required: false }, async (trx) => ({
         status: 200,
@@ -118,8 +116,7 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
     '/dashboard/sell-orders/:id/confirm',
     "Confirm a sell order's cash leg with evidence (multipart `receipt`)",
     { permission: 'money', multipart: true, on_error: again('cash-leg') },
-    async ({ request, reply, scope, form, file }) => {
-      const id = pathId(request);
+    async ({ id, reply, scope, form, file }) => {
       if (!file) throw receiptFileRequired();
       const input = {
         receipt_base64: file.data.toString('base64'),
@@ -157,8 +154,7 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
     '/dashboard/buy-orders/:id/cancel',
     'Cancel a pending buy order',
     { permission: 'money', on_error: again('cancel') },
-    async ({ request, reply, scope, form }) => {
-      const id = pathId(request);
+    async ({ request, id, reply, scope, form }) => {
       withFormKey(request, form);
       await idempotent(deps.buy_orders, request, reply, { required: false }, async (trx) => ({
         status: 200,
@@ -185,8 +181,8 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
     },
   );
 
-  get('/dashboard/disputes/:id', 'A dispute and its event log', {}, async ({ request, reply, context, scope }) => {
-    const dispute = await getMerchantDispute(deps.disputes, scope, pathId(request));
+  get('/dashboard/disputes/:id', 'A dispute and its event log', {}, async ({ id, reply, context, scope }) => {
+    const dispute = await getMerchantDispute(deps.disputes, scope, id);
     return sendPage(reply, disputePage(context, dispute));
   });
 }

@@ -10,8 +10,8 @@ import {
 } from '../../webhooks/endpoints.ts';
 import { listDeliveries, listEvents, recoverSince } from '../../webhooks/service.ts';
 import { can, sendPage } from '../context.ts';
-import { confirmationRequired, graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
-import { pathId, requireField } from '../forms.ts';
+import { graceHoursOutOfRange, sinceInvalid } from '../errors.ts';
+import { requireField } from '../forms.ts';
 import { html } from '../html.ts';
 import { developersPage, type DevelopersModel } from '../pages/developers.ts';
 import { noticeOf, type PageRouter, type Signed } from '../routing.ts';
@@ -48,6 +48,10 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
   const again = async (signed: Signed, error: string) =>
     developersPage(signed.context, await developersModel(signed, { error, values: signed.form }));
 
+  /** An endpoint's signing secret, shown on the page once, after `words`. */
+  const secretShown = (signed: Signed, words: 'secret_shown_once' | 'secret_current', secret: string) =>
+    html`${signed.context.t(words)}<span class="secret" id="endpoint-secret">${secret}</span>`;
+
   get('/dashboard/developers', 'Developers: API keys, webhook endpoints, deliveries, events', {}, async (signed) => {
     return sendPage(
       signed.reply,
@@ -61,16 +65,14 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
   post(
     '/dashboard/api-keys/:id/roll',
     'Roll an API key: the new key is shown once, the old one works for a grace period',
-    { permission: 'keys', on_error: again },
+    { permission: 'keys', on_error: again, confirm: true },
     async (signed) => {
-      const id = pathId(signed.request);
-      if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
       const hours = Number(signed.form['grace_hours'] ?? '24');
       if (!Number.isInteger(hours) || hours < 0 || hours > 168) throw graceHoursOutOfRange();
       const rolled = await rollApiKey(
         { ...deps.users, key_cache: deps.key_cache },
         signed.scope.merchant_id,
-        id,
+        signed.id,
         hours * 3600,
       );
       const { t } = signed.context;
@@ -94,40 +96,47 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
         ...(form['description']?.trim() ? { description: form['description'].trim().slice(0, 500) } : {}),
         enabled_events: enabled_events.length ? enabled_events : ['*'],
       });
-      const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
+      const revealed = secretShown(signed, 'secret_shown_once', endpoint.secret);
       return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })), 201);
     },
   );
 
-  post(
-    '/dashboard/webhook-endpoints/:id/rotate',
-    "Rotate a webhook endpoint's secret (the new one is shown once)",
-    { permission: 'webhooks', on_error: again },
-    async (signed) => {
-      const endpoint = await rotateEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
-      const revealed = html`${signed.context.t('secret_shown_once')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
-      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
-    },
-  );
-
-  post(
-    '/dashboard/webhook-endpoints/:id/reveal',
-    "Show a webhook endpoint's current signing secret",
-    { permission: 'webhooks', on_error: again },
-    async (signed) => {
-      const endpoint = await revealEndpointSecret(deps.webhooks, signed.scope, pathId(signed.request));
-      const revealed = html`${signed.context.t('secret_current')}<span class="secret" id="endpoint-secret">${endpoint.secret}</span>`;
-      return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
-    },
-  );
-
-  const endpointAction = (action: string, summary: string, run: (signed: Signed, id: string) => Promise<string>) =>
+  const secretAction = (
+    action: 'rotate' | 'reveal',
+    summary: string,
+    words: 'secret_shown_once' | 'secret_current',
+    read: typeof rotateEndpointSecret,
+  ) =>
     post(
       `/dashboard/webhook-endpoints/:id/${action}`,
       summary,
       { permission: 'webhooks', on_error: again },
       async (signed) => {
-        const notice = await run(signed, pathId(signed.request));
+        const { secret } = await read(deps.webhooks, signed.scope, signed.id);
+        const revealed = secretShown(signed, words, secret);
+        return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { revealed })));
+      },
+    );
+  secretAction(
+    'rotate',
+    "Rotate a webhook endpoint's secret (the new one is shown once)",
+    'secret_shown_once',
+    rotateEndpointSecret,
+  );
+  secretAction('reveal', "Show a webhook endpoint's current signing secret", 'secret_current', revealEndpointSecret);
+
+  const endpointAction = (
+    action: string,
+    summary: string,
+    run: (signed: Signed, id: string) => Promise<string>,
+    confirm = false,
+  ) =>
+    post(
+      `/dashboard/webhook-endpoints/:id/${action}`,
+      summary,
+      { permission: 'webhooks', on_error: again, confirm },
+      async (signed) => {
+        const notice = await run(signed, signed.id);
         return sendPage(signed.reply, developersPage(signed.context, await developersModel(signed, { notice })));
       },
     );
@@ -143,11 +152,15 @@ export function developerRoutes({ deps, get, post }: PageRouter): void {
     await updateEndpoint(deps.webhooks, signed.scope, id, { disabled: false });
     return signed.context.t('done');
   });
-  endpointAction('delete', 'Delete a webhook endpoint (its deliveries stay readable)', async (signed, id) => {
-    if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
-    await deleteEndpoint(deps.webhooks, signed.scope, id);
-    return signed.context.t('done');
-  });
+  endpointAction(
+    'delete',
+    'Delete a webhook endpoint (its deliveries stay readable)',
+    async (signed, id) => {
+      await deleteEndpoint(deps.webhooks, signed.scope, id);
+      return signed.context.t('done');
+    },
+    true,
+  );
 
   post(
     '/dashboard/webhook-deliveries/recover',

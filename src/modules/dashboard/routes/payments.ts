@@ -12,7 +12,7 @@ import { csvCell } from '../../settlements/present.ts';
 import { listDeliveries, listEvents, redeliver } from '../../webhooks/service.ts';
 import { can, securityHeaders, sendPage } from '../context.ts';
 import { scenarioUnknown, simulateInSandboxView } from '../errors.ts';
-import { currencyField, isoDay, minorField, pathId, queryOf, safeBack, withFormKey } from '../forms.ts';
+import { currencyField, isoDay, minorField, queryOf, safeBack, withFormKey } from '../forms.ts';
 import { html } from '../html.ts';
 import { paymentDetailPage, paymentsPage } from '../pages/payments.ts';
 import { noticeOf, redirect, type PageRouter, type Signed } from '../routing.ts';
@@ -175,9 +175,8 @@ export function paymentRoutes({ deps, get, post }: PageRouter): void {
   get(
     '/dashboard/payments/:id',
     'Payment detail: timeline, legs, QR, checkout link, events and deliveries',
-    {},
-    async ({ request, reply, context, session, scope }) => {
-      const id = pathId(request, PAYMENT_ID);
+    { id_pattern: PAYMENT_ID },
+    async ({ request, id, reply, context, session, scope }) => {
       const payment = await getPayment(deps.payments, scope, id);
       const checkout = payment.match_details.length ? await getCheckoutForMerchant(deps.payments, scope, id) : null;
       const qr_data_urls = new Map<number, string>();
@@ -215,8 +214,8 @@ export function paymentRoutes({ deps, get, post }: PageRouter): void {
     '/dashboard/webhook-deliveries/:id/redeliver',
     'Redeliver a webhook delivery',
     { permission: 'webhooks' },
-    async ({ request, reply, context, scope, form }) => {
-      const delivery = await redeliver(deps.webhooks, scope, pathId(request));
+    async ({ request, id, reply, context, scope, form }) => {
+      const delivery = await redeliver(deps.webhooks, scope, id);
       if (request.headers['hx-request'] === 'true') {
         return securityHeaders(reply)
           .type('text/html; charset=utf-8')

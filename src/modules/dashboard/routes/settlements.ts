@@ -5,7 +5,6 @@ import {
   listSettlements,
 } from '../../settlements/service.ts';
 import { securityHeaders, sendPage } from '../context.ts';
-import { pathId } from '../forms.ts';
 import { settlementDetailPage, settlementsPage } from '../pages/settlements.ts';
 import type { PageRouter } from '../routing.ts';
 
@@ -19,16 +18,15 @@ export function settlementRoutes({ deps, get }: PageRouter): void {
     '/dashboard/settlements/:id',
     'A settlement batch: payments and fee arithmetic',
     {},
-    async ({ request, reply, context, scope }) => {
-      const id = pathId(request);
+    async ({ id, reply, context, scope }) => {
       const settlement = await getSettlement(deps.settlements.db, scope, id);
       const payments = await listSettlementPayments(deps.settlements.db, scope, id, { limit: 100 });
       return sendPage(reply, settlementDetailPage(context, { settlement, payments: payments.data }));
     },
   );
 
-  get('/dashboard/settlements/:id/export.csv', 'A settlement batch as CSV', {}, async ({ request, reply, scope }) => {
-    const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, pathId(request));
+  get('/dashboard/settlements/:id/export.csv', 'A settlement batch as CSV', {}, async ({ id, reply, scope }) => {
+    const { filename, csv } = await exportSettlementCsv(deps.settlements.db, scope, id);
     return securityHeaders(reply)
       .type('text/csv; charset=utf-8')
       .header('Content-Disposition', `attachment; filename="${filename}"`)

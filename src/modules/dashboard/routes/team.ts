@@ -1,7 +1,7 @@
 import { can, sendPage } from '../context.ts';
-import { confirmationRequired, fieldNotOneOf, timeZoneUnknown } from '../errors.ts';
+import { fieldNotOneOf, timeZoneUnknown } from '../errors.ts';
 import { isTimeZone, when } from '../format.ts';
-import { pathId, requireField } from '../forms.ts';
+import { requireField } from '../forms.ts';
 import { html } from '../html.ts';
 import { settingsPage } from '../pages/settings.ts';
 import { teamPage, type TeamModel } from '../pages/team.ts';
@@ -52,7 +52,7 @@ export function teamRoutes({ deps, get, post }: PageRouter): void {
     "Change a person's role (owner); it applies at their next request",
     { permission: 'team', on_error: again },
     async (signed) => {
-      await changeTeamRole(deps.users, signed.session, pathId(signed.request), roleField(signed.form));
+      await changeTeamRole(deps.users, signed.session, signed.id, roleField(signed.form));
       return sendPage(signed.reply, await view(signed, { notice: signed.context.t('role_changed') }));
     },
   );
@@ -60,13 +60,11 @@ export function teamRoutes({ deps, get, post }: PageRouter): void {
   post(
     '/dashboard/team/:id/remove',
     'Remove a person or revoke an invitation (owner); their sessions end at once',
-    { permission: 'team', on_error: again },
+    { permission: 'team', on_error: again, confirm: true },
     async (signed) => {
-      const id = pathId(signed.request);
-      if (signed.form['confirm'] !== 'yes') throw confirmationRequired();
       const members = await listTeam(deps.users, signed.scope.merchant_id);
-      const { sessions_ended } = await removeTeamMember(deps.users, signed.session, id);
-      const email = members.find((member) => member.id === id)?.email ?? '';
+      const { sessions_ended } = await removeTeamMember(deps.users, signed.session, signed.id);
+      const email = members.find((member) => member.id === signed.id)?.email ?? '';
       return sendPage(
         signed.reply,
         await view(signed, { notice: signed.context.t('removed', { email, n: sessions_ended }) }),
@@ -79,7 +77,7 @@ export function teamRoutes({ deps, get, post }: PageRouter): void {
     'A new invitation link for a person who has not accepted yet (owner)',
     { permission: 'team', on_error: again },
     async (signed) => {
-      const invited = await resendInvitation(deps.users, signed.session, pathId(signed.request));
+      const invited = await resendInvitation(deps.users, signed.session, signed.id);
       return sendPage(signed.reply, await view(signed, { revealed: invitation(signed, invited) }));
     },
   );

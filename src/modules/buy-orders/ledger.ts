@@ -1,0 +1,163 @@
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../../db/database.ts';
+import { AppError } from '../../lib/errors.ts';
+import { accounts, type Ledger, type TransferCommand, type TransferResult } from '../ledger/port.ts';
+import type { ExpectedTransfer } from '../ledger/reconcile.ts';
+
+/** Ledger key of the burn that takes a fill's PAY back from its buyer. */
+export const fillReversalKey = (buy_order_id: string, sell_order_id: string) =>
+  `buy_order:${buy_order_id}:fill:${sell_order_id}:reversal`;
+
+/** One fill taken back: what was burned from the buyer and what it had already spent (its deficit). */
+export interface FillReversal {
+  fill_id: string;
+  buy_order_id: string;
+  buyer_merchant_id: string;
+  amount_micro_pay: number;
+  reversed_micro_pay: number;
+  shortfall_micro_pay: number;
+  transfer_id: string | null;
+}
+
+/**
+ * A sell order's cash leg failed: the PAY its fills minted to the buyers is unbacked, so each fill is taken back in the
+ * caller's transaction. The buyer's available PAY is burned to the issuance account it was minted from, up to the
+ * fill's amount; what the buyer had already spent is recorded as its shortfall (the balance view's deficit), never an
+ * overdraft. A fill already reversed is left as it is, so a retried failure takes nothing twice.
+ */
+export async function reverseFillsOfSellOrder(
+  trx: Trx,
+  ledger: Ledger,
+  order: { id: string; is_sandbox: boolean; mint_source_account: string | null },
+  at: Date,
+  /** Buy orders whose transfer the seller confirmed: their fills stand. */
+  paid_buy_order_ids: ReadonlySet<string> = new Set(),
+): Promise<FillReversal[]> {
+  const fills = await trx
+    .selectFrom('order_fills')
+    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
+    .select(['order_fills.id', 'order_fills.buy_order_id', 'order_fills.amount_micro_pay', 'buy_orders.merchant_id'])
+    .where('order_fills.sell_order_id', '=', order.id)
+    .where('order_fills.reversed_at', 'is', null)
+    .orderBy('order_fills.created_at')
+    .orderBy('order_fills.id')
+    .forUpdate('order_fills')
+    .execute();
+  const reversals: FillReversal[] = [];
+  for (const fill of fills) {
+    if (paid_buy_order_ids.has(fill.buy_order_id)) continue;
+    const buyer = accounts.merchantAvailable(fill.merchant_id, order.is_sandbox);
+    const issuance = order.mint_source_account ?? accounts.world(order.is_sandbox);
+    const transfer = await burnUpTo(trx, ledger, {
+      key: fillReversalKey(fill.buy_order_id, order.id),
+      debit_account: buyer,
+      credit_account: issuance,
+      amount_micro_pay: fill.amount_micro_pay,
+      memo: `sell order ${order.id} cash leg failed: fill of buy order ${fill.buy_order_id} taken back`,
+    });
+    const reversed_micro_pay = transfer?.amount_micro_pay ?? 0;
+    const shortfall_micro_pay = fill.amount_micro_pay - reversed_micro_pay;
+    await trx
+      .updateTable('order_fills')
+      .set({ reversed_at: at, reversed_micro_pay, shortfall_micro_pay })
+      .where('id', '=', fill.id)
+      .execute();
+    reversals.push({
+      fill_id: fill.id,
+      buy_order_id: fill.buy_order_id,
+      buyer_merchant_id: fill.merchant_id,
+      amount_micro_pay: fill.amount_micro_pay,
+      reversed_micro_pay,
+      shortfall_micro_pay,
+      transfer_id: transfer?.id ?? null,
+    });
+  }
+  return reversals;
+}
+
+/**
+ * Burns as much of `amount_micro_pay` as the account holds. Another transaction may spend from it between the balance
+ * read and the burn: the ledger then refuses, and the burn is tried again on the new balance.
+ */
+async function burnUpTo(
+  trx: Trx,
+  ledger: Ledger,
+  command: Omit<TransferCommand, 'kind'>,
+): Promise<TransferResult | null> {
+  for (let attempt = 0; ; attempt += 1) {
+    const held = await ledger.balance(command.debit_account, { trx });
+    const amount_micro_pay = Math.min(command.amount_micro_pay, Math.max(0, held));
+    if (amount_micro_pay === 0) return null;
+    try {
+      return await ledger.transfer({ ...command, kind: 'burn', amount_micro_pay }, { trx });
+    } catch (error) {
+      if (attempt >= 3 || !(error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS')) throw error;
+    }
+  }
+}
+
+/** PAY a merchant's buy orders still owe for fills taken back after it had spent them (its deficit in the balance view). */
+export async function fillShortfallMicroPay(
+  executor: Executor,
+  merchant_id: string,
+  is_sandbox: boolean,
+): Promise<number> {
+  const row = await executor
+    .selectFrom('order_fills')
+    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
+    .select((eb) =>
+      eb.fn.coalesce(eb.fn.sum<string>('order_fills.shortfall_micro_pay'), sql<string>`0`).as('shortfall'),
+    )
+    .where('buy_orders.merchant_id', '=', merchant_id)
+    .where('buy_orders.is_sandbox', '=', is_sandbox)
+    .where('order_fills.shortfall_micro_pay', '>', 0)
+    .executeTakeFirst();
+  return Number(row?.shortfall ?? 0);
+}
+
+/** Each fill's mint to its buyer and, for a fill taken back, the burn of what the buyer still held. */
+export async function fillExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
+  const fills = await executor
+    .selectFrom('order_fills')
+    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
+    .innerJoin('sell_orders', 'sell_orders.id', 'order_fills.sell_order_id')
+    .select([
+      'order_fills.id',
+      'order_fills.is_sandbox',
+      'order_fills.buy_order_id',
+      'order_fills.sell_order_id',
+      'order_fills.amount_micro_pay',
+      'order_fills.reversed_micro_pay',
+      'buy_orders.merchant_id',
+      'sell_orders.mint_source_account',
+    ])
+    .execute();
+  return fills.flatMap((fill) => {
+    const buyer = accounts.merchantAvailable(fill.merchant_id, fill.is_sandbox);
+    const issuance = fill.mint_source_account ?? accounts.world(fill.is_sandbox);
+    const rows = [{ table: 'order_fills', id: fill.id }];
+    const expected: ExpectedTransfer[] = [
+      {
+        key: `buy_order:${fill.buy_order_id}:fill:${fill.sell_order_id}`,
+        kind: 'mint',
+        debit_account: issuance,
+        credit_account: buyer,
+        amount_micro_pay: Number(fill.amount_micro_pay),
+        cause: 'buy_order_fill',
+        rows,
+      },
+    ];
+    if (Number(fill.reversed_micro_pay) > 0) {
+      expected.push({
+        key: fillReversalKey(fill.buy_order_id, fill.sell_order_id),
+        kind: 'burn',
+        debit_account: buyer,
+        credit_account: issuance,
+        amount_micro_pay: Number(fill.reversed_micro_pay),
+        cause: 'buy_order_fill',
+        rows,
+      });
+    }
+    return expected;
+  });
+}

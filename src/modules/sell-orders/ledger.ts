@@ -1,0 +1,135 @@
+import { sql } from 'kysely';
+import type { Executor, Trx } from '../../db/database.ts';
+import { AppError } from '../../lib/errors.ts';
+import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
+import type { ExpectedTransfer } from '../ledger/reconcile.ts';
+import { availableBelowAmount, sellOrderLedgerUnavailable } from './errors.ts';
+import { paidFills } from './expected.ts';
+import type { SellOrderRow } from './tables.ts';
+
+/** Keys of the ledger moves a sell order makes; the completion burn's key is the sell order id (contract 3.2). */
+export const sellOrderLedgerKeys = {
+  reserve: (id: string) => `sell_order:${id}:reserve`,
+  release: (id: string) => `sell_order:${id}:release`,
+  /** The unfilled rest of a partially filled order, returned when it closes (expiry or cancel). */
+  releaseUnfilled: (id: string) => `sell_order:${id}:release-unfilled`,
+  burn: (id: string) => id,
+  /** A failed order's fills that the seller had confirmed paid: that part of its reserve is burned, not released. */
+  burnPaid: (id: string) => `sell_order:${id}:burn-paid`,
+};
+
+/** One of the ledger moves a sell order makes, named as its key is. */
+export type SellOrderMove = keyof typeof sellOrderLedgerKeys;
+
+type PayHolder = Pick<SellOrderRow, 'id' | 'merchant_id' | 'is_sandbox' | 'mint_source_account'>;
+
+/**
+ * The accounts of a move: into the seller's reserve, back to its available account, or burned from the reserve to the
+ * issuance account the buyers' PAY was minted from (so a completed pair nets to zero there).
+ */
+function moveAccounts(
+  order: PayHolder,
+  move: SellOrderMove,
+): Pick<TransferCommand, 'kind' | 'debit_account' | 'credit_account'> {
+  const available = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
+  const reserve = accounts.merchantReserve(order.merchant_id, order.is_sandbox);
+  if (move === 'reserve') return { kind: 'transfer', debit_account: available, credit_account: reserve };
+  if (move === 'release' || move === 'releaseUnfilled')
+    return { kind: 'transfer', debit_account: reserve, credit_account: available };
+  return {
+    kind: 'burn',
+    debit_account: reserve,
+    credit_account: order.mint_source_account ?? accounts.world(order.is_sandbox),
+  };
+}
+
+/** Ledger refusals in the words of the sell-order contract; anything else passes through unchanged. */
+function mapLedgerError(error: unknown): never {
+  if (error instanceof AppError) {
+    if (error.code === 'LEDGER_UNAVAILABLE') throw sellOrderLedgerUnavailable(error.details);
+    if (error.code === 'LEDGER_INSUFFICIENT_FUNDS')
+      throw availableBelowAmount('SELL_ORDER_INSUFFICIENT_BALANCE', error.details);
+  }
+  throw error;
+}
+
+/** Runs ledger calls of a sell order in the caller's transaction, their refusals in the sell-order contract's words. */
+export async function inSellOrderTerms<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    mapLedgerError(error);
+  }
+}
+
+/** Makes one of a sell order's moves in the caller's transaction, keyed once per order and move. */
+export async function moveSellOrderPay(
+  ledger: Ledger,
+  trx: Trx,
+  order: PayHolder,
+  move: SellOrderMove,
+  amount_micro_pay: number,
+  memo: string,
+): Promise<void> {
+  const command = { key: sellOrderLedgerKeys[move](order.id), ...moveAccounts(order, move), amount_micro_pay, memo };
+  await inSellOrderTerms(() => ledger.transfer(command, { trx }));
+}
+
+/**
+ * PAY of the order still in its reserve: all of it while nothing is filled; once it is matched, the filled part (the
+ * unfilled rest of a partially filled order went back when it closed).
+ */
+export function reservedMicroPay(order: Pick<SellOrderRow, 'amount_micro_pay' | 'filled_micro_pay'>): number {
+  return order.filled_micro_pay > 0 ? order.filled_micro_pay : order.amount_micro_pay;
+}
+
+/** Reserve back to available: every failure path releases, keyed once per order. */
+export async function releaseReserve(ledger: Ledger, trx: Trx, order: SellOrderRow): Promise<void> {
+  await moveSellOrderPay(ledger, trx, order, 'release', reservedMicroPay(order), `sell order ${order.id} released`);
+}
+
+/**
+ * For the balance view: PAY credited back to the merchant's available account since `since` by sell-order reserve
+ * releases (cancel, expiry, exhausted cash legs, the unfilled rest of a partly filled order). Those credits return the
+ * merchant's own PAY, so they are no volume: the trailing 30-day volume leaves them out.
+ */
+export async function releasedReserveMicroPaySince(
+  executor: Executor,
+  merchant_id: string,
+  is_sandbox: boolean,
+  since: Date,
+): Promise<number> {
+  const result = await sql<{ released: string }>`
+    select (
+      coalesce(sum(case when filled_micro_pay > 0 then filled_micro_pay else amount_micro_pay end) filter (where status = 'failed' and failed_at >= ${since}), 0)
+      + coalesce(sum(amount_micro_pay - filled_micro_pay) filter (where status <> 'pending' and filled_micro_pay > 0 and filled_micro_pay < amount_micro_pay and matched_at >= ${since}), 0)
+    )::text as released
+    from sell_orders where merchant_id = ${merchant_id} and is_sandbox = ${is_sandbox}`.execute(executor);
+  return Number(result.rows[0]?.released ?? 0);
+}
+
+/** The reserve, release, unfilled-rest release and completion burn each sell order's state implies. */
+export async function sellOrderExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
+  const orders = await executor.selectFrom('sell_orders').selectAll().execute();
+  const failed_ids = orders.filter((order) => order.status === 'failed' && order.filled_micro_pay > 0).map((o) => o.id);
+  const paid = await paidFills(executor, failed_ids);
+  return orders.flatMap((order) => {
+    const rows = [{ table: 'sell_orders', id: order.id }];
+    const expect = (move: SellOrderMove, amount_micro_pay: number): ExpectedTransfer => ({
+      key: sellOrderLedgerKeys[move](order.id),
+      ...moveAccounts(order, move),
+      amount_micro_pay,
+      cause: 'sell_order',
+      rows,
+    });
+    const expected = [expect('reserve', order.amount_micro_pay)];
+    const paid_micro_pay = order.status === 'failed' ? (paid.get(order.id)?.paid_micro_pay ?? 0) : 0;
+    if (order.status === 'failed' && reservedMicroPay(order) > paid_micro_pay)
+      expected.push(expect('release', reservedMicroPay(order) - paid_micro_pay));
+    if (paid_micro_pay > 0) expected.push(expect('burnPaid', paid_micro_pay));
+    if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay)
+      expected.push(expect('releaseUnfilled', order.amount_micro_pay - order.filled_micro_pay));
+    if (order.status === 'completed') expected.push(expect('burn', order.filled_micro_pay));
+    return expected;
+  });
+}
