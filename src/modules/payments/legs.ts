@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../../db/database.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { eventAbout, recordEvent } from '../events/outbox.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { legProof, paymentEventFields, presentPayment, type PaymentView, type PresentedLeg } from './present.ts';
 import type { LegRow, PaymentRow, PaymentStatus } from './tables.ts';
@@ -45,11 +45,8 @@ export async function emitPaymentEvent(
 ): Promise<PaymentView> {
   const view = presentPayment(payment, await legsWithProofs(trx, payment, legs), deps.public_base_url);
   await recordEvent(trx, at, {
-    merchant_id: payment.merchant_id,
-    is_sandbox: payment.is_sandbox,
+    ...eventAbout('payment', payment),
     type,
-    resource_type: 'payment',
-    resource_id: payment.id,
     data: view as unknown as Record<string, unknown>,
     flat: paymentEventFields(view),
   });
