@@ -282,8 +282,23 @@ describe('payouts: a merchant never buys its own PAY', () => {
   });
 });
 
-describe("payouts: confirm-cash-leg checks the slip against the seller's destination and the fill's amount", () => {
+/** The app with EasySlip (a fake) checking cash-leg slips, and CASH_LEG_RETRY_MAX `retries`. */
+async function startWithEasySlip(retries: number) {
   const KEY = 'easyslip-test-key';
+  const fake = await startFakeEasySlip(KEY);
+  const t = await startTestApp({
+    env: {
+      LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+      RECEIPT_VALIDATOR: 'easyslip',
+      EASYSLIP_BASE_URL: fake.url,
+      EASYSLIP_API_KEY: KEY,
+      CASH_LEG_RETRY_MAX: String(retries),
+    },
+  });
+  return { fake, t };
+}
+
+describe("payouts: confirm-cash-leg checks the slip against the seller's destination and the fill's amount", () => {
   let fake: Awaited<ReturnType<typeof startFakeEasySlip>>;
   let t: TestApp;
   let seller: TestMerchant;
@@ -304,25 +319,13 @@ describe("payouts: confirm-cash-leg checks the slip against the seller's destina
       .execute();
 
   before(async () => {
-    fake = await startFakeEasySlip(KEY);
-    t = await startTestApp({
-      env: {
-        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
-        RECEIPT_VALIDATOR: 'easyslip',
-        EASYSLIP_BASE_URL: fake.url,
-        EASYSLIP_API_KEY: KEY,
-        CASH_LEG_RETRY_MAX: '10',
-      },
-    });
+    ({ fake, t } = await startWithEasySlip(10));
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer One');
     buyer2 = await t.createMerchant('Buyer Two');
     await fund(t, seller.id, 100 * PAY);
   });
-  after(async () => {
-    await t.close();
-    await fake.close();
-  });
+  after(() => Promise.all([t.close(), fake.close()]));
 
   it('a slip of another amount or into another account is refused; the right one completes', async () => {
     const sell = await createSell(t, seller.jwt, sellBody(10 * PAY, 'THB', 35_000, PROMPTPAY));
@@ -444,7 +447,6 @@ describe("payouts: confirm-cash-leg checks the slip against the seller's destina
 });
 
 describe('payouts: the cash-leg retry budget is per fill', () => {
-  const KEY = 'easyslip-test-key';
   let fake: Awaited<ReturnType<typeof startFakeEasySlip>>;
   let t: TestApp;
   let seller: TestMerchant;
@@ -461,24 +463,12 @@ describe('payouts: the cash-leg retry budget is per fill', () => {
     (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${id}`)).json().data;
 
   before(async () => {
-    fake = await startFakeEasySlip(KEY);
-    t = await startTestApp({
-      env: {
-        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
-        RECEIPT_VALIDATOR: 'easyslip',
-        EASYSLIP_BASE_URL: fake.url,
-        EASYSLIP_API_KEY: KEY,
-        CASH_LEG_RETRY_MAX: '2',
-      },
-    });
+    ({ fake, t } = await startWithEasySlip(2));
     seller = await t.createMerchant('Seller of many fills');
     for (let i = 1; i <= 4; i++) buyers.push(await t.createMerchant(`Fill buyer ${i}`));
     await fund(t, seller.id, 100 * PAY);
   });
-  after(async () => {
-    await t.close();
-    await fake.close();
-  });
+  after(() => Promise.all([t.close(), fake.close()]));
 
   it('four fills, each refused once and then confirmed: eight attempts on a budget of 2, and the order completes', async () => {
     const sell = await createSell(t, seller.jwt, sellBody(8 * PAY, 'THB', 28_000, PROMPTPAY));
