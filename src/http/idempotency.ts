@@ -1,9 +1,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
 import type { Db, Trx } from '../db/database.ts';
 import { canonicalJson, sha256Hex } from '../lib/crypto.ts';
 import type { Clock } from '../lib/clock.ts';
 import { merchantScope } from './auth.ts';
-import { UUID_PATTERN } from './schemas.ts';
+import type { MerchantScope } from './principal.ts';
+import { ok, UUID_PATTERN } from './schemas.ts';
 import { present } from '../lib/assert.ts';
 import { idempotencyKeyConflict, idempotencyKeyMalformed, idempotencyKeyRequired } from './http-errors.ts';
 
@@ -20,6 +22,11 @@ export interface IdempotencyOptions {
   /** Required routes demand a UUID key (400 otherwise); optional routes take any 1-255 visible ASCII characters. */
   required: boolean;
 }
+
+/** The header of routes whose key is required (openapi.ts documents it as a required UUID; `idempotent()` enforces it). */
+export const IdempotencyKeyHeader = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
+});
 
 /**
  * The shared idempotency mechanism. The key row is inserted in the same transaction as the business rows:
@@ -79,6 +86,24 @@ export async function idempotent<T>(
   reply.status(outcome.status);
   if (outcome.replayed) reply.header('Idempotent-Replayed', 'true');
   return outcome.body;
+}
+
+/**
+ * A merchant's idempotent write answered `{success: true, data}` with `options.status`: `write` runs in the key's
+ * transaction with the caller's scope.
+ */
+export function idempotentWrite<T>(
+  deps: { db: Db; clock: Clock },
+  request: FastifyRequest,
+  reply: FastifyReply,
+  options: IdempotencyOptions & { status: number },
+  write: (trx: Trx, scope: MerchantScope) => Promise<T>,
+): Promise<{ success: true; data: T }> {
+  const scope = merchantScope(request);
+  return idempotent(deps, request, reply, options, async (trx) => ({
+    status: options.status,
+    body: ok(await write(trx, scope)),
+  }));
 }
 
 export type KeyIdentity = ReturnType<typeof requestIdentity>['identity'];

@@ -5,41 +5,35 @@
 
 export type Json = Record<string, unknown>;
 
-/** Declared tags, in the order the docs show them. A route's tag must be one of these (a test checks it). */
-export const TAGS: { name: string; description: string }[] = [
-  {
-    name: 'payments',
-    description:
-      'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
-  },
-  {
-    name: 'checkout',
-    description: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
-  },
-  { name: 'promptpay', description: 'PromptPay EMVCo payloads and QR images' },
-  { name: 'fx', description: 'Reference prices and quote locks held for a trade' },
-  { name: 'rates', description: 'Seller rates per currency and payment method' },
-  { name: 'balance', description: "A merchant's PAY balance, buffer and deficit" },
-  { name: 'sell-orders', description: 'Merchant sell orders: PAY out for fiat, the cash leg and its confirmation' },
-  { name: 'buy-orders', description: 'Merchant buy orders: fiat in for PAY, matched by price and time' },
-  { name: 'disputes', description: 'Disputes on sell orders, with their event log' },
-  { name: 'pending-funds', description: "Incoming funds waiting for the receiver's confirmation" },
-  { name: 'settlements', description: 'Settlement batches of completed payments and their CSV export' },
-  {
-    name: 'webhooks',
-    description: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)',
-  },
-  { name: 'sandbox', description: 'Sandbox scenarios for test and sandbox keys' },
-  { name: 'auth', description: 'Credentials: trade a secret API key for a short-lived merchant JWT' },
-  { name: 'merchants', description: 'The calling merchant' },
-  { name: 'reference', description: 'Reference data: Thai banks' },
-  {
-    name: 'admin',
-    description: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)',
-  },
-  { name: 'ledger', description: 'The PAY ledger service API (internal service token)' },
-  { name: 'ops', description: 'Liveness and readiness probes' },
-];
+/**
+ * Declared tags with their descriptions, in the order the docs show them. A route's tag must be one of these (a test
+ * checks it).
+ */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  payments: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
+  checkout: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
+  promptpay: 'PromptPay EMVCo payloads and QR images',
+  fx: 'Reference prices and quote locks held for a trade',
+  rates: 'Seller rates per currency and payment method',
+  balance: "A merchant's PAY balance, buffer and deficit",
+  'sell-orders': 'Merchant sell orders: PAY out for fiat, the cash leg and its confirmation',
+  'buy-orders': 'Merchant buy orders: fiat in for PAY, matched by price and time',
+  disputes: 'Disputes on sell orders, with their event log',
+  'pending-funds': "Incoming funds waiting for the receiver's confirmation",
+  settlements: 'Settlement batches of completed payments and their CSV export',
+  webhooks: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)',
+  sandbox: 'Sandbox scenarios for test and sandbox keys',
+  auth: 'Credentials: trade a secret API key for a short-lived merchant JWT',
+  merchants: 'The calling merchant',
+  reference: 'Reference data: Thai banks',
+  admin: 'Operator routes (ADMIN_SERVICE_TOKEN with X-Actor-User-Id and X-Actor-Role: super_admin)',
+  ledger: 'The PAY ledger service API (internal service token)',
+  ops: 'Liveness and readiness probes',
+};
+
+export const TAGS: { name: string; description: string }[] = Object.entries(TAG_DESCRIPTIONS).map(
+  ([name, description]) => ({ name, description }),
+);
 
 /**
  * Stable operationIds (the SDK's method names). A route not listed here takes `config.operation_id`, else a name

@@ -1,4 +1,5 @@
-import { Type, type Static, type TObject, type TSchema } from 'typebox';
+import type { FastifyReply } from 'fastify';
+import { Type, type Static, type TObject, type TProperties, type TSchema } from 'typebox';
 
 /** `{success: true, data}`: every single-object JSON response. */
 export function Envelope<T extends TSchema>(data: T) {
@@ -16,6 +17,12 @@ export function Page<T extends TSchema>(item: T) {
 
 export function ok<T>(data: T): { success: true; data: T } {
   return { success: true, data };
+}
+
+/** `{success: true, data}` answered 201 Created. */
+export function created<T>(reply: FastifyReply, data: T): { success: true; data: T } {
+  reply.status(201);
+  return ok(data);
 }
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
@@ -38,16 +45,39 @@ export const MinorUnits = (description: string, minimum = 0) =>
 export const Limit = Type.Integer({ minimum: 1, maximum: 100, default: 25, description: 'Page size, 1 to 100' });
 export const Cursor = Type.String({ minLength: 1, maxLength: 512, description: 'Opaque cursor from `next_cursor`' });
 
-/** A comma-separated multi-select of enum values (`status=pending,matched`). */
-export function CsvEnum(values: readonly string[], description: string) {
-  return Type.String({
-    pattern: `^(${values.join('|')})(,(${values.join('|')}))*$`,
-    description: `${description}; comma-separated: ${values.join(', ')}`,
-  });
+/** A list's querystring: its filters, then the `cursor` and `limit` every list pages with. */
+export function ListQuery<T extends TProperties>(filters: T) {
+  return Type.Object({ ...filters, cursor: Type.Optional(Cursor), limit: Limit });
 }
 
-export function parseCsv<T extends string>(value: string | undefined): T[] | undefined {
+declare const CSV_VALUES: unique symbol;
+/** A multi-select that passed validation (`CsvEnum`): comma-separated values of `T`; `parseCsv` splits it. */
+export type Csv<T extends string> = string & { readonly [CSV_VALUES]: T };
+
+/** A comma-separated multi-select of enum values (`status=pending,matched`), typed by the values it admits. */
+export function CsvEnum<T extends string>(values: readonly T[], description: string) {
+  return Type.Unsafe<Csv<T>>(
+    Type.String({
+      pattern: `^(${values.join('|')})(,(${values.join('|')}))*$`,
+      description: `${description}; comma-separated: ${values.join(', ')}`,
+    }),
+  );
+}
+
+export function parseCsv<T extends string>(value: Csv<T> | undefined): T[] | undefined {
   return value === undefined ? undefined : ([...new Set(value.split(','))] as T[]);
+}
+
+type CsvKeys<Q> = { [K in keyof Q]-?: Q[K] extends Csv<string> | undefined ? K : never }[keyof Q];
+type CsvSplit<Q, K extends keyof Q> = Omit<Q, K> & {
+  [P in K]: Q[P] extends Csv<infer T> | undefined ? T[] | undefined : never;
+};
+
+/** A list's query as its service takes it: the multi-selects named by `keys` split into arrays, the rest as it came. */
+export function splitCsv<Q extends object, K extends CsvKeys<Q>>(query: Q, ...keys: K[]): CsvSplit<Q, K> {
+  const split = { ...query } as Record<PropertyKey, unknown>;
+  for (const key of keys) split[key] = parseCsv(query[key] as Csv<string> | undefined);
+  return split as CsvSplit<Q, K>;
 }
 
 export function iso(date: Date): string;

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotent } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, MinorUnits, ok, Page, parseCsv, UuidParams } from '../../http/schemas.ts';
+import { IdempotencyKeyHeader, idempotentWrite } from '../../http/idempotency.ts';
+import { PngResponse, sendPng } from '../../http/png.ts';
+import { CsvEnum, Envelope, ListQuery, MinorUnits, ok, Page, splitCsv, UuidParams } from '../../http/schemas.ts';
 import { CURRENCIES } from '../../lib/money.ts';
 import { BuyOrderSchema } from './schema.ts';
 import {
@@ -14,15 +15,10 @@ import {
   listBuyOrders,
   type BuyOrdersDeps,
 } from './service.ts';
-import type { BuyOrderStatus } from './tables.ts';
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
 
 export { BuyOrderSchema } from './schema.ts';
-
-const IdempotencyHeader = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
-});
 
 export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> = async (app, { deps }) => {
   app.get(
@@ -32,22 +28,16 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
       schema: {
         tags: ['buy-orders'],
         summary: 'List your buy orders, newest first',
-        querystring: Type.Object({
+        querystring: ListQuery({
           status: Type.Optional(CsvEnum(BUY_ORDER_STATUSES, 'Status filter')),
           fiat_currency: Type.Optional(Fiat),
           created_after: Type.Optional(Type.String({ format: 'date-time' })),
           created_before: Type.Optional(Type.String({ format: 'date-time' })),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
         }),
         response: { 200: Page(BuyOrderSchema) },
       },
     },
-    async (request) =>
-      listBuyOrders(deps, merchantScope(request), {
-        ...request.query,
-        status: parseCsv<BuyOrderStatus>(request.query.status),
-      }),
+    async (request) => listBuyOrders(deps, merchantScope(request), splitCsv(request.query, 'status')),
   );
 
   app.post(
@@ -58,7 +48,7 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
         tags: ['buy-orders'],
         summary:
           "Buy PAY: the matcher fills it from other merchants' sell orders priced at or below yours; you then pay each seller per `fills`",
-        headers: IdempotencyHeader,
+        headers: IdempotencyKeyHeader,
         body: Type.Object(
           {
             amount_micro_pay: MinorUnits('PAY to acquire, in micro-PAY', 1),
@@ -70,13 +60,10 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
         response: { 201: Envelope(BuyOrderSchema) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
-        status: 201,
-        body: ok(await createBuyOrder(deps, trx, scope, request.body)),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: true, status: 201 }, (trx, scope) =>
+        createBuyOrder(deps, trx, scope, request.body),
+      ),
   );
 
   app.get(
@@ -105,19 +92,11 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
           id: UuidParams.properties.id,
           n: Type.Integer({ minimum: 1, maximum: 100_000, description: "The fill's number" }),
         }),
-        produces: ['image/png'],
-        response: {
-          200: {
-            description: 'PNG image',
-            content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
-          },
-        },
+        ...PngResponse,
       },
     },
-    async (request, reply) => {
-      const png = await fillQrPng(deps, merchantScope(request), request.params.id, request.params.n);
-      return reply.header('Cache-Control', 'private, max-age=300').type('image/png').send(png);
-    },
+    async (request, reply) =>
+      sendPng(reply, await fillQrPng(deps, merchantScope(request), request.params.id, request.params.n), 'private'),
   );
 
   app.post(
@@ -127,17 +106,14 @@ export const buyOrderRoutes: FastifyPluginAsyncTypebox<{ deps: BuyOrdersDeps }> 
       schema: {
         tags: ['buy-orders'],
         summary: 'Cancel a pending buy order (409 BUY_ORDER_BAD_STATE once matched)',
-        headers: IdempotencyHeader,
+        headers: IdempotencyKeyHeader,
         params: UuidParams,
         response: { 200: Envelope(BuyOrderSchema) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
-        status: 200,
-        body: ok(await cancelBuyOrder(deps, trx, scope, request.params.id)),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: true, status: 200 }, (trx, scope) =>
+        cancelBuyOrder(deps, trx, scope, request.params.id),
+      ),
   );
 };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
+import { PngResponse, sendPng } from '../../http/png.ts';
 import { Envelope, ok, PAYMENT_ID_PATTERN } from '../../http/schemas.ts';
 import { CheckoutSchema } from './schema.ts';
 import type { CheckoutDeps } from './service.ts';
@@ -42,18 +43,10 @@ export const checkoutApiRoutes: FastifyPluginAsyncTypebox<{ deps: CheckoutDeps }
             Type.Integer({ minimum: 1, maximum: 100, description: 'match_order of the leg; default the first' }),
           ),
         }),
-        produces: ['image/png'],
-        response: {
-          200: {
-            description: 'PNG image',
-            content: { 'image/png': { schema: Type.Unsafe<Buffer>({ type: 'string', format: 'binary' }) } },
-          },
-        },
+        ...PngResponse,
       },
     },
-    async (request, reply) => {
-      const png = await promptpayQrForPayment(deps, request.params.id, request.query.leg);
-      return reply.header('Cache-Control', 'public, max-age=300').type('image/png').send(png);
-    },
+    async (request, reply) =>
+      sendPng(reply, await promptpayQrForPayment(deps, request.params.id, request.query.leg), 'public'),
   );
 };

@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
-import { idempotent } from '../../http/idempotency.ts';
-import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, Uuid, UuidParams } from '../../http/schemas.ts';
+import { IdempotencyKeyHeader, idempotentWrite } from '../../http/idempotency.ts';
+import { CsvEnum, created, Envelope, ListQuery, ok, Page, splitCsv, Uuid, UuidParams } from '../../http/schemas.ts';
 import {
   DISPUTE_KINDS,
   DISPUTE_STATUSES,
@@ -18,7 +18,6 @@ import {
   resolveDispute,
   type DisputesDeps,
 } from './service.ts';
-import type { DisputeKind, DisputeStatus } from './tables.ts';
 import { DisputeEventSchema, DisputeSchema, Outcome } from './schema.ts';
 
 const Notes = Type.String({ minLength: 1, maxLength: 4000, description: '1 to 4000 characters' });
@@ -27,17 +26,12 @@ export { DisputeSchema } from './schema.ts';
 
 const DisputeDetailSchema = Type.Object({ ...DisputeSchema.properties, events: Type.Array(DisputeEventSchema) });
 
-const ListQuery = Type.Object({
+const DisputesQuery = ListQuery({
   status: Type.Optional(CsvEnum(DISPUTE_STATUSES, 'Status filter')),
   kind: Type.Optional(CsvEnum(DISPUTE_KINDS, 'Kind filter')),
   sell_order_id: Type.Optional(Uuid('Only disputes of this sell order')),
-  cursor: Type.Optional(Cursor),
-  limit: Limit,
 });
 
-const IdempotencyHeader = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
-});
 const ActionBody = Type.Union([
   Type.Object({ notes: Type.Optional(Notes) }, { additionalProperties: false }),
   Type.Null(),
@@ -55,16 +49,11 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
       schema: {
         tags: ['disputes'],
         summary: 'List your disputes, newest first',
-        querystring: ListQuery,
+        querystring: DisputesQuery,
         response: { 200: Page(DisputeSchema) },
       },
     },
-    async (request) =>
-      listMerchantDisputes(deps, merchantScope(request), {
-        ...request.query,
-        status: parseCsv<DisputeStatus>(request.query.status),
-        kind: parseCsv<DisputeKind>(request.query.kind),
-      }),
+    async (request) => listMerchantDisputes(deps, merchantScope(request), splitCsv(request.query, 'status', 'kind')),
   );
 
   app.post(
@@ -75,7 +64,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
         tags: ['disputes'],
         summary: 'Open a dispute on one of your sell orders (kind merchant_dispute, status opened)',
         description: '409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute.',
-        headers: IdempotencyHeader,
+        headers: IdempotencyKeyHeader,
         body: Type.Object(
           { sell_order_id: Uuid('The disputed sell order'), notes: Notes },
           { additionalProperties: false },
@@ -83,13 +72,10 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
         response: { 201: Envelope(DisputeSchema) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
-        status: 201,
-        body: ok(await openMerchantDispute(deps, trx, scope, userId(request), request.body)),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: true, status: 201 }, (trx, scope) =>
+        openMerchantDispute(deps, trx, scope, userId(request), request.body),
+      ),
   );
 
   app.get(
@@ -113,16 +99,14 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
       schema: {
         tags: ['admin'],
         summary: 'All disputes, newest first',
-        querystring: Type.Object({ ...ListQuery.properties, merchant_id: Type.Optional(Uuid('Only this merchant')) }),
+        querystring: Type.Object({
+          ...DisputesQuery.properties,
+          merchant_id: Type.Optional(Uuid('Only this merchant')),
+        }),
         response: { 200: Page(DisputeSchema) },
       },
     },
-    async (request) =>
-      listAllDisputes(deps, {
-        ...request.query,
-        status: parseCsv<DisputeStatus>(request.query.status),
-        kind: parseCsv<DisputeKind>(request.query.kind),
-      }),
+    async (request) => listAllDisputes(deps, splitCsv(request.query, 'status', 'kind')),
   );
 
   app.post(
@@ -150,10 +134,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
         response: { 201: Envelope(DisputeDetailSchema) },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await openChargeback(deps, adminActor(request), request.body));
-    },
+    async (request, reply) => created(reply, await openChargeback(deps, adminActor(request), request.body)),
   );
 
   app.get(
@@ -170,35 +151,24 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
     async (request) => ok(await getDisputeForAdmin(deps, request.params.id)),
   );
 
-  app.post(
-    '/admin/disputes/:id/investigate',
-    {
-      config: { auth: 'admin', errors: [403, 404, 409] },
-      schema: {
-        tags: ['admin'],
-        summary: 'opened -> investigating',
-        params: UuidParams,
-        body: ActionBody,
-        response: { 200: Envelope(DisputeDetailSchema) },
+  /** The operator's moves that take nothing but optional notes. */
+  const noteMove = (url: string, summary: string, move: typeof investigateDispute) =>
+    app.post(
+      url,
+      {
+        config: { auth: 'admin', errors: [403, 404, 409] },
+        schema: {
+          tags: ['admin'],
+          summary,
+          params: UuidParams,
+          body: ActionBody,
+          response: { 200: Envelope(DisputeDetailSchema) },
+        },
       },
-    },
-    async (request) => ok(await investigateDispute(deps, adminActor(request), request.params.id, request.body?.notes)),
-  );
-
-  app.post(
-    '/admin/disputes/:id/escalate',
-    {
-      config: { auth: 'admin', errors: [403, 404, 409] },
-      schema: {
-        tags: ['admin'],
-        summary: 'investigating -> escalated (gateway.dispute.escalated)',
-        params: UuidParams,
-        body: ActionBody,
-        response: { 200: Envelope(DisputeDetailSchema) },
-      },
-    },
-    async (request) => ok(await escalateDispute(deps, adminActor(request), request.params.id, request.body?.notes)),
-  );
+      async (request) => ok(await move(deps, adminActor(request), request.params.id, request.body?.notes)),
+    );
+  noteMove('/admin/disputes/:id/investigate', 'opened -> investigating', investigateDispute);
+  noteMove('/admin/disputes/:id/escalate', 'investigating -> escalated (gateway.dispute.escalated)', escalateDispute);
 
   app.post(
     '/admin/disputes/:id/resolve',

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
-import { idempotent } from '../../http/idempotency.ts';
+import { idempotentWrite } from '../../http/idempotency.ts';
 import { CsvEnum, Envelope, ok, parseCsv, UuidParams } from '../../http/schemas.ts';
-import { CURRENCIES, type Currency } from '../../lib/money.ts';
+import { CURRENCIES } from '../../lib/money.ts';
 import { QuoteLockSchema, ReferencePriceSchema } from './schema.ts';
 import {
   createQuoteLock,
@@ -37,7 +37,7 @@ export const fxRoutes: FastifyPluginAsyncTypebox<{ deps: FxDeps }> = async (app,
         response: { 200: Envelope(Type.Array(ReferencePriceSchema)) },
       },
     },
-    async (request) => ok(await listReferencePrices(deps.db, parseCsv<Currency>(request.query.quote))),
+    async (request) => ok(await listReferencePrices(deps.db, parseCsv(request.query.quote))),
   );
 
   app.post(
@@ -53,13 +53,10 @@ export const fxRoutes: FastifyPluginAsyncTypebox<{ deps: FxDeps }> = async (app,
         response: { 201: Envelope(QuoteLockSchema) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: false }, async (trx) => ({
-        status: 201,
-        body: ok(await createQuoteLock(deps, trx, scope, request.body)),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: false, status: 201 }, (trx, scope) =>
+        createQuoteLock(deps, trx, scope, request.body),
+      ),
   );
 
   app.get(

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
+import { created, Envelope, MinorUnits, ok, Timestamp } from '../../http/schemas.ts';
 import { TransferSchema, VerificationSchema } from './schema.ts';
 import { LEDGER_BATCH_MAX, type Ledger, type TransferCommand } from './port.ts';
 
@@ -100,11 +100,7 @@ export const ledgerServiceRoutes: FastifyPluginAsyncTypebox<{ ledger: Ledger }> 
         response: { 201: Envelope(Type.Object({ transfers: Type.Array(TransferSchema) })) },
       },
     },
-    async (request, reply) => {
-      const transfers = await ledger.transferAll(request.body.postings);
-      reply.status(201);
-      return ok({ transfers });
-    },
+    async (request, reply) => created(reply, { transfers: await ledger.transferAll(request.body.postings) }),
   );
 
   app.post(

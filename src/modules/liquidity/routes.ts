@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { merchantScope } from '../../http/auth.ts';
-import { Envelope, MinorUnits, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { created, Envelope, MinorUnits, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import { SellerSchema } from './schema.ts';
@@ -120,9 +120,6 @@ export const liquidityRoutes: FastifyPluginAsyncTypebox<{
         },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await createSeller(db, clock, request.body, funding));
-    },
+    async (request, reply) => created(reply, await createSeller(db, clock, request.body, funding)),
   );
 };

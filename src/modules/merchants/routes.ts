@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { created, Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
 import { API_KEY_CACHE_TTL_MS } from './credentials.ts';
 import {
   createMerchant,
@@ -131,10 +131,7 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await createMerchant(deps, request.body));
-    },
+    async (request, reply) => created(reply, await createMerchant(deps, request.body)),
   );
 
   app.post(
@@ -170,10 +167,7 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         response: { 201: Envelope(Type.Object({ jwt: Type.String(), mode: Mode, expires_at: Timestamp })) },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await issueToken(deps, request.params.id, request.body ?? {}));
-    },
+    async (request, reply) => created(reply, await issueToken(deps, request.params.id, request.body ?? {})),
   );
 
   app.post(
@@ -196,10 +190,7 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await rollApiKey(deps, request.params.id, request.body.kind));
-    },
+    async (request, reply) => created(reply, await rollApiKey(deps, request.params.id, request.body.kind)),
   );
 
   app.post(
@@ -225,10 +216,7 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
         },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await createSession(deps, request.params.id, request.body));
-    },
+    async (request, reply) => created(reply, await createSession(deps, request.params.id, request.body)),
   );
 
   app.post(

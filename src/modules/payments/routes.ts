@@ -3,17 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import { idempotencyRequest } from '../../http/idempotency.ts';
-import {
-  CsvEnum,
-  Cursor,
-  Envelope,
-  Limit,
-  ok,
-  Page,
-  parseCsv,
-  PAYMENT_ID_PATTERN,
-  Timestamp,
-} from '../../http/schemas.ts';
+import { CsvEnum, Envelope, ListQuery, ok, Page, splitCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { readProofParts } from '../../http/multipart.ts';
@@ -29,12 +19,20 @@ import {
 } from './service.ts';
 import { createAlone } from './create-batch.ts';
 import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY } from './schema.ts';
-import type { PaymentStatus } from './tables.ts';
+import type { ErrorCode } from '../../lib/errors.ts';
 import { createPaymentsGone } from './errors.ts';
 
 /** The contract's sunset of POST /v1/payments (section 9) and our deprecation date six months before it. */
 export const PAYMENTS_CREATE_SUNSET = new Date('2026-07-24T00:00:00Z');
 const PAYMENTS_CREATE_DEPRECATED = new Date('2026-01-24T00:00:00Z');
+
+/** What creating a payment can answer, on POST /v1/payments and POST /v1/trades alike. */
+const CREATE_ERRORS: ErrorCode[] = [
+  'PAYMENT_DUPLICATE_ORDER_ID',
+  'PAYMENT_INSUFFICIENT_LIQUIDITY',
+  'IDEMPOTENCY_KEY_CONFLICT',
+  'MATCHING_UNAVAILABLE',
+];
 
 const PaymentIdParams = Type.Object({
   id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id: a UUID, or sbx_ + UUID in sandbox' }),
@@ -138,13 +136,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       config: {
         auth: 'key',
-        errors: [
-          'PAYMENT_DUPLICATE_ORDER_ID',
-          'PAYMENT_INSUFFICIENT_LIQUIDITY',
-          'IDEMPOTENCY_KEY_CONFLICT',
-          'MATCHING_UNAVAILABLE',
-          'GONE',
-        ],
+        errors: [...CREATE_ERRORS, 'GONE'],
       },
       schema: {
         tags: ['payments'],
@@ -175,10 +167,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       config: {
         auth: 'key',
         errors: [
-          'PAYMENT_DUPLICATE_ORDER_ID',
-          'PAYMENT_INSUFFICIENT_LIQUIDITY',
-          'IDEMPOTENCY_KEY_CONFLICT',
-          'MATCHING_UNAVAILABLE',
+          ...CREATE_ERRORS,
           'NOT_FOUND',
           'QUOTE_LOCK_EXPIRED',
           'QUOTE_LOCK_USED',
@@ -221,18 +210,18 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         tags: ['payments'],
         summary: 'List payments, newest first',
         querystring: Type.Object({
-          status: Type.Optional(CsvEnum(PAYMENT_STATUSES, 'Payment status filter')),
-          order_id: Type.Optional(
-            Type.String({
-              minLength: 1,
-              maxLength: 255,
-              description: "The merchant's order id, matched exactly (at most one payment per mode)",
-            }),
-          ),
-          from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= from' })),
-          to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < to' })),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
+          ...ListQuery({
+            status: Type.Optional(CsvEnum(PAYMENT_STATUSES, 'Payment status filter')),
+            order_id: Type.Optional(
+              Type.String({
+                minLength: 1,
+                maxLength: 255,
+                description: "The merchant's order id, matched exactly (at most one payment per mode)",
+              }),
+            ),
+            from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= from' })),
+            to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < to' })),
+          }).properties,
           offset: Type.Optional(
             Type.Integer({ minimum: 0, maximum: 10_000, description: 'Legacy; ignored when cursor is given' }),
           ),
@@ -240,11 +229,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Page(PaymentRef) },
       },
     },
-    async (request) =>
-      listPayments(deps, merchantScope(request), {
-        ...request.query,
-        status: parseCsv<PaymentStatus>(request.query.status),
-      }),
+    async (request) => listPayments(deps, merchantScope(request), splitCsv(request.query, 'status')),
   );
 
   app.get(

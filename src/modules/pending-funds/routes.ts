@@ -3,14 +3,14 @@ import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
 import {
   CsvEnum,
-  Cursor,
+  created,
   Envelope,
   IncludeArchived,
-  Limit,
+  ListQuery,
   MinorUnits,
   ok,
   Page,
-  parseCsv,
+  splitCsv,
   Uuid,
   UuidParams,
 } from '../../http/schemas.ts';
@@ -25,7 +25,6 @@ import {
   type PendingFundsDeps,
 } from './service.ts';
 import { AuditFullSchema, AuditRowSchema, Nullable, OutcomeSchema, PendingFundsSchema } from './schema.ts';
-import type { PendingFundsStatus } from './tables.ts';
 
 const STATUSES = [
   'pending_validation',
@@ -39,6 +38,22 @@ const ReceiptBody = {
   receipt_base64: Type.String({ description: 'The receipt, base64 (decoded at most 5 MB)' }),
   content_type: Type.String({ description: 'image/jpeg, image/png, image/webp or application/pdf' }),
 };
+
+const AuditQuery = ListQuery({
+  outcome: Type.Optional(CsvEnum(OUTCOMES, 'Outcome filter')),
+  pending_funds_id: Type.Optional(Uuid()),
+  validator_kind: Type.Optional(
+    Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip'), Type.Literal('slip_qr')]),
+  ),
+  stage: Type.Optional(
+    Type.Union([Type.Literal('receiver_confirm'), Type.Literal('intake'), Type.Literal('all')], {
+      description:
+        "receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all",
+      default: 'receiver_confirm',
+    }),
+  ),
+  include_archived: IncludeArchived,
+});
 
 export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsDeps }> = async (app, { deps }) => {
   app.post(
@@ -76,11 +91,7 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
         response: { 201: Envelope(PendingFundsSchema) },
       },
     },
-    async (request, reply) => {
-      const created = await createPendingFunds(deps, request.body);
-      reply.status(201);
-      return ok(created);
-    },
+    async (request, reply) => created(reply, await createPendingFunds(deps, request.body)),
   );
 
   app.get(
@@ -90,20 +101,11 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
       schema: {
         tags: ['pending-funds'],
         summary: "The caller's pending funds, newest first",
-        querystring: Type.Object({
-          status: Type.Optional(CsvEnum(STATUSES, 'Status filter')),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
-        }),
+        querystring: ListQuery({ status: Type.Optional(CsvEnum(STATUSES, 'Status filter')) }),
         response: { 200: Page(PendingFundsSchema) },
       },
     },
-    async (request) =>
-      listPendingFunds(deps, merchantScope(request), {
-        status: parseCsv<PendingFundsStatus>(request.query.status),
-        cursor: request.query.cursor,
-        limit: request.query.limit,
-      }),
+    async (request) => listPendingFunds(deps, merchantScope(request), splitCsv(request.query, 'status')),
   );
 
   app.get(
@@ -154,11 +156,8 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
         },
       },
     },
-    async (request, reply) => {
-      const result = await receiverConfirm(deps, merchantScope(request), request.params.id, request.body);
-      reply.status(201);
-      return ok(result);
-    },
+    async (request, reply) =>
+      created(reply, await receiverConfirm(deps, merchantScope(request), request.params.id, request.body)),
   );
 
   app.get(
@@ -168,27 +167,11 @@ export const pendingFundsRoutes: FastifyPluginAsyncTypebox<{ deps: PendingFundsD
       schema: {
         tags: ['admin'],
         summary: 'Receiver-confirm audit rows, newest first',
-        querystring: Type.Object({
-          outcome: Type.Optional(CsvEnum(OUTCOMES, 'Outcome filter')),
-          pending_funds_id: Type.Optional(Uuid()),
-          validator_kind: Type.Optional(
-            Type.Union([Type.Literal('null_validator'), Type.Literal('easyslip'), Type.Literal('slip_qr')]),
-          ),
-          stage: Type.Optional(
-            Type.Union([Type.Literal('receiver_confirm'), Type.Literal('intake'), Type.Literal('all')], {
-              description:
-                "receiver_confirm (default: one row per receiver-confirm call, the contract's meaning), intake (the validation at creation) or all",
-              default: 'receiver_confirm',
-            }),
-          ),
-          include_archived: IncludeArchived,
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
-        }),
+        querystring: AuditQuery,
         response: { 200: Page(AuditRowSchema) },
       },
     },
-    async (request) => listAudit(deps.db, { ...request.query, outcome: parseCsv(request.query.outcome) }),
+    async (request) => listAudit(deps.db, splitCsv(request.query, 'outcome')),
   );
 
   app.get(

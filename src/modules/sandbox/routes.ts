@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { Db } from '../../db/database.ts';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotent } from '../../http/idempotency.ts';
+import { idempotentWrite } from '../../http/idempotency.ts';
 import { Envelope, ok } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
 import { SYNTHETIC_EVENT_TYPES } from './event-types.ts';
@@ -53,13 +53,10 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
         response: { 201: Envelope(Type.Object({ scenario: Type.String(), payment: Type.Ref('Payment') })) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: false }, async (trx) => ({
-        status: 201,
-        body: ok(await simulatePayment(deps, trx, scope, request.body)),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: false, status: 201 }, (trx, scope) =>
+        simulatePayment(deps, trx, scope, request.body),
+      ),
   );
 
   app.post(

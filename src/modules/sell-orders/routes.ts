@@ -2,16 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { idempotent, storedIdempotentResponse } from '../../http/idempotency.ts';
+import { IdempotencyKeyHeader, idempotentWrite, storedIdempotentResponse } from '../../http/idempotency.ts';
 import {
   CsvEnum,
-  Cursor,
   Envelope,
-  Limit,
+  ListQuery,
   MinorUnits,
   ok,
   Page,
-  parseCsv,
+  splitCsv,
   Timestamp,
   UUID_PATTERN,
   UuidParams,
@@ -31,7 +30,6 @@ import {
   type SellOrdersDeps,
 } from './service.ts';
 import { SELL_ORDER_STATUSES } from './state.ts';
-import type { SellOrderStatus } from './tables.ts';
 import { idempotencyKeyMalformed, idempotencyKeyRequired } from '../../http/http-errors.ts';
 
 const Fiat = Type.Union(CURRENCIES.map((c) => Type.Literal(c)));
@@ -76,10 +74,6 @@ const ConfirmBody = Type.Object(
   { additionalProperties: false },
 );
 
-const IdempotencyHeader = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ description: 'A UUID; required' })),
-});
-
 function idempotencyKey(request: FastifyRequest): string | undefined {
   const raw = request.headers['idempotency-key'];
   return Array.isArray(raw) ? raw[0] : raw;
@@ -122,23 +116,17 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       schema: {
         tags: ['sell-orders'],
         summary: 'List your sell orders, newest first',
-        querystring: Type.Object({
+        querystring: ListQuery({
           status: Type.Optional(CsvEnum(SELL_ORDER_STATUSES, 'Status filter')),
           currency: Type.Optional(Type.Literal('PAY')),
           target_currency: Type.Optional(Fiat),
           created_after: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= this' })),
           created_before: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < this' })),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
         }),
         response: { 200: Page(SellOrderSchema) },
       },
     },
-    async (request) =>
-      listSellOrders(deps, merchantScope(request), {
-        ...request.query,
-        status: parseCsv<SellOrderStatus>(request.query.status),
-      }),
+    async (request) => listSellOrders(deps, merchantScope(request), splitCsv(request.query, 'status')),
   );
 
   app.post(
@@ -149,18 +137,15 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
         tags: ['sell-orders'],
         summary:
           'Sell PAY for a fiat payout: reserves the PAY (409 SELL_ORDER_INSUFFICIENT_BALANCE when available is short)',
-        headers: IdempotencyHeader,
+        headers: IdempotencyKeyHeader,
         body: CreateBody,
         response: { 201: Envelope(SellOrderSchema) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
-        status: 201,
-        body: ok(await createSellOrder(deps, trx, scope, request.body, idempotencyKey(request))),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: true, status: 201 }, (trx, scope) =>
+        createSellOrder(deps, trx, scope, request.body, idempotencyKey(request)),
+      ),
   );
 
   app.get(
@@ -186,7 +171,7 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
         summary: "Confirm that the buyer's transfer reached your payout destination, with its slip",
         description:
           "The slip is checked against the fill's fiat_amount and your own payout destination. 200 with the sell order: `completed` (every fill's transfer verified; the reserved PAY burned), `cash_leg_in_flight` (the slip was not accepted, or other fills still wait for theirs; retry with a new Idempotency-Key) or `failed` (retries were exhausted). 502 SELL_ORDER_LEDGER_UNAVAILABLE rolls everything back and the retry costs no attempt.",
-        headers: IdempotencyHeader,
+        headers: IdempotencyKeyHeader,
         params: UuidParams,
         body: ConfirmBody,
         response: { 200: Envelope(SellOrderSchema) },
@@ -205,10 +190,9 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
         return stored.body as Static<ReturnType<typeof Envelope<typeof SellOrderSchema>>>;
       }
       const evidence = await checkCashLegEvidence(deps, scope, request.params.id, request.body);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
-        status: 200,
-        body: ok(await applyCashLeg(deps, trx, scope, request.params.id, request.body, evidence)),
-      }));
+      return idempotentWrite(deps, request, reply, { required: true, status: 200 }, (trx) =>
+        applyCashLeg(deps, trx, scope, request.params.id, request.body, evidence),
+      );
     },
   );
 
@@ -219,17 +203,14 @@ export const sellOrderRoutes: FastifyPluginAsyncTypebox<{ deps: SellOrdersDeps }
       schema: {
         tags: ['sell-orders'],
         summary: 'Cancel a pending sell order (failed, cancelled_by_merchant); the reserved PAY returns to available',
-        headers: IdempotencyHeader,
+        headers: IdempotencyKeyHeader,
         params: UuidParams,
         response: { 200: Envelope(SellOrderSchema) },
       },
     },
-    async (request, reply) => {
-      const scope = merchantScope(request);
-      return idempotent(deps, request, reply, { required: true }, async (trx) => ({
-        status: 200,
-        body: ok(await cancelSellOrder(deps, trx, scope, request.params.id)),
-      }));
-    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: true, status: 200 }, (trx, scope) =>
+        cancelSellOrder(deps, trx, scope, request.params.id),
+      ),
   );
 };

@@ -3,13 +3,13 @@ import { Type } from 'typebox';
 import { adminActor, merchantScope } from '../../http/auth.ts';
 import {
   CsvEnum,
-  Cursor,
+  created,
   Envelope,
   IncludeArchived,
-  Limit,
+  ListQuery,
   ok,
   Page,
-  parseCsv,
+  splitCsv,
   UuidParams,
 } from '../../http/schemas.ts';
 import {
@@ -30,7 +30,7 @@ import type { SettlementStatus } from './tables.ts';
 
 export const SETTLEMENT_STATUSES: readonly SettlementStatus[] = ['pending', 'completed', 'failed'];
 
-const PageQuery = Type.Object({ cursor: Type.Optional(Cursor), limit: Limit });
+const PageQuery = ListQuery({});
 
 export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps }> = async (app, { deps }) => {
   const SettlementRef = Type.Ref('Settlement');
@@ -42,19 +42,11 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       schema: {
         tags: ['settlements'],
         summary: "List settlement batches of this key's mode, newest first",
-        querystring: Type.Object({
-          status: Type.Optional(CsvEnum(SETTLEMENT_STATUSES, 'Settlement status filter')),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
-        }),
+        querystring: ListQuery({ status: Type.Optional(CsvEnum(SETTLEMENT_STATUSES, 'Settlement status filter')) }),
         response: { 200: Page(SettlementRef) },
       },
     },
-    async (request) =>
-      listSettlements(deps.db, merchantScope(request), {
-        ...request.query,
-        status: parseCsv<SettlementStatus>(request.query.status),
-      }),
+    async (request) => listSettlements(deps.db, merchantScope(request), splitCsv(request.query, 'status')),
   );
 
   app.get(
@@ -175,10 +167,8 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
         response: { 201: Envelope(SettlementDetailSchema) },
       },
     },
-    async (request, reply) => {
-      reply.status(201);
-      return ok(await adjustSettlement(deps, adminActor(request), request.params.id, request.body));
-    },
+    async (request, reply) =>
+      created(reply, await adjustSettlement(deps, adminActor(request), request.params.id, request.body)),
   );
 
   app.get(

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { merchantScope } from '../../http/auth.ts';
-import { CsvEnum, Cursor, Envelope, Limit, ok, Page, parseCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
+import { CsvEnum, Envelope, ListQuery, ok, Page, splitCsv, Timestamp, UuidParams } from '../../http/schemas.ts';
 import {
   createEndpoint,
   DEFAULT_ROTATION_GRACE_SECONDS,
@@ -233,14 +233,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       schema: {
         tags: ['webhooks'],
         summary: "Events of the last 30 days, newest first (the key's mode only)",
-        querystring: Type.Object({
+        querystring: ListQuery({
           type: Type.Optional(
             Type.String({ minLength: 1, maxLength: 100, description: 'Event kind, e.g. payment.completed' }),
           ),
           resource_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           delivered: Type.Optional(Type.Boolean({ description: 'true: delivered; false: not (yet) delivered' })),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
         }),
         response: { 200: Page(EventSchema) },
       },
@@ -255,21 +253,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
       schema: {
         tags: ['webhooks'],
         summary: 'Delivery history: each delivery with every attempt (status, duration, response excerpt)',
-        querystring: Type.Object({
+        querystring: ListQuery({
           status: Type.Optional(CsvEnum(DELIVERY_STATUSES, 'Delivery status')),
           event_id: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
           endpoint_id: Type.Optional(Type.String({ format: 'uuid' })),
-          cursor: Type.Optional(Cursor),
-          limit: Limit,
         }),
         response: { 200: Page(DeliverySchema) },
       },
     },
-    async (request) =>
-      listDeliveries(deps, merchantScope(request), {
-        ...request.query,
-        status: parseCsv<DeliveryStatus>(request.query.status),
-      }),
+    async (request) => listDeliveries(deps, merchantScope(request), splitCsv(request.query, 'status')),
   );
 
   app.post(
