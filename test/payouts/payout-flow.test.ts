@@ -282,8 +282,23 @@ describe('payouts: a merchant never buys its own PAY', () => {
   });
 });
 
-describe("payouts: confirm-cash-leg checks the slip against the seller's destination and the fill's amount", () => {
+/** The app with EasySlip (a fake) checking cash-leg slips, and CASH_LEG_RETRY_MAX `retries`. */
+async function startWithEasySlip(retries: number) {
   const KEY = 'easyslip-test-key';
+  const fake = await startFakeEasySlip(KEY);
+  const t = await startTestApp({
+    env: {
+      LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
+      RECEIPT_VALIDATOR: 'easyslip',
+      EASYSLIP_BASE_URL: fake.url,
+      EASYSLIP_API_KEY: KEY,
+      CASH_LEG_RETRY_MAX: String(retries),
+    },
+  });
+  return { fake, t };
+}
+
+describe("payouts: confirm-cash-leg checks the slip against the seller's destination and the fill's amount", () => {
   let fake: Awaited<ReturnType<typeof startFakeEasySlip>>;
   let t: TestApp;
   let seller: TestMerchant;
@@ -304,25 +319,13 @@ describe("payouts: confirm-cash-leg checks the slip against the seller's destina
       .execute();
 
   before(async () => {
-    fake = await startFakeEasySlip(KEY);
-    t = await startTestApp({
-      env: {
-        LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE,
-        RECEIPT_VALIDATOR: 'easyslip',
-        EASYSLIP_BASE_URL: fake.url,
-        EASYSLIP_API_KEY: KEY,
-        CASH_LEG_RETRY_MAX: '10',
-      },
-    });
+    ({ fake, t } = await startWithEasySlip(10));
     seller = await t.createMerchant('Seller');
     buyer = await t.createMerchant('Buyer One');
     buyer2 = await t.createMerchant('Buyer Two');
     await fund(t, seller.id, 100 * PAY);
   });
-  after(async () => {
-    await t.close();
-    await fake.close();
-  });
+  after(() => Promise.all([t.close(), fake.close()]));
 
   it('a slip of another amount or into another account is refused; the right one completes', async () => {
     const sell = await createSell(t, seller.jwt, sellBody(10 * PAY, 'THB', 35_000, PROMPTPAY));
@@ -439,6 +442,75 @@ describe("payouts: confirm-cash-leg checks the slip against the seller's destina
     // The test's own funding mints straight through the ledger port, with no business row behind it.
     const differences = supply.json().data.differences.filter((d: { key: string }) => !d.key.startsWith('test-fund:'));
     assert.deepEqual(differences, []);
+    assert.equal((await t.application.ledger.verify()).ok, true);
+  });
+});
+
+describe('payouts: the cash-leg retry budget is per fill', () => {
+  let fake: Awaited<ReturnType<typeof startFakeEasySlip>>;
+  let t: TestApp;
+  let seller: TestMerchant;
+  const buyers: TestMerchant[] = [];
+  const confirm = (id: string, buy_order_id: string, amount_baht: number) => {
+    fake.answer({ kind: 'success', amount_baht, receiver_proxy: 'xxx-xxx-5678' });
+    return merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, {
+      receipt_base64: Buffer.from(`%PDF-1.4 ${randomUUID()}`).toString('base64'),
+      content_type: 'application/pdf',
+      buy_order_id,
+    });
+  };
+  const view = async (id: string) =>
+    (await merchantCall(t, seller.jwt, 'GET', `/v1/merchant-sell-orders/${id}`)).json().data;
+
+  before(async () => {
+    ({ fake, t } = await startWithEasySlip(2));
+    seller = await t.createMerchant('Seller of many fills');
+    for (let i = 1; i <= 4; i++) buyers.push(await t.createMerchant(`Fill buyer ${i}`));
+    await fund(t, seller.id, 100 * PAY);
+  });
+  after(() => Promise.all([t.close(), fake.close()]));
+
+  it('four fills, each refused once and then confirmed: eight attempts on a budget of 2, and the order completes', async () => {
+    const sell = await createSell(t, seller.jwt, sellBody(8 * PAY, 'THB', 28_000, PROMPTPAY));
+    const buys = [];
+    for (const buyer of buyers) buys.push(await createBuy(t, buyer.jwt, buyBody(2 * PAY, 'THB', 7_000)));
+    await matchAndInstruct(t);
+    for (const [index, buy] of buys.entries()) {
+      const refused = await confirm(sell.id, buy.id, 69.99);
+      assert.deepEqual(
+        [refused.statusCode, refused.json().data.status, refused.json().data.last_cash_leg_outcome],
+        [200, 'cash_leg_in_flight', 'failed'],
+      );
+      const paid = await confirm(sell.id, buy.id, 70);
+      assert.equal(paid.statusCode, 200, paid.body);
+      assert.equal(paid.json().data.status, index === buys.length - 1 ? 'completed' : 'cash_leg_in_flight');
+      // the sweeper finds nothing to give up between confirmations
+      assert.equal(await sweepSellOrders(t.application.payouts.sell_orders), 0);
+    }
+    const completed = await view(sell.id);
+    assert.deepEqual([completed.status, completed.cash_leg_attempts], ['completed', 8]);
+    assert.equal((await t.application.ledger.verify()).ok, true);
+  });
+
+  it('one fill refused twice uses up the budget: the sweeper fails the order; the fill confirmed before it stands', async () => {
+    const sell = await createSell(t, seller.jwt, sellBody(4 * PAY, 'THB', 14_000, PROMPTPAY));
+    const paid = await createBuy(t, buyers[0]!.jwt, buyBody(2 * PAY, 'THB', 7_000));
+    const unpaid = await createBuy(t, buyers[1]!.jwt, buyBody(2 * PAY, 'THB', 7_000));
+    await matchAndInstruct(t);
+    assert.equal((await confirm(sell.id, paid.id, 70)).json().data.last_cash_leg_outcome, 'verified');
+    assert.equal((await confirm(sell.id, unpaid.id, 69)).json().data.status, 'cash_leg_in_flight');
+    assert.equal(await sweepSellOrders(t.application.payouts.sell_orders), 0, 'one refusal of 2 leaves a retry');
+    assert.equal((await confirm(sell.id, unpaid.id, 69)).json().data.status, 'cash_leg_in_flight');
+    assert.equal(await sweepSellOrders(t.application.payouts.sell_orders), 1);
+    const failed = await view(sell.id);
+    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'cash_leg_retry_exhausted']);
+    const reversed = await t.db
+      .selectFrom('order_fills')
+      .select('buy_order_id')
+      .where('sell_order_id', '=', sell.id)
+      .where('reversed_at', 'is not', null)
+      .execute();
+    assert.deepEqual(reversed, [{ buy_order_id: unpaid.id }]);
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
 });

@@ -53,6 +53,7 @@ function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): Se
     matched_buy_order_id: syntheticId(),
     mint_source_account: null,
     cash_leg_attempts: failed ? 5 : completed ? 1 : 0,
+    cash_leg_retries_used: failed ? 5 : 0,
     last_cash_leg_attempt_at: failed || completed ? now : null,
     last_cash_leg_outcome: failed ? 'failed' : completed ? 'verified' : null,
     failure_reason: failed ? 'cash_leg_retry_exhausted' : null,

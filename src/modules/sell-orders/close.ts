@@ -52,7 +52,7 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
         eb.and([
           eb('status', '=', 'cash_leg_in_flight'),
           eb.or([
-            eb('cash_leg_attempts', '>=', deps.cash_leg_retry_max),
+            eb('cash_leg_retries_used', '>=', deps.cash_leg_retry_max),
             eb('cash_leg_requested_at', '<=', timeout_cutoff),
           ]),
         ]),

@@ -99,6 +99,22 @@ export async function paidFills(
   return paid;
 }
 
+/** The most refused slips of any one fill not yet confirmed paid (the whole order's when it has no fills). */
+export async function retriesUsed(executor: Executor, sell_order_id: string): Promise<number> {
+  const attempts = await executor
+    .selectFrom('sell_order_cash_leg_attempts')
+    .select(['buy_order_id', 'outcome'])
+    .where('sell_order_id', '=', sell_order_id)
+    .execute();
+  const paid = new Set(attempts.filter((row) => row.outcome === 'verified').map((row) => row.buy_order_id));
+  const refused = new Map<string | null, number>();
+  for (const { buy_order_id, outcome } of attempts) {
+    if (outcome !== 'verified' && !paid.has(buy_order_id))
+      refused.set(buy_order_id, (refused.get(buy_order_id) ?? 0) + 1);
+  }
+  return Math.max(0, ...refused.values());
+}
+
 /** After a verified slip for `buy_order_id`: has every fill of the order now a verified transfer? */
 export async function everyFillVerified(trx: Trx, order: SellOrderRow, buy_order_id: string | null): Promise<boolean> {
   const fills = await fillsOfSellOrders(trx, [order.id]);

@@ -16,7 +16,7 @@ import { judgeSlip } from '../validators/slips.ts';
 import { failCashLeg } from './cash-leg.ts';
 import { closePending } from './close.ts';
 import { resolvePayoutDestination } from './destinations.ts';
-import { everyFillVerified, expectedCashLeg } from './expected.ts';
+import { everyFillVerified, expectedCashLeg, retriesUsed } from './expected.ts';
 import { moveSellOrderPay } from './ledger.ts';
 import { emitSellOrderEvent, presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findOwnedSellOrder, findSellOrder, lockOwnedSellOrder, transition } from './state.ts';
@@ -118,6 +118,7 @@ export async function createSellOrder(
       matched_buy_order_id: null,
       mint_source_account: null,
       cash_leg_attempts: 0,
+      cash_leg_retries_used: 0,
       last_cash_leg_attempt_at: null,
       last_cash_leg_outcome: null,
       failure_reason: null,
@@ -251,6 +252,7 @@ export async function applyCashLeg(
     .execute();
   const attempt = {
     cash_leg_attempts: attempt_number,
+    cash_leg_retries_used: await retriesUsed(trx, order.id),
     last_cash_leg_attempt_at: now,
     last_cash_leg_outcome: verdict.outcome,
   };

@@ -27,6 +27,8 @@ export interface SellOrderTables {
     /** The issuance account the matcher minted the buyer's PAY from; the completion burn goes back to it. */
     mint_source_account: string | null;
     cash_leg_attempts: number;
+    /** Refused slips of the fill with the most of them among those not yet confirmed paid (the retry budget is per fill). */
+    cash_leg_retries_used: number;
     last_cash_leg_attempt_at: Date | null;
     last_cash_leg_outcome: ValidatorOutcome | null;
     failure_reason: SellOrderFailureReason | null;
