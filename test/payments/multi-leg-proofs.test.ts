@@ -174,7 +174,49 @@ describe('multi-leg proofs', () => {
     );
     assert.deepEqual([second.status, second.reason], ['rejected', 'slip_qr_missing']);
     // Leg 1's slip is good: verified, or never judged when leg 2's verdict failed the payment first.
-    assert.ok(first.status === 'verified' || first.status === 'checking', first.status);
+    assert.ok(first.status === 'verified' || first.status === 'not_checked', first.status);
+  });
+
+  it('a slip never judged because another leg failed the payment first reads not_checked, on every read path', async () => {
+    const payment = await twoLegPayment();
+    const response = await upload(payment.id, [
+      { name: 'proof', value: newSlip().bytes },
+      { name: 'proof', value: newSlip({ qr: 'none', variant: 2 }).bytes },
+    ]);
+    assert.equal(response.statusCode, 200, response.body);
+    // Leg 1's turn comes later: leg 2's rejection ends the payment before leg 1 is judged.
+    await t.db
+      .updateTable('payment_proofs')
+      .set({ next_attempt_at: new Date(t.clock.now().getTime() + 3600_000) })
+      .where('payment_id', '=', payment.id)
+      .where('match_order', '=', 1)
+      .execute();
+    assert.equal(
+      (await read(payment.id)).match_details[0].proof.status,
+      'checking',
+      'while the payment confirms, an unjudged slip is checking',
+    );
+    await drainVerdicts(t);
+    const failed = await read(payment.id);
+    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'receipt_slip_qr_missing']);
+    const states = (view: { match_details: { proof: { status: string; reason: string | null } }[] }) =>
+      view.match_details.map((leg) => [leg.proof.status, leg.proof.reason]);
+    assert.deepEqual(states(failed), [
+      ['not_checked', null],
+      ['rejected', 'slip_qr_missing'],
+    ]);
+    const listed = (await t.call('GET', `/v1/payments?order_id=${failed.order_id}`, merchant.live)).json().data;
+    assert.deepEqual(states(listed[0]), states(failed));
+    const event = await t.db
+      .selectFrom('events')
+      .select('payload')
+      .where('resource_id', '=', payment.id)
+      .where('type', '=', 'payment.failed')
+      .executeTakeFirstOrThrow();
+    const payload = (typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload) as {
+      data: Parameters<typeof states>[0];
+    };
+    assert.deepEqual(states(payload.data), states(failed));
   });
 
   it('refuses: more parts than legs 400, an unknown leg 400, a leg twice 409, one file for two legs 409; the same file again for its leg replays', async () => {

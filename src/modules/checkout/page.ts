@@ -82,7 +82,12 @@ ${qr ? `<img class="qr" data-leg="${leg.match_order}" src="${qr}" width="360" he
   return `<section class="card leg" data-leg="${leg.match_order}">${heading}<div class="legamount">${escapeHtml(amount)}</div>${details}<div class="note">${t.pay_exact}</div>${footer}</section>`;
 }
 
-const LEG_STATE_WORDS = { checking: 'leg_checking', verified: 'leg_verified', rejected: 'leg_rejected' } as const;
+const LEG_STATE_WORDS = {
+  checking: 'leg_checking',
+  verified: 'leg_verified',
+  rejected: 'leg_rejected',
+  not_checked: 'leg_not_checked',
+} as const;
 
 /** A leg's slip state on a payment split between several payees. */
 function legState(t: Strings, leg: CheckoutLeg): string {

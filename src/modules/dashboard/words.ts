@@ -14,6 +14,7 @@ export const STATUS_WORDS: Words = {
   confirming: ['Confirming', 'กำลังตรวจสอบ'],
   // a leg's slip
   checking: ['Checking', 'กำลังตรวจสลิป'],
+  not_checked: ['Not checked', 'ไม่ได้ตรวจสลิป'],
   rejected: ['Rejected', 'ไม่ผ่าน'],
   verified: ['Verified', 'ตรวจสอบแล้ว'],
   completed: ['Succeeded', 'สำเร็จ'],

@@ -30,7 +30,7 @@ export async function legsWithProofs(
     .execute();
   return legs.map((leg) => {
     const proof = proofs.find((candidate) => candidate.match_order === leg.match_order);
-    return { ...leg, proof: proof ? legProof(proof) : null };
+    return { ...leg, proof: proof ? legProof(proof, payment.status) : null };
   });
 }
 

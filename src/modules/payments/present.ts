@@ -9,15 +9,22 @@ export type { MatchDetail, PaymentView } from './schema.ts';
 /** A leg as presented: its row and, when loaded, its slip. */
 export type PresentedLeg = LegRow & { proof?: LegProof | null };
 
-/** A stored proof's verdict as the leg's slip state. */
-export function legProof(row: {
-  id: string;
-  verdict: string | null;
-  verdict_reason: string | null;
-  created_at: Date | string;
-}): LegProof {
+/** Payment states after which a slip without a final verdict is never judged. */
+const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled'];
+
+/** A stored proof's verdict as the leg's slip state, on a payment in `payment_status`. */
+export function legProof(
+  row: { id: string; verdict: string | null; verdict_reason: string | null; created_at: Date | string },
+  payment_status: string,
+): LegProof {
   const status: LegProof['status'] =
-    row.verdict === 'verified' ? 'verified' : row.verdict === 'failed' ? 'rejected' : 'checking';
+    row.verdict === 'verified'
+      ? 'verified'
+      : row.verdict === 'failed'
+        ? 'rejected'
+        : ENDED_UNPAID.includes(payment_status)
+          ? 'not_checked'
+          : 'checking';
   return {
     id: row.id,
     status,

@@ -39,13 +39,13 @@ const paymentWithLegs = preparedQuery<PresentedPayment & { legs: StoredLeg[] | s
   db.selectFrom('payments').select(PRESENTED_COLUMNS).select(legsJson.as('legs')).where('id', '=', ''),
 );
 
-function parseLegs(value: StoredLeg[] | string): PresentedLeg[] {
+function parseLegs(value: StoredLeg[] | string, payment_status: string): PresentedLeg[] {
   const legs = typeof value === 'string' ? (JSON.parse(value) as StoredLeg[]) : value;
   return legs.map((leg) => ({
     ...leg,
     allocated_fiat_amount: Number(leg.allocated_fiat_amount),
     amount_micro_pay: Number(leg.amount_micro_pay),
-    proof: leg.proof ? legProof(leg.proof) : null,
+    proof: leg.proof ? legProof(leg.proof, payment_status) : null,
   }));
 }
 
@@ -61,7 +61,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
       return presentPayment(current, await legsWithProofs(trx, current, await loadLegs(trx, id)), deps.public_base_url);
     });
   }
-  return presentPayment(payment, parseLegs(payment.legs), deps.public_base_url);
+  return presentPayment(payment, parseLegs(payment.legs, payment.status), deps.public_base_url);
 }
 
 export interface ListPaymentsQuery {
@@ -90,9 +90,14 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   if (query.to) select = select.where('created_at', '<', new Date(query.to));
   // The deprecated offset pages only without a cursor.
   if (query.cursor === undefined && query.offset) select = select.offset(query.offset);
-  return listPage(select, query, ({ legs, ...row }) => presentPayment(row, parseLegs(legs), deps.public_base_url), {
-    id_format: 'payment_id',
-  });
+  return listPage(
+    select,
+    query,
+    ({ legs, ...row }) => presentPayment(row, parseLegs(legs, row.status), deps.public_base_url),
+    {
+      id_format: 'payment_id',
+    },
+  );
 }
 
 /** Reads a payment by id alone: the public checkout and QR routes, where the unguessable id is the credential. */

@@ -17,10 +17,18 @@ export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
   'settled',
 ];
 
-/** A leg's slip: `checking` until its verdict, then `verified` or `rejected` (with the reason). */
+/**
+ * A leg's slip: `checking` until its verdict, then `verified` or `rejected` (with the reason); `not_checked` when the
+ * payment ended first (another leg's slip was rejected, or the payment expired), so this slip was never judged.
+ */
 export const LegProofSchema = Type.Object({
   id: Type.String(),
-  status: Type.Union([Type.Literal('checking'), Type.Literal('verified'), Type.Literal('rejected')]),
+  status: Type.Union([
+    Type.Literal('checking'),
+    Type.Literal('verified'),
+    Type.Literal('rejected'),
+    Type.Literal('not_checked'),
+  ]),
   reason: Type.Union([Type.String(), Type.Null()], {
     description: 'Why a rejected slip was rejected (e.g. duplicate_slip, amount_mismatch)',
   }),

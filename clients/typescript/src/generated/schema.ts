@@ -1559,7 +1559,7 @@ export interface components {
                     reason: string | null;
                     /** Format: date-time */
                     received_at: string;
-                    status: "checking" | "verified" | "rejected";
+                    status: "checking" | "verified" | "rejected" | "not_checked";
                 } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
@@ -5206,7 +5206,7 @@ export interface operations {
                                     reason: string | null;
                                     /** Format: date-time */
                                     received_at: string;
-                                    status: "checking" | "verified" | "rejected";
+                                    status: "checking" | "verified" | "rejected" | "not_checked";
                                 } | null;
                             }[];
                             order_id: string;
