@@ -265,17 +265,11 @@ describe('the FIFO matcher', () => {
     );
     assert.equal((await balancesOf(t, seller.id)).available, seller_before + 5 * PAY);
     await requestCashLegs(t.application.payouts.sell_orders);
-    const instruction = await t.db
-      .selectFrom('events')
-      .select('payload')
-      .where('resource_id', '=', s1.id)
-      .where('type', '=', 'sell_order.cash_leg_requested')
-      .executeTakeFirstOrThrow();
-    assert.deepEqual(
-      (instruction.payload as { data: { cash_leg: { fiat_amount: number; amount_micro_pay: number } } }).data.cash_leg
-        .fiat_amount,
-      20_000,
+    const instruction = await t.event<{ data: { cash_leg: { fiat_amount: number; amount_micro_pay: number } } }>(
+      s1.id,
+      'sell_order.cash_leg_requested',
     );
+    assert.deepEqual(instruction.data.cash_leg.fiat_amount, 20_000);
     assert.equal((await t.application.ledger.verify()).ok, true);
     // Tidy: cancel what is left so later tests start from an empty book.
     await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${s_usd.id}/cancel`);

@@ -39,6 +39,8 @@ export interface TestApp {
   admin(method: InjectOptions['method'], url: string, body?: unknown): Promise<LightMyRequestResponse>;
   createMerchant(name?: string): Promise<TestMerchant>;
   createSeller(body: Record<string, unknown>): Promise<{ id: string }>;
+  /** The envelope of the one `type` event recorded about `resource_id` (throws when there is none). */
+  event<Envelope = { data: Record<string, unknown> }>(resource_id: string, type: string): Promise<Envelope>;
   close(): Promise<void>;
 }
 
@@ -125,6 +127,15 @@ export async function startTestApp(
       const response = await admin('POST', '/admin/sellers', body);
       if (response.statusCode !== 201) throw new Error(`createSeller: ${response.statusCode} ${response.body}`);
       return response.json().data;
+    },
+    async event<Envelope>(resource_id: string, type: string) {
+      const { payload } = await database.db
+        .selectFrom('events')
+        .select('payload')
+        .where('resource_id', '=', resource_id)
+        .where('type', '=', type)
+        .executeTakeFirstOrThrow();
+      return (typeof payload === 'string' ? JSON.parse(payload) : payload) as Envelope;
     },
     async close() {
       // Every event the file's tests recorded must match the document's webhooks section.

@@ -207,16 +207,8 @@ describe('multi-leg proofs', () => {
     ]);
     const listed = (await t.call('GET', `/v1/payments?order_id=${failed.order_id}`, merchant.live)).json().data;
     assert.deepEqual(states(listed[0]), states(failed));
-    const event = await t.db
-      .selectFrom('events')
-      .select('payload')
-      .where('resource_id', '=', payment.id)
-      .where('type', '=', 'payment.failed')
-      .executeTakeFirstOrThrow();
-    const payload = (typeof event.payload === 'string' ? JSON.parse(event.payload) : event.payload) as {
-      data: Parameters<typeof states>[0];
-    };
-    assert.deepEqual(states(payload.data), states(failed));
+    const event = await t.event<{ data: Parameters<typeof states>[0] }>(payment.id, 'payment.failed');
+    assert.deepEqual(states(event.data), states(failed));
   });
 
   it('refuses: more parts than legs 400, an unknown leg 400, a leg twice 409, one file for two legs 409; the same file again for its leg replays', async () => {

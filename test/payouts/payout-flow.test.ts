@@ -104,13 +104,8 @@ describe('payouts: the buyer is told whom to pay', () => {
     );
 
     // The webhook says the same.
-    const event = await t.db
-      .selectFrom('events')
-      .select('payload')
-      .where('resource_id', '=', buy.id)
-      .where('type', '=', 'buy_order.matched')
-      .executeTakeFirstOrThrow();
-    assert.deepEqual((event.payload as { data: { fills: Fill[] } }).data.fills, fills);
+    const event = await t.event<{ data: { fills: Fill[] } }>(buy.id, 'buy_order.matched');
+    assert.deepEqual(event.data.fills, fills);
     // The list shows them too.
     const listed = (await merchantCall(t, buyer.jwt, 'GET', '/v1/merchant-buy-orders')).json().data as {
       id: string;
