@@ -39,7 +39,7 @@ export async function archiveOldAuditRows(deps: ArchivalDeps, batch = ARCHIVE_BA
     for (let round = 0; round < ARCHIVE_MAX_BATCHES_PER_PASS; round++) {
       const moved = await archiveBatch(deps.db, table, as_of, batch);
       total += moved;
-      if (moved > 0) deps.logger?.info({ job: 'audit-archival', table, moved }, 'audit rows moved to the archive');
+      if (moved > 0) deps.logger?.info({ job: 'audit-archival', table, moved }, 'audit rows copied to the archive');
       if (moved < batch) break;
     }
   }

@@ -57,7 +57,7 @@ export interface AuditQuery {
 
 type AuditTable = 'receiver_confirm_audit' | 'receiver_confirm_audit_archive';
 
-/** Newest first; with `include_archived`, rows the audit-archival job moved to the archive too. */
+/** Newest first; with `include_archived`, the rows the audit-archival job copied to the archive too. */
 export async function listAudit(db: Db, query: AuditQuery & { include_archived?: boolean | undefined }) {
   const from = (table: AuditTable) => {
     // The archive has the same columns plus archived_at, which selectAll() returns too (presentAudit shows it).

@@ -406,7 +406,7 @@ export async function adjustSettlement(
   });
 }
 
-/** Operator actions on one batch, newest first; with `include_archived`, those moved to the archive after 90 days too. */
+/** Operator actions on one batch, newest first; with `include_archived`, those copied to the archive after 90 days too. */
 export async function settlementAuditLog(
   db: Db,
   id: string,
