@@ -423,6 +423,11 @@ async function matcherRows(context: BenchContext): Promise<Row[]> {
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
 
+/** The row of a scenario that runs on PostgreSQL only, on a PGlite run. */
+function needsPostgres(scenario: string, figure: string, why: string): Row[] {
+  return [{ scenario, figure, per_s: 0, unit: '-', note: `skipped: needs PostgreSQL (${why})` }];
+}
+
 /**
  * Sandbox simulate -> the `payment.completed` webhook's arrival at a loopback receiver, with 1 and 2 worker
  * processes, and with 2 workers while another merchant's endpoint answers in 5 s (its simulations run beside).
@@ -430,16 +435,7 @@ const percentile = (sorted: number[], p: number) =>
  * webhook, the figure, a worker's exit): a dispatcher that stops delivering fails the figure with a note.
  */
 async function webhookRows(context: BenchContext): Promise<Row[]> {
-  if (!context.database_url)
-    return [
-      {
-        scenario: 'webhooks',
-        figure: 'webhook arrival',
-        per_s: 0,
-        unit: '-',
-        note: 'skipped: needs PostgreSQL (worker processes share the database)',
-      },
-    ];
+  if (!context.database_url) return needsPostgres('webhooks', 'webhook arrival', 'worker processes share the database');
   const waiting = new Map<string, (at_ms: number) => void>();
   const arrived = new Map<string, number>();
   const receiver = createServer((request, response) => {
@@ -651,16 +647,7 @@ export function rssOfChild(child: ChildProcess): number {
 
 /** Create through 1 and then 2 api processes (children) on the same PostgreSQL database, one seller. */
 async function scaleRows(context: BenchContext): Promise<Row[]> {
-  if (!context.database_url)
-    return [
-      {
-        scenario: 'scale',
-        figure: '2 api processes / 1',
-        per_s: 0,
-        unit: '-',
-        note: 'skipped: needs PostgreSQL (processes share the database)',
-      },
-    ];
+  if (!context.database_url) return needsPostgres('scale', '2 api processes / 1', 'processes share the database');
   await onlySellers(context, 1);
   const startApi = async (): Promise<{ child: ChildProcess; url: string }> => {
     const child = fork(new URL('./api-process.ts', import.meta.url).pathname, [], {

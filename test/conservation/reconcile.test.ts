@@ -13,6 +13,7 @@ import {
   MINT_SOURCE,
   PAY,
   receipt,
+  reconciliationDifferences,
   scriptedValidator,
   sellBody,
 } from '../helpers/orders.ts';
@@ -25,17 +26,7 @@ describe('reconciliation of the ledger with the business records', () => {
   let seller: TestMerchant;
   let buyer: TestMerchant;
   const validator = scriptedValidator();
-  const differences = async () => {
-    const response = await t.admin('GET', '/admin/ledger/supply');
-    assert.equal(response.statusCode, 200, response.body);
-    return response.json().data.differences as {
-      cause: string;
-      key: string;
-      problem: string;
-      actual: { transfer_id: string } | null;
-      rows: { table: string; id: string }[];
-    }[];
-  };
+  const differences = () => reconciliationDifferences(t);
 
   before(async () => {
     t = await startTestApp({

@@ -50,6 +50,16 @@ describe('multi-leg proofs', () => {
       headers: { ...headers, 'x-api-key': merchant.live },
     });
   };
+  /** The legs of a payment that hold a stored slip. */
+  const legsWithSlips = async (payment_id: string) =>
+    (
+      await t.db
+        .selectFrom('payment_proofs')
+        .select('match_order')
+        .where('payment_id', '=', payment_id)
+        .orderBy('match_order')
+        .execute()
+    ).map((row) => row.match_order);
   const read = async (id: string) => (await t.call('GET', `/v1/payments/${id}`, merchant.live)).json().data;
   const reserved = async () =>
     (await t.db.selectFrom('sellers').select(['id', 'reserved_minor']).where('id', 'in', sellers).execute()).reduce(
@@ -257,15 +267,7 @@ describe('multi-leg proofs', () => {
       { name: 'proof', value: same },
     ]);
     assert.deepEqual([other_leg.statusCode, other_leg.json().error.code], [409, 'PROOF_DUPLICATE']);
-    const rows = await t.db
-      .selectFrom('payment_proofs')
-      .select('match_order')
-      .where('payment_id', '=', payment.id)
-      .execute();
-    assert.deepEqual(
-      rows.map((row) => row.match_order),
-      [1],
-    );
+    assert.deepEqual(await legsWithSlips(payment.id), [1]);
   });
 
   it('10 concurrent uploads for one leg: one slip kept, the others 409', async () => {
@@ -279,14 +281,6 @@ describe('multi-leg proofs', () => {
       ),
     );
     assert.deepEqual(answers.map((answer) => answer.statusCode).sort(), [200, ...Array(9).fill(409)]);
-    const rows = await t.db
-      .selectFrom('payment_proofs')
-      .select('match_order')
-      .where('payment_id', '=', payment.id)
-      .execute();
-    assert.deepEqual(
-      rows.map((row) => row.match_order),
-      [2],
-    );
+    assert.deepEqual(await legsWithSlips(payment.id), [2]);
   });
 });
