@@ -49,10 +49,10 @@ const THB_SELLER = {
   display_name: 'Bench seller',
   promptpay_id: '0812345678',
 };
-const TRADE = { amount: 10_000, currency: 'THB', return_url: 'https://shop.example/r' };
+export const TRADE = { amount: 10_000, currency: 'THB', return_url: 'https://shop.example/r' };
 
 /** `count` live sellers at the best rates; with `deeper`, that many more active offers behind them (worse rates). */
-async function onlySellers(context: BenchContext, count: number, deeper = 0): Promise<void> {
+export async function onlySellers(context: BenchContext, count: number, deeper = 0): Promise<void> {
   const { db } = context.database;
   await db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
   for (let i = 0; i < count; i++) {
@@ -193,7 +193,7 @@ function batchNote(before: CreateBatcherStats | undefined, after: CreateBatcherS
   return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.refused - before.refused} refused (ran alone), ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
 }
 
-async function paymentPaths(context: BenchContext): Promise<string[]> {
+export async function paymentPaths(context: BenchContext): Promise<string[]> {
   const { db } = context.database;
   let rows = await db
     .selectFrom('payments')
@@ -656,7 +656,7 @@ const WEBHOOK_WAIT_MS = 30_000;
 const WEBHOOK_LOST_IN_A_ROW = 3;
 
 /** SIGTERM, then SIGKILL if the process has not exited within 15 s (a worker drains its sends first). */
-async function stopChild(child: ChildProcess): Promise<void> {
+export async function stopChild(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');
