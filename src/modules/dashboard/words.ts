@@ -80,6 +80,7 @@ export const EVENT_WORDS: Words = {
   'payment_link.updated': ['Payment link updated', 'อัปเดตลิงก์ชำระเงินแล้ว'],
   'settlement.completed': ['Settlement completed', 'ชำระบัญชีสำเร็จ'],
   'settlement.failed': ['Settlement failed', 'ชำระบัญชีล้มเหลว'],
+  'settlement.retried': ['Settlement paid again', 'ชำระบัญชีอีกครั้งแล้ว'],
   'settlement.adjusted': ['Settlement adjusted', 'ปรับปรุงการชำระบัญชีแล้ว'],
   'webhook.test': ['Test event', 'เหตุการณ์ทดสอบ'],
 };
