@@ -1982,6 +1982,41 @@ export interface components {
         /** @description Gone: `GONE` */
         Gone: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "GONE",
+                 *         "message": "Gone",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "GONE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
+        /** @description Gone: `GONE` */
+        Gone_481fd6: {
+            headers: {
                 Deprecation: components["headers"]["Deprecation"];
                 Link: components["headers"]["Link"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -3337,18 +3372,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            /** @description The link is used up, expired or inactive: a page that says so */
-            410: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "X-Request-Id": components["headers"]["XRequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
             503: components["responses"]["ServiceUnavailable_02d44b"];
@@ -3402,18 +3426,7 @@ export interface operations {
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
-            /** @description The link is used up, expired or inactive: no payment was made */
-            410: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
-                    "X-Request-Id": components["headers"]["XRequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/html": string;
-                };
-            };
+            410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
             503: components["responses"]["ServiceUnavailable_02d44b"];
@@ -5627,7 +5640,7 @@ export interface operations {
             400: components["responses"]["ValidationError_0c141f"];
             401: components["responses"]["Unauthorized_cc0ab7"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd2More"];
-            410: components["responses"]["Gone"];
+            410: components["responses"]["Gone_481fd6"];
             429: components["responses"]["RateLimited_2905c5"];
             500: components["responses"]["InternalOrMatchingUnavailable"];
             503: components["responses"]["ServiceUnavailable_a3bfbc"];
