@@ -160,7 +160,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     on_cash_leg_failure: disputes.on_cash_leg_failure,
   });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
-  const sandbox = await sandboxModule.start(context, {});
+  const sandbox = await sandboxModule.start(context, { completion: payments.deps.completion });
   const archival = await archivalModule.start(context, {});
   const reconciliation = await reconciliationModule.start(context, {});
   const dashboard = await dashboardModule.start(context, {

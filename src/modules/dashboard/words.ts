@@ -78,6 +78,7 @@ export const EVENT_WORDS: Words = {
   'pending_funds.expired': ['Funds expired', 'เงินรอดำเนินการหมดอายุ'],
   'settlement.completed': ['Settlement completed', 'ชำระบัญชีสำเร็จ'],
   'settlement.failed': ['Settlement failed', 'ชำระบัญชีล้มเหลว'],
+  'settlement.retried': ['Settlement paid again', 'ชำระบัญชีอีกครั้งแล้ว'],
   'settlement.adjusted': ['Settlement adjusted', 'ปรับปรุงการชำระบัญชีแล้ว'],
   'webhook.test': ['Test event', 'เหตุการณ์ทดสอบ'],
 };

@@ -52,6 +52,11 @@ export const EVENT_TYPES = {
   'pending_funds.expired': { resource: 'PendingFunds', description: 'Nobody confirmed within the TTL' },
   'settlement.completed': { resource: 'Settlement', description: 'A settlement batch completed' },
   'settlement.failed': { resource: 'Settlement', description: 'An operator marked the batch failed' },
+  'settlement.retried': {
+    resource: 'Settlement',
+    description:
+      'An operator paid a failed batch out again: it is completed again (`retry_count`); `settlement.completed` is sent once per batch',
+  },
   'settlement.adjusted': { resource: 'Settlement', description: 'An operator adjusted the batch' },
   'webhook.test': {
     resource: 'WebhookEndpoint',

@@ -619,7 +619,7 @@ export interface paths {
         put?: never;
         /**
          * Play a payment lifecycle scenario; the response is the terminal view, signed webhooks follow
-         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.
+         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit. A completion posts on the sandbox ledger; while the ledger is unreachable it is 502 LEDGER_UNAVAILABLE and nothing is recorded.
          */
         post: operations["simulateSandboxPayment"];
         delete?: never;
@@ -1393,6 +1393,26 @@ export interface webhooks {
          * @description An operator marked the batch failed. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_settlement_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "settlement.retried": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * settlement.retried
+         * @description An operator paid a failed batch out again: it is completed again (`retry_count`); `settlement.completed` is sent once per batch. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_settlement_retried"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5826,6 +5846,7 @@ export interface operations {
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
@@ -8073,6 +8094,60 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "settlement.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_settlement_retried: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Net amount in minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Settlement"];
+                    /** @constant */
+                    event: "settlement.retried";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    payment_count: number;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    settlement_id: string;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "settlement.retried";
                 };
             };
         };
