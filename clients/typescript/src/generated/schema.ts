@@ -5115,6 +5115,10 @@ export interface operations {
                             entry_fee_usd: string;
                             /** @description Sum of validated-pending receiver obligations */
                             net_obligation_micro_pay: number;
+                            /** @description PAY the merchant owes and has not paid back yet (taken back after it was spent); collected from its next credits before they become available */
+                            shortfall_micro_pay: number;
+                            /** @description PAY in available from buy-order fills whose cash leg is not confirmed yet: it cannot be cashed out (a sell order reserves at most available less this) */
+                            unconfirmed_fills_micro_pay: number;
                         };
                         /** @enum {boolean} */
                         success: true;
