@@ -117,3 +117,16 @@ export async function findPaymentById(
   }
   return { payment, legs: await loadLegs(deps.db, id) };
 }
+
+/** The payment a receipt token names, with its legs: the public receipt page, where the unguessable token is the credential. */
+export async function findPaymentByReceiptToken(
+  deps: Pick<PaymentsDeps, 'db'>,
+  token: string,
+): Promise<{ payment: PaymentRow; legs: LegRow[] } | undefined> {
+  const payment = await deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .where('receipt_token', '=', token)
+    .executeTakeFirst();
+  return payment ? { payment, legs: await loadLegs(deps.db, payment.id) } : undefined;
+}
