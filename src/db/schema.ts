@@ -17,6 +17,7 @@ import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
 import type { SlipTables } from '../modules/validators/tables.ts';
+import type { PaymentLinkTables } from '../modules/payment-links/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -42,6 +43,7 @@ export interface CoreTables {
 export interface Database
   extends CoreTables,
     PaymentTables,
+    PaymentLinkTables,
     SettlementTables,
     FxTables,
     WebhookTables,

@@ -11,6 +11,7 @@ import { ledgerModule } from './ledger/module.ts';
 import { liquidityModule } from './liquidity/module.ts';
 import { merchantsModule } from './merchants/module.ts';
 import type { ModuleName, TableName } from './module.ts';
+import { paymentLinksModule } from './payment-links/module.ts';
 import { paymentsModule } from './payments/module.ts';
 import { payoutsModule } from './payouts/module.ts';
 import { pendingFundsModule } from './pending-funds/module.ts';
@@ -37,6 +38,7 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   liquidityModule,
   paymentsModule,
   checkoutModule,
+  paymentLinksModule,
   settlementsModule,
   fxModule,
   pendingFundsModule,

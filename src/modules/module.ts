@@ -20,6 +20,7 @@ export type ModuleName =
   | 'fx'
   | 'payments'
   | 'checkout'
+  | 'payment-links'
   | 'settlements'
   | 'pending-funds'
   | 'buy-orders'

@@ -67,6 +67,7 @@ export const PRESENTED_COLUMNS = [
   'completed_at',
   'fee_minor',
   'fee_micro_pay',
+  'payment_link_id',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
@@ -94,6 +95,7 @@ export function presentPayment(
     failure_reason: payment.failure_reason,
     metadata: payment.metadata,
     quote_lock_id: payment.quote_lock_id,
+    payment_link_id: payment.payment_link_id,
     fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
     fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
     match_details: presentLegs(legs),

@@ -66,6 +66,9 @@ export const PaymentSchema = Type.Object(
     failure_reason: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
     quote_lock_id: Type.Union([Type.String(), Type.Null()]),
+    payment_link_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The payment link the buyer used, or null',
+    }),
     fee_minor: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Settlement fee taken at completion, minor units (null before completion)',
     }),

@@ -29,6 +29,8 @@ export interface PaymentTables {
     failure_reason: string | null;
     synthetic_match: Json<Record<string, unknown>> | null;
     settlement_id: string | null;
+    /** The payment link this payment was made from (migration 0320), or null. */
+    payment_link_id: ColumnType<string | null, string | null | undefined, string | null>;
     /** The settlement fee taken at completion (migration 0220); null until the payment completes. */
     fee_bps: ColumnType<number | null, number | null | undefined, number | null>;
     fee_minor: ColumnType<number | null, number | null | undefined, number | null>;
