@@ -162,7 +162,7 @@ describe('receipts: numbers without gaps per merchant and mode, and the printabl
     const sandbox_page = await t.request({ method: 'GET', url: `${sandbox_path}?lang=en` });
     assert.match(sandbox_page.body, /Sandbox: a test receipt/);
     assert.match(sandbox_page.body, /TEST-0000\d\d/);
-    for (const url of ['/receipts/' + '0'.repeat(64), '/receipts/nope', `${path.slice(0, -1)}x`]) {
+    for (const url of [`/receipts/${'0'.repeat(64)}`, '/receipts/nope', `${path.slice(0, -1)}x`]) {
       const missing = await t.request({ method: 'GET', url });
       assert.equal(missing.statusCode, 404, url);
       assert.match(missing.body, /ไม่พบใบเสร็จ|Receipt not found/);
