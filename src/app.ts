@@ -37,6 +37,8 @@ import { payoutsModule } from './modules/payouts/module.ts';
 import type { SellOrdersDeps } from './modules/sell-orders/service.ts';
 import { pendingFundsModule } from './modules/pending-funds/module.ts';
 import { referenceModule } from './modules/reference/module.ts';
+import { refundsModule } from './modules/refunds/module.ts';
+import type { RefundsDeps } from './modules/refunds/service.ts';
 import { sandboxModule } from './modules/sandbox/module.ts';
 import { sellOrdersModule } from './modules/sell-orders/module.ts';
 import { settlementsModule } from './modules/settlements/module.ts';
@@ -81,6 +83,8 @@ export interface Application {
   ledger: Ledger;
   /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
   payouts: Payouts;
+  /** The refunds module's dependencies (tests run its sweepers directly). */
+  refunds: RefundsDeps;
   /** The balance module's dependencies (tests run its hourly recalculation directly). */
   balance: BalanceDeps;
   /** The merchants module's dependencies (first-start bootstrap and the benchmark create merchants with them). */
@@ -160,6 +164,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     on_cash_leg_failure: disputes.on_cash_leg_failure,
   });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
+  const refunds = await refundsModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+    banks: reference.banks,
+  });
   const sandbox = await sandboxModule.start(context, {});
   const archival = await archivalModule.start(context, {});
   const reconciliation = await reconciliationModule.start(context, {});
@@ -194,6 +203,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     disputes,
     payouts,
     payments,
+    refunds,
     dashboard,
     events,
     validators,
@@ -257,6 +267,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       disputes: disputes.deps,
       matcher: payouts.matcher,
     },
+    refunds: refunds.deps,
     balance: balance.deps,
     merchants: merchants.deps,
     webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },

@@ -16,6 +16,7 @@ import type { AuditTables } from '../modules/audit/tables.ts';
 import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
+import type { RefundTables } from '../modules/refunds/tables.ts';
 import type { SlipTables } from '../modules/validators/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
@@ -58,4 +59,5 @@ export interface Database
     ArchiveTables,
     MerchantTables,
     EventTables,
+    RefundTables,
     SlipTables {}

@@ -27,6 +27,7 @@ export type ModuleName =
   | 'balance'
   | 'disputes'
   | 'payouts'
+  | 'refunds'
   | 'sandbox'
   | 'dashboard'
   | 'archival'

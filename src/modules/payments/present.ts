@@ -2,6 +2,7 @@ import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { LegProof, MatchDetail, PaymentView } from './schema.ts';
+import { isRefunded } from './refunds.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export type { MatchDetail, PaymentView } from './schema.ts';
@@ -67,6 +68,7 @@ export const PRESENTED_COLUMNS = [
   'completed_at',
   'fee_minor',
   'fee_micro_pay',
+  'amount_refunded_minor',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
@@ -96,6 +98,8 @@ export function presentPayment(
     quote_lock_id: payment.quote_lock_id,
     fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
     fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
+    amount_refunded: Number(payment.amount_refunded_minor),
+    refunded: isRefunded(payment),
     match_details: presentLegs(legs),
     ...(payment.synthetic_match ? { synthetic_match: payment.synthetic_match } : {}),
   };

@@ -486,6 +486,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a completed, settled or partially paid payment, in full (the default) or in part
+         * @description Idempotency-Key required. The refunds of a payment that are not failed or canceled never add up to more than it received (409 REFUND_EXCEEDS_PAYMENT, checked under the payment's lock); a payment in another state is 409 PAYMENT_BAD_STATE. Without `destination` the refund is `requires_action`: send the buyer `next_action.claim_url`, where they say where the money goes. With it the refund is `pending`. `funding: merchant_transfer` (default): pay the buyer yourself and upload the slip (POST /v1/refunds/{id}/proof). `funding: pay_balance`: the refund's PAY (the payment's PAY before its fee times the refund's share) moves to a refund hold now (409 REFUND_INSUFFICIENT_BALANCE) and is paid out to the buyer through the payout network. The payment's fee is not returned.
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pending-funds": {
         parameters: {
             query?: never;
@@ -582,6 +602,60 @@ export interface paths {
         get: operations["listThaiBanks"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List refunds, newest first */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a refund */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund before the money moved (requires_action, or pending without a slip standing)
+         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled).
+         */
+        post: operations["cancelRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1199,6 +1273,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded
+         * @description Succeeded refunds now add up to what the payment received (`refunded: true`). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "pending_funds.confirmed": {
         parameters: {
             query?: never;
@@ -1273,6 +1367,106 @@ export interface webhooks {
          * @description The receipt was validated; the receiver can confirm. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_pending_funds_validated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.canceled
+         * @description The merchant canceled the refund, or its claim link expired unclaimed; a PAY hold went back. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description A refund was created: `requires_action` (its claim link waits for the buyer) or `pending`. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.failed
+         * @description The refund failed (`failure_reason`); a PAY hold went back. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded
+         * @description The money reached the buyer. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.updated
+         * @description The refund's status changed (every change). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1533,6 +1727,8 @@ export interface components {
             /** @description Minor units (satang, cents) */
             amount: number;
             amount_decimal: string;
+            /** @description What succeeded refunds gave back, minor units */
+            amount_refunded: number;
             checkout_url: string;
             completed_at: string | null;
             /** Format: date-time */
@@ -1573,6 +1769,8 @@ export interface components {
             order_id: string;
             payment_method: string;
             quote_lock_id: string | null;
+            /** @description True when succeeded refunds add up to what the payment received (the whole amount of a completed payment) */
+            refunded: boolean;
             return_url: string;
             status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "failed" | "expired" | "cancelled" | "settled";
             synthetic_match?: {
@@ -1613,6 +1811,67 @@ export interface components {
             updated_at: string;
             validated_at: string | null;
             validator_kind: string | null;
+        };
+        Refund: {
+            /** @description Minor units of the payment's currency */
+            amount: number;
+            amount_decimal: string;
+            /** @description pay_balance: the PAY held for this refund (null for merchant_transfer) */
+            amount_micro_pay: number | null;
+            canceled_at: string | null;
+            /** @description The buyer's page for this refund: the destination while unclaimed, then whether the money arrived */
+            claim_url: string;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            destination_details: {
+                /** @description thai_bank: 3-digit Bank of Thailand code */
+                bank_code?: string;
+                /** @description thai_bank: the bank, from the directory */
+                bank_name?: string;
+                /** @description The number's last 4 digits (xxxxxx5678), or an email PayID's first letter and domain (j***@example.com) */
+                masked: string;
+                rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+            } | null;
+            failed_at: string | null;
+            /** @description Why the refund failed or was canceled (claim_expired, ...), or why its last slip was not accepted (amount_mismatch, duplicate_slip, buyer_not_received, ...) */
+            failure_reason: string | null;
+            funding: "merchant_transfer" | "pay_balance";
+            /** Format: uuid */
+            id: string;
+            is_sandbox: boolean;
+            merchant_id: string;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description While `requires_action`: the claim link for the buyer's destination */
+            next_action: {
+                /** @description Send this to the buyer: the page where they say where the money goes */
+                claim_url: string;
+                /** Format: date-time */
+                expires_at: string;
+                /** @enum {string} */
+                type: "claim";
+            } | null;
+            payment_id: string;
+            proof: {
+                /** Format: uuid */
+                id: string;
+                reason: string | null;
+                /** Format: date-time */
+                received_at: string;
+                /** @description The slip's bank reference, when read */
+                reference: string | null;
+                /** @description verified: a provider checked amount, payee and reference; awaiting_buyer: nobody could check it, the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands); rejected: see reason */
+                status: "verified" | "awaiting_buyer" | "rejected";
+            } | null;
+            reason: ("duplicate" | "fraudulent" | "requested_by_customer" | "partial_delivery") | null;
+            /** @description The receipt of a succeeded refund */
+            receipt_url: string | null;
+            /** @description pay_balance: the sell order that pays the buyer, once the destination is known */
+            sell_order_id: string | null;
+            status: "requires_action" | "pending" | "succeeded" | "failed" | "canceled";
+            succeeded_at: string | null;
         };
         SellOrder: {
             /** @description PAY sold, in micro-PAY (reserved on creation, burned on completion) */
@@ -1969,6 +2228,40 @@ export interface components {
                 };
             };
         };
+        /** @description A dependency (the ledger) is unavailable: `LEDGER_UNAVAILABLE` */
+        LedgerUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "LEDGER_UNAVAILABLE",
+                 *         "message": "A dependency (the ledger) is unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "LEDGER_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Not found: `NOT_FOUND` */
         NotFound: {
             headers: {
@@ -2141,6 +2434,40 @@ export interface components {
                 };
             };
         };
+        /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `IDEMPOTENCY_KEY_CONFLICT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentBadStateAnd3More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "PAYMENT_BAD_STATE" | "IDEMPOTENCY_KEY_CONFLICT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_INSUFFICIENT_BALANCE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE` */
         PaymentBadStateOrProofDuplicate: {
             headers: {
@@ -2246,8 +2573,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd20More: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd23More: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2271,7 +2598,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2280,8 +2607,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd20More_52ef90: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd23More_dbd2ae: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2305,7 +2632,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2456,6 +2783,40 @@ export interface components {
                     success: false;
                 };
                 "text/html": string;
+            };
+        };
+        /** @description Conflict or bad state: `REFUND_BAD_STATE` */
+        RefundBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "REFUND_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "REFUND_BAD_STATE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
             };
         };
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
@@ -3025,7 +3386,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More_dbd2ae"];
             413: components["responses"]["PayloadTooLarge_6c4d0d"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -3255,7 +3616,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3366,7 +3727,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3615,7 +3976,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3858,7 +4219,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4036,7 +4397,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4376,7 +4737,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4592,7 +4953,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4712,7 +5073,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -5337,6 +5698,87 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A UUID: a retry with the same key and body replays the stored response (`Idempotent-Replayed: true`); another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
+            };
+            path: {
+                /** @description Payment id: a UUID, or sbx_ + UUID in sandbox */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "100.00",
+                 *       "reason": "requested_by_customer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00"); default: what remains to refund */
+                    amount?: number | string;
+                    /** @description Where the seller is paid: the fields of its rail only */
+                    destination?: {
+                        /** @description thai_bank, au_bank: the account holder's name */
+                        account_name?: string;
+                        /** @description thai_bank: 10 to 15 digits; au_bank: 5 to 9 digits (spaces and dashes ignored) */
+                        account_number?: string;
+                        /** @description thai_bank: 3-digit Bank of Thailand code (GET /v1/reference/thai-banks) or its short code */
+                        bank_code?: string;
+                        /** @description au_bank: 6-digit BSB (062-000 or 062000) */
+                        bsb?: string;
+                        /** @description payid: an email, an Australian mobile (04… or +614…) or an ABN (11 digits) */
+                        payid?: string;
+                        /** @description promptpay: mobile (0812345678), national/tax id (13 digits) or e-wallet id (15) */
+                        promptpay_id?: string;
+                        /** @description promptpay or thai_bank (THB), payid or au_bank (AUD), thai_bank or au_bank (USD, SGD) */
+                        rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+                    };
+                    /** @description merchant_transfer (default): you pay the buyer from your bank and upload the slip; pay_balance: the refund's PAY is held and paid out through the payout network */
+                    funding?: "merchant_transfer" | "pay_balance";
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    reason?: "duplicate" | "fraudulent" | "requested_by_customer" | "partial_delivery";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["PaymentBadStateAnd3More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     listPendingFunds: {
         parameters: {
             query?: {
@@ -5575,7 +6017,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -5711,6 +6153,134 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Only the refunds of this payment */
+                payment_id?: string;
+                /** @description Refund status filter; comma-separated: requires_action, pending, succeeded, failed, canceled */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    cancelRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundBadState"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     triggerSandboxEvent: {
         parameters: {
             query?: never;
@@ -5819,7 +6389,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6284,7 +6854,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6331,7 +6901,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6413,7 +6983,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6457,7 +7027,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6571,7 +7141,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7584,6 +8154,62 @@ export interface operations {
             };
         };
     };
+    webhook_payment_refunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Payment"];
+                    /** @constant */
+                    event: "payment.refunded";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /** @description Present on partial fills (more than one leg) */
+                    match_details?: Record<string, never>[];
+                    order_id: string;
+                    payment_id: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment.refunded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_pending_funds_confirmed: {
         parameters: {
             query?: never;
@@ -7763,6 +8389,246 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "pending_funds.validated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.canceled";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.canceled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.created";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.failed";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.succeeded";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.updated";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.updated";
                 };
             };
         };

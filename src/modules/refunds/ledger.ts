@@ -1,0 +1,81 @@
+import type { Executor, Trx } from '../../db/database.ts';
+import { AppError } from '../../lib/errors.ts';
+import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
+import type { ExpectedTransfer } from '../ledger/reconcile.ts';
+import { refundInsufficientBalance } from './errors.ts';
+import type { RefundRow } from './tables.ts';
+
+/**
+ * The PAY of a refund funded from the merchant's balance (DESIGN 3c "Refund from PAY"): held on create (available ->
+ * refund hold), and given back (hold -> available) when the refund fails or is canceled before its payout, or when
+ * the payout's sell order takes it (the sell order then reserves it from available in the same transaction).
+ */
+export const refundLedgerKeys = {
+  hold: (id: string) => `refund:${id}:hold`,
+  release: (id: string) => `refund:${id}:release`,
+};
+
+type Holder = Pick<RefundRow, 'id' | 'merchant_id' | 'is_sandbox'>;
+
+function holdAccounts(
+  refund: Holder,
+  move: 'hold' | 'release',
+): Pick<TransferCommand, 'kind' | 'debit_account' | 'credit_account'> {
+  const available = accounts.merchantAvailable(refund.merchant_id, refund.is_sandbox);
+  const hold = accounts.merchantRefundHold(refund.merchant_id, refund.is_sandbox);
+  return move === 'hold'
+    ? { kind: 'transfer', debit_account: available, credit_account: hold }
+    : { kind: 'transfer', debit_account: hold, credit_account: available };
+}
+
+/** The PAY a refund holds: the payment's PAY before its fee times the refund's share of what was received, rounded up. */
+export function holdMicroPay(credited_micro_pay: number, amount_minor: number, received_minor: number): number {
+  const numerator = BigInt(credited_micro_pay) * BigInt(amount_minor);
+  const denominator = BigInt(received_minor);
+  return Number((numerator + denominator - 1n) / denominator);
+}
+
+export async function moveRefundHold(
+  ledger: Ledger,
+  trx: Trx,
+  refund: Holder & { hold_micro_pay: number | null },
+  move: 'hold' | 'release',
+): Promise<void> {
+  if (refund.hold_micro_pay === null) return;
+  const command: TransferCommand = {
+    key: refundLedgerKeys[move](refund.id),
+    ...holdAccounts(refund, move),
+    amount_micro_pay: Number(refund.hold_micro_pay),
+    memo: `refund ${refund.id} ${move}`,
+  };
+  try {
+    await ledger.transfer(command, { trx });
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS')
+      throw refundInsufficientBalance(error.details);
+    throw error;
+  }
+}
+
+/**
+ * What reconciliation expects from the refund rows: every pay_balance refund's hold, and its release once it ended
+ * without a payout (failed, canceled) or handed its PAY to a sell order.
+ */
+export async function refundExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
+  const rows = await executor
+    .selectFrom('refunds')
+    .select(['id', 'merchant_id', 'is_sandbox', 'status', 'hold_micro_pay', 'sell_order_id'])
+    .where('hold_micro_pay', 'is not', null)
+    .execute();
+  return rows.flatMap((refund) => {
+    const expect = (move: 'hold' | 'release'): ExpectedTransfer => ({
+      key: refundLedgerKeys[move](refund.id),
+      ...holdAccounts(refund, move),
+      amount_micro_pay: Number(refund.hold_micro_pay),
+      cause: 'other',
+      rows: [{ table: 'refunds', id: refund.id }],
+    });
+    const released = refund.sell_order_id !== null || refund.status === 'failed' || refund.status === 'canceled';
+    return released ? [expect('hold'), expect('release')] : [expect('hold')];
+  });
+}
