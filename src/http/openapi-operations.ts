@@ -151,10 +151,20 @@ export const IDEMPOTENCY: Record<string, 'required' | 'optional'> = {
   'POST /v1/fx/quote-locks': 'optional',
   'POST /v1/sandbox/payments/simulate': 'optional',
   'POST /v1/payments/{id}/refunds': 'required',
+  'POST /v1/sandbox/refunds/{id}/simulate': 'optional',
 };
 
 /** Responses that are not JSON envelopes and that no route schema states (the hosted page answers HTML). */
 export const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
+  'GET /refunds/claim/{token}': {
+    '200': { description: "The buyer's refund page", content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+  'POST /refunds/claim/{token}': {
+    '303': {
+      description: 'Accepted: back to the page, which shows the next step',
+      headers: { Location: { description: 'The claim page', schema: { type: 'string' } } },
+    },
+  },
   'GET /checkout/{id}': {
     '200': { description: 'The hosted checkout page', content: { 'text/html': { schema: { type: 'string' } } } },
   },
@@ -197,7 +207,12 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
 export const OPTIONAL_BODIES = new Set(['POST /v1/auth/token', 'POST /v1/payments/{id}/refunds']);
 
 /** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
-export const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof']);
+export const HTML_ROUTES = new Set([
+  'GET /checkout/{id}',
+  'POST /checkout/{id}/proof',
+  'GET /refunds/claim/{token}',
+  'POST /refunds/claim/{token}',
+]);
 
 /** Responses of these operations carry the sunset headers (`Deprecation`, `Sunset`, `Link`). */
 export const DEPRECATED_WITH_SUNSET = new Set(['POST /v1/payments']);

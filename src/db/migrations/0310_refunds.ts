@@ -42,6 +42,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
     create table refund_proofs (
       id uuid primary key,
+      seq bigint generated always as identity,
       refund_id uuid not null references refunds(id),
       sha256 text not null,
       content_type text not null,
@@ -55,7 +56,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       checked_by_provider boolean not null,
       created_at timestamptz not null
     );
-    create index refund_proofs_refund on refund_proofs (refund_id, created_at);
+    create index refund_proofs_refund on refund_proofs (refund_id, seq);
 
     alter table payments add column amount_refunded_minor bigint not null default 0 check (amount_refunded_minor >= 0);
   `,

@@ -12,7 +12,7 @@ const DAY_MS = 24 * 3600_000;
 export const reconciliationModule = defineModule({
   name: 'reconciliation',
   owns: [],
-  calls: ['buy-orders', 'disputes', 'ledger', 'liquidity', 'payments', 'pending-funds', 'sell-orders'],
+  calls: ['buy-orders', 'disputes', 'ledger', 'liquidity', 'payments', 'pending-funds', 'refunds', 'sell-orders'],
   start: ({ db, logger, registry }) => {
     const gauge = createReconciliationGauge(registry);
     return {

@@ -8,12 +8,13 @@ import { ledgerSupply, type SupplyReport } from '../ledger/supply.ts';
 import { sellerFundingExpectations } from '../liquidity/service.ts';
 import { paymentExpectations } from '../payments/reconcile.ts';
 import { pendingFundsExpectations } from '../pending-funds/service.ts';
+import { refundExpectations } from '../refunds/ledger.ts';
 import { sellOrderExpectations } from '../sell-orders/ledger.ts';
 
 /**
  * Every difference between the ledger journal and the business records: each module that moves PAY states the
  * transfers its rows imply (payment legs and fees, confirmed pending funds, fills and their reversals, sell-order
- * reserves, releases and burns, seller fundings, audited adjustments, dispute resolutions, sandbox sellers), and the
+ * reserves, releases and burns, seller fundings, audited adjustments, dispute resolutions, sandbox sellers, refund holds), and the
  * journal must hold exactly those. Read in one snapshot-consistent transaction (repeatable read), so work committing
  * meanwhile is seen whole or not at all.
  */
@@ -26,6 +27,7 @@ export async function reconcileLedger(executor: Executor): Promise<Difference[]>
     ...(await sellerFundingExpectations(executor)),
     ...(await adjustmentExpectations(executor)),
     ...(await disputeExpectations(executor)),
+    ...(await refundExpectations(executor)),
   ];
   return compareJournal(await journal(executor), expected);
 }

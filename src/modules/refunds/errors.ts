@@ -35,4 +35,5 @@ export const refundNotAwaitingProof = (status: string, why?: string) =>
     'REFUND_BAD_STATE',
     why ?? `A ${status} refund takes no slip: only a pending refund with a known destination does`,
   );
-export const refundNotSandbox = () => new AppError('REFUND_BAD_STATE', 'Only a sandbox refund moves by simulation');
+export const refundEnded = (status: string) =>
+  new AppError('REFUND_BAD_STATE', `A ${status} refund has ended; only a requires_action or pending refund moves`);

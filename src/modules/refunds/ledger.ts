@@ -13,19 +13,22 @@ import type { RefundRow } from './tables.ts';
 export const refundLedgerKeys = {
   hold: (id: string) => `refund:${id}:hold`,
   release: (id: string) => `refund:${id}:release`,
+  /** A sandbox simulation's payout of the hold, burned as a completed sell order's reserve is. */
+  payout: (id: string) => `refund:${id}:payout`,
 };
+export type HoldMove = keyof typeof refundLedgerKeys;
 
 type Holder = Pick<RefundRow, 'id' | 'merchant_id' | 'is_sandbox'>;
 
 function holdAccounts(
   refund: Holder,
-  move: 'hold' | 'release',
+  move: HoldMove,
 ): Pick<TransferCommand, 'kind' | 'debit_account' | 'credit_account'> {
   const available = accounts.merchantAvailable(refund.merchant_id, refund.is_sandbox);
   const hold = accounts.merchantRefundHold(refund.merchant_id, refund.is_sandbox);
-  return move === 'hold'
-    ? { kind: 'transfer', debit_account: available, credit_account: hold }
-    : { kind: 'transfer', debit_account: hold, credit_account: available };
+  if (move === 'hold') return { kind: 'transfer', debit_account: available, credit_account: hold };
+  if (move === 'release') return { kind: 'transfer', debit_account: hold, credit_account: available };
+  return { kind: 'burn', debit_account: hold, credit_account: accounts.world(refund.is_sandbox) };
 }
 
 /** The PAY a refund holds: the payment's PAY before its fee times the refund's share of what was received, rounded up. */
@@ -35,11 +38,12 @@ export function holdMicroPay(credited_micro_pay: number, amount_minor: number, r
   return Number((numerator + denominator - 1n) / denominator);
 }
 
+/** One of a pay_balance refund's moves in the caller's transaction, keyed once per refund and move (none for merchant_transfer). */
 export async function moveRefundHold(
   ledger: Ledger,
   trx: Trx,
   refund: Holder & { hold_micro_pay: number | null },
-  move: 'hold' | 'release',
+  move: HoldMove,
 ): Promise<void> {
   if (refund.hold_micro_pay === null) return;
   const command: TransferCommand = {
@@ -59,7 +63,7 @@ export async function moveRefundHold(
 
 /**
  * What reconciliation expects from the refund rows: every pay_balance refund's hold, and its release once it ended
- * without a payout (failed, canceled) or handed its PAY to a sell order.
+ * without a payout (failed, canceled) or handed its PAY to a sell order, or (a sandbox simulation) its payout burn.
  */
 export async function refundExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
   const rows = await executor
@@ -68,14 +72,15 @@ export async function refundExpectations(executor: Executor): Promise<ExpectedTr
     .where('hold_micro_pay', 'is not', null)
     .execute();
   return rows.flatMap((refund) => {
-    const expect = (move: 'hold' | 'release'): ExpectedTransfer => ({
+    const expect = (move: HoldMove): ExpectedTransfer => ({
       key: refundLedgerKeys[move](refund.id),
       ...holdAccounts(refund, move),
       amount_micro_pay: Number(refund.hold_micro_pay),
-      cause: 'other',
+      cause: 'refund',
       rows: [{ table: 'refunds', id: refund.id }],
     });
-    const released = refund.sell_order_id !== null || refund.status === 'failed' || refund.status === 'canceled';
-    return released ? [expect('hold'), expect('release')] : [expect('hold')];
+    if (refund.sell_order_id !== null || refund.status === 'failed' || refund.status === 'canceled')
+      return [expect('hold'), expect('release')];
+    return refund.status === 'succeeded' ? [expect('hold'), expect('payout')] : [expect('hold')];
   });
 }

@@ -2,9 +2,11 @@ import type { Ledger } from '../ledger/port.ts';
 import { defineModule } from '../module.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
+import { claimRoutes } from './claim-routes.ts';
 import { refundRoutes } from './routes.ts';
 import { RefundSchema } from './schema.ts';
 import type { RefundsDeps } from './service.ts';
+import { sweepRefunds } from './sweep.ts';
 
 /**
  * Refunds (DESIGN 3c): created on a payment that received money, sent where the buyer says (the claim page), paid by
@@ -13,7 +15,7 @@ import type { RefundsDeps } from './service.ts';
 export const refundsModule = defineModule({
   name: 'refunds',
   owns: ['refunds', 'refund_proofs'],
-  calls: ['events', 'ledger', 'payments', 'reference', 'validators'],
+  calls: ['events', 'ledger', 'merchants', 'payments', 'reference', 'validators'],
   start: ({ config, db, clock }, needs: { ledger: Ledger; validator: ReceiptValidator; banks: BankDirectory }) => {
     const deps: RefundsDeps = {
       db,
@@ -28,7 +30,11 @@ export const refundsModule = defineModule({
     return {
       deps,
       schemas: { shared: [RefundSchema] },
-      routes: async (server) => void (await server.register(refundRoutes, { deps })),
+      jobs: [{ name: 'refund-sweep', interval_ms: config.worker_poll_interval_ms * 5, run: () => sweepRefunds(deps) }],
+      routes: async (server) => {
+        await server.register(refundRoutes, { deps, proof_max_bytes: config.proof_max_bytes });
+        await server.register(claimRoutes, { deps });
+      },
     };
   },
 });

@@ -101,8 +101,7 @@ export async function latestProofs(
     .selectFrom('refund_proofs')
     .select(['id', 'refund_id', 'outcome', 'reason', 'reference', 'checked_by_provider', 'created_at'])
     .where('refund_id', 'in', refund_ids)
-    .orderBy('created_at', 'asc')
-    .orderBy('id', 'asc')
+    .orderBy('seq', 'asc')
     .execute();
   for (const row of rows) latest.set(row.refund_id, row);
   return latest;

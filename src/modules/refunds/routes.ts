@@ -12,7 +12,11 @@ import {
   splitCsv,
   UuidParams,
 } from '../../http/schemas.ts';
-import { REFUND_STATUSES, CreateRefundBody } from './schema.ts';
+import { readMultipartForm } from '../../http/multipart.ts';
+import { checkProof, decodeReceipt, CASH_LEG_CODES, RECEIPT_BODY_LIMIT_BYTES } from '../validators/receipt.ts';
+import { uploadRefundProof } from './proofs.ts';
+import { simulateRefund } from './sandbox.ts';
+import { REFUND_STATUSES, CreateRefundBody, RefundProofBody } from './schema.ts';
 import { cancelRefund, createRefund, getRefund, listRefunds, type RefundsDeps } from './service.ts';
 
 const PaymentIdParams = Type.Object({
@@ -30,7 +34,12 @@ const optionalBody = async (request: { body: unknown }) => {
   request.body ??= {};
 };
 
-export const refundRoutes: FastifyPluginAsyncTypebox<{ deps: RefundsDeps }> = async (app, { deps }) => {
+const isMultipart = (content_type: string | undefined) => /^multipart\/form-data\b/i.test(content_type ?? '');
+
+export const refundRoutes: FastifyPluginAsyncTypebox<{ deps: RefundsDeps; proof_max_bytes: number }> = async (
+  app,
+  { deps, proof_max_bytes },
+) => {
   const RefundRef = Type.Ref('Refund');
 
   app.post(
@@ -112,5 +121,72 @@ export const refundRoutes: FastifyPluginAsyncTypebox<{ deps: RefundsDeps }> = as
       },
     },
     async (request) => ok(await cancelRefund(deps, merchantScope(request), request.params.id)),
+  );
+
+  app.post(
+    '/v1/refunds/:id/proof',
+    {
+      config: {
+        auth: 'key',
+        multipart_body: {
+          proof: 'The slip of your transfer to the buyer (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES)',
+        },
+        errors: [404, 'REFUND_BAD_STATE', 'PROOF_UNSUPPORTED_TYPE', 'PAYLOAD_TOO_LARGE'],
+      },
+      bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
+      schema: {
+        tags: ['refunds'],
+        summary: 'Upload the slip of your transfer to the buyer (merchant_transfer refunds); 200 with the refund',
+        description:
+          'A multipart `proof` part (as a payment proof), or JSON `{receipt_base64, content_type}` (image/jpeg, image/png, image/webp or application/pdf, at most 5 MB). ' +
+          "The slip is checked like any: the refund's amount, the buyer's destination as payee, a bank reference never accepted before. " +
+          "A provider's verdict that checked amount and payee makes the refund `succeeded`; where nobody can check it (no provider) " +
+          '`proof.status` is `awaiting_buyer` and the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands). ' +
+          'A rejected slip leaves it `pending` with `failure_reason` for another slip. Only a pending refund with a known destination takes a slip (else 409 REFUND_BAD_STATE).',
+        params: UuidParams,
+        body: Type.Union([RefundProofBody, Type.Null()]),
+        response: { 200: Envelope(RefundRef) },
+      },
+      preValidation: async (request) => {
+        if (isMultipart(request.headers['content-type'])) request.body = null;
+      },
+    },
+    async (request) => {
+      const scope = merchantScope(request);
+      let slip: { bytes: Uint8Array; content_type: string };
+      if (isMultipart(request.headers['content-type'])) {
+        const form = await readMultipartForm(request, { max_bytes: proof_max_bytes });
+        slip = checkProof(form.file?.field === 'proof' ? form.file.data : undefined);
+      } else {
+        const body = request.body;
+        if (!body) throw decodeReceipt({ receipt_base64: '', content_type: '' }, CASH_LEG_CODES);
+        slip = { bytes: decodeReceipt(body, CASH_LEG_CODES), content_type: body.content_type.toLowerCase() };
+      }
+      return ok(await uploadRefundProof(deps, scope, request.params.id, slip));
+    },
+  );
+
+  app.post(
+    '/v1/sandbox/refunds/:id/simulate',
+    {
+      config: { auth: 'key', mode: 'sandbox_only', errors: [403, 404, 'REFUND_BAD_STATE', 'IDEMPOTENCY_KEY_CONFLICT'] },
+      schema: {
+        tags: ['sandbox'],
+        summary: "Play a sandbox refund to its end: succeeded or failed, with each step's signed webhooks",
+        description:
+          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. A refund still waiting for its claim gets a synthetic destination first (`pending`, refund.updated), ' +
+          "then `succeeded` (refund.succeeded; the payment's amount_refunded, payment.refunded when whole) or `failed` (refund.failed, `sandbox_simulated_failure`; a PAY hold goes back). An ended refund is 409 REFUND_BAD_STATE.",
+        params: UuidParams,
+        body: Type.Object(
+          { outcome: Type.Union([Type.Literal('succeeded'), Type.Literal('failed')]) },
+          { additionalProperties: false },
+        ),
+        response: { 200: Envelope(RefundRef) },
+      },
+    },
+    async (request, reply) =>
+      idempotentWrite(deps, request, reply, { required: false, status: 200 }, (trx, scope) =>
+        simulateRefund(deps, trx, scope, request.params.id, request.body.outcome),
+      ),
   );
 };

@@ -1,4 +1,4 @@
-import type { ColumnType, Selectable } from 'kysely';
+import type { ColumnType, Generated, Selectable } from 'kysely';
 import type { Json } from '../../db/schema.ts';
 import type { PayoutDestination } from '../reference/payout-destinations.ts';
 import type { ValidatorKind, ValidatorOutcome } from '../validators/port.ts';
@@ -39,6 +39,8 @@ export interface RefundTables {
   };
   refund_proofs: {
     id: string;
+    /** Arrival order (several slips may arrive in one millisecond). */
+    seq: Generated<number>;
     refund_id: string;
     sha256: string;
     content_type: string;

@@ -62,6 +62,10 @@ export const OPERATIONS = {
   listRefunds: { method: 'GET', path: '/v1/refunds', idempotency: 'none', list: true, auth: 'key' },
   getRefund: { method: 'GET', path: '/v1/refunds/{id}', idempotency: 'none', list: false, auth: 'key' },
   cancelRefund: { method: 'POST', path: '/v1/refunds/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
+  uploadRefundProof: { method: 'POST', path: '/v1/refunds/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  simulateSandboxRefund: { method: 'POST', path: '/v1/sandbox/refunds/{id}/simulate', idempotency: 'optional', list: false, auth: 'key' },
+  getRefundClaimPage: { method: 'GET', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
+  submitRefundClaim: { method: 'POST', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;

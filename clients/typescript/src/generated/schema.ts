@@ -51,6 +51,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/refunds/claim/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The buyer's refund page (HTML, Thai and English): where the money goes, then whether it arrived */
+        get: operations["getRefundClaimPage"];
+        put?: never;
+        /** The claim page's form post: `action=destination` with `rail` and that rail's fields, or `action=received` / `not_received`; 303 back to the page */
+        post: operations["submitRefundClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/token": {
         parameters: {
             query?: never;
@@ -662,6 +680,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/refunds/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload the slip of your transfer to the buyer (merchant_transfer refunds); 200 with the refund
+         * @description A multipart `proof` part (as a payment proof), or JSON `{receipt_base64, content_type}` (image/jpeg, image/png, image/webp or application/pdf, at most 5 MB). The slip is checked like any: the refund's amount, the buyer's destination as payee, a bank reference never accepted before. A provider's verdict that checked amount and payee makes the refund `succeeded`; where nobody can check it (no provider) `proof.status` is `awaiting_buyer` and the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands). A rejected slip leaves it `pending` with `failure_reason` for another slip. Only a pending refund with a known destination takes a slip (else 409 REFUND_BAD_STATE).
+         */
+        post: operations["uploadRefundProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/events": {
         parameters: {
             query?: never;
@@ -696,6 +734,26 @@ export interface paths {
          * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.
          */
         post: operations["simulateSandboxPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/refunds/{id}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Play a sandbox refund to its end: succeeded or failed, with each step's signed webhooks
+         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. A refund still waiting for its claim gets a synthetic destination first (`pending`, refund.updated), then `succeeded` (refund.succeeded; the payment's amount_refunded, payment.refunded when whole) or `failed` (refund.failed, `sandbox_simulated_failure`; a PAY hold goes back). An ended refund is 409 REFUND_BAD_STATE.
+         */
+        post: operations["simulateSandboxRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2051,6 +2109,41 @@ export interface components {
                 };
             };
         };
+        /** @description Forbidden: `FORBIDDEN`, `SANDBOX_ONLY`, `ADMIN_FORBIDDEN`, `PENDING_FUNDS_NOT_RECEIVER`, `SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT` */
+        ForbiddenAnd5More_88a126: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "Forbidden",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "FORBIDDEN" | "SANDBOX_ONLY" | "ADMIN_FORBIDDEN" | "PENDING_FUNDS_NOT_RECEIVER" | "SELL_ORDER_NOT_OWNER" | "GATEWAY_DISPUTE_CROSS_MERCHANT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
         /** @description Gone: `GONE` */
         Gone: {
             headers: {
@@ -2080,6 +2173,40 @@ export interface components {
                          * @enum {string}
                          */
                         code: "GONE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `IDEMPOTENCY_KEY_CONFLICT`, `REFUND_BAD_STATE` */
+        IdempotencyKeyConflictOrRefundBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_CONFLICT",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_KEY_CONFLICT" | "REFUND_BAD_STATE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -3134,6 +3261,41 @@ export interface components {
                 };
             };
         };
+        /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH`, `PROOF_UNSUPPORTED_TYPE`, `RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED`, `RECEIVER_CONFIRM_MALFORMED_RECEIPT`, `WEBHOOK_URL_FORBIDDEN` */
+        ValidationErrorAnd5More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Bad request",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_ERROR" | "NOT_TH" | "PROOF_UNSUPPORTED_TYPE" | "RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED" | "RECEIVER_CONFIRM_MALFORMED_RECEIPT" | "WEBHOOK_URL_FORBIDDEN";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
         /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH` */
         ValidationErrorOrNotTh: {
             headers: {
@@ -3431,6 +3593,101 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getRefundClaimPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The claim link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buyer's refund page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    submitRefundClaim: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The claim link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted: back to the page, which shows the next step */
+            303: {
+                headers: {
+                    /** @description The claim page */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorAnd5More"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd23More_dbd2ae"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
         };
     };
     createAccessToken: {
@@ -5116,6 +5373,8 @@ export interface operations {
                             entry_fee_usd: string;
                             /** @description Sum of validated-pending receiver obligations */
                             net_obligation_micro_pay: number;
+                            /** @description PAY held for refunds paid from your balance (funding pay_balance) until each is paid out or given back */
+                            refund_hold_micro_pay: number;
                         };
                         /** @enum {boolean} */
                         success: true;
@@ -6281,6 +6540,53 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    uploadRefundProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The slip of your transfer to the buyer (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES)
+                     */
+                    proof: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundBadState"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     triggerSandboxEvent: {
         parameters: {
             query?: never;
@@ -6390,6 +6696,56 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    simulateSandboxRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    outcome: "succeeded" | "failed";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenAnd5More"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyConflictOrRefundBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
