@@ -13,6 +13,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   payments: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
   checkout: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
   'payment-links': 'Payment links: a page to share that makes a payment on each use, and its public page (HTML)',
+  receipts: "Receipts: a completed payment's printable page (HTML, Thai and English)",
   promptpay: 'PromptPay EMVCo payloads and QR images',
   fx: 'Reference prices and quote locks held for a trade',
   rates: 'Seller rates per currency and payment method',
@@ -133,6 +134,7 @@ export const OPERATION_IDS: Record<string, string> = {
   'POST /v1/payment-links/{id}/deactivate': 'deactivatePaymentLink',
   'GET /pay/{id}': 'getPaymentLinkPage',
   'POST /pay/{id}': 'usePaymentLink',
+  'GET /receipts/{token}': 'getReceiptPage',
 };
 
 /** POSTs that take `Idempotency-Key`: a required UUID on sell orders, confirm-cash-leg, disputes, buy orders; optional on payments and trades. */
@@ -154,6 +156,9 @@ export const IDEMPOTENCY: Record<string, 'required' | 'optional'> = {
 
 /** Responses that are not JSON envelopes and that no route schema states (the hosted page answers HTML). */
 export const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
+  'GET /receipts/{token}': {
+    '200': { description: 'The receipt page', content: { 'text/html': { schema: { type: 'string' } } } },
+  },
   'GET /pay/{id}': {
     '200': { description: "The payment link's page", content: { 'text/html': { schema: { type: 'string' } } } },
   },
@@ -210,6 +215,7 @@ export const HTML_ROUTES = new Set([
   'POST /checkout/{id}/proof',
   'GET /pay/{id}',
   'POST /pay/{id}',
+  'GET /receipts/{token}',
 ]);
 
 /** Responses of these operations carry the sunset headers (`Deprecation`, `Sunset`, `Link`). */

@@ -21,6 +21,7 @@ export type ModuleName =
   | 'payments'
   | 'checkout'
   | 'payment-links'
+  | 'receipts'
   | 'settlements'
   | 'pending-funds'
   | 'buy-orders'

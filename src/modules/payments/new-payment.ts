@@ -95,6 +95,8 @@ export function newPaymentRow(input: NewPayment): PaymentRow {
     synthetic_match: null,
     settlement_id: null,
     payment_link_id: input.payment_link_id ?? null,
+    receipt_number: null,
+    receipt_token: null,
     fee_bps: null,
     fee_minor: null,
     fee_micro_pay: null,

@@ -15,5 +15,5 @@ export {
   toMinor,
 } from './new-payment.ts';
 export { proofPartsAllowed, type ProofUpload, type ProofUploadResult, uploadProof } from './proofs.ts';
-export { findPaymentById, getPayment, listPayments } from './reads.ts';
+export { findPaymentById, findPaymentByReceiptToken, getPayment, listPayments } from './reads.ts';
 export type { LegRow, PaymentRow } from './tables.ts';

@@ -35,6 +35,7 @@ export const OPERATIONS = {
   deactivatePaymentLink: { method: 'POST', path: '/v1/payment-links/{id}/deactivate', idempotency: 'optional', list: false, auth: 'key' },
   getPaymentLinkPage: { method: 'GET', path: '/pay/{id}', idempotency: 'none', list: false, auth: 'public' },
   usePaymentLink: { method: 'POST', path: '/pay/{id}', idempotency: 'none', list: false, auth: 'public' },
+  getReceiptPage: { method: 'GET', path: '/receipts/{token}', idempotency: 'none', list: false, auth: 'public' },
   listSettlements: { method: 'GET', path: '/v1/settlements', idempotency: 'none', list: true, auth: 'key' },
   getSettlement: { method: 'GET', path: '/v1/settlements/{id}', idempotency: 'none', list: false, auth: 'key' },
   listSettlementPayments: { method: 'GET', path: '/v1/settlements/{id}/payments', idempotency: 'none', list: true, auth: 'key' },

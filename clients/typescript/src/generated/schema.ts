@@ -72,6 +72,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/receipts/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payment's receipt (HTML, Thai and English, printable): amount, date, rail, bank references, refunds */
+        get: operations["getReceiptPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/token": {
         parameters: {
             query?: never;
@@ -1720,6 +1737,10 @@ export interface components {
             payment_link_id: string | null;
             payment_method: string;
             quote_lock_id: string | null;
+            /** @description Set when the payment completes (or ends partly paid): sequential per merchant and mode, without gaps */
+            receipt_number: number | null;
+            /** @description The receipt's printable page (Thai and English), behind an unguessable link; null until completed */
+            receipt_url: string | null;
             return_url: string;
             status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "failed" | "expired" | "cancelled" | "settled";
             synthetic_match?: {
@@ -3427,6 +3448,55 @@ export interface operations {
             404: components["responses"]["NotFound_14c190"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
             410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getReceiptPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The token of `receipt_url` */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
             503: components["responses"]["ServiceUnavailable_02d44b"];
