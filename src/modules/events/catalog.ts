@@ -25,6 +25,8 @@ export const EVENT_TYPES = {
     resource: 'Refund',
     description: 'The merchant canceled the refund, or its claim link expired unclaimed; a PAY hold went back',
   },
+  'payment_link.created': { resource: 'PaymentLink', description: 'A payment link was created' },
+  'payment_link.updated': { resource: 'PaymentLink', description: 'A payment link changed (it was deactivated)' },
   'sell_order.cash_leg_requested': {
     resource: 'SellOrder',
     description:
@@ -67,6 +69,11 @@ export const EVENT_TYPES = {
   'pending_funds.expired': { resource: 'PendingFunds', description: 'Nobody confirmed within the TTL' },
   'settlement.completed': { resource: 'Settlement', description: 'A settlement batch completed' },
   'settlement.failed': { resource: 'Settlement', description: 'An operator marked the batch failed' },
+  'settlement.retried': {
+    resource: 'Settlement',
+    description:
+      'An operator paid a failed batch out again: it is completed again (`retry_count`); `settlement.completed` is sent once per batch',
+  },
   'settlement.adjusted': { resource: 'Settlement', description: 'An operator adjusted the batch' },
   'webhook.test': {
     resource: 'WebhookEndpoint',

@@ -2,11 +2,11 @@ import type { Executor } from '../../db/database.ts';
 import { accounts } from '../ledger/port.ts';
 import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { completionKeys } from './completion.ts';
-import { feeOf } from './fees.ts';
+import { paymentFee } from './fees.ts';
 
 /**
  * The transfers completed payments imply (see createPaymentCompletion): per leg the merchant's part and the fee, and
- * a sandbox seller's funding mint. Simulated sandbox payments (`synthetic_match`) never touch the ledger.
+ * a sandbox seller's funding mint (simulated sandbox payments included).
  */
 export async function paymentExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
   const legs = await executor
@@ -17,16 +17,19 @@ export async function paymentExpectations(executor: Executor): Promise<ExpectedT
       'payments.merchant_id',
       'payments.is_sandbox',
       'payments.fee_bps',
+      'payments.currency',
+      'payment_legs.allocated_fiat_amount',
+      'payment_legs.rate',
       'payment_legs.match_order',
       'payment_legs.seller_id',
       'payment_legs.amount_micro_pay',
     ])
     .where('payments.status', 'in', ['completed', 'settled'])
-    .where('payments.synthetic_match', 'is', null)
     .execute();
   return legs.flatMap((leg) => {
     const amount = Number(leg.amount_micro_pay);
-    const fee = leg.fee_bps === null ? 0 : feeOf(amount, leg.fee_bps);
+    const fee =
+      leg.fee_bps === null ? 0 : (paymentFee(leg, [leg], leg.fee_bps).legs_micro_pay.get(leg.match_order) ?? 0);
     const seller = accounts.seller(leg.seller_id, leg.is_sandbox);
     const rows = [
       { table: 'payments', id: leg.id },
