@@ -113,3 +113,44 @@ export async function fillShortfallMicroPay(
     .executeTakeFirst();
   return Number(row?.shortfall ?? 0);
 }
+
+/**
+ * PAY minted to a merchant's buy orders by fills whose own cash leg is not confirmed yet (nor taken back): it is in
+ * the merchant's available balance but cannot be cashed out (the balance view's `unconfirmed_fills_micro_pay`).
+ */
+export async function unconfirmedFillsMicroPay(
+  executor: Executor,
+  merchant_id: string,
+  is_sandbox: boolean,
+): Promise<number> {
+  const row = await executor
+    .selectFrom('order_fills')
+    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('order_fills.amount_micro_pay'), sql<string>`0`).as('unconfirmed'))
+    .where('buy_orders.merchant_id', '=', merchant_id)
+    .where('buy_orders.is_sandbox', '=', is_sandbox)
+    .where('order_fills.confirmed_at', 'is', null)
+    .where('order_fills.reversed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.unconfirmed ?? 0);
+}
+
+/**
+ * A fill's cash leg is confirmed (the seller's verified slip for that buyer's transfer): its PAY may now be cashed
+ * out. `buy_order_id` null confirms every fill of the sell order (its completion).
+ */
+export async function confirmFills(
+  trx: Trx,
+  sell_order_id: string,
+  buy_order_id: string | null,
+  at: Date,
+): Promise<void> {
+  let update = trx
+    .updateTable('order_fills')
+    .set({ confirmed_at: at })
+    .where('sell_order_id', '=', sell_order_id)
+    .where('confirmed_at', 'is', null)
+    .where('reversed_at', 'is', null);
+  if (buy_order_id !== null) update = update.where('buy_order_id', '=', buy_order_id);
+  await update.execute();
+}

@@ -409,6 +409,7 @@ function paymentRow(item: Item, now: Date): PaymentRow {
     return_url: input.return_url,
     metadata: input.metadata ?? {},
     quote_lock_id: input.quote_lock_id ?? null,
+    payment_link_id: input.payment_link_id ?? null,
     expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
     created_at: now,
     matched_at: now,
@@ -417,4 +418,20 @@ function paymentRow(item: Item, now: Date): PaymentRow {
 
 function legRows(item: Item): LegRow[] {
   return (item.legs ?? []).map((leg) => ({ payment_id: item.id, ...leg }));
+}
+
+/**
+ * Creates a payment for another module (the payment-links page): through the process's batching allocator when it
+ * has one, else alone; no idempotency key (each call is a new payment). Answers the payment as the API shows it.
+ */
+export async function createPayment(
+  deps: PaymentsDeps,
+  scope: MerchantScope,
+  input: CreatePaymentInput,
+): Promise<PaymentView> {
+  const alone = createAlone(deps, scope, input);
+  const answer = deps.create_batcher
+    ? await deps.create_batcher.create({ scope, input, idempotency: undefined, alone })
+    : await alone();
+  return answer.body.data;
 }

@@ -67,6 +67,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
 export interface ListPaymentsQuery {
   status?: PaymentStatus[] | undefined;
   order_id?: string | undefined;
+  payment_link_id?: string | undefined;
   /** Order ids that start with this text (the dashboard's search). */
   order_id_prefix?: string | undefined;
   from?: string | undefined;
@@ -84,6 +85,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
     .where(ofMerchant(scope));
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
+  if (query.payment_link_id !== undefined) select = select.where('payment_link_id', '=', query.payment_link_id);
   if (query.order_id_prefix)
     select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
@@ -114,4 +116,17 @@ export async function findPaymentById(
       .execute(async (trx) => expireIfDue(deps, trx, await relockPayment(trx, id), now));
   }
   return { payment, legs: await loadLegs(deps.db, id) };
+}
+
+/** The payment a receipt token names, with its legs: the public receipt page, where the unguessable token is the credential. */
+export async function findPaymentByReceiptToken(
+  deps: Pick<PaymentsDeps, 'db'>,
+  token: string,
+): Promise<{ payment: PaymentRow; legs: LegRow[] } | undefined> {
+  const payment = await deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .where('receipt_token', '=', token)
+    .executeTakeFirst();
+  return payment ? { payment, legs: await loadLegs(deps.db, payment.id) } : undefined;
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
+import { unconfirmedFillsMicroPay } from '../buy-orders/ledger.ts';
 import { availableBelowAmount, sellOrderLedgerUnavailable } from './errors.ts';
 import type { SellOrderRow } from './tables.ts';
 
@@ -71,6 +72,34 @@ export async function moveSellOrderPay(
 ): Promise<void> {
   const command = { key: sellOrderLedgerKeys[move](order.id), ...moveAccounts(order, move), amount_micro_pay, memo };
   await inSellOrderTerms(() => ledger.transfer(command, { trx }));
+}
+
+/**
+ * A new order's reserve: its PAY from available to reserve, refused (409 SELL_ORDER_INSUFFICIENT_BALANCE) when it is
+ * more than the merchant may cash out, i.e. its available PAY less the PAY of its fills whose cash leg is not confirmed
+ * yet (that PAY is unbacked until the buyer's transfer is confirmed). One reserve of a merchant and mode at a time (a
+ * transaction-level lock), so many orders at once never reserve more than allowed.
+ */
+export async function reserveForSale(
+  ledger: Ledger,
+  trx: Trx,
+  order: PayHolder & Pick<SellOrderRow, 'amount_micro_pay'>,
+): Promise<void> {
+  const mode = order.is_sandbox ? 'sandbox' : 'live';
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`mpay:cash-out:${order.merchant_id}:${mode}`}, 0))`.execute(
+    trx,
+  );
+  const available_account = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
+  const available = await inSellOrderTerms(() => ledger.balance(available_account, { trx }));
+  const unconfirmed = await unconfirmedFillsMicroPay(trx, order.merchant_id, order.is_sandbox);
+  if (available - unconfirmed < order.amount_micro_pay)
+    throw availableBelowAmount('SELL_ORDER_INSUFFICIENT_BALANCE', [
+      {
+        field: 'body.amount_micro_pay',
+        message: `is more than the ${Math.max(0, available - unconfirmed)} micro-PAY you may cash out (available ${available}, of which ${unconfirmed} from fills whose cash leg is not confirmed yet)`,
+      },
+    ]);
+  await moveSellOrderPay(ledger, trx, order, 'reserve', order.amount_micro_pay, `sell order ${order.id} reserved`);
 }
 
 /**
