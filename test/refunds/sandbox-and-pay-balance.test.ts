@@ -77,6 +77,16 @@ describe('refunds: sandbox simulation and pay_balance holds', () => {
       'payment.refunded',
     );
     assert.deepEqual([refunded.data.refunded, refunded.data.amount_refunded], [true, 10_000]);
+
+    // A sandbox refund from PAY: its hold is paid out (burned) by the simulation, and reconciliation expects it.
+    const from_pay = await sandboxPayment();
+    const held = await refund(t, merchant.test, from_pay, { amount: 1_000, funding: 'pay_balance' });
+    assert.equal(held.statusCode, 201, held.body);
+    const paid = await t.call('POST', `/v1/sandbox/refunds/${held.json().data.id}/simulate`, merchant.test, {
+      outcome: 'succeeded',
+    });
+    assert.equal(paid.json().data.status, 'succeeded');
+    assert.deepEqual(await reconciliationDifferences(t), []);
   });
 
   it('refuses a live key with 403 SANDBOX_ONLY, an unknown refund with 404, a bad outcome with 400', async () => {

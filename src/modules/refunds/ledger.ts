@@ -1,7 +1,6 @@
-import type { Executor, Trx } from '../../db/database.ts';
+import type { Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { refundInsufficientBalance } from './errors.ts';
 import type { RefundRow } from './tables.ts';
 
@@ -59,28 +58,4 @@ export async function moveRefundHold(
       throw refundInsufficientBalance(error.details);
     throw error;
   }
-}
-
-/**
- * What reconciliation expects from the refund rows: every pay_balance refund's hold, and its release once it ended
- * without a payout (failed, canceled) or handed its PAY to a sell order, or (a sandbox simulation) its payout burn.
- */
-export async function refundExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor
-    .selectFrom('refunds')
-    .select(['id', 'merchant_id', 'is_sandbox', 'status', 'hold_micro_pay', 'sell_order_id'])
-    .where('hold_micro_pay', 'is not', null)
-    .execute();
-  return rows.flatMap((refund) => {
-    const expect = (move: HoldMove): ExpectedTransfer => ({
-      key: refundLedgerKeys[move](refund.id),
-      ...holdAccounts(refund, move),
-      amount_micro_pay: Number(refund.hold_micro_pay),
-      cause: 'refund',
-      rows: [{ table: 'refunds', id: refund.id }],
-    });
-    if (refund.sell_order_id !== null || refund.status === 'failed' || refund.status === 'canceled')
-      return [expect('hold'), expect('release')];
-    return refund.status === 'succeeded' ? [expect('hold'), expect('payout')] : [expect('hold')];
-  });
 }
