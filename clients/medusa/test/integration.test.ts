@@ -5,7 +5,9 @@
  * handler and acted on as Medusa's `processPaymentWorkflow` does, and the session ends authorized and captured; then
  * a refund. Each step prints what Medusa's payment session and payment rows say.
  *
- * The runner is written for Jest's globals; Node's test runner provides the same hooks under these names.
+ * The runner is written for Jest's globals; Node's test runner provides the same hooks under these names. Medusa
+ * prints "Error initializing link modules ... Cannot find module '@medusajs/medusa/link-modules'" as a warning: the
+ * payment module alone has no links, and `@medusajs/medusa` is not installed here.
  */
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
