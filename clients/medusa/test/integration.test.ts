@@ -228,6 +228,23 @@ if (postgres !== true && !process.env['CI']) {
           assert.equal(refunds[0]!['amount'], 10_000);
           assert.match(String(refunds[0]!['claim_url']), /^https?:\/\//);
           assert.equal(after_refund?.data?.['id'], payment_id);
+
+          // The buyer names a destination on the claim page and the merchant pays; the sandbox plays that to the end.
+          const settled = await gateway.settleRefund(refunds[0]!['id'] as string);
+          const upstream = await gateway.payment(payment_id);
+          show('6. the gateway after the refund succeeded (sandbox)', {
+            refund: { id: settled['id'], status: settled['status'], amount: settled['amount'] },
+            gateway_payment: {
+              id: upstream['id'],
+              status: upstream['status'],
+              amount: upstream['amount'],
+              amount_refunded: upstream['amount_refunded'],
+              refunded: upstream['refunded'],
+            },
+          });
+          assert.equal(settled['status'], 'succeeded');
+          assert.equal(upstream['amount_refunded'], 10_000);
+          assert.equal(upstream['refunded'], false);
         },
       );
     },
