@@ -40,6 +40,8 @@ import { payoutsModule } from './modules/payouts/module.ts';
 import type { SellOrdersDeps } from './modules/sell-orders/service.ts';
 import { pendingFundsModule } from './modules/pending-funds/module.ts';
 import { referenceModule } from './modules/reference/module.ts';
+import { refundsModule } from './modules/refunds/module.ts';
+import type { RefundsDeps } from './modules/refunds/service.ts';
 import { sandboxModule } from './modules/sandbox/module.ts';
 import { sellOrdersModule } from './modules/sell-orders/module.ts';
 import { settlementsModule } from './modules/settlements/module.ts';
@@ -84,6 +86,8 @@ export interface Application {
   ledger: Ledger;
   /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
   payouts: Payouts;
+  /** The refunds module's dependencies (tests run its sweepers directly). */
+  refunds: RefundsDeps;
   /** The balance module's dependencies (tests run its hourly recalculation directly). */
   balance: BalanceDeps;
   /** The merchants module's dependencies (first-start bootstrap and the benchmark create merchants with them). */
@@ -175,6 +179,11 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     on_cash_leg_failure: disputes.on_cash_leg_failure,
   });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
+  const refunds = await refundsModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+    banks: reference.banks,
+  });
   const sandbox = await sandboxModule.start(context, { completion: payments.deps.completion });
   const archival = await archivalModule.start(context, {});
   const reconciliation = await reconciliationModule.start(context, {});
@@ -211,6 +220,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     disputes,
     payouts,
     payments,
+    refunds,
     dashboard,
     events,
     validators,
@@ -276,6 +286,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       disputes: disputes.deps,
       matcher: payouts.matcher,
     },
+    refunds: refunds.deps,
     balance: balance.deps,
     merchants: merchants.deps,
     webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },

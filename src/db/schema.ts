@@ -16,6 +16,7 @@ import type { AuditTables } from '../modules/audit/tables.ts';
 import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
+import type { RefundTables } from '../modules/refunds/tables.ts';
 import type { SlipTables } from '../modules/validators/tables.ts';
 import type { PaymentLinkTables } from '../modules/payment-links/tables.ts';
 import type { ReceiptTables } from '../modules/receipts/tables.ts';
@@ -64,4 +65,5 @@ export interface Database
     ArchiveTables,
     MerchantTables,
     EventTables,
+    RefundTables,
     SlipTables {}

@@ -30,6 +30,7 @@ export type ModuleName =
   | 'balance'
   | 'disputes'
   | 'payouts'
+  | 'refunds'
   | 'sandbox'
   | 'dashboard'
   | 'archival'
