@@ -93,6 +93,13 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     assert.equal(fromMinorUnits('9007199254740993', 'USD'), '90071992547409.93');
   });
 
+  it("derives the UUID idempotency key the gateway requires from Medusa's key, the same each time", () => {
+    const key = mpay.idempotencyUuid('ref_01KB1');
+    assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(mpay.idempotencyUuid('ref_01KB1'), key);
+    assert.notEqual(mpay.idempotencyUuid('ref_01KB2'), key);
+  });
+
   it('initiatePayment creates the gateway payment with the session id as order_id and returns the checkout and the QR', async () => {
     const id = session();
     const result = await initiate(promptpay, new BigNumber('250.5'), 'thb', id);
