@@ -2,6 +2,7 @@
  * The gateway as the provider sees it: the typed client (`@mpay/client`) for payments and webhooks, and one plain
  * call for refunds (`POST /v1/payments/{id}/refunds`) with the same key, retries and idempotency key.
  */
+import { createHash } from 'node:crypto';
 import { Mpay, MpayApiError, verifyWebhook, WebhookVerificationError, type Payment } from '@mpay/client';
 
 export { MpayApiError, verifyWebhook, WebhookVerificationError, type Payment };
@@ -25,6 +26,18 @@ export interface GatewayRefund {
   status: string;
   next_action?: { type: string; claim_url?: string; expires_at?: string } | null;
   [field: string]: unknown;
+}
+
+/**
+ * The gateway wants a UUID where an idempotency key is required (refunds): a name-based UUID (version 5 layout over
+ * SHA-256) of Medusa's own key, so the same Medusa refund always sends the same key.
+ */
+export function idempotencyUuid(key: string): string {
+  const bytes = createHash('sha256').update(`@mpay/medusa:${key}`).digest().subarray(0, 16);
+  bytes[6] = (bytes[6]! & 0x0f) | 0x50;
+  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }
 
 export interface GatewayOptions {
@@ -83,7 +96,10 @@ export class Gateway {
     return (data as unknown as { legs: CheckoutLeg[] }).legs;
   }
 
-  /** `POST /v1/payments/{id}/refunds` with an `Idempotency-Key`; 5xx, 429 and network errors are retried with that key. */
+  /**
+   * `POST /v1/payments/{id}/refunds` with an `Idempotency-Key` derived from `idempotencyKey`; 5xx, 429 and network
+   * errors are retried with that key.
+   */
   async createRefund(
     payment_id: string,
     body: { amount: number; reason?: string; metadata?: Record<string, string> },
@@ -99,7 +115,7 @@ export class Gateway {
           headers: {
             'content-type': 'application/json',
             'x-api-key': this.#options.apiKey,
-            'idempotency-key': idempotencyKey,
+            'idempotency-key': idempotencyUuid(idempotencyKey),
           },
           body: JSON.stringify(body),
           signal: AbortSignal.timeout(this.#options.timeoutMs ?? 60_000),

@@ -93,6 +93,13 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     assert.equal(fromMinorUnits('9007199254740993', 'USD'), '90071992547409.93');
   });
 
+  it("derives the UUID idempotency key the gateway requires from Medusa's key, the same each time", () => {
+    const key = mpay.idempotencyUuid('ref_01KB1');
+    assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(mpay.idempotencyUuid('ref_01KB1'), key);
+    assert.notEqual(mpay.idempotencyUuid('ref_01KB2'), key);
+  });
+
   it('initiatePayment creates the gateway payment with the session id as order_id and returns the checkout and the QR', async () => {
     const id = session();
     const result = await initiate(promptpay, new BigNumber('250.5'), 'thb', id);
@@ -301,6 +308,23 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     // An old delivery replayed outside the 5-minute window is refused
     const stale = signed(gateway.webhookSecret, event('payment.expired', view), Math.floor(Date.now() / 1000) - 600);
     await assert.rejects(promptpay.getWebhookActionAndData(stale), /timestamp_out_of_tolerance/);
+  });
+
+  it('a partly paid payment is captured once, for what arrived; capturing the rest is refused', async () => {
+    const { data } = await initiate(promptpay, '250.50');
+    const view = await gateway.payment(data!['id'] as string);
+    // The sandbox matches one synthetic seller, so a partly paid payment (two payees, one paid) is made up here.
+    const partly = new MpayPromptPayService({}, { ...options, returnUrl: RETURN_URL });
+    (partly as any).gateway.retrievePayment = async () => ({
+      ...view,
+      status: 'partially_paid',
+      amount_received: 12_525,
+    });
+    assert.equal((await partly.authorizePayment({ data })).status, 'authorized');
+    const first = await partly.capturePayment({ data });
+    assert.equal((first.data as any).amount_received, 12_525);
+    assert.equal((first.data as any).received_captured, true);
+    await assert.rejects(partly.capturePayment({ data: first.data }), /only 125.25 THB arrived and it is captured/);
   });
 
   it('refundPayment creates a gateway refund for the amount and returns its claim link', async (t) => {

@@ -25,6 +25,7 @@ import {
   PendingFunds,
   Rates,
   Reference,
+  Refunds,
   Sandbox,
   SellOrders,
   Settlements,
@@ -40,6 +41,7 @@ export class Mpay {
   readonly payments: Payments;
   readonly trades: Trades;
   readonly paymentLinks: PaymentLinks;
+  readonly refunds: Refunds;
   readonly sellOrders: SellOrders;
   readonly buyOrders: BuyOrders;
   readonly disputes: Disputes;
@@ -67,6 +69,7 @@ export class Mpay {
     this.payments = new Payments(transport);
     this.trades = new Trades(transport);
     this.paymentLinks = new PaymentLinks(transport);
+    this.refunds = new Refunds(transport);
     this.sellOrders = new SellOrders(transport);
     this.buyOrders = new BuyOrders(transport);
     this.disputes = new Disputes(transport);
