@@ -87,6 +87,7 @@ const LEG_STATE_WORDS = {
   verified: 'leg_verified',
   rejected: 'leg_rejected',
   not_checked: 'leg_not_checked',
+  awaiting_payee: 'leg_awaiting_payee',
 } as const;
 
 /** A leg's slip state on a payment split between several payees. */
@@ -207,14 +208,33 @@ export function renderCheckoutPage(model: PageModel): string {
               )
               .join('')
           : '';
+      // A slip that passed the local checks waits for its seller's word (DESIGN 3b): the buyer is told so.
+      const waiting = view.legs.some((leg) => leg.proof?.status === 'awaiting_payee');
+      const title = waiting ? t.awaiting_payee_title : t.confirming_title;
       return layout(
         model,
-        t.confirming_title,
+        title,
         toggle,
-        `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.confirming_title, t.confirming_body, states)}`,
+        `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', title, waiting ? t.awaiting_payee_body : t.confirming_body, states)}`,
         statusPoller(model),
       );
     }
+    case 'partially_paid':
+      return layout(
+        model,
+        t.partially_paid_title,
+        toggle,
+        `${header(t, view, false)}${statusCard(
+          '⚠️',
+          t.partially_paid_title,
+          fill(t.partially_paid_body, {
+            received: money(view.amount_received_decimal, view.currency),
+            amount: money(view.amount_decimal, view.currency),
+          }),
+          back,
+        )}`,
+        '',
+      );
     case 'completed':
     case 'settled':
       return layout(

@@ -21,8 +21,24 @@ export async function paymentExpectations(executor: Executor): Promise<ExpectedT
       'payment_legs.seller_id',
       'payment_legs.amount_micro_pay',
     ])
-    .where('payments.status', 'in', ['completed', 'settled'])
     .where('payments.synthetic_match', 'is', null)
+    // Every leg of a completed payment; only the verified legs of a partly paid one (the others never moved PAY).
+    .where((eb) =>
+      eb.or([
+        eb('payments.status', 'in', ['completed', 'settled']),
+        eb.and([
+          eb('payments.status', '=', 'partially_paid'),
+          eb.exists(
+            eb
+              .selectFrom('payment_proofs')
+              .select('payment_proofs.id')
+              .whereRef('payment_proofs.payment_id', '=', 'payment_legs.payment_id')
+              .whereRef('payment_proofs.match_order', '=', 'payment_legs.match_order')
+              .where('payment_proofs.verdict', '=', 'verified'),
+          ),
+        ]),
+      ]),
+    )
     .execute();
   return legs.flatMap((leg) => {
     const amount = Number(leg.amount_micro_pay);

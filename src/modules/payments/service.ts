@@ -10,3 +10,4 @@ export { type CreatePaymentInput, insertPayment, recordSyntheticMatch, resolvePa
 export { proofPartsAllowed, type ProofUpload, type ProofUploadResult, uploadProof } from './proofs.ts';
 export { findPaymentById, getPayment, listPayments } from './reads.ts';
 export type { LegRow, PaymentRow } from './tables.ts';
+export { amountReceived } from './present.ts';

@@ -126,7 +126,7 @@ export async function simulatePayment(
   // No ledger in a simulation: the fee is recorded as a completion would take it, so the statement shows it.
   const completed = await recordPaymentFee(
     trx,
-    await transition(trx, matched, 'completed', now),
+    await transition(trx, matched, 'completed', now, { amount_received_minor: matched.amount_minor }),
     paymentFee(matched, leg_rows, deps.settlement_fee_bps),
   );
   const completed_view = await emitPaymentEvent(trx, now, deps, completed, leg_rows, 'payment.completed');
