@@ -117,8 +117,9 @@ function collecting(view: CheckoutView): boolean {
 
 function statusPoller(model: PageModel): string {
   // Reloads when the status moves; the server renders whatever the new status needs.
-  return `(function(){var s=${scriptJson({ url: `/checkout/${model.view.payment_id}/status`, status: model.view.status, poll_ms: model.poll_ms })};
-function tick(){fetch(s.url,{cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(b){if(b&&b.data&&b.data.status!==s.status){location.reload()}else{setTimeout(tick,s.poll_ms)}}).catch(function(){setTimeout(tick,s.poll_ms*2)})}
+  const waiting = model.view.legs.some((leg) => leg.proof?.status === 'awaiting_payee');
+  return `(function(){var s=${scriptJson({ url: `/checkout/${model.view.payment_id}/status`, status: model.view.status, waiting, poll_ms: model.poll_ms })};
+function tick(){fetch(s.url,{cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(b){if(b&&b.data&&(b.data.status!==s.status||b.data.awaiting_payee!==s.waiting)){location.reload()}else{setTimeout(tick,s.poll_ms)}}).catch(function(){setTimeout(tick,s.poll_ms*2)})}
 setTimeout(tick,s.poll_ms)})();`;
 }
 
