@@ -26,6 +26,12 @@ export interface BenchContext {
   base_url: string;
   merchant: CreatedMerchant;
   env: Record<string, string>;
+  /**
+   * The bare baseline endpoints (`POST <url>/insert`, `GET <url>/select/<id>`, `GET <url>/list?merchant_id=<id>`):
+   * on PostgreSQL a process of its own (bench/bare.ts: node:http and pg, pool of 20), whose CPU `pids` counts; on
+   * PGlite, which lives inside the application's process, routes of the bench's server.
+   */
+  baseline: { url: string; pids: number[]; kind: 'process' | 'in-server' };
   /** Runs a load; `api_pids` are the processes serving it (default: this one), whose CPU counts as the api's. */
   load(
     job: Omit<LoadJob, 'connections' | 'duration_s' | 'warmup_s'> & Partial<LoadJob>,
@@ -69,6 +75,7 @@ export async function openBenchContext(options: {
   registerBaselines(application);
   const base_url = await application.app.listen({ port: 0, host: '127.0.0.1' });
   const merchant = await createMerchant(application.merchants, { name: 'Bench' });
+  const bare = database_url ? await startBare(database_url) : undefined;
 
   const loader: ChildProcess = fork(new URL('./load.ts', import.meta.url).pathname, [], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -89,6 +96,9 @@ export async function openBenchContext(options: {
     base_url,
     merchant,
     env,
+    baseline: bare
+      ? { url: bare.url, pids: [bare.child.pid!], kind: 'process' }
+      : { url: `${base_url}/bench`, pids: [process.pid], kind: 'in-server' },
     connections: options.connections,
     seconds: options.seconds,
     async load(job, api_pids = [process.pid]) {
@@ -110,13 +120,37 @@ export async function openBenchContext(options: {
     },
     async close() {
       loader.kill();
+      if (bare) await stopBare(bare.child);
       await application.close();
       await database.close();
     },
   };
 }
 
-/** The baselines: the same server, the same pool, one statement each, no authentication. */
+/** The bare baseline process (bench/bare.ts) on the bench's database. */
+async function startBare(database_url: string): Promise<{ child: ChildProcess; url: string }> {
+  const child = fork(new URL('./bare.ts', import.meta.url).pathname, [], {
+    env: { ...process.env, DATABASE_URL: database_url },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { url: string }) => resolve(message.url));
+    child.once('exit', (code) => reject(new Error(`the bare baseline process exited with ${code}`)));
+  });
+  return { child, url };
+}
+
+async function stopBare(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/**
+ * The in-server baselines (PGlite, which runs inside the application's process, and the scale scenario's api
+ * processes): the same server, the same pool, one statement each, no authentication.
+ */
 export function registerBaselines(application: Application): void {
   const { db } = application.database;
   application.app.post('/bench/insert', { config: { auth: 'public', rate_limit: false } }, async (_request, reply) => {
@@ -131,6 +165,14 @@ export function registerBaselines(application: Application): void {
     const { id } = request.params as { id: string };
     const row = await sql`select * from payments where id = ${id}`.execute(db);
     return { success: true, data: row.rows[0] };
+  });
+  application.app.get('/bench/list', { config: { auth: 'public', rate_limit: false } }, async (request) => {
+    const { merchant_id } = request.query as { merchant_id: string };
+    const rows =
+      await sql`select * from payments where merchant_id = ${merchant_id} and is_sandbox = false order by created_at desc, id desc limit 25`.execute(
+        db,
+      );
+    return { success: true, data: rows.rows };
   });
 }
 

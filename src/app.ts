@@ -27,7 +27,9 @@ import { merchantsModule } from './modules/merchants/module.ts';
 import type { ResolvedSecrets } from './modules/merchants/secrets.ts';
 import type { MerchantsDeps } from './modules/merchants/service.ts';
 import type { ModuleContext, ModuleParts } from './modules/module.ts';
+import { paymentLinksModule } from './modules/payment-links/module.ts';
 import { paymentsModule } from './modules/payments/module.ts';
+import { receiptsModule } from './modules/receipts/module.ts';
 import type { PaymentsDeps } from './modules/payments/service.ts';
 import type { VerdictDeps } from './modules/payments/verdicts.ts';
 import type { BuyOrdersDeps } from './modules/buy-orders/service.ts';
@@ -37,6 +39,8 @@ import { payoutsModule } from './modules/payouts/module.ts';
 import type { SellOrdersDeps } from './modules/sell-orders/service.ts';
 import { pendingFundsModule } from './modules/pending-funds/module.ts';
 import { referenceModule } from './modules/reference/module.ts';
+import { refundsModule } from './modules/refunds/module.ts';
+import type { RefundsDeps } from './modules/refunds/service.ts';
 import { sandboxModule } from './modules/sandbox/module.ts';
 import { sellOrdersModule } from './modules/sell-orders/module.ts';
 import { settlementsModule } from './modules/settlements/module.ts';
@@ -81,6 +85,8 @@ export interface Application {
   ledger: Ledger;
   /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
   payouts: Payouts;
+  /** The refunds module's dependencies (tests run its sweepers directly). */
+  refunds: RefundsDeps;
   /** The balance module's dependencies (tests run its hourly recalculation directly). */
   balance: BalanceDeps;
   /** The merchants module's dependencies (first-start bootstrap and the benchmark create merchants with them). */
@@ -145,6 +151,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     banks: reference.banks,
   });
   const checkout = await checkoutModule.start(context, { payments: payments.deps, banks: reference.banks });
+  const payment_links = await paymentLinksModule.start(context, { payments: payments.deps });
+  const receipts = await receiptsModule.start(context, {});
   const settlements = await settlementsModule.start(context, {});
   const pending_funds = await pendingFundsModule.start(context, {
     ledger: ledger.ledger,
@@ -160,7 +168,12 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     on_cash_leg_failure: disputes.on_cash_leg_failure,
   });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
-  const sandbox = await sandboxModule.start(context, {});
+  const refunds = await refundsModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+    banks: reference.banks,
+  });
+  const sandbox = await sandboxModule.start(context, { completion: payments.deps.completion });
   const archival = await archivalModule.start(context, {});
   const reconciliation = await reconciliationModule.start(context, {});
   const dashboard = await dashboardModule.start(context, {
@@ -187,6 +200,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     webhooks,
     sandbox,
     checkout,
+    payment_links,
+    receipts,
     settlements,
     fx,
     sell_orders,
@@ -194,6 +209,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     disputes,
     payouts,
     payments,
+    refunds,
     dashboard,
     events,
     validators,
@@ -257,6 +273,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       disputes: disputes.deps,
       matcher: payouts.matcher,
     },
+    refunds: refunds.deps,
     balance: balance.deps,
     merchants: merchants.deps,
     webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },

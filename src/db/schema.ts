@@ -16,7 +16,10 @@ import type { AuditTables } from '../modules/audit/tables.ts';
 import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
+import type { RefundTables } from '../modules/refunds/tables.ts';
 import type { SlipTables } from '../modules/validators/tables.ts';
+import type { PaymentLinkTables } from '../modules/payment-links/tables.ts';
+import type { ReceiptTables } from '../modules/receipts/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -42,6 +45,8 @@ export interface CoreTables {
 export interface Database
   extends CoreTables,
     PaymentTables,
+    PaymentLinkTables,
+    ReceiptTables,
     SettlementTables,
     FxTables,
     WebhookTables,
@@ -58,4 +63,5 @@ export interface Database
     ArchiveTables,
     MerchantTables,
     EventTables,
+    RefundTables,
     SlipTables {}

@@ -11,11 +11,14 @@ import { ledgerModule } from './ledger/module.ts';
 import { liquidityModule } from './liquidity/module.ts';
 import { merchantsModule } from './merchants/module.ts';
 import type { ModuleName, TableName } from './module.ts';
+import { paymentLinksModule } from './payment-links/module.ts';
 import { paymentsModule } from './payments/module.ts';
+import { receiptsModule } from './receipts/module.ts';
 import { payoutsModule } from './payouts/module.ts';
 import { pendingFundsModule } from './pending-funds/module.ts';
 import { reconciliationModule } from './reconciliation/module.ts';
 import { referenceModule } from './reference/module.ts';
+import { refundsModule } from './refunds/module.ts';
 import { sandboxModule } from './sandbox/module.ts';
 import { sellOrdersModule } from './sell-orders/module.ts';
 import { settlementsModule } from './settlements/module.ts';
@@ -37,6 +40,8 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   liquidityModule,
   paymentsModule,
   checkoutModule,
+  paymentLinksModule,
+  receiptsModule,
   settlementsModule,
   fxModule,
   pendingFundsModule,
@@ -45,6 +50,7 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   balanceModule,
   disputesModule,
   payoutsModule,
+  refundsModule,
   sandboxModule,
   dashboardModule,
   archivalModule,

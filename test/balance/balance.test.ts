@@ -46,7 +46,7 @@ describe('merchant balance and the admin deficit view', () => {
     assert.equal((await balance('nope', merchant.jwt)).statusCode, 400);
   });
 
-  it('200 with exactly the seven fields; net obligation counts validated-pending rows; no deficit without a threshold', async () => {
+  it('200 with exactly the nine fields; net obligation counts validated-pending rows; no deficit without a threshold', async () => {
     await credit(merchant.id, 10_000_000);
     await createPendingFunds(t, merchant.id, 4_000_000);
     await createPendingFunds(t, merchant.id, 1_000_000);
@@ -55,8 +55,11 @@ describe('merchant balance and the admin deficit view', () => {
     assert.deepEqual(response.json().data, {
       available_micro_pay: 10_000_000,
       buffer_micro_pay: 0,
+      refund_hold_micro_pay: 0,
       net_obligation_micro_pay: 5_000_000,
       deficit_micro_pay: 0,
+      unconfirmed_fills_micro_pay: 0,
+      shortfall_micro_pay: 0,
       apr_bps: 1800,
       entry_fee_usd: '25.00',
       countdown_days: null,

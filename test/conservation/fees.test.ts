@@ -47,18 +47,30 @@ describe('fees are taken at completion and reported by the same figures in settl
     await confirmAwaitingLegs(t);
     const view = (await t.call('GET', `/v1/payments/${id}`, merchant.live)).json().data;
     assert.equal(view.match_details.length, 2);
-    // leg 1: 70.00 THB at 35 = 2,000,000 micro-PAY, fee 30,000; leg 2: 30.01 THB at 36 = 833,611 micro-PAY, fee 12,504
+    // One fee in two units, leg by leg: leg 1 is 70.00 THB at 35 = 2,000,000 micro-PAY, its fee 1.05 THB = 30,000
+    // micro-PAY at 35; leg 2 is 30.01 THB at 36 = 833,611 micro-PAY, its fee 0.45 THB (0.45015 rounded down) = 12,500
+    // micro-PAY at 36 (a fee taken on the PAY, 12,504, would be 0.4501 THB: no longer the fiat fee).
     assert.deepEqual(
       view.match_details.map((leg: { amount_micro_pay: number }) => leg.amount_micro_pay),
       [2_000_000, 833_611],
     );
-    assert.equal(view.fee_micro_pay, 30_000 + 12_504);
-    assert.equal(view.fee_minor, 150);
+    assert.equal(view.fee_micro_pay, 30_000 + 12_500);
+    assert.equal(view.fee_minor, 105 + 45);
+    const leg_fees = await t.db
+      .selectFrom('ledger_transfers')
+      .select(['key', 'amount_micro_pay'])
+      .where('key', 'like', `payment:${id}:leg:%:fee`)
+      .orderBy('key')
+      .execute();
+    assert.deepEqual(
+      leg_fees.map((row) => Number(row.amount_micro_pay)),
+      [30_000, 12_500],
+    );
     const fees = (await t.application.ledger.balance(accounts.fees(false))) - fees_before;
-    assert.equal(fees, 42_504);
+    assert.equal(fees, 42_500);
     assert.equal(
       await t.application.ledger.balance(accounts.merchantAvailable(merchant.id, false)),
-      2_833_611 - 42_504,
+      2_833_611 - 42_500,
     );
     const completed = await t.db
       .selectFrom('events')
@@ -66,7 +78,7 @@ describe('fees are taken at completion and reported by the same figures in settl
       .where('resource_id', '=', id)
       .where('type', '=', 'payment.completed')
       .executeTakeFirstOrThrow();
-    assert.equal((completed.payload as { data: { fee_micro_pay: number } }).data.fee_micro_pay, 42_504);
+    assert.equal((completed.payload as { data: { fee_micro_pay: number } }).data.fee_micro_pay, 42_500);
     assert.equal((await t.admin('GET', '/admin/ledger/verify')).json().data.ok, true);
   });
 
@@ -106,5 +118,47 @@ describe('fees are taken at completion and reported by the same figures in settl
     );
     const csv = (await t.call('GET', `/v1/settlements/${batch.id}/export.csv`, other.live)).body;
     assert.match(csv.split('\r\n')[0]!, /,completed_at,fee_micro_pay$/);
+  });
+
+  it('a sandbox completion posts its legs and its fee on the sandbox ledger, and its statement reports them', async () => {
+    const sandbox_merchant = await t.createMerchant('Fees sandbox');
+    const fees_before = await t.application.ledger.balance(accounts.fees(true));
+    const live_fees_before = await t.application.ledger.balance(accounts.fees(false));
+    const simulated = await t.call('POST', '/v1/sandbox/payments/simulate', sandbox_merchant.sandbox, {
+      scenario: 'settlement_cycle',
+      amount: 12_345,
+      currency: 'THB',
+    });
+    assert.equal(simulated.statusCode, 201, simulated.body);
+    const payment = simulated.json().data.payment;
+    assert.equal(payment.status, 'settled');
+    assert.equal(payment.fee_minor, 185, 'floor(12,345 x 1.5 %)');
+    assert.ok(payment.fee_micro_pay > 0);
+    const postings = await t.db
+      .selectFrom('ledger_transfers')
+      .select(['key', 'kind', 'debit_account', 'credit_account', 'amount_micro_pay'])
+      .where('key', 'like', `payment:${payment.id}:%`)
+      .orderBy('key')
+      .execute();
+    const leg = payment.match_details[0];
+    assert.deepEqual(
+      postings.map((row) => [row.key, row.kind, row.credit_account, Number(row.amount_micro_pay)]),
+      [
+        [
+          `payment:${payment.id}:leg:1`,
+          'transfer',
+          accounts.merchantAvailable(sandbox_merchant.id, true),
+          leg.amount_micro_pay - payment.fee_micro_pay,
+        ],
+        [`payment:${payment.id}:leg:1:fee`, 'transfer', accounts.fees(true), payment.fee_micro_pay],
+        [`payment:${payment.id}:leg:1:fund`, 'mint', postings[2]?.credit_account, leg.amount_micro_pay],
+      ],
+    );
+    assert.equal((await t.application.ledger.balance(accounts.fees(true))) - fees_before, payment.fee_micro_pay);
+    assert.equal(await t.application.ledger.balance(accounts.fees(false)), live_fees_before, 'live untouched');
+    const [batch] = (await t.call('GET', '/v1/settlements', sandbox_merchant.sandbox)).json().data;
+    assert.deepEqual([batch.fee_minor, batch.fee_micro_pay], [185, payment.fee_micro_pay]);
+    const supply = (await t.admin('GET', '/admin/ledger/supply')).json().data;
+    assert.deepEqual(supply.differences, []);
   });
 });

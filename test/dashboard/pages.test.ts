@@ -286,10 +286,11 @@ describe('dashboard roles, pages and the services behind them', () => {
       target_amount: '35.00',
     });
     assert.equal(bad.statusCode, 400);
+    // More PAY than the merchant holds (its sandbox payments above credited it some).
     const short = await finance.post('/dashboard/sell-orders', {
-      amount_pay: '5',
+      amount_pay: '50000',
       target_currency: 'THB',
-      target_amount: '175.00',
+      target_amount: '1750000.00',
       payout_rail: 'promptpay',
       promptpay_id: '0812345678',
     });

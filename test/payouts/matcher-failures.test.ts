@@ -105,9 +105,9 @@ describe('the matcher: a pair whose write fails leaves the other pairs of its ba
     await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${by_ledger!.sell}/cancel`);
   });
 
-  it("a pair written alone is priced against what is written of its sell: a refused pair's share stays open", async () => {
-    // One sell of 2 PAY for 7,001 minor units, two buys of 1 PAY each: together the second fill would take the odd
-    // unit (3,501, the rest of the target); with the first refused it is a half, rounded down, and the sell stays open.
+  it("a pair written alone is priced on its own: a refused pair's share stays open", async () => {
+    // One sell of 2 PAY for 7,001 minor units, two buys of 1 PAY each at 3,501: each fill is 3,500.5 at the ask, half
+    // up 3,501 (the bid allows it); with the first refused the second is written alone and the sell stays open.
     const sell = await createSell(t, seller.jwt, sellBody(2 * PAY, 'SGD', 7_001));
     t.clock.advance(10);
     const refused = await createBuy(t, buyer.jwt, buyBody(PAY, 'SGD', 3_501));
@@ -126,14 +126,14 @@ describe('the matcher: a pair whose write fails leaves the other pairs of its ba
       .selectAll()
       .where('buy_order_id', '=', filled.id)
       .executeTakeFirstOrThrow();
-    assert.deepEqual([fill.sell_order_id, fill.amount_micro_pay, fill.fiat_amount], [sell.id, PAY, 3_500]);
+    assert.deepEqual([fill.sell_order_id, fill.amount_micro_pay, fill.fiat_amount], [sell.id, PAY, 3_501]);
     const after_pass = await read('sell', sell.id);
     assert.deepEqual(
       [after_pass.status, after_pass.filled_micro_pay, after_pass.filled_fiat_amount, after_pass.matched_buy_order_id],
-      ['pending', PAY, 3_500, filled.id],
+      ['pending', PAY, 3_501, filled.id],
     );
     const bought = await read('buy', filled.id);
-    assert.deepEqual([bought.status, bought.filled_fiat_amount], ['matched', 3_500]);
+    assert.deepEqual([bought.status, bought.filled_fiat_amount], ['matched', 3_501]);
     assert.equal((await read('buy', refused.id)).status, 'pending');
     assert.deepEqual(
       logged.map((entry) => entry.buy_order_id),

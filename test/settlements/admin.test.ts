@@ -60,7 +60,13 @@ describe('settlements: admin retry, adjustments and audit log', () => {
       ['completed', 1, null],
     );
     assert.equal(retried.json().data.completed_at, t.clock.now().toISOString());
-    assert.equal((await eventsOf('settlement.completed')).length, 2, 'the run and the retry');
+    assert.equal((await eventsOf('settlement.completed')).length, 1, 'the run alone: once per batch');
+    const [retried_event] = await eventsOf('settlement.retried');
+    assert.ok(retried_event, 'the retry is its own event');
+    assert.deepEqual(
+      [(retried_event.payload as any).data.status, (retried_event.payload as any).data.retry_count],
+      ['completed', 1],
+    );
     const payments = await t.db.selectFrom('payments').select('status').where('settlement_id', '=', batch_id).execute();
     assert.deepEqual(
       payments.map((payment) => payment.status),
@@ -83,6 +89,8 @@ describe('settlements: admin retry, adjustments and audit log', () => {
       .where('id', '=', batch_id)
       .executeTakeFirstOrThrow();
     assert.deepEqual(row, { status: 'completed', retry_count: 2 });
+    assert.equal((await eventsOf('settlement.completed')).length, 1, 'still once per batch');
+    assert.equal((await eventsOf('settlement.retried')).length, 2, 'one per retry that won');
   });
 
   it('adds signed adjustments to the net, shown to the merchant', async () => {

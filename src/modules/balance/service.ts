@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import { fillShortfallMicroPay } from '../buy-orders/ledger.ts';
+import { fillShortfallMicroPay, unconfirmedFillsMicroPay } from '../buy-orders/ledger.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
 import { releasedReserveMicroPaySince } from '../sell-orders/ledger.ts';
 import { notOwnBalance } from './errors.ts';
@@ -56,13 +56,15 @@ export function countdownDays(
 export async function readBalance(deps: BalanceDeps, merchant_id: string, is_sandbox: boolean): Promise<DeficitView> {
   const available_account = accounts.merchantAvailable(merchant_id, is_sandbox);
   const buffer_account = accounts.merchantBuffer(merchant_id, is_sandbox);
-  const balances = await deps.ledger.balances([available_account, buffer_account]);
+  const hold_account = accounts.merchantRefundHold(merchant_id, is_sandbox);
+  const balances = await deps.ledger.balances([available_account, buffer_account, hold_account]);
   const available = balances.get(available_account) ?? null;
   const buffer = balances.get(buffer_account) ?? null;
   if (available === null && buffer === null) throw notFound('PAY balance of this merchant');
-  const [net_obligation, shortfall, state] = await Promise.all([
+  const [net_obligation, shortfall, unconfirmed, state] = await Promise.all([
     netObligationMicroPay(deps.db, merchant_id, is_sandbox),
     fillShortfallMicroPay(deps.db, merchant_id, is_sandbox),
+    unconfirmedFillsMicroPay(deps.db, merchant_id, is_sandbox),
     deps.db
       .selectFrom('merchant_balance_state')
       .selectAll()
@@ -76,8 +78,11 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
     merchant_id,
     available_micro_pay: available ?? 0,
     buffer_micro_pay: buffer ?? 0,
+    refund_hold_micro_pay: balances.get(hold_account) ?? 0,
     net_obligation_micro_pay: net_obligation,
     deficit_micro_pay: deficit,
+    unconfirmed_fills_micro_pay: unconfirmed,
+    shortfall_micro_pay: shortfall,
     apr_bps: deps.apr_bps,
     entry_fee_usd: deps.entry_fee_usd,
     countdown_days: countdownDays(deficit, state?.deficit_since ?? null, deps.clock.now(), deps.grace_days),
@@ -98,8 +103,11 @@ export async function merchantBalance(
   return {
     available_micro_pay: view.available_micro_pay,
     buffer_micro_pay: view.buffer_micro_pay,
+    refund_hold_micro_pay: view.refund_hold_micro_pay,
     net_obligation_micro_pay: view.net_obligation_micro_pay,
     deficit_micro_pay: view.deficit_micro_pay,
+    unconfirmed_fills_micro_pay: view.unconfirmed_fills_micro_pay,
+    shortfall_micro_pay: view.shortfall_micro_pay,
     apr_bps: view.apr_bps,
     entry_fee_usd: view.entry_fee_usd,
     countdown_days: view.countdown_days,

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accounts, type Ledger, type TransferCommand, type TransferResult } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 
 /** Ledger key of the burn that takes a fill's PAY back from its buyer. */
 export const fillReversalKey = (buy_order_id: string, sell_order_id: string) =>
@@ -115,49 +114,43 @@ export async function fillShortfallMicroPay(
   return Number(row?.shortfall ?? 0);
 }
 
-/** Each fill's mint to its buyer and, for a fill taken back, the burn of what the buyer still held. */
-export async function fillExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const fills = await executor
+/**
+ * PAY minted to a merchant's buy orders by fills whose own cash leg is not confirmed yet (nor taken back): it is in
+ * the merchant's available balance but cannot be cashed out (the balance view's `unconfirmed_fills_micro_pay`).
+ */
+export async function unconfirmedFillsMicroPay(
+  executor: Executor,
+  merchant_id: string,
+  is_sandbox: boolean,
+): Promise<number> {
+  const row = await executor
     .selectFrom('order_fills')
     .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .innerJoin('sell_orders', 'sell_orders.id', 'order_fills.sell_order_id')
-    .select([
-      'order_fills.id',
-      'order_fills.is_sandbox',
-      'order_fills.buy_order_id',
-      'order_fills.sell_order_id',
-      'order_fills.amount_micro_pay',
-      'order_fills.reversed_micro_pay',
-      'buy_orders.merchant_id',
-      'sell_orders.mint_source_account',
-    ])
-    .execute();
-  return fills.flatMap((fill) => {
-    const buyer = accounts.merchantAvailable(fill.merchant_id, fill.is_sandbox);
-    const issuance = fill.mint_source_account ?? accounts.world(fill.is_sandbox);
-    const rows = [{ table: 'order_fills', id: fill.id }];
-    const expected: ExpectedTransfer[] = [
-      {
-        key: `buy_order:${fill.buy_order_id}:fill:${fill.sell_order_id}`,
-        kind: 'mint',
-        debit_account: issuance,
-        credit_account: buyer,
-        amount_micro_pay: Number(fill.amount_micro_pay),
-        cause: 'buy_order_fill',
-        rows,
-      },
-    ];
-    if (Number(fill.reversed_micro_pay) > 0) {
-      expected.push({
-        key: fillReversalKey(fill.buy_order_id, fill.sell_order_id),
-        kind: 'burn',
-        debit_account: buyer,
-        credit_account: issuance,
-        amount_micro_pay: Number(fill.reversed_micro_pay),
-        cause: 'buy_order_fill',
-        rows,
-      });
-    }
-    return expected;
-  });
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('order_fills.amount_micro_pay'), sql<string>`0`).as('unconfirmed'))
+    .where('buy_orders.merchant_id', '=', merchant_id)
+    .where('buy_orders.is_sandbox', '=', is_sandbox)
+    .where('order_fills.confirmed_at', 'is', null)
+    .where('order_fills.reversed_at', 'is', null)
+    .executeTakeFirst();
+  return Number(row?.unconfirmed ?? 0);
+}
+
+/**
+ * A fill's cash leg is confirmed (the seller's verified slip for that buyer's transfer): its PAY may now be cashed
+ * out. `buy_order_id` null confirms every fill of the sell order (its completion).
+ */
+export async function confirmFills(
+  trx: Trx,
+  sell_order_id: string,
+  buy_order_id: string | null,
+  at: Date,
+): Promise<void> {
+  let update = trx
+    .updateTable('order_fills')
+    .set({ confirmed_at: at })
+    .where('sell_order_id', '=', sell_order_id)
+    .where('confirmed_at', 'is', null)
+    .where('reversed_at', 'is', null);
+  if (buy_order_id !== null) update = update.where('buy_order_id', '=', buy_order_id);
+  await update.execute();
 }

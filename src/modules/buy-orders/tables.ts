@@ -41,6 +41,11 @@ export interface BuyOrderTables {
     /** The buyer's name as the seller is shown it. */
     payer_name: string | null;
     created_at: Date;
+    /**
+     * Set when the fill's own cash leg is confirmed (the seller's verified slip for this buyer, the order's completion,
+     * or a dispute resolved for the buyer); until then, and unless reversed, its PAY cannot be cashed out.
+     */
+    confirmed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     /** Set when the sell order's cash leg failed and the fill was taken back (migration 0221). */
     reversed_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     /** PAY burned back from the buyer to the mint source. */

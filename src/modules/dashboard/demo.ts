@@ -39,7 +39,12 @@ export async function bootstrapDashboardDemo(
       `demo-${is_sandbox}`,
     );
   }
-  const sandbox = { clock, public_base_url: config.public_base_url, settlement_fee_bps: config.settlement_fee_bps };
+  const sandbox = {
+    clock,
+    public_base_url: config.public_base_url,
+    settlement_fee_bps: config.settlement_fee_bps,
+    completion: application.payments.completion,
+  };
   const scenarios: [Scenario, number][] = [
     ['settlement_cycle', 125_000],
     ['matched_then_completed', 49_900],

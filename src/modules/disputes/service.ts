@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db, Executor, Trx } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -8,7 +8,6 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
 import type { FillReversal } from '../buy-orders/ledger.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
@@ -378,28 +377,5 @@ export async function resolveDispute(
       ledger_transfer_id: transfer_id,
     });
     return { ...presentDispute(resolved), events: await loadEvents(trx, id) };
-  });
-}
-
-/** The mint or burn each resolution with a ledger effect made (key = dispute id, the disputes issuance account). */
-export async function disputeExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor
-    .selectFrom('disputes')
-    .selectAll()
-    .where('ledger_effect', 'in', ['mint', 'burn'])
-    .execute();
-  return rows.map((dispute) => {
-    const merchant = accounts.merchantAvailable(dispute.merchant_id, dispute.is_sandbox);
-    const issuance = disputesIssuanceAccount(dispute.is_sandbox);
-    const mint = dispute.ledger_effect === 'mint';
-    return {
-      key: dispute.id,
-      kind: mint ? 'mint' : 'burn',
-      debit_account: mint ? issuance : merchant,
-      credit_account: mint ? merchant : issuance,
-      amount_micro_pay: dispute.ledger_amount_micro_pay === null ? null : Number(dispute.ledger_amount_micro_pay),
-      cause: 'dispute',
-      rows: [{ table: 'disputes', id: dispute.id }],
-    } satisfies ExpectedTransfer;
   });
 }

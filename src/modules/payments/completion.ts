@@ -25,7 +25,7 @@ export function createPaymentCompletion(ledger: Ledger, fee_bps: number): Paymen
     async onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]) {
       assert(legs.length > 0, `completed payment ${payment.id} has legs`);
       // The fee of what was received: the whole amount, or the verified legs' alone when the payment is partly paid.
-      const fee = paymentFee({ amount_minor: payment.amount_received_minor }, legs, fee_bps);
+      const fee = paymentFee(payment, legs, fee_bps);
       const merchant = accounts.merchantAvailable(payment.merchant_id, payment.is_sandbox);
       const postings: TransferCommand[] = [];
       for (const leg of legs) {

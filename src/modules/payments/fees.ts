@@ -1,8 +1,9 @@
 import type { Trx } from '../../db/database.ts';
-import { toSafeNumber } from '../../lib/money.ts';
+import { fiatMinorToMicroPay, isCurrency, toSafeNumber } from '../../lib/money.ts';
+import { assert } from '../../lib/assert.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
-/** A payment's settlement fee: fiat for the statement, PAY per leg for the ledger (their sum is the payment's). */
+/** A payment's settlement fee: one fee in two units, per leg and in total (the totals are the legs' sums). */
 export interface PaymentFee {
   fee_bps: number;
   fee_minor: number;
@@ -16,18 +17,35 @@ export function feeOf(amount: number, fee_bps: number): number {
   return toSafeNumber((BigInt(amount) * BigInt(fee_bps)) / 10_000n);
 }
 
+type FeeLeg = Pick<LegRow, 'match_order' | 'allocated_fiat_amount' | 'rate' | 'amount_micro_pay'>;
+
 /**
- * The fee of a payment at `fee_bps`: in fiat on the whole amount, and in PAY on each leg's PAY (the leg's fiat at the
- * leg's rate), each rounded down, so fractions of a minor unit and of a micro-PAY stay with the merchant.
+ * The fee of a payment's legs at `fee_bps`, one fee in two units: each leg's fiat fee is `feeOf` its fiat amount
+ * (rounded down to a minor unit), and its PAY fee is that same fiat at the leg's own rate (rounded down to a
+ * micro-PAY), so fractions of both stay with the merchant and the statement's fiat fee and the ledger's PAY fee are
+ * the same money. The payment's fee is the sum over the legs given (all of them, or the paid ones alone).
  */
 export function paymentFee(
-  payment: Pick<PaymentRow, 'amount_minor'>,
-  legs: readonly Pick<LegRow, 'match_order' | 'amount_micro_pay'>[],
+  payment: Pick<PaymentRow, 'currency'>,
+  legs: readonly FeeLeg[],
   fee_bps: number,
 ): PaymentFee {
-  const legs_micro_pay = new Map(legs.map((leg) => [leg.match_order, feeOf(leg.amount_micro_pay, fee_bps)]));
+  const currency = payment.currency;
+  assert(isCurrency(currency), `payment currency ${currency} is a known currency`);
+  let fee_minor = 0;
+  const legs_micro_pay = new Map<number, number>();
+  for (const leg of legs) {
+    const leg_fee_minor = feeOf(leg.allocated_fiat_amount, fee_bps);
+    const leg_fee_micro_pay = leg_fee_minor === 0 ? 0 : fiatMinorToMicroPay(leg_fee_minor, currency, leg.rate);
+    assert(
+      leg_fee_micro_pay <= leg.amount_micro_pay,
+      `leg ${leg.match_order} fee of ${leg_fee_micro_pay} micro-PAY is within its ${leg.amount_micro_pay}`,
+    );
+    fee_minor += leg_fee_minor;
+    legs_micro_pay.set(leg.match_order, leg_fee_micro_pay);
+  }
   const fee_micro_pay = [...legs_micro_pay.values()].reduce((sum, fee) => sum + fee, 0);
-  return { fee_bps, fee_minor: feeOf(payment.amount_minor, fee_bps), fee_micro_pay, legs_micro_pay };
+  return { fee_bps, fee_minor, fee_micro_pay, legs_micro_pay };
 }
 
 /** Records the fee on a payment that has just completed, in the completing transaction; returns the updated row. */

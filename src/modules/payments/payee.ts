@@ -7,6 +7,7 @@ import { legProof } from './present.ts';
 import { loadLegs, presentSellerLegs } from './legs.ts';
 import { decidePayment } from './lifecycle.ts';
 import type { SellerLegView } from './schema.ts';
+import { refuseSlipByPayee, slipOwner } from '../validators/slips.ts';
 import { lockPayment } from './state.ts';
 import { failUnpostableCompletion, isLedgerRefusal } from './verdicts.ts';
 
@@ -107,6 +108,8 @@ async function decideInTransaction(
       })
       .where('id', '=', proof.id)
       .execute();
+    if (decision.decision === 'reject')
+      await refuseSlipByPayee(trx, slipOwner.paymentLeg(payment_id, match_order), now);
     if ('operator' in decider.by)
       await recordAdminAction(trx, {
         at: now,

@@ -74,11 +74,26 @@ export const PaymentSchema = Type.Object(
     failure_reason: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
     quote_lock_id: Type.Union([Type.String(), Type.Null()]),
+    payment_link_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The payment link the buyer used, or null',
+    }),
+    receipt_number: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Set when the payment completes (or ends partly paid): sequential per merchant and mode, without gaps',
+    }),
+    receipt_url: Type.Union([Type.String(), Type.Null()], {
+      description: "The receipt's printable page (Thai and English), behind an unguessable link; null until completed",
+    }),
     fee_minor: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Settlement fee taken at completion, minor units (null before completion)',
     }),
     fee_micro_pay: Type.Union([Type.Integer(), Type.Null()], {
       description: 'The same fee in PAY, as posted to the fees account (null before completion)',
+    }),
+    amount_refunded: Type.Integer({ description: 'What succeeded refunds gave back, minor units' }),
+    refunded: Type.Boolean({
+      description:
+        'True when succeeded refunds add up to what the payment received (the whole amount of a completed payment)',
     }),
     match_details: Type.Array(MatchDetailSchema),
     synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),

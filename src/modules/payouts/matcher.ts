@@ -81,8 +81,8 @@ let last_refusal_logged_ms = 0;
  * One matcher pass over both modes, price-time priority (docs/payouts.md): buy orders are served oldest first;
  * each fills against the oldest pending sell orders of its fiat currency whose asking price (target_fiat_amount per
  * PAY) is at or below its own (fiat_amount per PAY), compared exactly by cross-multiplication, partially where the
- * amounts differ. A fill is priced at the sell's asking price; the fill that completes a sell takes the rest of its
- * target_fiat_amount, so a sell's fills add up to it exactly. Each batch is one transaction holding a transaction-level
+ * amounts differ. A fill is priced at the sell's asking price, rounded half up and capped at the buyer's bid rounded
+ * down; a fill worth 0 is not made (fillFiatAmount). Each batch is one transaction holding a transaction-level
  * advisory lock per mode (with several workers exactly one matches at a time, the others return 0 at once); the rows
  * are locked as they are read (SKIP LOCKED), so a cancel or expiry racing the matcher either wins before it (the row
  * is skipped) or waits and then finds the order filled. Every fill's mint from the mint-source account to the buyer
@@ -155,17 +155,22 @@ const higherBid = (a: BuyOrderRow, b: BuyOrderRow) =>
   BigInt(a.fiat_amount) * BigInt(b.amount_micro_pay) >= BigInt(b.fiat_amount) * BigInt(a.amount_micro_pay) ? a : b;
 
 /**
- * Fiat of a fill at the sell's price, rounded down to a minor unit; the fill that completes the sell takes what is
- * left of its target_fiat_amount, so the fills of a sell sum to it exactly.
+ * Fiat of a fill (docs/payouts.md, "Fills round fairly"): its PAY at the sell's asking price rounded to the nearest
+ * minor unit (half up), never more than the buyer's own bid for that PAY rounded down. 0 means the fill is worth
+ * nothing at these prices and is not made (its cash leg could never be proved). A sell's fills may then differ from its
+ * target_fiat_amount by at most one minor unit each; no fill takes a remainder, so none charges above its bid.
  */
 export function fillFiatAmount(
   sell: { target_fiat_amount: number; amount_micro_pay: number },
-  already: { filled_micro_pay: number; filled_fiat_amount: number },
+  buy: { fiat_amount: number; amount_micro_pay: number },
   amount_micro_pay: number,
 ): number {
-  if (already.filled_micro_pay + amount_micro_pay === sell.amount_micro_pay)
-    return sell.target_fiat_amount - already.filled_fiat_amount;
-  return Number((BigInt(sell.target_fiat_amount) * BigInt(amount_micro_pay)) / BigInt(sell.amount_micro_pay));
+  const pay = BigInt(amount_micro_pay);
+  const ask_numerator = BigInt(sell.target_fiat_amount) * pay;
+  const ask_denominator = BigInt(sell.amount_micro_pay);
+  const at_ask = (2n * ask_numerator + ask_denominator) / (2n * ask_denominator);
+  const bid_cap = (BigInt(buy.fiat_amount) * pay) / BigInt(buy.amount_micro_pay);
+  return Number(at_ask < bid_cap ? at_ask : bid_cap);
 }
 
 /** One pass of one mode: its transaction, and what its writes need. */
@@ -274,6 +279,8 @@ async function planFills(trx: Trx, is_sandbox: boolean, now: Date, batch_size: n
             if (sell_left === 0 || sell.row.merchant_id === buy.row.merchant_id || !priceAcceptable(sell.row, buy.row))
               continue;
             const amount_micro_pay = Math.min(buy_left, sell_left);
+            // A fill worth less than one minor unit at these prices is not made: nobody could prove its cash leg.
+            if (fillFiatAmount(sell.row, buy.row, amount_micro_pay) === 0) continue;
             planned.push({ buy, sell, amount_micro_pay });
             sell.planned_micro_pay += amount_micro_pay;
             buy.planned_micro_pay += amount_micro_pay;
@@ -315,8 +322,7 @@ function totalsOf<Row extends { id: string; amount_micro_pay: number }>(order: B
 }
 
 /**
- * Writes some planned pairs, each at its planned amount, priced at its sell's price against what is written of the
- * sell before it (so a sell's fills still add up to its target_fiat_amount exactly), then records the new totals.
+ * Writes some planned pairs, each at its planned amount and priced as fillFiatAmount says, then records the new totals.
  * Every mint from the mint-source account to the buyer (key `buy_order:<buy>:fill:<sell>`) is in the same
  * transaction as the fill rows and the status changes.
  */
@@ -325,8 +331,8 @@ async function writeFills(pass: MatcherPass, pairs: readonly PlannedFill[]): Pro
   const sell_totals = new Map<BookSell, Written>();
   const buy_totals = new Map<BookBuy, Written>();
   const priced = pairs.map((pair) => {
-    const sold = sell_totals.get(pair.sell) ?? pair.sell.written;
-    const fill = { ...pair, fiat_amount: fillFiatAmount(pair.sell.row, sold, pair.amount_micro_pay) };
+    const fill = { ...pair, fiat_amount: fillFiatAmount(pair.sell.row, pair.buy.row, pair.amount_micro_pay) };
+    assert.ok(fill.fiat_amount > 0, `fill of buy ${pair.buy.row.id} by sell ${pair.sell.row.id} is worth a minor unit`);
     addFill(sell_totals, pair.sell, fill, pair.buy.row.id);
     addFill(buy_totals, pair.buy, fill, pair.sell.row.id);
     return fill;

@@ -245,6 +245,7 @@ function syntheticSubject(merchant_id: string, now: Date, type: SyntheticEventTy
                 payee: { display_name: 'Sandbox Seller', destination: SAMPLE_DESTINATION },
                 payer_name: null,
                 created_at: now,
+                confirmed_at: null,
                 reversed_at: null,
                 reversed_micro_pay: 0,
                 shortfall_micro_pay: 0,

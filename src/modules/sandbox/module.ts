@@ -1,6 +1,7 @@
 import { defineModule } from '../module.ts';
 import { sandboxRoutes } from './routes.ts';
 import type { SandboxDeps } from './service.ts';
+import type { PaymentCompletionPort } from '../payments/ports.ts';
 
 /**
  * `POST /v1/sandbox/*`: plays the contract's scenarios over synthetic sellers through the payments, settlements and
@@ -20,10 +21,11 @@ export const sandboxModule = defineModule({
     'settlements',
     'webhooks',
   ],
-  start: ({ config, db, clock }) => {
+  start: ({ config, db, clock }, needs: { completion: PaymentCompletionPort }) => {
     const deps: SandboxDeps & { db: typeof db } = {
       db,
       clock,
+      completion: needs.completion,
       public_base_url: config.public_base_url,
       settlement_fee_bps: config.settlement_fee_bps,
     };

@@ -43,12 +43,12 @@ export const sandboxRoutes: FastifyPluginAsyncTypebox<{ deps: SandboxDeps & { db
   app.post(
     '/v1/sandbox/payments/simulate',
     {
-      config: { auth: 'key', mode: 'sandbox_only', errors: [403, 409] },
+      config: { auth: 'key', mode: 'sandbox_only', errors: [403, 409, 502] },
       schema: {
         tags: ['sandbox'],
         summary: 'Play a payment lifecycle scenario; the response is the terminal view, signed webhooks follow',
         description:
-          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.',
+          'Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit. A completion posts on the sandbox ledger; while the ledger is unreachable it is 502 LEDGER_UNAVAILABLE and nothing is recorded.',
         body: SimulateBody,
         response: { 201: Envelope(Type.Object({ scenario: Type.String(), payment: Type.Ref('Payment') })) },
       },

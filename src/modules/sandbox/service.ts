@@ -13,7 +13,7 @@ import {
   resolvePaymentMethod,
 } from '../payments/service.ts';
 import { transition } from '../payments/state.ts';
-import { paymentFee, recordPaymentFee } from '../payments/fees.ts';
+import type { PaymentCompletionPort } from '../payments/ports.ts';
 import type { LegRow } from '../payments/tables.ts';
 import { settleSandboxPayment } from '../settlements/service.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
@@ -42,6 +42,8 @@ export interface SandboxDeps {
   clock: Clock;
   public_base_url: string;
   settlement_fee_bps: number;
+  /** The payments module's completion: a simulated completion posts its legs and fee on the sandbox ledger too. */
+  completion: PaymentCompletionPort;
 }
 
 export interface SimulateInput {
@@ -71,7 +73,7 @@ function splitParts(scenario: Scenario, amount_minor: number): number[] {
  * Plays one scenario in the caller's transaction over the synthetic sandbox sellers and returns the terminal view.
  * Every step goes through the payments state machine, and every event is written to the outbox in order, so the
  * webhooks follow from the same dispatcher as live ones. Never calls the receipt validator, never touches live
- * sellers, the ledger or live rows.
+ * sellers, live accounts or live rows; a completion posts on the sandbox ledger like a live one.
  */
 export async function simulatePayment(
   deps: SandboxDeps,
@@ -123,11 +125,12 @@ export async function simulatePayment(
     };
   }
 
-  // No ledger in a simulation: the fee is recorded as a completion would take it, so the statement shows it.
-  const completed = await recordPaymentFee(
+  // Completed as a live payment is: its synthetic sellers' legs and the fee posted on the sandbox ledger, the fee
+  // recorded on the payment, so the sandbox statement and the sandbox ledger agree like live ones.
+  const completed = await deps.completion.onCompleted(
     trx,
     await transition(trx, matched, 'completed', now, { amount_received_minor: matched.amount_minor }),
-    paymentFee(matched, leg_rows, deps.settlement_fee_bps),
+    leg_rows,
   );
   const completed_view = await emitPaymentEvent(trx, now, deps, completed, leg_rows, 'payment.completed');
   if (input.scenario !== 'settlement_cycle') return { scenario: input.scenario, payment: completed_view };

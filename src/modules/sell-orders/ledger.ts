@@ -2,9 +2,8 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
+import { unconfirmedFillsMicroPay } from '../buy-orders/ledger.ts';
 import { availableBelowAmount, sellOrderLedgerUnavailable } from './errors.ts';
-import { paidFills } from './expected.ts';
 import type { SellOrderRow } from './tables.ts';
 
 /** Keys of the ledger moves a sell order makes; the completion burn's key is the sell order id (contract 3.2). */
@@ -76,6 +75,34 @@ export async function moveSellOrderPay(
 }
 
 /**
+ * A new order's reserve: its PAY from available to reserve, refused (409 SELL_ORDER_INSUFFICIENT_BALANCE) when it is
+ * more than the merchant may cash out, i.e. its available PAY less the PAY of its fills whose cash leg is not confirmed
+ * yet (that PAY is unbacked until the buyer's transfer is confirmed). One reserve of a merchant and mode at a time (a
+ * transaction-level lock), so many orders at once never reserve more than allowed.
+ */
+export async function reserveForSale(
+  ledger: Ledger,
+  trx: Trx,
+  order: PayHolder & Pick<SellOrderRow, 'amount_micro_pay'>,
+): Promise<void> {
+  const mode = order.is_sandbox ? 'sandbox' : 'live';
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`mpay:cash-out:${order.merchant_id}:${mode}`}, 0))`.execute(
+    trx,
+  );
+  const available_account = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
+  const available = await inSellOrderTerms(() => ledger.balance(available_account, { trx }));
+  const unconfirmed = await unconfirmedFillsMicroPay(trx, order.merchant_id, order.is_sandbox);
+  if (available - unconfirmed < order.amount_micro_pay)
+    throw availableBelowAmount('SELL_ORDER_INSUFFICIENT_BALANCE', [
+      {
+        field: 'body.amount_micro_pay',
+        message: `is more than the ${Math.max(0, available - unconfirmed)} micro-PAY you may cash out (available ${available}, of which ${unconfirmed} from fills whose cash leg is not confirmed yet)`,
+      },
+    ]);
+  await moveSellOrderPay(ledger, trx, order, 'reserve', order.amount_micro_pay, `sell order ${order.id} reserved`);
+}
+
+/**
  * PAY of the order still in its reserve: all of it while nothing is filled; once it is matched, the filled part (the
  * unfilled rest of a partially filled order went back when it closed).
  */
@@ -106,30 +133,4 @@ export async function releasedReserveMicroPaySince(
     )::text as released
     from sell_orders where merchant_id = ${merchant_id} and is_sandbox = ${is_sandbox}`.execute(executor);
   return Number(result.rows[0]?.released ?? 0);
-}
-
-/** The reserve, release, unfilled-rest release and completion burn each sell order's state implies. */
-export async function sellOrderExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const orders = await executor.selectFrom('sell_orders').selectAll().execute();
-  const failed_ids = orders.filter((order) => order.status === 'failed' && order.filled_micro_pay > 0).map((o) => o.id);
-  const paid = await paidFills(executor, failed_ids);
-  return orders.flatMap((order) => {
-    const rows = [{ table: 'sell_orders', id: order.id }];
-    const expect = (move: SellOrderMove, amount_micro_pay: number): ExpectedTransfer => ({
-      key: sellOrderLedgerKeys[move](order.id),
-      ...moveAccounts(order, move),
-      amount_micro_pay,
-      cause: 'sell_order',
-      rows,
-    });
-    const expected = [expect('reserve', order.amount_micro_pay)];
-    const paid_micro_pay = order.status === 'failed' ? (paid.get(order.id)?.paid_micro_pay ?? 0) : 0;
-    if (order.status === 'failed' && reservedMicroPay(order) > paid_micro_pay)
-      expected.push(expect('release', reservedMicroPay(order) - paid_micro_pay));
-    if (paid_micro_pay > 0) expected.push(expect('burnPaid', paid_micro_pay));
-    if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay)
-      expected.push(expect('releaseUnfilled', order.amount_micro_pay - order.filled_micro_pay));
-    if (order.status === 'completed') expected.push(expect('burn', order.filled_micro_pay));
-    return expected;
-  });
 }

@@ -6,7 +6,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { Currency } from '../../lib/money.ts';
-import type { FillReversal } from '../buy-orders/ledger.ts';
+import { confirmFills, type FillReversal } from '../buy-orders/ledger.ts';
 import type { Ledger } from '../ledger/port.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import type { PayoutDestinationInput } from '../reference/payout-destinations.ts';
@@ -17,7 +17,7 @@ import { failCashLeg } from './cash-leg.ts';
 import { closePending } from './close.ts';
 import { resolvePayoutDestination } from './destinations.ts';
 import { everyFillVerified, expectedCashLeg, retriesUsed } from './expected.ts';
-import { moveSellOrderPay } from './ledger.ts';
+import { moveSellOrderPay, reserveForSale } from './ledger.ts';
 import { emitSellOrderEvent, presentSellOrder, type SellOrderView } from './present.ts';
 import { cashLegExhausted, findOwnedSellOrder, findSellOrder, lockOwnedSellOrder, transition } from './state.ts';
 import type { SellOrderRow, SellOrderStatus } from './tables.ts';
@@ -87,7 +87,11 @@ function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): st
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** Creates a pending sell order and moves its PAY from available to reserve in the same transaction. */
+/**
+ * Creates a pending sell order and moves its PAY from available to reserve in the same transaction (at most available
+ * PAY less unconfirmed fills, else 409 SELL_ORDER_INSUFFICIENT_BALANCE). The one create path: the routes call it, and
+ * so may any flow that pays PAY out through the payout network.
+ */
 export async function createSellOrder(
   deps: SellOrdersDeps,
   trx: Trx,
@@ -131,7 +135,7 @@ export async function createSellOrder(
     .returningAll()
     .executeTakeFirstOrThrow();
   // Last in the transaction: with the HTTP ledger a refusal or outage rolls the row back and nothing is kept.
-  await moveSellOrderPay(deps.ledger, trx, order, 'reserve', input.amount_micro_pay, `sell order ${order.id} reserved`);
+  await reserveForSale(deps.ledger, trx, order);
   return presentSellOrder(order);
 }
 
@@ -256,6 +260,8 @@ export async function applyCashLeg(
     last_cash_leg_attempt_at: now,
     last_cash_leg_outcome: verdict.outcome,
   };
+  // A fill stops being unconfirmed when its own transfer is verified: its buyer may then cash its PAY out.
+  if (verdict.outcome === 'verified') await confirmFills(trx, order.id, evidence.buy_order_id, now);
   if (verdict.outcome !== 'verified' || !(await everyFillVerified(trx, order, evidence.buy_order_id))) {
     const updated = await trx
       .updateTable('sell_orders')
@@ -267,6 +273,7 @@ export async function applyCashLeg(
     return presentSellOrder(updated);
   }
   const completed = await transition(trx, order, 'completed', now, attempt);
+  await confirmFills(trx, order.id, null, now);
   await moveSellOrderPay(
     deps.ledger,
     trx,

@@ -136,7 +136,8 @@ export const settlementRoutes: FastifyPluginAsyncTypebox<{ deps: SettlementsDeps
       config: { auth: 'admin', errors: [404, 409] },
       schema: {
         tags: ['admin'],
-        summary: "Retry a failed batch's payout (failed -> completed, settlement.completed; audited)",
+        summary:
+          "Retry a failed batch's payout (failed -> completed, settlement.retried; settlement.completed stays once per batch; audited)",
         params: UuidParams,
         response: { 200: Envelope(SettlementDetailSchema) },
       },

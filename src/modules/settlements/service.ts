@@ -332,7 +332,10 @@ export async function failSettlement(
   });
 }
 
-/** failed -> completed: the operator pays the batch out again. Emits `settlement.completed` once more. */
+/**
+ * failed -> completed: the operator pays the batch out again. Emits `settlement.retried` (the batch, completed again,
+ * with its `retry_count`): `settlement.completed` is the batch's first completion and is emitted once per batch.
+ */
 export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, id: string): Promise<SettlementDetail> {
   const now = deps.clock.now();
   return deps.db.transaction().execute(async (trx) => {
@@ -350,7 +353,7 @@ export async function retrySettlement(deps: SettlementsDeps, actor: AdminActor, 
       target_id: id,
       details: { previous_failure_reason: batch.failure_reason, retry_count: completed.retry_count },
     });
-    await recordSettlementEvent(trx, now, completed, 'settlement.completed');
+    await recordSettlementEvent(trx, now, completed, 'settlement.retried');
     return detail(trx, completed);
   });
 }

@@ -29,6 +29,13 @@ export const OPERATIONS = {
   uploadCheckoutProof: { method: 'POST', path: '/checkout/{id}/proof', idempotency: 'none', list: false, auth: 'public' },
   getPaymentCheckout: { method: 'GET', path: '/v1/payments/{id}/checkout', idempotency: 'none', list: false, auth: 'key' },
   getPaymentPromptPayQr: { method: 'GET', path: '/v1/payments/{id}/promptpay-qr', idempotency: 'none', list: false, auth: 'public' },
+  createPaymentLink: { method: 'POST', path: '/v1/payment-links', idempotency: 'optional', list: false, auth: 'key' },
+  listPaymentLinks: { method: 'GET', path: '/v1/payment-links', idempotency: 'none', list: true, auth: 'key' },
+  getPaymentLink: { method: 'GET', path: '/v1/payment-links/{id}', idempotency: 'none', list: false, auth: 'key' },
+  deactivatePaymentLink: { method: 'POST', path: '/v1/payment-links/{id}/deactivate', idempotency: 'optional', list: false, auth: 'key' },
+  getPaymentLinkPage: { method: 'GET', path: '/pay/{id}', idempotency: 'none', list: false, auth: 'public' },
+  usePaymentLink: { method: 'POST', path: '/pay/{id}', idempotency: 'none', list: false, auth: 'public' },
+  getReceiptPage: { method: 'GET', path: '/receipts/{token}', idempotency: 'none', list: false, auth: 'public' },
   listSettlements: { method: 'GET', path: '/v1/settlements', idempotency: 'none', list: true, auth: 'key' },
   getSettlement: { method: 'GET', path: '/v1/settlements/{id}', idempotency: 'none', list: false, auth: 'key' },
   listSettlementPayments: { method: 'GET', path: '/v1/settlements/{id}/payments', idempotency: 'none', list: true, auth: 'key' },
@@ -58,6 +65,14 @@ export const OPERATIONS = {
   getPayment: { method: 'GET', path: '/v1/payments/{id}', idempotency: 'none', list: false, auth: 'key' },
   cancelPayment: { method: 'POST', path: '/v1/payments/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
   uploadPaymentProof: { method: 'POST', path: '/v1/payments/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  createRefund: { method: 'POST', path: '/v1/payments/{id}/refunds', idempotency: 'required', list: false, auth: 'key' },
+  listRefunds: { method: 'GET', path: '/v1/refunds', idempotency: 'none', list: true, auth: 'key' },
+  getRefund: { method: 'GET', path: '/v1/refunds/{id}', idempotency: 'none', list: false, auth: 'key' },
+  cancelRefund: { method: 'POST', path: '/v1/refunds/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
+  uploadRefundProof: { method: 'POST', path: '/v1/refunds/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  simulateSandboxRefund: { method: 'POST', path: '/v1/sandbox/refunds/{id}/simulate', idempotency: 'optional', list: false, auth: 'key' },
+  getRefundClaimPage: { method: 'GET', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
+  submitRefundClaim: { method: 'POST', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;

@@ -51,6 +51,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pay/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payment link's page (HTML, Thai and English): what to pay, and the link's QR for sharing */
+        get: operations["getPaymentLinkPage"];
+        put?: never;
+        /**
+         * Use a payment link: makes a payment and continues to its checkout (303); 410 when the link takes none
+         * @description A form post. For a link whose payer types the amount, `amount` is in major units (150 or 150.50) and must fall in the link's range (400 with the page again otherwise).
+         */
+        post: operations["usePaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payment's receipt (HTML, Thai and English, printable): amount, date, rail, bank references, refunds */
+        get: operations["getReceiptPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/refunds/claim/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The buyer's refund page (HTML, Thai and English): where the money goes, then whether it arrived */
+        get: operations["getRefundClaimPage"];
+        put?: never;
+        /** The claim page's form post: `action=destination` with `rail` and that rail's fields, or `action=received` / `not_received`; 303 back to the page */
+        post: operations["submitRefundClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/token": {
         parameters: {
             query?: never;
@@ -376,6 +432,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payment-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's payment links, newest first
+         * @description A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        get: operations["listPaymentLinks"];
+        put?: never;
+        /**
+         * Create a payment link: a page to share that makes a payment on each use
+         * @description Give a fixed `amount` or an `amount_range` the payer types within. Single use by default: the first completed payment uses it up; `reusable: true` with an optional `max_payments` (completed payments). `Idempotency-Key` optional. A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment-links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One payment link, with its completed payments count and state
+         * @description A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        get: operations["getPaymentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment-links/{id}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate a payment link for good: its page answers 410; payments made from it go on
+         * @description `payment_link.updated` on the change; an inactive link is answered as it is. A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        post: operations["deactivatePaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payments": {
         parameters: {
             query?: never;
@@ -486,6 +606,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a completed, settled or partially paid payment, in full (the default) or in part
+         * @description Idempotency-Key required. The refunds of a payment that are not failed or canceled never add up to more than it received (409 REFUND_EXCEEDS_PAYMENT, checked under the payment's lock); a payment in another state is 409 PAYMENT_BAD_STATE. Without `destination` the refund is `requires_action`: send the buyer `next_action.claim_url`, where they say where the money goes. With it the refund is `pending`. `funding: merchant_transfer` (default): pay the buyer yourself and upload the slip (POST /v1/refunds/{id}/proof). `funding: pay_balance`: the refund's PAY (the payment's PAY before its fee times the refund's share) moves to a refund hold now (409 REFUND_INSUFFICIENT_BALANCE) and is paid out to the buyer through the payout network. The payment's fee is not returned.
+         */
+        post: operations["createRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pending-funds": {
         parameters: {
             query?: never;
@@ -588,6 +728,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List refunds, newest first */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a refund */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund before the money moved (requires_action, or pending without a slip standing)
+         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled).
+         */
+        post: operations["cancelRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload the slip of your transfer to the buyer (merchant_transfer refunds); 200 with the refund
+         * @description A multipart `proof` part (as a payment proof), or JSON `{receipt_base64, content_type}` (image/jpeg, image/png, image/webp or application/pdf, at most 5 MB). The slip is checked like any: the refund's amount, the buyer's destination as payee, a bank reference never accepted before. A provider's verdict that checked amount and payee makes the refund `succeeded`; where nobody can check it (no provider) `proof.status` is `awaiting_buyer` and the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands). A rejected slip leaves it `pending` with `failure_reason` for another slip. Only a pending refund with a known destination takes a slip (else 409 REFUND_BAD_STATE).
+         */
+        post: operations["uploadRefundProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/events": {
         parameters: {
             query?: never;
@@ -619,9 +833,29 @@ export interface paths {
         put?: never;
         /**
          * Play a payment lifecycle scenario; the response is the terminal view, signed webhooks follow
-         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit.
+         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit. A completion posts on the sandbox ledger; while the ledger is unreachable it is 502 LEDGER_UNAVAILABLE and nothing is recorded.
          */
         post: operations["simulateSandboxPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/refunds/{id}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Play a sandbox refund to its end: succeeded or failed, with each step's signed webhooks
+         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. A refund still waiting for its claim gets a synthetic destination first (`pending`, refund.updated), then `succeeded` (refund.succeeded; the payment's amount_refunded, payment.refunded when whole) or `failed` (refund.failed, `sandbox_simulated_failure`; a PAY hold goes back). An ended refund is 409 REFUND_BAD_STATE.
+         */
+        post: operations["simulateSandboxRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1079,6 +1313,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment_link.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_link.created
+         * @description A payment link was created. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_link_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_link.updated
+         * @description A payment link changed (it was deactivated). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_link_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.cancelled": {
         parameters: {
             query?: never;
@@ -1239,6 +1513,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded
+         * @description Succeeded refunds now add up to what the payment received (`refunded: true`). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_refunded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "pending_funds.confirmed": {
         parameters: {
             query?: never;
@@ -1313,6 +1607,106 @@ export interface webhooks {
          * @description The receipt was validated; the receiver can confirm. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_pending_funds_validated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.canceled
+         * @description The merchant canceled the refund, or its claim link expired unclaimed; a PAY hold went back. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description A refund was created: `requires_action` (its claim link waits for the buyer) or `pending`. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.failed
+         * @description The refund failed (`failure_reason`); a PAY hold went back. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded
+         * @description The money reached the buyer. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.updated
+         * @description The refund's status changed (every change). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1433,6 +1827,26 @@ export interface webhooks {
          * @description An operator marked the batch failed. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_settlement_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "settlement.retried": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * settlement.retried
+         * @description An operator paid a failed batch out again: it is completed again (`retry_count`); `settlement.completed` is sent once per batch. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_settlement_retried"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1575,6 +1989,8 @@ export interface components {
             amount_decimal: string;
             /** @description Minor units that arrived: the amount once completed, the verified legs' amount when partially_paid, 0 before */
             amount_received: number;
+            /** @description What succeeded refunds gave back, minor units */
+            amount_refunded: number;
             checkout_url: string;
             completed_at: string | null;
             /** Format: date-time */
@@ -1613,13 +2029,61 @@ export interface components {
                 [key: string]: string;
             };
             order_id: string;
+            /** @description The payment link the buyer used, or null */
+            payment_link_id: string | null;
             payment_method: string;
             quote_lock_id: string | null;
+            /** @description Set when the payment completes (or ends partly paid): sequential per merchant and mode, without gaps */
+            receipt_number: number | null;
+            /** @description The receipt's printable page (Thai and English), behind an unguessable link; null until completed */
+            receipt_url: string | null;
+            /** @description True when succeeded refunds add up to what the payment received (the whole amount of a completed payment) */
+            refunded: boolean;
             return_url: string;
             status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "partially_paid" | "failed" | "expired" | "cancelled" | "settled";
             synthetic_match?: {
                 [key: string]: unknown;
             };
+        };
+        PaymentLink: {
+            /** @description False once deactivated (a link is never deleted) */
+            active: boolean;
+            /** @description The fixed amount in minor units, or null when the payer types it within `amount_range` */
+            amount: number | null;
+            amount_decimal: string | null;
+            /** @description The range a payer-chosen amount must fall in (null for a fixed amount) */
+            amount_range: {
+                /** @description Minor units */
+                max: number;
+                max_decimal: string;
+                /** @description Minor units */
+                min: number;
+                min_decimal: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            deactivated_at: string | null;
+            description: string | null;
+            expires_at: string | null;
+            /** @description plink_ + 32 hex digits */
+            id: string;
+            is_sandbox: boolean;
+            /** @description A reusable link is used up after this many completed payments (null: no limit) */
+            max_payments: number | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description Completed payments made from this link */
+            payments_completed: number;
+            return_url: string | null;
+            /** @description False: the first completed payment uses the link up */
+            reusable: boolean;
+            /** @description open: its page takes payments; used_up: its completed payments reached its limit; expired: past expires_at; inactive: deactivated */
+            state: "open" | "used_up" | "expired" | "inactive";
+            title: string;
+            /** @description The public page to share: <PUBLIC_BASE_URL>/pay/<id> */
+            url: string;
         };
         PendingFunds: {
             /** @description micro-PAY minted to the receiver on confirmation */
@@ -1655,6 +2119,67 @@ export interface components {
             updated_at: string;
             validated_at: string | null;
             validator_kind: string | null;
+        };
+        Refund: {
+            /** @description Minor units of the payment's currency */
+            amount: number;
+            amount_decimal: string;
+            /** @description pay_balance: the PAY held for this refund (null for merchant_transfer) */
+            amount_micro_pay: number | null;
+            canceled_at: string | null;
+            /** @description The buyer's page for this refund: the destination while unclaimed, then whether the money arrived */
+            claim_url: string;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            destination_details: {
+                /** @description thai_bank: 3-digit Bank of Thailand code */
+                bank_code?: string;
+                /** @description thai_bank: the bank, from the directory */
+                bank_name?: string;
+                /** @description The number's last 4 digits (xxxxxx5678), or an email PayID's first letter and domain (j***@example.com) */
+                masked: string;
+                rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+            } | null;
+            failed_at: string | null;
+            /** @description Why the refund failed or was canceled (claim_expired, ...), or why its last slip was not accepted (amount_mismatch, duplicate_slip, buyer_not_received, ...) */
+            failure_reason: string | null;
+            funding: "merchant_transfer" | "pay_balance";
+            /** Format: uuid */
+            id: string;
+            is_sandbox: boolean;
+            merchant_id: string;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description While `requires_action`: the claim link for the buyer's destination */
+            next_action: {
+                /** @description Send this to the buyer: the page where they say where the money goes */
+                claim_url: string;
+                /** Format: date-time */
+                expires_at: string;
+                /** @enum {string} */
+                type: "claim";
+            } | null;
+            payment_id: string;
+            proof: {
+                /** Format: uuid */
+                id: string;
+                reason: string | null;
+                /** Format: date-time */
+                received_at: string;
+                /** @description The slip's bank reference, when read */
+                reference: string | null;
+                /** @description verified: a provider checked amount, payee and reference; awaiting_buyer: nobody could check it, the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands); rejected: see reason */
+                status: "verified" | "awaiting_buyer" | "rejected";
+            } | null;
+            reason: ("duplicate" | "fraudulent" | "requested_by_customer" | "partial_delivery") | null;
+            /** @description The receipt of a succeeded refund */
+            receipt_url: string | null;
+            /** @description pay_balance: the sell order that pays the buyer, once the destination is known */
+            sell_order_id: string | null;
+            status: "requires_action" | "pending" | "succeeded" | "failed" | "canceled";
+            succeeded_at: string | null;
         };
         SellerLeg: {
             /** @description The PAY this seller gives the merchant when the leg completes */
@@ -1857,8 +2382,78 @@ export interface components {
                 };
             };
         };
+        /** @description Forbidden: `FORBIDDEN`, `SANDBOX_ONLY`, `ADMIN_FORBIDDEN`, `PENDING_FUNDS_NOT_RECEIVER`, `SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT` */
+        ForbiddenAnd5More_88a126: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "Forbidden",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "FORBIDDEN" | "SANDBOX_ONLY" | "ADMIN_FORBIDDEN" | "PENDING_FUNDS_NOT_RECEIVER" | "SELL_ORDER_NOT_OWNER" | "GATEWAY_DISPUTE_CROSS_MERCHANT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
         /** @description Gone: `GONE` */
         Gone: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "GONE",
+                 *         "message": "Gone",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "GONE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
+        /** @description Gone: `GONE` */
+        Gone_481fd6: {
             headers: {
                 Deprecation: components["headers"]["Deprecation"];
                 Link: components["headers"]["Link"];
@@ -1886,6 +2481,74 @@ export interface components {
                          * @enum {string}
                          */
                         code: "GONE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `IDEMPOTENCY_KEY_CONFLICT` */
+        IdempotencyKeyConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_CONFLICT",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_KEY_CONFLICT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `IDEMPOTENCY_KEY_CONFLICT`, `REFUND_BAD_STATE` */
+        IdempotencyKeyConflictOrRefundBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_CONFLICT",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_KEY_CONFLICT" | "REFUND_BAD_STATE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2026,6 +2689,40 @@ export interface components {
                          * @enum {string}
                          */
                         code: "INTERNAL" | "MATCHING_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description A dependency (the ledger) is unavailable: `LEDGER_UNAVAILABLE` */
+        LedgerUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "LEDGER_UNAVAILABLE",
+                 *         "message": "A dependency (the ledger) is unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "LEDGER_UNAVAILABLE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2206,6 +2903,40 @@ export interface components {
                 };
             };
         };
+        /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `IDEMPOTENCY_KEY_CONFLICT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentBadStateAnd3More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "PAYMENT_BAD_STATE" | "IDEMPOTENCY_KEY_CONFLICT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_INSUFFICIENT_BALANCE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE` */
         PaymentBadStateOrProofDuplicate: {
             headers: {
@@ -2311,8 +3042,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd21More: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd24More: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2336,7 +3067,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2345,8 +3076,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd21More_0537a8: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd24More_d903ce: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2370,7 +3101,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2521,6 +3252,40 @@ export interface components {
                     success: false;
                 };
                 "text/html": string;
+            };
+        };
+        /** @description Conflict or bad state: `REFUND_BAD_STATE` */
+        RefundBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "REFUND_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "REFUND_BAD_STATE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
             };
         };
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
@@ -2838,6 +3603,41 @@ export interface components {
                 };
             };
         };
+        /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH`, `PROOF_UNSUPPORTED_TYPE`, `RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED`, `RECEIVER_CONFIRM_MALFORMED_RECEIPT`, `WEBHOOK_URL_FORBIDDEN` */
+        ValidationErrorAnd5More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Bad request",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_ERROR" | "NOT_TH" | "PROOF_UNSUPPORTED_TYPE" | "RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED" | "RECEIVER_CONFIRM_MALFORMED_RECEIPT" | "WEBHOOK_URL_FORBIDDEN";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
         /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH` */
         ValidationErrorOrNotTh: {
             headers: {
@@ -3090,7 +3890,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More_0537a8"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             413: components["responses"]["PayloadTooLarge_6c4d0d"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -3137,6 +3937,254 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getPaymentLinkPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Payment link id (plink_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment link's page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    usePaymentLink: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Payment link id (plink_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    amount?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A payment was made from the link: on to the payment's checkout */
+            303: {
+                headers: {
+                    /** @description The checkout page */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getReceiptPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The token of `receipt_url` */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getRefundClaimPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The claim link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buyer's refund page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    submitRefundClaim: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The claim link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted: back to the page, which shows the next step */
+            303: {
+                headers: {
+                    /** @description The claim page */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorAnd5More"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
         };
     };
     createAccessToken: {
@@ -3322,7 +4370,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3433,7 +4481,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3682,7 +4730,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3925,7 +4973,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4103,7 +5151,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4443,7 +5491,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4659,7 +5707,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4779,7 +5827,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -4822,6 +5870,12 @@ export interface operations {
                             entry_fee_usd: string;
                             /** @description Sum of validated-pending receiver obligations */
                             net_obligation_micro_pay: number;
+                            /** @description PAY held for refunds paid from your balance (funding pay_balance) until each is paid out or given back */
+                            refund_hold_micro_pay: number;
+                            /** @description PAY the merchant owes and has not paid back yet (taken back after it was spent); collected from its next credits before they become available */
+                            shortfall_micro_pay: number;
+                            /** @description PAY in available from buy-order fills whose cash leg is not confirmed yet: it cannot be cashed out (a sell order reserves at most available less this) */
+                            unconfirmed_fills_micro_pay: number;
                         };
                         /** @enum {boolean} */
                         success: true;
@@ -5018,6 +6072,220 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                /** @description true: not deactivated; false: deactivated */
+                active?: boolean;
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"][];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Thai silk scarf",
+                 *       "currency": "THB",
+                 *       "amount": "450.00"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A fixed amount: integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00"). Give this or amount_range */
+                    amount?: number | string;
+                    amount_range?: {
+                        /** @description Largest amount the payer may type (minor units or a decimal string) */
+                        max: number | string;
+                        /** @description Smallest amount the payer may type (minor units or a decimal string) */
+                        min: number | string;
+                    };
+                    currency: "THB" | "AUD" | "USD" | "SGD";
+                    description?: string;
+                    /**
+                     * Format: date-time
+                     * @description In the future
+                     */
+                    expires_at?: string;
+                    /** @description Only with reusable: true */
+                    max_payments?: number;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** Format: uri */
+                    return_url?: string;
+                    /** @description Default false: single use */
+                    reusable?: boolean;
+                    /** @description What the payer sees as the heading */
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyConflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description plink_ + 32 hex */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    deactivatePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description plink_ + 32 hex */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -5031,6 +6299,8 @@ export interface operations {
                 offset?: number;
                 /** @description The merchant's order id, matched exactly (at most one payment per mode) */
                 order_id?: string;
+                /** @description The payments made from this payment link */
+                payment_link_id?: string;
                 /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, partially_paid, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
@@ -5131,7 +6401,7 @@ export interface operations {
             400: components["responses"]["ValidationError_0c141f"];
             401: components["responses"]["Unauthorized_cc0ab7"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd2More"];
-            410: components["responses"]["Gone"];
+            410: components["responses"]["Gone_481fd6"];
             429: components["responses"]["RateLimited_2905c5"];
             500: components["responses"]["InternalOrMatchingUnavailable"];
             503: components["responses"]["ServiceUnavailable_a3bfbc"];
@@ -5407,6 +6677,87 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A UUID: a retry with the same key and body replays the stored response (`Idempotent-Replayed: true`); another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
+            };
+            path: {
+                /** @description Payment id: a UUID, or sbx_ + UUID in sandbox */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "100.00",
+                 *       "reason": "requested_by_customer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00"); default: what remains to refund */
+                    amount?: number | string;
+                    /** @description Where the seller is paid: the fields of its rail only */
+                    destination?: {
+                        /** @description thai_bank, au_bank: the account holder's name */
+                        account_name?: string;
+                        /** @description thai_bank: 10 to 15 digits; au_bank: 5 to 9 digits (spaces and dashes ignored) */
+                        account_number?: string;
+                        /** @description thai_bank: 3-digit Bank of Thailand code (GET /v1/reference/thai-banks) or its short code */
+                        bank_code?: string;
+                        /** @description au_bank: 6-digit BSB (062-000 or 062000) */
+                        bsb?: string;
+                        /** @description payid: an email, an Australian mobile (04… or +614…) or an ABN (11 digits) */
+                        payid?: string;
+                        /** @description promptpay: mobile (0812345678), national/tax id (13 digits) or e-wallet id (15) */
+                        promptpay_id?: string;
+                        /** @description promptpay or thai_bank (THB), payid or au_bank (AUD), thai_bank or au_bank (USD, SGD) */
+                        rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+                    };
+                    /** @description merchant_transfer (default): you pay the buyer from your bank and upload the slip; pay_balance: the refund's PAY is held and paid out through the payout network */
+                    funding?: "merchant_transfer" | "pay_balance";
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    reason?: "duplicate" | "fraudulent" | "requested_by_customer" | "partial_delivery";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["PaymentBadStateAnd3More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     listPendingFunds: {
         parameters: {
             query?: {
@@ -5645,7 +6996,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -5781,6 +7132,181 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Only the refunds of this payment */
+                payment_id?: string;
+                /** @description Refund status filter; comma-separated: requires_action, pending, succeeded, failed, canceled */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    cancelRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundBadState"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    uploadRefundProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The slip of your transfer to the buyer (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES)
+                     */
+                    proof: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundBadState"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     triggerSandboxEvent: {
         parameters: {
             query?: never;
@@ -5889,7 +7415,58 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    simulateSandboxRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    outcome: "succeeded" | "failed";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenAnd5More"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyConflictOrRefundBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6354,7 +7931,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6401,7 +7978,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6483,7 +8060,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6527,7 +8104,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6641,7 +8218,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd21More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7310,6 +8887,102 @@ export interface operations {
             };
         };
     };
+    webhook_payment_link_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PaymentLink"];
+                    /** @constant */
+                    event: "payment_link.created";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment_link.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_link_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PaymentLink"];
+                    /** @constant */
+                    event: "payment_link.updated";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment_link.updated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_payment_cancelled: {
         parameters: {
             query?: never;
@@ -7758,6 +9431,62 @@ export interface operations {
             };
         };
     };
+    webhook_payment_refunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Payment"];
+                    /** @constant */
+                    event: "payment.refunded";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /** @description Present on partial fills (more than one leg) */
+                    match_details?: Record<string, never>[];
+                    order_id: string;
+                    payment_id: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment.refunded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_pending_funds_confirmed: {
         parameters: {
             query?: never;
@@ -7937,6 +9666,246 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "pending_funds.validated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.canceled";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.canceled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.created";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.failed";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.succeeded";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.updated";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.updated";
                 };
             };
         };
@@ -8243,6 +10212,60 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "settlement.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_settlement_retried: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Net amount in minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Settlement"];
+                    /** @constant */
+                    event: "settlement.retried";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    payment_count: number;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    settlement_id: string;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "settlement.retried";
                 };
             };
         };
