@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
-import { feeOf } from '../../src/modules/payments/fees.ts';
+import { feeOf, paymentFee } from '../../src/modules/payments/fees.ts';
 import { expireDuePayments } from '../../src/modules/payments/service.ts';
 import { runSettlements } from '../../src/modules/settlements/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
@@ -52,6 +52,7 @@ describe('evidence of a live payment leg, and partially_paid', () => {
         match_order: number;
         seller_id: string;
         allocated_fiat_amount: number;
+        rate: string;
         amount_micro_pay: number;
       }[];
     };
@@ -107,7 +108,8 @@ describe('evidence of a live payment leg, and partially_paid', () => {
       const done = await read(p.id);
       assert.deepEqual([done.status, done.amount_received], ['completed', p.amount]);
       const leg = p.match_details[0]!;
-      assert.equal((await available()) - before, leg.amount_micro_pay - feeOf(leg.amount_micro_pay, 150));
+      const fee = paymentFee({ currency: 'THB' }, [leg], 150);
+      assert.equal((await available()) - before, leg.amount_micro_pay - fee.fee_micro_pay);
       const audit = await t.db
         .selectFrom('admin_audit_log')
         .select(['action', 'actor_user_id'])
@@ -149,9 +151,14 @@ describe('evidence of a live payment leg, and partially_paid', () => {
       partly.match_details.map((leg: { proof: { status: string } }) => leg.proof.status),
       ['verified', 'rejected'],
     );
-    assert.equal(partly.fee_micro_pay, feeOf(one.amount_micro_pay, 150), 'the fee of the verified leg alone');
-    assert.equal(partly.fee_minor, feeOf(one.allocated_fiat_amount, 150));
-    assert.equal((await available()) - before, one.amount_micro_pay - feeOf(one.amount_micro_pay, 150));
+    const fee = paymentFee({ currency: 'THB' }, [one], 150);
+    assert.ok(fee.fee_micro_pay > 0);
+    assert.deepEqual(
+      [partly.fee_minor, partly.fee_micro_pay],
+      [fee.fee_minor, fee.fee_micro_pay],
+      'the fee of the verified leg alone',
+    );
+    assert.equal((await available()) - before, one.amount_micro_pay - fee.fee_micro_pay);
     const sellers = await t.db
       .selectFrom('sellers')
       .select(['id', 'reserved_minor'])
