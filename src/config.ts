@@ -46,6 +46,10 @@ export interface Config {
   pending_funds_ttl_hours: number;
   receiver_confirm_window_hours: number;
   sell_order_pending_ttl_hours: number;
+  /** A refund's claim link lives this long; unclaimed, the refund is canceled. */
+  refund_claim_days: number;
+  /** A refund slip no provider checked stands when the buyer says nothing for this long. */
+  refund_confirm_days: number;
   buy_order_pending_ttl_hours: number;
   cash_leg_retry_max: number;
   cash_leg_retry_timeout_hours: number;
@@ -299,6 +303,8 @@ export function loadConfig(env: Env = process.env): Config {
     pending_funds_ttl_hours: integer(env, 'PENDING_FUNDS_TTL_HOURS', 72, 1, 24 * 365),
     receiver_confirm_window_hours: integer(env, 'RECEIVER_CONFIRM_WINDOW_HOURS', 24, 1, 24 * 365),
     sell_order_pending_ttl_hours: integer(env, 'SELL_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
+    refund_claim_days: integer(env, 'REFUND_CLAIM_DAYS', 30, 1, 365),
+    refund_confirm_days: integer(env, 'REFUND_CONFIRM_DAYS', 7, 1, 90),
     buy_order_pending_ttl_hours: integer(env, 'BUY_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
     cash_leg_retry_max: integer(env, 'CASH_LEG_RETRY_MAX', 5, 1, 100),
     cash_leg_retry_timeout_hours: integer(env, 'CASH_LEG_RETRY_TIMEOUT_HOURS', 48, 1, 24 * 365),

@@ -24,6 +24,7 @@ import {
   PendingFunds,
   Rates,
   Reference,
+  Refunds,
   Sandbox,
   SellOrders,
   Settlements,
@@ -38,6 +39,7 @@ import { verifyWebhook as verifyRawWebhook, type HeaderBag, type RawBody, type V
 export class Mpay {
   readonly payments: Payments;
   readonly trades: Trades;
+  readonly refunds: Refunds;
   readonly sellOrders: SellOrders;
   readonly buyOrders: BuyOrders;
   readonly disputes: Disputes;
@@ -64,6 +66,7 @@ export class Mpay {
     this.#transport = transport;
     this.payments = new Payments(transport);
     this.trades = new Trades(transport);
+    this.refunds = new Refunds(transport);
     this.sellOrders = new SellOrders(transport);
     this.buyOrders = new BuyOrders(transport);
     this.disputes = new Disputes(transport);

@@ -18,6 +18,7 @@ export const RECONCILIATION_CAUSES = [
   'seller_funding',
   'adjustment',
   'dispute',
+  'refund',
   'sandbox',
   'other',
 ] as const;
@@ -78,6 +79,7 @@ function causeOfKey(row: JournalRow): ReconciliationCause {
   if (row.key.startsWith('payment:')) return row.key.endsWith(':fee') ? 'fee' : 'payment_leg';
   if (row.key.startsWith('buy_order:')) return 'buy_order_fill';
   if (row.key.startsWith('sell_order:')) return 'sell_order';
+  if (row.key.startsWith('refund:')) return 'refund';
   if (row.key.startsWith('seller:')) return 'seller_funding';
   if (row.key.startsWith('adjustment:')) return 'adjustment';
   return 'other';

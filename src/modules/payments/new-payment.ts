@@ -100,6 +100,7 @@ export function newPaymentRow(input: NewPayment): PaymentRow {
     fee_bps: null,
     fee_minor: null,
     fee_micro_pay: null,
+    amount_refunded_minor: 0,
     expires_at: input.expires_at,
     created_at: input.created_at,
     matched_at: input.matched_at ?? null,

@@ -2,6 +2,7 @@ import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { LegProof, MatchDetail, PaymentView } from './schema.ts';
+import { isRefunded } from './refunds.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export type { MatchDetail, PaymentView } from './schema.ts';
@@ -67,6 +68,7 @@ export const PRESENTED_COLUMNS = [
   'completed_at',
   'fee_minor',
   'fee_micro_pay',
+  'amount_refunded_minor',
   'payment_link_id',
   'receipt_number',
   'receipt_token',
@@ -102,6 +104,8 @@ export function presentPayment(
     receipt_url: payment.receipt_token === null ? null : `${public_base_url}/receipts/${payment.receipt_token}`,
     fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
     fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
+    amount_refunded: Number(payment.amount_refunded_minor),
+    refunded: isRefunded(payment),
     match_details: presentLegs(legs),
     ...(payment.synthetic_match ? { synthetic_match: payment.synthetic_match } : {}),
   };

@@ -82,6 +82,11 @@ export const PaymentSchema = Type.Object(
     fee_micro_pay: Type.Union([Type.Integer(), Type.Null()], {
       description: 'The same fee in PAY, as posted to the fees account (null before completion)',
     }),
+    amount_refunded: Type.Integer({ description: 'What succeeded refunds gave back, minor units' }),
+    refunded: Type.Boolean({
+      description:
+        'True when succeeded refunds add up to what the payment received (the whole amount of a completed payment)',
+    }),
     match_details: Type.Array(MatchDetailSchema),
     synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },

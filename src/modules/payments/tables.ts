@@ -42,6 +42,8 @@ export interface PaymentTables {
     fee_bps: ColumnType<number | null, number | null | undefined, number | null>;
     fee_minor: ColumnType<number | null, number | null | undefined, number | null>;
     fee_micro_pay: ColumnType<number | null, number | null | undefined, number | null>;
+    /** Succeeded refunds, minor units (migration 0310; written through payments/refunds.ts only). */
+    amount_refunded_minor: ColumnType<number, number | undefined, number>;
     expires_at: Date;
     created_at: Date;
     matched_at: Date | null;

@@ -65,6 +65,14 @@ export const OPERATIONS = {
   getPayment: { method: 'GET', path: '/v1/payments/{id}', idempotency: 'none', list: false, auth: 'key' },
   cancelPayment: { method: 'POST', path: '/v1/payments/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
   uploadPaymentProof: { method: 'POST', path: '/v1/payments/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  createRefund: { method: 'POST', path: '/v1/payments/{id}/refunds', idempotency: 'required', list: false, auth: 'key' },
+  listRefunds: { method: 'GET', path: '/v1/refunds', idempotency: 'none', list: true, auth: 'key' },
+  getRefund: { method: 'GET', path: '/v1/refunds/{id}', idempotency: 'none', list: false, auth: 'key' },
+  cancelRefund: { method: 'POST', path: '/v1/refunds/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
+  uploadRefundProof: { method: 'POST', path: '/v1/refunds/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  simulateSandboxRefund: { method: 'POST', path: '/v1/sandbox/refunds/{id}/simulate', idempotency: 'optional', list: false, auth: 'key' },
+  getRefundClaimPage: { method: 'GET', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
+  submitRefundClaim: { method: 'POST', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;

@@ -4,6 +4,7 @@ import type { Flow } from './flow.ts';
 import { orderBookFlow } from './order-book.ts';
 import { paymentsFlow } from './payments.ts';
 import { pendingFundsFlow } from './pending-funds.ts';
+import { refundsFlow } from './refunds.ts';
 import { sellersFlow } from './sellers.ts';
 
 /** Every flow that moves PAY; a new flow adds its file here. */
@@ -14,4 +15,5 @@ export const FLOWS: readonly Flow[] = [
   sellersFlow,
   adjustmentsFlow,
   disputesFlow,
+  refundsFlow,
 ];
