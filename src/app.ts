@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { ping, type DatabaseHandle } from './db/database.ts';
 import { purgeExpiredIdempotencyKeys } from './http/idempotency.ts';
 import { createMetrics } from './http/metrics.ts';
+import { MemoryAuthCounters, PostgresAuthCounters, type AuthCounters } from './http/auth-counters.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { createServer, type App } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -93,6 +94,8 @@ export interface Application {
   merchants: MerchantsDeps;
   /** Webhook endpoints' deps (secret box, SSRF switch), the dispatcher's, and the worker's dispatcher. */
   webhooks: { deps: WebhooksDeps; dispatch: DispatcherDeps; dispatcher: WebhookDispatcher };
+  /** Failed-authentication and sign-in counters (the rate limits' store: Redis, else PostgreSQL; memory on PGlite). */
+  auth_counters: AuthCounters;
   close(): Promise<void>;
 }
 
@@ -121,6 +124,13 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         { timeout_ms: config.redis_timeout_ms },
       )
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
+  // one budget of failed authentications and sign-ins for every api process: Redis, else PostgreSQL (memory on PGlite)
+  const auth_counters: AuthCounters =
+    limiter instanceof RedisRateLimiter
+      ? limiter
+      : database.kind === 'postgres'
+        ? new PostgresAuthCounters(db)
+        : new MemoryAuthCounters();
   const metrics = createMetrics();
   const scheduler = new Scheduler(logger);
   const context: ModuleContext = {
@@ -129,6 +139,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     clock,
     logger,
     registry: metrics.registry,
+    auth_counters,
     listen: (channel, on_message) => database.listen(channel, on_message),
     commits: database.commits,
     wake: (job) => scheduler.wake(job),
@@ -227,6 +238,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     config,
     authenticator: merchants.authenticator,
     limiter,
+    auth_counters,
     metrics: metrics.registry,
     readiness: async () => {
       await ping(db);
@@ -256,6 +268,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   return {
+    auth_counters,
     config,
     database,
     clock,

@@ -39,6 +39,8 @@ export interface CoreTables {
     response_body: Json | null;
     created_at: Date;
   };
+  /** Failed-authentication buckets and sign-in windows shared by the api processes (src/http/auth-counters.ts). */
+  auth_counters: { key: string; value: number; at: Date };
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */

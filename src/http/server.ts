@@ -1,3 +1,4 @@
+import type { AuthCounters } from './auth-counters.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -40,6 +41,8 @@ export interface ServerDeps {
     >;
   authenticator: Authenticator;
   limiter: RateLimiter;
+  /** Failed-authentication counters shared by the api processes (auth-counters.ts); this process's memory without. */
+  auth_counters?: AuthCounters;
   metrics: Registry;
   /** Database reachability for /readyz; extra checks add named details. */
   readiness: () => Promise<Record<string, { ok: boolean; detail?: string }>>;
@@ -254,7 +257,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   let documents: SplitDocuments | undefined;
   const served = (): SplitDocuments => (documents ??= servedDocuments(app.swagger() as unknown as Json, library));
 
-  installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second);
+  installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second, deps.auth_counters);
   if (deps.upload) installUploadGate(app, { ...deps.upload, authenticator: deps.authenticator });
   installHttpMetrics(app, deps.metrics);
 
