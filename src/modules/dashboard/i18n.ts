@@ -202,6 +202,10 @@ const EN = {
   save: 'Save',
   outcome: 'Outcome',
   failure_reason: 'Why it failed',
+  amount_received: 'Received',
+  awaiting_seller_note:
+    "Waiting for the seller's confirmation: a slip passed the gateway's checks, which do not prove the amount or the payee, so the seller who received the transfer confirms that the money arrived. The payment does not expire meanwhile.",
+  partially_paid_note: 'Partly paid: only the verified legs arrived. Refund the buyer or fulfil part of the order.',
   grace_hours: 'Old key works for (hours)',
   balance_label_available_micro_pay: 'Available',
   balance_label_buffer_micro_pay: 'Buffer',
@@ -429,6 +433,10 @@ const TH: Messages = {
   save: 'บันทึก',
   outcome: 'ผลการตัดสิน',
   failure_reason: 'สาเหตุที่ล้มเหลว',
+  amount_received: 'ได้รับแล้ว',
+  awaiting_seller_note:
+    'รอผู้ขายยืนยันการรับเงิน: สลิปผ่านการตรวจสอบของระบบ ซึ่งไม่ได้พิสูจน์ยอดเงินหรือผู้รับ ผู้ขายที่รับโอนจึงต้องยืนยันว่าได้รับเงิน รายการจะไม่หมดอายุระหว่างนี้',
+  partially_paid_note: 'ได้รับชำระบางส่วน: ได้รับเฉพาะรายการที่ตรวจสอบแล้ว กรุณาคืนเงินผู้ซื้อหรือส่งสินค้าบางส่วน',
   grace_hours: 'คีย์เดิมใช้ต่อได้ (ชั่วโมง)',
   balance_label_available_micro_pay: 'ใช้ได้',
   balance_label_buffer_micro_pay: 'เงินสำรอง',

@@ -82,13 +82,17 @@ export function paymentDetailPage(
   const { payment } = model;
   const timeline = [...model.events].reverse();
   const back = `/dashboard/payments/${payment.id}`;
+  const waiting =
+    payment.status === 'confirming' && payment.match_details.some((leg) => leg.proof?.status === 'awaiting_payee');
   return page(context, {
     title: `${t('payments')} ${payment.order_id}`,
     section: 'payments',
     body: html`<p><a href="/dashboard/payments">← ${t('payments')}</a></p><h1>${payment.order_id}</h1>${flash(model.notice)}
+${waiting ? html`<div class="flash" role="status" id="awaiting-seller">${t('awaiting_seller_note')}</div>` : ''}${payment.status === 'partially_paid' ? html`<div class="flash" role="status" id="partially-paid">${t('partially_paid_note')}</div>` : ''}
 <div class="grid"><section class="card"><dl class="fields">
 <dt>${t('id')}</dt><dd class="mono" id="payment-id">${payment.id}</dd>
 <dt>${t('amount')}</dt><dd>${money(payment.amount, payment.currency)}</dd>
+<dt>${t('amount_received')}</dt><dd id="amount-received">${money(payment.amount_received, payment.currency)}</dd>
 <dt>${t('status')}</dt><dd id="payment-status">${statusBadge(context, payment.status)}</dd>
 <dt>${t('created')}</dt><dd>${when(context, payment.created_at)}</dd>
 <dt>${t('checkout_link')}</dt><dd class="mono"><a href="${payment.checkout_url}">${payment.checkout_url}</a></dd>
