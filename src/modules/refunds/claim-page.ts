@@ -42,6 +42,7 @@ const EN = {
   not_found_title: 'Link not found',
   not_found_body: 'Check the link you were sent, or contact the shop.',
   errors: 'Please check:',
+  invalid: 'this is not valid',
   other_lang: 'ภาษาไทย',
   cross_site: 'This form must be sent from this page.',
 };
@@ -82,6 +83,7 @@ const TH: Strings = {
   not_found_title: 'ไม่พบลิงก์',
   not_found_body: 'กรุณาตรวจสอบลิงก์ที่ได้รับ หรือติดต่อร้านค้า',
   errors: 'กรุณาตรวจสอบ:',
+  invalid: 'ข้อมูลไม่ถูกต้อง',
   other_lang: 'English',
   cross_site: 'ต้องส่งแบบฟอร์มนี้จากหน้านี้เท่านั้น',
 };
@@ -104,8 +106,10 @@ button.secondary{background:#fff;color:#8c1d18;border:1px solid #d9a19c}.error{b
 export interface ClaimPageModel {
   view: ClaimView;
   lang: Lang;
-  /** The page's own path (the forms post to it; the language link adds ?lang=). */
+  /** The page's own path (the language link adds ?lang=). */
   path: string;
+  /** Where the forms post: the page's path, with the language the visitor chose. */
+  action: string;
   banks: readonly ThaiBank[];
   errors?: readonly ErrorDetail[] | undefined;
   /** The buyer's last input, to fill the form again after an error. */
@@ -170,12 +174,29 @@ ${field(rail, 'account_name', t.account_name, value('account_name'), 'autocomple
 ${field(rail, 'account_number', t.account_number, value('account_number'), 'inputmode="numeric" required')}
 ${field(rail, 'account_name', t.account_name, value('account_name'), 'autocomplete="name" required')}`;
   }
-  return `<form class="card" method="post" action="${escapeHtml(model.path)}" data-rail="${rail}">
+  return `<form class="card" method="post" action="${escapeHtml(model.action)}" data-rail="${rail}">
 <h2>${t[`rail_${rail}` as const]}</h2>
 <input type="hidden" name="action" value="destination"><input type="hidden" name="rail" value="${rail}">
 ${fields}
 <button type="submit">${t.send}</button>
 </form>`;
+}
+
+/** The label of the field a validation message names (`form.account_number`), for a message in the page's words. */
+const FIELD_LABELS: Record<string, keyof Strings> = {
+  promptpay_id: 'promptpay_id',
+  bank_code: 'bank',
+  account_number: 'account_number',
+  account_name: 'account_name',
+  payid: 'payid',
+  bsb: 'bsb',
+};
+
+function errorText(error: ErrorDetail, t: Strings, lang: Lang): string {
+  const name = error.field?.replace(/^form\./, '') ?? '';
+  const label = FIELD_LABELS[name];
+  if (!label) return error.message;
+  return `${t[label]}: ${lang === 'en' ? error.message : t.invalid}`;
 }
 
 function dateText(date: Date, lang: Lang): string {
@@ -197,7 +218,7 @@ ${view.is_sandbox ? `<div class="sandbox">${t.sandbox}</div>` : ''}
 <div class="muted">${t.amount}</div><div class="amount" data-amount>${escapeHtml(money(view))}</div>
 </section>`;
   const errors = model.errors?.length
-    ? `<div class="error" role="alert">${t.errors}<ul>${model.errors.map((error) => `<li>${escapeHtml(error.message)}</li>`).join('')}</ul></div>`
+    ? `<div class="error" role="alert">${t.errors}<ul>${model.errors.map((error) => `<li>${escapeHtml(errorText(error, t, lang))}</li>`).join('')}</ul></div>`
     : '';
   let body: string;
   switch (view.stage) {
@@ -210,8 +231,8 @@ ${errors}${view.rails.map((rail) => railForm(model, rail)).join('\n')}`;
       break;
     case 'confirm':
       body = `${errors}<section class="card" data-stage="confirm"><h2>${t.confirm_title}</h2><p>${escapeHtml(fill(t.confirm_body, slots))}</p>
-<form method="post" action="${escapeHtml(model.path)}"><input type="hidden" name="action" value="received"><button type="submit">${t.yes}</button></form>
-<form method="post" action="${escapeHtml(model.path)}"><input type="hidden" name="action" value="not_received"><button type="submit" class="secondary">${t.no}</button></form>
+<form method="post" action="${escapeHtml(model.action)}"><input type="hidden" name="action" value="received"><button type="submit">${t.yes}</button></form>
+<form method="post" action="${escapeHtml(model.action)}"><input type="hidden" name="action" value="not_received"><button type="submit" class="secondary">${t.no}</button></form>
 </section>`;
       break;
     case 'succeeded':

@@ -15,15 +15,25 @@ const LangQuery = Type.Object({
 });
 
 function htmlHeaders(reply: FastifyReply): FastifyReply {
-  return reply
-    .type('text/html; charset=utf-8')
-    .header('Cache-Control', 'no-store')
-    .header('Referrer-Policy', 'no-referrer')
-    .header('X-Content-Type-Options', 'nosniff')
-    .header(
-      'Content-Security-Policy',
-      "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
-    );
+  return (
+    reply
+      .type('text/html; charset=utf-8')
+      .header('Cache-Control', 'no-store')
+      // same-origin, not no-referrer: the form's post must carry this page's Origin (no-referrer makes it `null`), and
+      // the token in the URL still never leaves for another site.
+      .header('Referrer-Policy', 'same-origin')
+      .header('X-Content-Type-Options', 'nosniff')
+      .header(
+        'Content-Security-Policy',
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+      )
+  );
+}
+
+/** `?lang=` of the visitor's explicit choice, kept across the form's post and its redirect. */
+function langQuery(request: FastifyRequest): string {
+  const lang = (request.query as { lang?: string }).lang;
+  return lang === 'th' || lang === 'en' ? `?lang=${lang}` : '';
 }
 
 /** The buyer's refund page: public, the unguessable token in the URL is the credential. */
@@ -54,6 +64,7 @@ export const claimRoutes: FastifyPluginAsyncTypebox<{ deps: RefundsDeps }> = asy
         view,
         lang: langOf(request, view.currency),
         path: `/refunds/claim/${encodeURIComponent(token)}`,
+        action: `/refunds/claim/${encodeURIComponent(token)}${langQuery(request)}`,
         banks: view.stage === 'claim' && view.rails.includes('thai_bank') ? await deps.banks.list() : [],
         errors: extra.errors,
         form: extra.form,
@@ -114,13 +125,9 @@ export const claimRoutes: FastifyPluginAsyncTypebox<{ deps: RefundsDeps }> = asy
         }
         return page(request, reply, { status: 409, errors: [{ message: caught.message }] });
       }
-      const lang = (request.query as { lang?: string }).lang;
       return reply
         .status(303)
-        .header(
-          'Location',
-          `/refunds/claim/${encodeURIComponent(request.params.token)}${lang === 'th' || lang === 'en' ? `?lang=${lang}` : ''}`,
-        )
+        .header('Location', `/refunds/claim/${encodeURIComponent(request.params.token)}${langQuery(request)}`)
         .send();
     },
   );
