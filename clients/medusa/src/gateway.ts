@@ -1,6 +1,5 @@
 /**
- * The gateway as the provider sees it: the typed client (`@mpay/client`) for payments and webhooks, and one plain
- * call for refunds (`POST /v1/payments/{id}/refunds`) with the same key, retries and idempotency key.
+ * The gateway as the provider sees it: the typed client (`@mpay/client`) for payments, refunds and webhooks.
  */
 import { createHash } from 'node:crypto';
 import { Mpay, MpayApiError, verifyWebhook, WebhookVerificationError, type Payment } from '@mpay/client';
@@ -49,10 +48,8 @@ export interface GatewayOptions {
 
 export class Gateway {
   readonly client: Mpay;
-  readonly #options: GatewayOptions;
 
   constructor(options: GatewayOptions) {
-    this.#options = options;
     this.client = new Mpay({
       apiKey: options.apiKey,
       baseUrl: options.baseUrl,
@@ -97,56 +94,17 @@ export class Gateway {
   }
 
   /**
-   * `POST /v1/payments/{id}/refunds` with an `Idempotency-Key` derived from `idempotencyKey`; 5xx, 429 and network
-   * errors are retried with that key.
+   * `POST /v1/payments/{id}/refunds` with an `Idempotency-Key` derived from `idempotencyKey` (the client retries 429,
+   * 5xx and network errors with that key).
    */
   async createRefund(
     payment_id: string,
-    body: { amount: number; reason?: string; metadata?: Record<string, string> },
+    body: { amount: number; reason?: 'requested_by_customer'; metadata?: Record<string, string> },
     idempotencyKey: string,
   ): Promise<GatewayRefund> {
-    const url = `${this.client.baseUrl}/v1/payments/${encodeURIComponent(payment_id)}/refunds`;
-    const attempts = (this.#options.maxRetries ?? 3) + 1;
-    for (let attempt = 1; ; attempt++) {
-      let response: Response;
-      try {
-        response = await fetch(url, {
-          method: 'POST',
-          headers: {
-            'content-type': 'application/json',
-            'x-api-key': this.#options.apiKey,
-            'idempotency-key': idempotencyUuid(idempotencyKey),
-          },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(this.#options.timeoutMs ?? 60_000),
-        });
-      } catch (error) {
-        if (attempt < attempts) {
-          await delay(attempt);
-          continue;
-        }
-        throw error;
-      }
-      const text = await response.text();
-      const parsed = text ? (JSON.parse(text) as Record<string, any>) : {};
-      if (response.ok) return parsed['data'] as GatewayRefund;
-      if ((response.status === 429 || response.status >= 500) && attempt < attempts) {
-        await delay(attempt);
-        continue;
-      }
-      const error = (parsed['error'] ?? {}) as { code?: string; message?: string; details?: unknown[] };
-      throw new MpayApiError(
-        response.status,
-        error.code ?? 'ERROR',
-        error.message ?? response.statusText,
-        response.headers.get('x-request-id') ?? undefined,
-        error.details ?? [],
-        parsed,
-      );
-    }
+    const { data } = await this.client.refunds.create(payment_id, body, {
+      idempotencyKey: idempotencyUuid(idempotencyKey),
+    });
+    return data as unknown as GatewayRefund;
   }
-}
-
-function delay(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.min(200 * 2 ** (attempt - 1), 5_000)));
 }

@@ -89,8 +89,6 @@ export interface Gateway {
   payment(payment_id: string): Promise<Record<string, any>>;
   /** The sandbox plays a refund to its end (`POST /v1/sandbox/refunds/{id}/simulate`). */
   settleRefund(refund_id: string, outcome?: 'succeeded' | 'failed'): Promise<Record<string, any>>;
-  /** Whether the gateway serves a route (by its OpenAPI path). */
-  hasRoute(path: string): Promise<boolean>;
   stop(): Promise<void>;
 }
 
@@ -162,9 +160,6 @@ export async function startGateway(): Promise<Gateway> {
       { 'x-api-key': testKey },
       { url: receiver.url, enabled_events: ['*'], description: 'Medusa' },
     );
-    const openapi = (await fetch(`${baseUrl}/openapi.json`).then((response) => response.json())) as {
-      paths: Record<string, unknown>;
-    };
     return {
       baseUrl,
       testKey,
@@ -185,9 +180,6 @@ export async function startGateway(): Promise<Gateway> {
       payment: (payment_id) => json('GET', `/v1/payments/${payment_id}`, { 'x-api-key': testKey }),
       settleRefund: (refund_id, outcome = 'succeeded') =>
         json('POST', `/v1/sandbox/refunds/${refund_id}/simulate`, { 'x-api-key': testKey }, { outcome }),
-      async hasRoute(path) {
-        return path in openapi.paths;
-      },
       async stop() {
         await receiver.close();
         await stop();

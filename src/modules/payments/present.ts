@@ -11,7 +11,7 @@ export type { MatchDetail, PaymentView } from './schema.ts';
 export type PresentedLeg = LegRow & { proof?: LegProof | null };
 
 /** Payment states after which a slip without a final verdict is never judged. */
-const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled'];
+const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled', 'partially_paid'];
 
 /** A stored proof's verdict as the leg's slip state, on a payment in `payment_status`. */
 export function legProof(
@@ -25,7 +25,9 @@ export function legProof(
         ? 'rejected'
         : ENDED_UNPAID.includes(payment_status)
           ? 'not_checked'
-          : 'checking';
+          : row.verdict === 'awaiting_payee'
+            ? 'awaiting_payee'
+            : 'checking';
   return {
     id: row.id,
     status,
@@ -54,6 +56,7 @@ export const PRESENTED_COLUMNS = [
   'is_sandbox',
   'order_id',
   'amount_minor',
+  'amount_received_minor',
   'currency',
   'payment_method',
   'return_url',
@@ -75,6 +78,13 @@ export const PRESENTED_COLUMNS = [
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
+/** What arrived: the whole amount once completed (or settled), the verified legs' fiat when partly paid, else 0. */
+export function amountReceived(payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_received_minor'>): number {
+  if (payment.status === 'completed' || payment.status === 'settled') return Number(payment.amount_minor);
+  if (payment.status === 'partially_paid') return Number(payment.amount_received_minor);
+  return 0;
+}
+
 export function presentPayment(
   payment: PresentedPayment,
   legs: readonly PresentedLeg[],
@@ -86,6 +96,7 @@ export function presentPayment(
     order_id: payment.order_id,
     amount: payment.amount_minor,
     amount_decimal: minorToDecimal(payment.amount_minor, payment.currency as Currency),
+    amount_received: amountReceived(payment),
     currency: payment.currency,
     payment_method: payment.payment_method,
     return_url: payment.return_url,

@@ -9,10 +9,10 @@ import { decimal, type PaymentReceipt, type ReceiptRefund } from './service.ts';
 const RECEIPT_CSS = `${CSS}
 .receipt h1{font-size:22px;margin:0 0 2px}.merchant{font-size:20px;font-weight:700;margin:0 0 6px}
 .rows{display:grid;grid-template-columns:auto 1fr;gap:6px 14px;margin:12px 0 0}.rows dt{color:#5b6778;font-size:14px}.rows dd{margin:0;font-weight:600;word-break:break-all;text-align:right}
-table{width:100%;border-collapse:collapse;margin-top:6px;font-size:15px}th,td{text-align:left;padding:6px 4px;border-bottom:1px solid #e3e8ef;vertical-align:top}th{color:#5b6778;font-weight:600;font-size:13px}
+table{width:100%;border-collapse:collapse;margin-top:6px;font-size:15px;table-layout:fixed}td.ref{word-break:break-all}th,td{text-align:left;padding:6px 4px;border-bottom:1px solid #e3e8ef;vertical-align:top}th{color:#5b6778;font-weight:600;font-size:13px}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.total{font-weight:700}
 .badge{display:inline-block;border-radius:12px;padding:2px 10px;font-size:14px;font-weight:600;background:#e3f4e8;color:#1d6b34}.badge.partly{background:#fff4d6;color:#7a5300}.badge.refunded{background:#e8ecf5;color:#33404f}
-h2{font-size:16px;margin:0 0 4px}.foot{font-size:13px;color:#5b6778;text-align:center;margin-top:8px}
+h2{font-size:16px;margin:0 0 4px}.foot{font-size:13px;color:#5b6778;text-align:center;margin-top:8px;word-break:break-all}
 @media print{body{background:#fff}.noprint{display:none!important}.card{box-shadow:none;border:1px solid #c9d3e6;break-inside:avoid}main{max-width:none}}
 `;
 

@@ -58,7 +58,12 @@ export const DEFAULT_BATCH_MAX_PAYMENTS = 500;
  */
 function itemFee(payment: PaymentRow, fee_bps: number): { fee_minor: number; fee_micro_pay: number } {
   if (payment.fee_minor !== null) return { fee_minor: payment.fee_minor, fee_micro_pay: payment.fee_micro_pay ?? 0 };
-  return { fee_minor: feeOf(payment.amount_minor, fee_bps), fee_micro_pay: 0 };
+  return { fee_minor: feeOf(settledAmount(payment), fee_bps), fee_micro_pay: 0 };
+}
+
+/** What a payment brings to a batch: its amount, or what arrived when it is partly paid. */
+function settledAmount(payment: PaymentRow): number {
+  return payment.status === 'partially_paid' ? Number(payment.amount_received_minor) : payment.amount_minor;
 }
 
 /** The rate the batch's payments were charged at when they all share one (the usual case), else the run's. */
@@ -104,10 +109,10 @@ async function createBatch(
       settlement_id: id,
       payment_id: payment.id,
       order_id: payment.order_id,
-      amount_minor: payment.amount_minor,
+      amount_minor: settledAmount(payment),
       fee_minor,
       fee_micro_pay,
-      net_minor: payment.amount_minor - fee_minor,
+      net_minor: settledAmount(payment) - fee_minor,
       payment_created_at: payment.created_at,
       completed_at: payment.completed_at,
     };
