@@ -22,7 +22,7 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
   app.get(
     '/v1/seller/legs',
     {
-      config: { auth: 'seller' },
+      config: { operation_id: 'listSellerLegs', auth: 'seller' },
       schema: {
         tags: ['seller'],
         summary:
@@ -49,7 +49,7 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
   app.get(
     '/v1/seller/legs/:payment_id/:match_order/slip',
     {
-      config: { auth: 'seller', errors: [404] },
+      config: { operation_id: 'getSellerLegSlip', auth: 'seller', errors: [404] },
       schema: {
         tags: ['seller'],
         summary: "A leg's slip image, as the buyer uploaded it",
@@ -79,7 +79,7 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
   app.post(
     '/v1/seller/legs/:payment_id/:match_order/confirm',
     {
-      config: { auth: 'seller', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      config: { operation_id: 'confirmSellerLeg', auth: 'seller', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
       schema: {
         tags: ['seller'],
         summary:
@@ -103,7 +103,7 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
   app.post(
     '/v1/seller/legs/:payment_id/:match_order/reject',
     {
-      config: { auth: 'seller', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      config: { operation_id: 'rejectSellerLeg', auth: 'seller', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
       schema: {
         tags: ['seller'],
         summary:

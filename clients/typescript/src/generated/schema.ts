@@ -870,7 +870,7 @@ export interface paths {
             cookie?: never;
         };
         /** The seller's live legs that carry a slip, newest first; status=awaiting_payee: those waiting for its word */
-        get: operations["getSellerLegs"];
+        get: operations["listSellerLegs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -889,7 +889,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Confirm that the money of a leg waiting for you arrived: the leg completes (your PAY goes to the merchant less the fee) */
-        post: operations["postSellerLegsByPaymentIdByMatchOrderConfirm"];
+        post: operations["confirmSellerLeg"];
         delete?: never;
         options?: never;
         head?: never;
@@ -906,7 +906,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Say that the money of a leg waiting for you did not arrive: the payment fails, or ends partially_paid when another leg was verified */
-        post: operations["postSellerLegsByPaymentIdByMatchOrderReject"];
+        post: operations["rejectSellerLeg"];
         delete?: never;
         options?: never;
         head?: never;
@@ -921,7 +921,7 @@ export interface paths {
             cookie?: never;
         };
         /** A leg's slip image, as the buyer uploaded it */
-        get: operations["getSellerLegsByPaymentIdByMatchOrderSlip"];
+        get: operations["getSellerLegSlip"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7632,7 +7632,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
-    getSellerLegs: {
+    listSellerLegs: {
         parameters: {
             query?: {
                 /** @description Opaque cursor from `next_cursor` */
@@ -7695,7 +7695,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
-    postSellerLegsByPaymentIdByMatchOrderConfirm: {
+    confirmSellerLeg: {
         parameters: {
             query?: never;
             header?: never;
@@ -7757,7 +7757,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
-    postSellerLegsByPaymentIdByMatchOrderReject: {
+    rejectSellerLeg: {
         parameters: {
             query?: never;
             header?: never;
@@ -7826,7 +7826,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
-    getSellerLegsByPaymentIdByMatchOrderSlip: {
+    getSellerLegSlip: {
         parameters: {
             query?: never;
             header?: never;
