@@ -2,7 +2,7 @@ import { documentHead, escapeHtml } from '../../http/html.ts';
 import { fill, type Lang } from '../../http/language.ts';
 import { CSS, money } from '../checkout/page.ts';
 import { RECEIPT_STRINGS, type ReceiptStrings } from './i18n.ts';
-import { decimal, type PaymentReceipt, type ReceiptRefund } from './service.ts';
+import { decimal, type PaymentReceipt, type ReceiptRefund, type RefundReceipt } from './service.ts';
 
 /** The printable receipt: phone first on screen, one clean page on paper, Thai or English. */
 
@@ -114,6 +114,38 @@ ${refunds}
 <p class="foot">${escapeHtml(fill(t.issued_by, { merchant: receipt.merchant_name }))}<br>${t.payment_id}: ${escapeHtml(receipt.payment_id)}</p>
 <button type="button" id="print" class="noprint">${t.print}</button>`;
   return layout(lang, `${t.receipt} ${number} · ${receipt.merchant_name}`, toggle, body, model.nonce);
+}
+
+export function renderRefundReceipt(model: {
+  receipt: RefundReceipt;
+  lang: Lang;
+  token: string;
+  nonce: string;
+}): string {
+  const { receipt, lang } = model;
+  const t = RECEIPT_STRINGS[lang];
+  const c = receipt.currency;
+  const show = (minor: number) => escapeHtml(money(decimal(minor, c), c));
+  const toggle = `/receipts/${encodeURIComponent(model.token)}?lang=${lang === 'th' ? 'en' : 'th'}`;
+  const number =
+    receipt.payment.receipt_number === null ? null : receiptNumber(receipt.payment.receipt_number, receipt.is_sandbox);
+  const body = `${receipt.is_sandbox ? `<div class="sandbox" role="note">${t.sandbox}</div>` : ''}
+<section class="card receipt">
+<p class="merchant">${escapeHtml(receipt.merchant_name)}</p>
+<h1>${t.refund_receipt}</h1>
+${number ? `<div id="refund-of">${escapeHtml(fill(t.refund_of, { number }))}</div>` : ''}
+<dl class="rows">
+<dt>${t.refund_date}</dt><dd>${escapeHtml(receiptDate(receipt.refunded_at, lang, c))}</dd>
+<dt>${t.order}</dt><dd>${escapeHtml(receipt.payment.order_id)}</dd>
+<dt>${t.original_payment}</dt><dd>${show(receipt.payment.amount_minor)}</dd>
+<dt>${t.reference}</dt><dd>${escapeHtml(receipt.reference ?? '—')}</dd>
+<dt>${t.refunded}</dt><dd id="refunded" class="total">${show(receipt.amount_minor)}</dd>
+</dl>
+</section>
+${receipt.payment.receipt_url ? `<p class="noprint"><a href="${escapeHtml(receipt.payment.receipt_url)}?lang=${lang}" id="payment-receipt">${t.receipt} ${escapeHtml(number ?? '')}</a></p>` : ''}
+<p class="foot">${escapeHtml(fill(t.issued_by, { merchant: receipt.merchant_name }))}<br>${t.payment_id}: ${escapeHtml(receipt.payment.id)}</p>
+<button type="button" id="print" class="noprint">${t.print}</button>`;
+  return layout(lang, `${t.refund_receipt} · ${receipt.merchant_name}`, toggle, body, model.nonce);
 }
 
 export function renderReceiptNotFound(lang: Lang, nonce: string): string {
