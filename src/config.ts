@@ -32,6 +32,13 @@ export interface Config {
   easyslip_base_url: string | undefined;
   easyslip_api_key: string | undefined;
   easyslip_timeout_ms: number;
+  /**
+   * Lets a verdict that checked neither amount nor payee (`slip_qr`, `null_validator`) complete a live payment leg
+   * (closed tests only); otherwise such a leg waits for its payee's confirmation (DESIGN 3b).
+   */
+  allow_unverified_live_proofs: boolean;
+  /** How long a slip whose provider answers `unverified`/`timeout` is asked again before it waits for its payee. */
+  proof_check_hours: number;
   redis_url: string | undefined;
   /** How long a rate-limit call may wait for Redis before the in-process limiter takes over. */
   redis_timeout_ms: number;
@@ -290,6 +297,8 @@ export function loadConfig(env: Env = process.env): Config {
     easyslip_base_url,
     easyslip_api_key,
     easyslip_timeout_ms: integer(env, 'EASYSLIP_TIMEOUT_MS', 10_000, 100, 120_000),
+    allow_unverified_live_proofs: boolean(env, 'ALLOW_UNVERIFIED_LIVE_PROOFS', false),
+    proof_check_hours: integer(env, 'PROOF_CHECK_HOURS', 24, 1, 24 * 30),
     redis_url: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redis_timeout_ms: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
     log_level: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),

@@ -62,14 +62,17 @@ export interface SimulationReport {
 type Random = () => number;
 
 const PAYMENT_LIVE = new Set<string>([]);
-const PAYMENT_TERMINAL = new Set(['completed', 'settled', 'failed', 'expired', 'cancelled']);
+const PAYMENT_TERMINAL = new Set(['completed', 'partially_paid', 'settled', 'failed', 'expired', 'cancelled']);
 const SELL_DONE = new Set(['completed', 'failed', 'cancelled']);
 const BUY_DONE = new Set(['matched', 'cancelled', 'expired', 'partially_filled']);
 const PENDING_FUNDS_TERMINAL = new Set(['confirmed', 'failed', 'expired']);
 
-/** A validator whose verdicts a seeded generator picks while faults are on; healed, it verifies every receipt. */
+/**
+ * A verification provider (it stands for one that checks amount, payee and reference, so its verified completes a live
+ * leg) whose verdicts a seeded generator picks while faults are on; healed, it verifies every receipt.
+ */
 class FaultyValidator implements ReceiptValidator {
-  readonly kind = 'null_validator' as const;
+  readonly kind = 'easyslip' as const;
   faults = true;
   injected = 0;
   readonly #asked = new Map<string, number>();
@@ -84,19 +87,17 @@ class FaultyValidator implements ReceiptValidator {
     const asked = (this.#asked.get(digest) ?? 0) + 1;
     this.#asked.set(digest, asked);
     const roll = this.faults ? seededRandom(this.#seed ^ Number.parseInt(digest.slice(0, 8), 16) ^ asked)() : 0;
-    if (roll < 0.72)
-      return { outcome: 'verified', validator_kind: 'null_validator', response: { simulated: 'verified' } };
+    if (roll < 0.72) return { outcome: 'verified', validator_kind: 'easyslip', response: { simulated: 'verified' } };
     this.injected += 1;
     if (roll < 0.84)
       return {
         outcome: 'failed',
         reason: 'amount_mismatch',
-        validator_kind: 'null_validator',
+        validator_kind: 'easyslip',
         response: { simulated: 'failed' },
       };
-    if (roll < 0.9) return { outcome: 'timeout', validator_kind: 'null_validator', response: { simulated: 'timeout' } };
-    if (roll < 0.96)
-      return { outcome: 'unverified', validator_kind: 'null_validator', response: { simulated: 'http_503' } };
+    if (roll < 0.9) return { outcome: 'timeout', validator_kind: 'easyslip', response: { simulated: 'timeout' } };
+    if (roll < 0.96) return { outcome: 'unverified', validator_kind: 'easyslip', response: { simulated: 'http_503' } };
     throw new Error('simulated validator crash');
   }
 }

@@ -15,6 +15,8 @@ export const STATUS_WORDS: Words = {
   // a leg's slip
   checking: ['Checking', 'กำลังตรวจสลิป'],
   not_checked: ['Not checked', 'ไม่ได้ตรวจสลิป'],
+  awaiting_payee: ["Awaiting seller's confirmation", 'รอผู้ขายยืนยัน'],
+  partially_paid: ['Partly paid', 'ได้รับชำระบางส่วน'],
   rejected: ['Rejected', 'ไม่ผ่าน'],
   verified: ['Verified', 'ตรวจสอบแล้ว'],
   completed: ['Succeeded', 'สำเร็จ'],
@@ -22,6 +24,10 @@ export const STATUS_WORDS: Words = {
   settled: ['Settled', 'ชำระบัญชีแล้ว'],
   failed: ['Failed', 'ล้มเหลว'],
   expired: ['Expired', 'หมดอายุ'],
+  // a payment link
+  open: ['Open', 'เปิดรับชำระ'],
+  used_up: ['Used up', 'ใช้ครบแล้ว'],
+  inactive: ['Deactivated', 'ปิดใช้งานแล้ว'],
   cancelled: ['Cancelled', 'ยกเลิกแล้ว'],
   pending: ['Pending', 'รอดำเนินการ'],
   skipped: ['Skipped', 'ข้าม'],
@@ -58,6 +64,8 @@ export const EVENT_WORDS: Words = {
   'payment.confirming': ['Proof uploaded', 'อัปโหลดหลักฐานแล้ว'],
   'payment.completed': ['Payment succeeded', 'ชำระเงินสำเร็จ'],
   'payment.failed': ['Payment failed', 'ชำระเงินล้มเหลว'],
+  'payment.partially_paid': ['Payment partly paid', 'ได้รับชำระเงินบางส่วน'],
+  'leg.awaiting_payee': ["Slip awaits the seller's confirmation", 'สลิปรอผู้ขายยืนยัน'],
   'payment.expired': ['Payment expired', 'การชำระเงินหมดอายุ'],
   'payment.cancelled': ['Payment cancelled', 'ยกเลิกการชำระเงินแล้ว'],
   'payment.settled': ['Payment settled', 'ชำระบัญชีการชำระเงินแล้ว'],

@@ -8,6 +8,16 @@ export const EVENT_TYPES = {
   'payment.confirming': { resource: 'Payment', description: 'A proof was uploaded; the receipt validator runs' },
   'payment.completed': { resource: 'Payment', description: 'The receipt was verified; PAY moved to the merchant' },
   'payment.failed': { resource: 'Payment', description: 'The receipt was rejected (`failure_reason`)' },
+  'payment.partially_paid': {
+    resource: 'Payment',
+    description:
+      'Some legs were verified and the others rejected or never paid: the verified legs completed (`amount_received`), the rest released; refund the buyer or fulfil part of the order',
+  },
+  'leg.awaiting_payee': {
+    resource: 'SellerLeg',
+    description:
+      "A leg's slip passed the local checks, which do not prove payment: the payment waits for the leg's seller to confirm that the money arrived",
+  },
   'payment.expired': { resource: 'Payment', description: 'Nobody paid before `expires_at`' },
   'payment.cancelled': { resource: 'Payment', description: 'The merchant cancelled the payment' },
   'payment.refunded': {

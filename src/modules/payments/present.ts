@@ -2,7 +2,6 @@ import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { LegProof, MatchDetail, PaymentView } from './schema.ts';
-import { isRefunded } from './refunds.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export type { MatchDetail, PaymentView } from './schema.ts';
@@ -11,7 +10,7 @@ export type { MatchDetail, PaymentView } from './schema.ts';
 export type PresentedLeg = LegRow & { proof?: LegProof | null };
 
 /** Payment states after which a slip without a final verdict is never judged. */
-const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled'];
+const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled', 'partially_paid'];
 
 /** A stored proof's verdict as the leg's slip state, on a payment in `payment_status`. */
 export function legProof(
@@ -25,7 +24,9 @@ export function legProof(
         ? 'rejected'
         : ENDED_UNPAID.includes(payment_status)
           ? 'not_checked'
-          : 'checking';
+          : row.verdict === 'awaiting_payee'
+            ? 'awaiting_payee'
+            : 'checking';
   return {
     id: row.id,
     status,
@@ -54,6 +55,7 @@ export const PRESENTED_COLUMNS = [
   'is_sandbox',
   'order_id',
   'amount_minor',
+  'amount_received_minor',
   'currency',
   'payment_method',
   'return_url',
@@ -75,6 +77,21 @@ export const PRESENTED_COLUMNS = [
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
+/** What arrived: the whole amount once completed (or settled), the verified legs' fiat when partly paid, else 0. */
+export function amountReceived(payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_received_minor'>): number {
+  if (payment.status === 'completed' || payment.status === 'settled') return Number(payment.amount_minor);
+  if (payment.status === 'partially_paid') return Number(payment.amount_received_minor);
+  return 0;
+}
+
+/** True when succeeded refunds add up to what the payment received. */
+export function isRefunded(
+  payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_received_minor' | 'amount_refunded_minor'>,
+): boolean {
+  const received = amountReceived(payment);
+  return received > 0 && Number(payment.amount_refunded_minor) >= received;
+}
+
 export function presentPayment(
   payment: PresentedPayment,
   legs: readonly PresentedLeg[],
@@ -86,6 +103,7 @@ export function presentPayment(
     order_id: payment.order_id,
     amount: payment.amount_minor,
     amount_decimal: minorToDecimal(payment.amount_minor, payment.currency as Currency),
+    amount_received: amountReceived(payment),
     currency: payment.currency,
     payment_method: payment.payment_method,
     return_url: payment.return_url,

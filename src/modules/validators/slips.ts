@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { ReceiptCheck, ReceiptValidator, SlipReading, ValidatorVerdict } from './port.ts';
@@ -229,4 +229,18 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
 export async function slipsOf(db: Db, owners: readonly string[]): Promise<SlipRow[]> {
   if (owners.length === 0) return [];
   return db.selectFrom('slips').selectAll().where('owner', 'in', owners).orderBy('updated_at', 'desc').execute();
+}
+
+/**
+ * The payee said the money of this owner's slip never arrived (DESIGN 3b): the slip is no longer accepted (its
+ * reference is free again, and no receipt shows it as paid) and records the payee's refusal. In the caller's
+ * transaction.
+ */
+export async function refuseSlipByPayee(trx: Trx, owner: string, at: Date): Promise<void> {
+  await trx
+    .updateTable('slips')
+    .set({ accepted: false, outcome: 'failed', reason: 'payee_rejected', updated_at: at })
+    .where('owner', '=', owner)
+    .where('accepted', '=', true)
+    .execute();
 }

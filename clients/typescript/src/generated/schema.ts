@@ -597,7 +597,7 @@ export interface paths {
         put?: never;
         /**
          * Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming
-         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.
+         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). A live leg completes on a provider's verified check of amount, payee and a new bank reference, or on its seller's confirmation: a slip that passed only the local checks shows `awaiting_payee` until its seller decides. The payment completes when every leg is verified; a rejected leg fails it with that leg's reason, or ends it `partially_paid` when another leg was verified; at `expires_at` a leg still without a slip fails it `proof_missing` (or `partially_paid`), while slips under check or waiting for their seller keep it open. The same file sent again for its own leg is answered as before.
          */
         post: operations["uploadPaymentProof"];
         delete?: never;
@@ -1293,6 +1293,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "leg.awaiting_payee": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * leg.awaiting_payee
+         * @description A leg's slip passed the local checks, which do not prove payment: the payment waits for the leg's seller to confirm that the money arrived. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_leg_awaiting_payee"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment_link.created": {
         parameters: {
             query?: never;
@@ -1447,6 +1467,26 @@ export interface webhooks {
          * @description Liquidity was allocated; the buyer can pay. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_payment_matched"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.partially_paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.partially_paid
+         * @description Some legs were verified and the others rejected or never paid: the verified legs completed (`amount_received`), the rest released; refund the buyer or fulfil part of the order. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_partially_paid"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1947,6 +1987,8 @@ export interface components {
             /** @description Minor units (satang, cents) */
             amount: number;
             amount_decimal: string;
+            /** @description Minor units that arrived: the amount once completed, the verified legs' amount when partially_paid, 0 before */
+            amount_received: number;
             /** @description What succeeded refunds gave back, minor units */
             amount_refunded: number;
             checkout_url: string;
@@ -1975,7 +2017,7 @@ export interface components {
                     reason: string | null;
                     /** Format: date-time */
                     received_at: string;
-                    status: "checking" | "verified" | "rejected" | "not_checked";
+                    status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
                 } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
@@ -1998,7 +2040,7 @@ export interface components {
             /** @description True when succeeded refunds add up to what the payment received (the whole amount of a completed payment) */
             refunded: boolean;
             return_url: string;
-            status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "failed" | "expired" | "cancelled" | "settled";
+            status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "partially_paid" | "failed" | "expired" | "cancelled" | "settled";
             synthetic_match?: {
                 [key: string]: unknown;
             };
@@ -2138,6 +2180,29 @@ export interface components {
             sell_order_id: string | null;
             status: "requires_action" | "pending" | "succeeded" | "failed" | "canceled";
             succeeded_at: string | null;
+        };
+        SellerLeg: {
+            /** @description The PAY this seller gives the merchant when the leg completes */
+            amount_micro_pay: number;
+            /** @description What the buyer should have paid this seller, minor units */
+            amount_minor: number;
+            awaiting_payee_since: string | null;
+            currency: string;
+            decided_by: "seller" | "operator" | null;
+            /** @description The slip image; the seller key fetches it */
+            image_url: string;
+            match_order: number;
+            payment_id: string;
+            /** @description Why a rejected leg was rejected */
+            reason: string | null;
+            /** Format: date-time */
+            received_at: string;
+            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+            reference: string | null;
+            seller_id: string;
+            sending_bank: string | null;
+            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
         };
         SellOrder: {
             /** @description PAY sold, in micro-PAY (reserved on creation, burned on completion) */
@@ -2977,8 +3042,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
-        PaymentDuplicateOrderIdAnd23More: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd24More: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3002,7 +3067,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -3011,8 +3076,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
-        PaymentDuplicateOrderIdAnd23More_dbd2ae: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd24More_d903ce: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -3036,7 +3101,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -3825,7 +3890,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More_dbd2ae"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             413: components["responses"]["PayloadTooLarge_6c4d0d"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -3854,6 +3919,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description A leg's slip waits for its seller's confirmation (the page says so) */
+                            awaiting_payee: boolean;
                             failure_reason: string | null;
                             payment_id: string;
                             return_redirect_url: string;
@@ -3969,7 +4036,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More_dbd2ae"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -4114,7 +4181,7 @@ export interface operations {
             400: components["responses"]["ValidationErrorAnd5More"];
             403: components["responses"]["ForbiddenAnd5More_88a126"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More_dbd2ae"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
             503: components["responses"]["ServiceUnavailable_02d44b"];
@@ -4303,7 +4370,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4414,7 +4481,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4663,7 +4730,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4906,7 +4973,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -5084,7 +5151,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -5424,7 +5491,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -5640,7 +5707,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -5760,7 +5827,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -6234,7 +6301,7 @@ export interface operations {
                 order_id?: string;
                 /** @description The payments made from this payment link */
                 payment_link_id?: string;
-                /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, failed, expired, cancelled, settled */
+                /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, partially_paid, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
                 to?: string;
@@ -6453,6 +6520,9 @@ export interface operations {
                         data: {
                             amount: number;
                             amount_decimal: string;
+                            /** @description Minor units that arrived (partially_paid: the verified legs) */
+                            amount_received: number;
+                            amount_received_decimal: string;
                             checkout_url: string;
                             currency: string;
                             /** Format: date-time */
@@ -6476,7 +6546,7 @@ export interface operations {
                                     reason: string | null;
                                     /** Format: date-time */
                                     received_at: string;
-                                    status: "checking" | "verified" | "rejected" | "not_checked";
+                                    status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
                                 } | null;
                             }[];
                             order_id: string;
@@ -6926,7 +6996,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7345,7 +7415,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -7502,6 +7572,9 @@ export interface operations {
                             /** @description gross - fee + adjustments, minor units */
                             net_minor: number;
                             payment_count: number;
+                            refunded_decimal: string;
+                            /** @description Succeeded refunds of the batch's payments so far, minor units (the payments' fees are not returned) */
+                            refunded_minor: number;
                             retry_count: number;
                             status: "pending" | "completed" | "failed";
                         };
@@ -7602,6 +7675,9 @@ export interface operations {
                             /** Format: date-time */
                             payment_created_at: string;
                             payment_id: string;
+                            refunded_decimal: string;
+                            /** @description The payment's succeeded refunds so far, minor units */
+                            refunded_minor: number;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` to read the next page */
@@ -7861,7 +7937,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7908,7 +7984,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7990,7 +8066,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -8034,7 +8110,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -8148,7 +8224,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd23More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -8769,6 +8845,54 @@ export interface operations {
             };
         };
     };
+    webhook_leg_awaiting_payee: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["SellerLeg"];
+                    /** @constant */
+                    event: "leg.awaiting_payee";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "leg.awaiting_payee";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_payment_link_created: {
         parameters: {
             query?: never;
@@ -9188,6 +9312,62 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "payment.matched";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_partially_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Payment"];
+                    /** @constant */
+                    event: "payment.partially_paid";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /** @description Present on partial fills (more than one leg) */
+                    match_details?: Record<string, never>[];
+                    order_id: string;
+                    payment_id: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment.partially_paid";
                 };
             };
         };
