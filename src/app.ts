@@ -190,6 +190,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   const dashboard = await dashboardModule.start(context, {
     key_cache: merchants.key_cache,
     payments: { ...payments.deps, banks: reference.banks },
+    payment_links: payment_links.deps,
     sandbox: sandbox.deps,
     webhooks: webhooks.deps,
     pending_funds: pending_funds.deps,

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { completedPayments } from '../helpers/payments.ts';
+import { newSlip } from '../helpers/slips.ts';
 
 /** The refunds API (DESIGN 3c): create on a payment that received money, never more than it received; list, read, cancel. */
 describe('refunds: create, list, read, cancel', () => {
@@ -249,5 +250,47 @@ describe('refunds: create, list, read, cancel', () => {
       rows.reduce((sum, row) => sum + Number(row.amount_minor), 0),
       9_000,
     );
+  });
+
+  it("shows a settled payment's refunds in its settlement statement and CSV line", async () => {
+    const [payment_id] = await completedPayments(t, merchant.live, [{ order_id: 'settled-1', amount: 10_000 }]);
+    const run = await t.admin('POST', '/admin/settlements/run');
+    const batch = run
+      .json()
+      .data.batches.find((b: { payment_count: number; id: string }) => b.payment_count > 0 && b.id);
+    const detail = async () => {
+      const mine = (await t.call('GET', '/v1/settlements?limit=100', merchant.live)).json().data as { id: string }[];
+      for (const row of mine) {
+        const items = (await t.call('GET', `/v1/settlements/${row.id}/payments`, merchant.live)).json().data;
+        if (items.some((item: { payment_id: string }) => item.payment_id === payment_id)) return row.id;
+      }
+      throw new Error('no batch holds the payment');
+    };
+    assert.ok(batch);
+    const batch_id = await detail();
+    const created = (
+      await refund(payment_id!, { amount: '12.34', destination: { rail: 'promptpay', promptpay_id: '0812345678' } })
+    ).json().data;
+    const slip = await t.call('POST', `/v1/refunds/${created.id}/proof`, merchant.live, {
+      receipt_base64: newSlip().bytes.toString('base64'),
+      content_type: 'image/png',
+    });
+    assert.equal(slip.statusCode, 200, slip.body);
+    const confirm = await t.request({
+      method: 'POST',
+      url: new URL(created.claim_url).pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'action=received',
+    });
+    assert.equal(confirm.statusCode, 303);
+    const statement = (await t.call('GET', `/v1/settlements/${batch_id}`, merchant.live)).json().data;
+    assert.ok(statement.refunded_minor >= 1_234);
+    const items = (await t.call('GET', `/v1/settlements/${batch_id}/payments`, merchant.live)).json().data;
+    const item = items.find((row: { payment_id: string }) => row.payment_id === payment_id);
+    assert.deepEqual([item.refunded_minor, item.refunded_decimal], [1_234, '12.34']);
+    const csv = (await t.call('GET', `/v1/settlements/${batch_id}/export.csv`, merchant.live)).body.split('\r\n');
+    assert.match(csv[0]!, /,refunded_minor,refunded$/);
+    const line = csv.find((row) => row.startsWith(payment_id!));
+    assert.ok(line?.endsWith(',1234,12.34'), line);
   });
 });

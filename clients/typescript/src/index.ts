@@ -20,6 +20,7 @@ import {
   Events,
   Fx,
   Merchants,
+  PaymentLinks,
   Payments,
   PendingFunds,
   Rates,
@@ -39,6 +40,7 @@ import { verifyWebhook as verifyRawWebhook, type HeaderBag, type RawBody, type V
 export class Mpay {
   readonly payments: Payments;
   readonly trades: Trades;
+  readonly paymentLinks: PaymentLinks;
   readonly refunds: Refunds;
   readonly sellOrders: SellOrders;
   readonly buyOrders: BuyOrders;
@@ -66,6 +68,7 @@ export class Mpay {
     this.#transport = transport;
     this.payments = new Payments(transport);
     this.trades = new Trades(transport);
+    this.paymentLinks = new PaymentLinks(transport);
     this.refunds = new Refunds(transport);
     this.sellOrders = new SellOrders(transport);
     this.buyOrders = new BuyOrders(transport);

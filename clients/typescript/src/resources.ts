@@ -138,6 +138,36 @@ export class SellOrders extends Resource {
   }
 }
 
+/**
+ * Payment links: a page to share (`url`) that makes a payment on each use. Fixed `amount` or an `amount_range` the
+ * payer types within; single use unless `reusable`. Never deleted: `deactivate` stops it taking payments.
+ */
+export class PaymentLinks extends Resource {
+  /** Creates a link in the credential's mode; an automatic Idempotency-Key makes retries safe. */
+  create(body: Body<'createPaymentLink'>, options: RequestOptions = {}) {
+    return this.transport.request('createPaymentLink', { ...options, body });
+  }
+
+  retrieve(id: string, options: RequestOptions = {}) {
+    return this.transport.request('getPaymentLink', { ...options, path: { id } });
+  }
+
+  /** Newest first; filter `active`. Await for a page, `for await` for all. */
+  list(query: Query<'listPaymentLinks'> = {}, options: RequestOptions = {}) {
+    return this.transport.page('listPaymentLinks', { ...options, query });
+  }
+
+  /** Stops the link taking payments for good (its page answers 410); payments made from it go on. */
+  deactivate(id: string, options: RequestOptions = {}) {
+    return this.transport.request('deactivatePaymentLink', { ...options, path: { id } });
+  }
+
+  /** The payments made from a link, newest first. */
+  payments(id: string, query: Omit<Query<'listPayments'>, 'payment_link_id'> = {}, options: RequestOptions = {}) {
+    return this.transport.page('listPayments', { ...options, query: { ...query, payment_link_id: id } });
+  }
+}
+
 /** Buy orders (fiat in for PAY, matched by price and time). */
 export class BuyOrders extends Resource {
   create(body: Body<'createBuyOrder'>, options: RequestOptions = {}) {

@@ -19,6 +19,7 @@ export const dashboardModule = defineModule({
     'disputes',
     'ledger',
     'merchants',
+    'payment-links',
     'payments',
     'pending-funds',
     'reference',

@@ -24,6 +24,10 @@ export const STATUS_WORDS: Words = {
   settled: ['Settled', 'ชำระบัญชีแล้ว'],
   failed: ['Failed', 'ล้มเหลว'],
   expired: ['Expired', 'หมดอายุ'],
+  // a payment link
+  open: ['Open', 'เปิดรับชำระ'],
+  used_up: ['Used up', 'ใช้ครบแล้ว'],
+  inactive: ['Deactivated', 'ปิดใช้งานแล้ว'],
   cancelled: ['Cancelled', 'ยกเลิกแล้ว'],
   pending: ['Pending', 'รอดำเนินการ'],
   skipped: ['Skipped', 'ข้าม'],

@@ -80,3 +80,27 @@ export async function markPaymentSettled(
       .executeTakeFirstOrThrow();
   return transition(trx, payment, 'settled', at, { settlement_id });
 }
+
+/** Succeeded refunds of each of these payments so far, minor units (a statement's and its CSV's refund figures). */
+export async function refundedByPayment(
+  executor: Executor,
+  payment_ids: readonly string[],
+): Promise<Map<string, number>> {
+  if (payment_ids.length === 0) return new Map();
+  const rows = await executor
+    .selectFrom('payments')
+    .select(['id', 'amount_refunded_minor'])
+    .where('id', 'in', [...payment_ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, Number(row.amount_refunded_minor)]));
+}
+
+/** Succeeded refunds so far of the payments a settlement batch holds, minor units. */
+export async function refundedInSettlement(executor: Executor, settlement_id: string): Promise<number> {
+  const row = await executor
+    .selectFrom('payments')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount_refunded_minor'), eb.lit(0)).as('total'))
+    .where('settlement_id', '=', settlement_id)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
+}

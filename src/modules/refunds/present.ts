@@ -55,12 +55,7 @@ function proofState(proof: ProofSummary | undefined): RefundView['proof'] {
   };
 }
 
-export function presentRefund(
-  row: RefundRow,
-  public_base_url: string,
-  latest_proof?: ProofSummary,
-  receipt_url: string | null = null,
-): RefundView {
+export function presentRefund(row: RefundRow, public_base_url: string, latest_proof?: ProofSummary): RefundView {
   const claim_url = claimUrl(public_base_url, row.claim_token);
   return {
     id: row.id,
@@ -80,7 +75,8 @@ export function presentRefund(
     proof: proofState(latest_proof),
     amount_micro_pay: row.hold_micro_pay === null ? null : Number(row.hold_micro_pay),
     sell_order_id: row.sell_order_id,
-    receipt_url: row.status === 'succeeded' ? receipt_url : null,
+    receipt_url:
+      row.status === 'succeeded' && row.receipt_token ? `${public_base_url}/receipts/${row.receipt_token}` : null,
     metadata: row.metadata,
     is_sandbox: row.is_sandbox,
     created_at: iso(row.created_at),

@@ -36,6 +36,8 @@ export interface RefundTables {
     succeeded_at: Date | null;
     failed_at: Date | null;
     canceled_at: Date | null;
+    /** A succeeded refund's receipt page token (migration 0322), set by the receipts module's trigger. */
+    receipt_token: ColumnType<string | null, string | null | undefined, string | null>;
   };
   refund_proofs: {
     id: string;

@@ -7966,6 +7966,9 @@ export interface operations {
                             /** @description gross - fee + adjustments, minor units */
                             net_minor: number;
                             payment_count: number;
+                            refunded_decimal: string;
+                            /** @description Succeeded refunds of the batch's payments so far, minor units (the payments' fees are not returned) */
+                            refunded_minor: number;
                             retry_count: number;
                             status: "pending" | "completed" | "failed";
                         };
@@ -8068,6 +8071,9 @@ export interface operations {
                             /** Format: date-time */
                             payment_created_at: string;
                             payment_id: string;
+                            refunded_decimal: string;
+                            /** @description The payment's succeeded refunds so far, minor units */
+                            refunded_minor: number;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` to read the next page */
