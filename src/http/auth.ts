@@ -7,6 +7,9 @@ import {
   adminActorRequired,
   adminRoleRequired,
   liveKeysOnly,
+  merchantKeyOnSellerRoute,
+  missingSellerKey,
+  sellerKeyOnMerchantRoute,
   missingAdminToken,
   missingApiKey,
   missingInternalToken,
@@ -59,6 +62,8 @@ async function keyPrincipal(
 ): Promise<Principal> {
   const raw = headerValue(request, 'x-api-key') ?? bearer(request);
   const principal = raw ? await authenticator.byApiKey(raw) : null;
+  // A seller's own key on a merchant route: the wrong kind of credential, not a missing one.
+  if (!principal && raw?.startsWith('sel_') && (await authenticator.bySellerKey(raw))) throw sellerKeyOnMerchantRoute();
   if (!principal) throw missingApiKey(config.auth === 'key' && raw !== undefined && JWT_SHAPE.test(raw));
   const mode = config.mode ?? 'any';
   if (mode === 'sandbox_only' && !principal.is_sandbox) {
@@ -102,6 +107,13 @@ async function authenticate(
         return keyPrincipal(request, config, authenticator);
       if (jwt || sessionCookie(request) !== undefined) return merchantPrincipal(request, authenticator);
       throw missingKeyOrMerchantCredential();
+    }
+    case 'seller': {
+      const raw = headerValue(request, 'x-api-key') ?? bearer(request);
+      const principal = raw ? await authenticator.bySellerKey(raw) : null;
+      if (principal) return principal;
+      if (raw?.startsWith('svc_') && (await authenticator.byApiKey(raw))) throw merchantKeyOnSellerRoute();
+      throw missingSellerKey();
     }
     case 'admin': {
       const token = bearer(request);
@@ -190,6 +202,8 @@ export function installAuth(
           : { key: `key:${principal.key_id}`, per_second: live, policy: 'live' };
       case 'merchant':
         return { key: `merchant:${principal.merchant_id}:${principal.user_id}`, per_second: live, policy: 'live' };
+      case 'seller':
+        return { key: `seller:${principal.seller_id}`, per_second: live, policy: 'live' };
       case 'admin':
       case 'internal':
         return { key: principal.kind, per_second: live * 10, policy: principal.kind };
@@ -206,6 +220,13 @@ export function merchantScope(request: FastifyRequest): MerchantScope {
     return { merchant_id: principal.merchant_id, is_sandbox: principal.is_sandbox };
   }
   throw new Error(`route needs a merchant principal, got ${principal.kind}`);
+}
+
+/** The seller behind a seller route (its own key). */
+export function sellerOf(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal.kind !== 'seller') throw new Error(`route needs a seller principal, got ${principal.kind}`);
+  return principal.seller_id;
 }
 
 export function adminActor(request: FastifyRequest): { actor_user_id: string; actor_role: string } {

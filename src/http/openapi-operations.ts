@@ -11,6 +11,8 @@ export type Json = Record<string, unknown>;
  */
 const TAG_DESCRIPTIONS: Record<string, string> = {
   payments: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
+  seller:
+    "A seller's own routes (its key, sel_live_…): the payment legs that wait for its confirmation that the money arrived, their slips, confirm and reject",
   checkout: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
   'payment-links': 'Payment links: a page to share that makes a payment on each use, and its public page (HTML)',
   receipts: "Receipts: a completed payment's printable page (HTML, Thai and English)",

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
@@ -170,6 +171,29 @@ describe('evidence of a live payment leg, and partially_paid', () => {
     );
     const event = await t.event<{ data: { status: string; amount_received: number } }>(p.id, 'payment.partially_paid');
     assert.deepEqual([event.data.status, event.data.amount_received], ['partially_paid', one.allocated_fiat_amount]);
+    assert.deepEqual(await reconciliationDifferences(t), []);
+
+    // What the payment received is what can go back (DESIGN 3c): never more, and a refund from PAY holds the
+    // verified leg's PAY for its share, not the whole payment's.
+    const refund = (body: object) =>
+      t.request({
+        method: 'POST',
+        url: `/v1/payments/${p.id}/refunds`,
+        headers: { 'x-api-key': merchant.live, 'idempotency-key': randomUUID() },
+        payload: body,
+      });
+    const over = await refund({ amount: one.allocated_fiat_amount + 1 });
+    assert.deepEqual([over.statusCode, over.json().error.code], [409, 'REFUND_EXCEEDS_PAYMENT']);
+    const half = Math.floor(one.allocated_fiat_amount / 2);
+    const held = await refund({ amount: half, funding: 'pay_balance' });
+    assert.equal(held.statusCode, 201, held.body);
+    assert.equal(
+      held.json().data.amount_micro_pay,
+      Math.ceil((one.amount_micro_pay * half) / one.allocated_fiat_amount),
+    );
+    const rest = await refund({});
+    assert.equal(rest.statusCode, 201, rest.body);
+    assert.equal(rest.json().data.amount, one.allocated_fiat_amount - half);
     assert.deepEqual(await reconciliationDifferences(t), []);
   });
 

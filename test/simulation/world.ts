@@ -142,6 +142,8 @@ interface World {
   buys: { id: string; jwt: string; merchant_id: string }[];
   pending_funds: { id: string; key: string }[];
   disputes: string[];
+  /** Every slip a buyer uploaded for a payment (a cheater re-uploads them). */
+  slips: Buffer[];
   problems: string[];
   actions: SimulationReport['actions'];
   answers: SimulationReport['coverage']['answers'];
@@ -346,9 +348,9 @@ const ACTIONS: Action[] = [
       // One part per leg in one request, or one request per leg naming it, or (to probe) fewer slips than legs.
       const style = world.random();
       if (style < 0.5 || legs === 1) {
-        const { payload, headers } = multipartParts(
-          Array.from({ length: legs }, () => ({ name: 'proof', bytes: seededPng(world.random) })),
-        );
+        const slips = Array.from({ length: legs }, () => seededPng(world.random));
+        world.slips.push(...slips);
+        const { payload, headers } = multipartParts(slips.map((bytes) => ({ name: 'proof', bytes })));
         return world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
       }
       let last: LightMyRequestResponse | undefined;
@@ -366,6 +368,27 @@ const ACTIONS: Action[] = [
         });
       }
       return last;
+    },
+  },
+  {
+    // A cheating buyer: a slip that already paid (or was sent for) another payment, uploaded again for this one.
+    name: 'cheat.reused_slip',
+    weight: 2,
+    async run(world) {
+      const payment = await aimed(world, world.payments, () =>
+        idsIn(world, 'payments', ['matched', 'payment_pending']),
+      );
+      const slip = pick(world.random, world.slips);
+      if (!payment || !slip) return undefined;
+      const view = await paymentView(world, payment);
+      const legs = view?.match_details?.length || 1;
+      const { payload, headers } = multipartParts(Array.from({ length: legs }, () => ({ name: 'proof', bytes: slip })));
+      return world.t.request({
+        method: 'POST',
+        url: `/v1/payments/${payment.id}/proof`,
+        headers: { 'x-api-key': payment.key, ...headers },
+        payload,
+      });
     },
   },
   {
@@ -665,6 +688,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     buys: [],
     pending_funds: [],
     disputes: [],
+    slips: [],
     problems: [],
     actions: {},
     answers: {},
@@ -888,6 +912,18 @@ async function check(world: World): Promise<void> {
     .execute();
   for (const seller of reserved)
     problems.push(`seller ${seller.id} still has ${seller.reserved_minor} reserved with every payment finished`);
+
+  // No slip paid for two legs: a reused slip (the cheater's) never completes a second payment leg.
+  const reused = await t.db
+    .selectFrom('payment_proofs')
+    .innerJoin('payments', 'payments.id', 'payment_proofs.payment_id')
+    .select(['payment_proofs.sha256', (eb) => eb.fn.countAll<string>().as('legs')])
+    .where('payments.status', 'in', ['completed', 'settled'])
+    .where('payment_proofs.verdict', '=', 'verified')
+    .groupBy('payment_proofs.sha256')
+    .having((eb) => eb.fn.countAll(), '>', 1)
+    .execute();
+  for (const slip of reused) problems.push(`slip ${slip.sha256} completed ${slip.legs} payment legs`);
 
   const verify = await t.admin('GET', '/admin/ledger/verify');
   if (verify.statusCode !== 200 || verify.json().data.ok !== true)

@@ -341,8 +341,9 @@ describe('@mpay/client against a running server', () => {
     for (const [path, methods] of Object.entries<
       Record<string, { operationId: string; responses: Record<string, { content?: object }> }>
     >(document.paths)) {
-      // Pages for a buyer's browser and probes for a load balancer are not an integrator's calls.
-      if (!path.startsWith('/v1/')) continue;
+      // Pages for a buyer's browser and probes for a load balancer are not an integrator's calls, nor are a seller's
+      // own routes (its seller key, not a merchant's).
+      if (!path.startsWith('/v1/') || path.startsWith('/v1/seller/')) continue;
       for (const operation of Object.values(methods)) {
         const streams = Object.values(operation.responses).some(
           (response) => response.content && 'text/event-stream' in response.content,

@@ -6,6 +6,7 @@ import { createPaymentCompletion } from './completion.ts';
 import { PaymentCreateBatcher } from './create-batch.ts';
 import type { QuoteLockPort } from './ports.ts';
 import { paymentRoutes } from './routes.ts';
+import { sellerRoutes } from './seller-routes.ts';
 import { PaymentSchema, SellerLegSchema } from './schema.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { expireDuePayments } from './lifecycle.ts';
@@ -48,6 +49,7 @@ export const paymentsModule = defineModule({
       verdicts,
       schemas: { shared: [PaymentSchema, SellerLegSchema] },
       routes: async (server) => {
+        await server.register(sellerRoutes, { deps });
         await server.register(paymentRoutes, {
           deps: { ...deps, banks: needs.banks },
           proof_max_bytes: config.proof_max_bytes,

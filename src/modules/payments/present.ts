@@ -2,7 +2,6 @@ import { iso } from '../../http/schemas.ts';
 import { minorToDecimal, type Currency } from '../../lib/money.ts';
 import { normalizeRate } from '../liquidity/service.ts';
 import type { LegProof, MatchDetail, PaymentView } from './schema.ts';
-import { isRefunded } from './refunds.ts';
 import type { LegRow, PaymentRow } from './tables.ts';
 
 export type { MatchDetail, PaymentView } from './schema.ts';
@@ -83,6 +82,14 @@ export function amountReceived(payment: Pick<PaymentRow, 'status' | 'amount_mino
   if (payment.status === 'completed' || payment.status === 'settled') return Number(payment.amount_minor);
   if (payment.status === 'partially_paid') return Number(payment.amount_received_minor);
   return 0;
+}
+
+/** True when succeeded refunds add up to what the payment received. */
+export function isRefunded(
+  payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_received_minor' | 'amount_refunded_minor'>,
+): boolean {
+  const received = amountReceived(payment);
+  return received > 0 && Number(payment.amount_refunded_minor) >= received;
 }
 
 export function presentPayment(

@@ -4,6 +4,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { assert } from '../../lib/assert.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { emitPaymentEvent, loadLegs } from './legs.ts';
+import { isRefunded } from './present.ts';
 import { lockPayment } from './state.ts';
 import type { PaymentRow, PaymentStatus } from './tables.ts';
 
@@ -12,18 +13,30 @@ import type { PaymentRow, PaymentStatus } from './tables.ts';
  * and the count of its succeeded refunds, which only this module writes.
  */
 
-/** Payments a refund may be made of: they received money. */
-export const REFUNDABLE: readonly PaymentStatus[] = ['completed', 'settled'];
+/** Payments a refund may be made of: they received money (all of it, or the verified legs' part). */
+export const REFUNDABLE: readonly PaymentStatus[] = ['completed', 'settled', 'partially_paid'];
 
-/** What the payment received, minor units: its amount once completed, nothing before. */
-export function receivedMinor(payment: Pick<PaymentRow, 'status' | 'amount_minor'>): number {
-  return REFUNDABLE.includes(payment.status) ? Number(payment.amount_minor) : 0;
-}
-
-/** True when succeeded refunds add up to what the payment received. */
-export function isRefunded(payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_refunded_minor'>): boolean {
-  const received = receivedMinor(payment);
-  return received > 0 && Number(payment.amount_refunded_minor) >= received;
+/**
+ * The PAY the payment credited its merchant before the fee, micro-PAY: every leg once completed, the verified legs
+ * alone when partly paid (the others never moved PAY).
+ */
+export async function creditedMicroPay(trx: Trx, payment: Pick<PaymentRow, 'id' | 'status'>): Promise<number> {
+  let query = trx
+    .selectFrom('payment_legs')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('payment_legs.amount_micro_pay'), eb.val('0')).as('total'))
+    .where('payment_legs.payment_id', '=', payment.id);
+  if (payment.status === 'partially_paid')
+    query = query.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('payment_proofs')
+          .select('payment_proofs.id')
+          .whereRef('payment_proofs.payment_id', '=', 'payment_legs.payment_id')
+          .whereRef('payment_proofs.match_order', '=', 'payment_legs.match_order')
+          .where('payment_proofs.verdict', '=', 'verified'),
+      ),
+    );
+  const row = await query.executeTakeFirstOrThrow();
+  return Number(row.total);
 }
 
 /**

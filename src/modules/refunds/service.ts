@@ -7,8 +7,8 @@ import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { decimalToMinor, isCurrency, type Currency } from '../../lib/money.ts';
 import type { Ledger } from '../ledger/port.ts';
-import { loadLegs } from '../payments/service.ts';
-import { lockPaymentForRefund, receivedMinor, recordRefundSucceeded, REFUNDABLE } from '../payments/refunds.ts';
+import { amountReceived } from '../payments/present.ts';
+import { creditedMicroPay, lockPaymentForRefund, recordRefundSucceeded, REFUNDABLE } from '../payments/refunds.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { parsePayoutDestination } from '../reference/payout-destinations.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
@@ -46,7 +46,6 @@ export interface ListRefundsQuery {
 }
 
 /** Payment statuses a refund may be made of: they received money. */
-const REFUNDABLE_STATUSES: readonly string[] = [...REFUNDABLE, 'partially_paid'];
 
 /**
  * The refund id is derived from the merchant's Idempotency-Key (as a sell order's is), so the ledger hold (keyed by
@@ -105,8 +104,8 @@ export async function createRefund(
         executor: trx,
       })
     : null;
-  if (!REFUNDABLE_STATUSES.includes(payment.status)) throw paymentNotRefundable(payment.status);
-  const received = receivedMinor(payment);
+  if (!REFUNDABLE.includes(payment.status)) throw paymentNotRefundable(payment.status);
+  const received = amountReceived(payment);
   const remaining = received - (await countedMinor(trx, payment.id));
   const amount_minor = requested ?? remaining;
   if (amount_minor <= 0 || amount_minor > remaining) throw refundExceedsPayment(Math.max(0, remaining), amount_minor);
@@ -114,8 +113,7 @@ export async function createRefund(
   const funding = input.funding ?? 'merchant_transfer';
   let hold_micro_pay: number | null = null;
   if (funding === 'pay_balance') {
-    const credited = (await loadLegs(trx, payment.id)).reduce((sum, leg) => sum + Number(leg.amount_micro_pay), 0);
-    hold_micro_pay = holdMicroPay(credited, amount_minor, received);
+    hold_micro_pay = holdMicroPay(await creditedMicroPay(trx, payment), amount_minor, received);
   }
   const row = await trx
     .insertInto('refunds')

@@ -131,16 +131,31 @@ async function store(
       updated_at: at,
     })
     .onConflict((conflict) =>
-      conflict.constraint('slips_owner_sha256_unique').doUpdateSet((eb) => ({
-        ...judged,
-        reference: row.reference,
-        sending_bank: row.sending_bank,
-        identity,
-        provider_asks: asked ? eb('slips.provider_asks', '+', 1) : eb.ref('slips.provider_asks'),
-        updated_at: at,
-      })),
+      conflict
+        .constraint('slips_owner_sha256_unique')
+        .doUpdateSet((eb) => ({
+          ...judged,
+          reference: row.reference,
+          sending_bank: row.sending_bank,
+          identity,
+          provider_asks: asked ? eb('slips.provider_asks', '+', 1) : eb.ref('slips.provider_asks'),
+          updated_at: at,
+        }))
+        // An accepted verdict is never overwritten by a later check (DESIGN 3b "Slip identity").
+        .where('slips.accepted', '=', false),
     )
     .execute();
+}
+
+/** This owner's accepted row for these bytes, if a concurrent check accepted it first. */
+async function acceptedMine(db: Db, owner: string, sha256: string): Promise<SlipRow | undefined> {
+  return db
+    .selectFrom('slips')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where('sha256', '=', sha256)
+    .where('accepted', '=', true)
+    .executeTakeFirst();
 }
 
 /**
@@ -209,6 +224,9 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
   const judged = { ...slip, reference, sending_bank: slip.sending_bank };
   try {
     await store(db, deps.clock.now(), judged, verdict, false);
+    // A concurrent check of this owner accepted the slip first: its verdict stands, and is the answer.
+    const accepted = verdict.outcome === 'verified' ? undefined : await acceptedMine(db, question.owner, sha256);
+    if (accepted) return { verdict: storedVerdict(accepted), sha256, reference: accepted.reference, reused: true };
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // Another owner's slip with this identity was accepted meanwhile (or this owner's other photo of it).

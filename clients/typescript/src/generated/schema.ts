@@ -862,6 +862,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/seller/legs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The seller's live legs that carry a slip, newest first; status=awaiting_payee: those waiting for its word */
+        get: operations["listSellerLegs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs/{payment_id}/{match_order}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm that the money of a leg waiting for you arrived: the leg completes (your PAY goes to the merchant less the fee) */
+        post: operations["confirmSellerLeg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs/{payment_id}/{match_order}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Say that the money of a leg waiting for you did not arrive: the payment fails, or ends partially_paid when another leg was verified */
+        post: operations["rejectSellerLeg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs/{payment_id}/{match_order}/slip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A leg's slip image, as the buyer uploaded it */
+        get: operations["getSellerLegSlip"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/settlements": {
         parameters: {
             query?: never;
@@ -2348,6 +2416,43 @@ export interface components {
                 };
             };
         };
+        /** @description Forbidden: `FORBIDDEN` */
+        Forbidden_7d326e: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "Forbidden",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "FORBIDDEN";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Forbidden: `FORBIDDEN`, `SANDBOX_ONLY`, `ADMIN_FORBIDDEN`, `PENDING_FUNDS_NOT_RECEIVER`, `SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT` */
         ForbiddenAnd5More: {
             headers: {
@@ -2723,6 +2828,40 @@ export interface components {
                          * @enum {string}
                          */
                         code: "LEDGER_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `LEG_NOT_AWAITING_PAYEE` */
+        LegNotAwaitingPayee: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "LEG_NOT_AWAITING_PAYEE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "LEG_NOT_AWAITING_PAYEE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -4248,6 +4387,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4303,6 +4443,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4370,6 +4511,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -4437,6 +4579,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -4481,6 +4624,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6107,6 +6251,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6236,6 +6381,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6331,6 +6477,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6400,6 +6547,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_0c141f"];
             401: components["responses"]["Unauthorized_cc0ab7"];
+            403: components["responses"]["Forbidden_7d326e"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd2More"];
             410: components["responses"]["Gone_481fd6"];
             429: components["responses"]["RateLimited_2905c5"];
@@ -6452,6 +6600,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6488,6 +6637,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentBadState"];
             429: components["responses"]["RateLimited"];
@@ -6565,6 +6715,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6669,6 +6820,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentBadStateOrProofDuplicate"];
             413: components["responses"]["PayloadTooLarge"];
@@ -6750,6 +6902,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentBadStateAnd3More"];
             429: components["responses"]["RateLimited"];
@@ -6827,6 +6980,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6910,6 +7064,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7088,6 +7243,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7169,6 +7325,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7218,6 +7375,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7253,6 +7411,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RefundBadState"];
             429: components["responses"]["RateLimited"];
@@ -7299,6 +7458,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["RefundBadState"];
             413: components["responses"]["PayloadTooLarge"];
@@ -7472,6 +7632,239 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    listSellerLegs: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description The leg's slip state */
+                status?: "awaiting_payee" | "checking" | "verified" | "rejected" | "not_checked";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The PAY this seller gives the merchant when the leg completes */
+                            amount_micro_pay: number;
+                            /** @description What the buyer should have paid this seller, minor units */
+                            amount_minor: number;
+                            awaiting_payee_since: string | null;
+                            currency: string;
+                            decided_by: "seller" | "operator" | null;
+                            /** @description The slip image; the seller key fetches it */
+                            image_url: string;
+                            match_order: number;
+                            payment_id: string;
+                            /** @description Why a rejected leg was rejected */
+                            reason: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+                            reference: string | null;
+                            seller_id: string;
+                            sending_bank: string | null;
+                            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+                            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
+                        }[];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    confirmSellerLeg: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The leg's match_order */
+                match_order: number;
+                /** @description Payment id */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The PAY this seller gives the merchant when the leg completes */
+                            amount_micro_pay: number;
+                            /** @description What the buyer should have paid this seller, minor units */
+                            amount_minor: number;
+                            awaiting_payee_since: string | null;
+                            currency: string;
+                            decided_by: "seller" | "operator" | null;
+                            /** @description The slip image; the seller key fetches it */
+                            image_url: string;
+                            match_order: number;
+                            payment_id: string;
+                            /** @description Why a rejected leg was rejected */
+                            reason: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+                            reference: string | null;
+                            seller_id: string;
+                            sending_bank: string | null;
+                            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+                            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["LegNotAwaitingPayee"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    rejectSellerLeg: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The leg's match_order */
+                match_order: number;
+                /** @description Payment id */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why the money did not arrive */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The PAY this seller gives the merchant when the leg completes */
+                            amount_micro_pay: number;
+                            /** @description What the buyer should have paid this seller, minor units */
+                            amount_minor: number;
+                            awaiting_payee_since: string | null;
+                            currency: string;
+                            decided_by: "seller" | "operator" | null;
+                            /** @description The slip image; the seller key fetches it */
+                            image_url: string;
+                            match_order: number;
+                            payment_id: string;
+                            /** @description Why a rejected leg was rejected */
+                            reason: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+                            reference: string | null;
+                            seller_id: string;
+                            sending_bank: string | null;
+                            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+                            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["LegNotAwaitingPayee"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getSellerLegSlip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The leg's match_order */
+                match_order: number;
+                /** @description Payment id */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The slip (its type as read from its bytes) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/heic": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     listSettlements: {
         parameters: {
             query?: {
@@ -7507,6 +7900,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7596,6 +7990,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7627,6 +8022,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7687,6 +8083,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7755,6 +8152,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd6More"];
             429: components["responses"]["RateLimited"];
@@ -7807,6 +8205,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7876,6 +8275,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7936,6 +8336,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
@@ -7983,6 +8384,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
@@ -8020,6 +8422,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -8066,6 +8469,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -8110,6 +8514,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -8159,6 +8564,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -8224,6 +8630,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -8290,6 +8697,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -8329,6 +8737,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -8394,6 +8803,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -8455,6 +8865,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];

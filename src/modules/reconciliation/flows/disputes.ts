@@ -31,14 +31,27 @@ export const disputesFlow: Flow = {
       .orderBy('disputes.resolved_at')
       .orderBy('disputes.id')
       .execute();
+    // A resolution at the very instant its order ended (the same clock reading: they ran concurrently, and the
+    // resolver reads the order without locking it) may have seen the order before or after; the rows cannot tell
+    // which, so there alone the journal says whether the move happened (its accounts and amount are still checked).
+    const posted = new Set(
+      (
+        await executor
+          .selectFrom('ledger_transfers')
+          .select('key')
+          .where('key', 'in', rows.map((row) => row.id).concat(['']))
+          .execute()
+      ).map((row) => row.key),
+    );
     const moved = new Set<string>();
     const expected: Expected[] = [];
     for (const dispute of rows) {
       if (moved.has(dispute.sell_order_id) || dispute.resolved_at === null) continue;
       const at = dispute.resolved_at.getTime();
-      const completed = dispute.completed_at !== null && dispute.completed_at.getTime() <= at;
-      const failed_after_match =
-        dispute.failed_at !== null && dispute.failed_at.getTime() <= at && dispute.matched_buy_order_id !== null;
+      const ended = (time: Date | null) =>
+        time === null ? false : time.getTime() < at || (time.getTime() === at && posted.has(dispute.id));
+      const completed = ended(dispute.completed_at);
+      const failed_after_match = ended(dispute.failed_at) && dispute.matched_buy_order_id !== null;
       const kind =
         dispute.outcome === 'favor_merchant' && completed
           ? 'mint'

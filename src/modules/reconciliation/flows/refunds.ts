@@ -4,7 +4,7 @@ import type { Expected, Flow, IdentityBreak } from './flow.ts';
 
 /**
  * Refunds paid from the merchant's PAY (funding pay_balance, DESIGN 3c): each holds the payment's PAY before its fee
- * times the refund's share of the payment's amount, rounded up (available -> refund hold, `refund:<id>:hold`). The hold
+ * times the refund's share of what the payment received (its verified legs' fiat), rounded up (available -> refund hold, `refund:<id>:hold`). The hold
  * goes back to available (`:release`) when the refund failed or was canceled before its payout, or when its sell order
  * took it over (the sell order's own reserve follows); a sandbox simulation's payout burns it (`:payout`). The amount
  * is derived here from the payment's legs, and the refund's recorded `hold_micro_pay` must agree.
@@ -23,9 +23,12 @@ export const refundsFlow: Flow = {
         'refunds.amount_minor',
         'refunds.hold_micro_pay',
         'refunds.sell_order_id',
-        'payments.amount_minor as payment_amount_minor',
-        sql<string>`(select coalesce(sum(l.amount_micro_pay), 0)::text from payment_legs l where l.payment_id = payments.id)`.as(
+        // the legs that credited the merchant: all of a completed payment's, the verified ones of a partly paid one
+        sql<string>`(select coalesce(sum(l.amount_micro_pay), 0)::text from payment_legs l where l.payment_id = payments.id and (payments.status <> 'partially_paid' or exists (select 1 from payment_proofs pp where pp.payment_id = l.payment_id and pp.match_order = l.match_order and pp.verdict = 'verified')))`.as(
           'legs_micro_pay',
+        ),
+        sql<string>`(select coalesce(sum(l.allocated_fiat_amount), 0)::text from payment_legs l where l.payment_id = payments.id and (payments.status <> 'partially_paid' or exists (select 1 from payment_proofs pp where pp.payment_id = l.payment_id and pp.match_order = l.match_order and pp.verdict = 'verified')))`.as(
+          'received_minor',
         ),
       ])
       .where('refunds.funding', '=', 'pay_balance')
@@ -35,8 +38,8 @@ export const refundsFlow: Flow = {
     const breaks: IdentityBreak[] = [];
     for (const refund of rows) {
       const numerator = BigInt(refund.legs_micro_pay) * BigInt(refund.amount_minor);
-      const received = BigInt(refund.payment_amount_minor);
-      const hold = Number((numerator + received - 1n) / received);
+      const received = BigInt(refund.received_minor);
+      const hold = received === 0n ? 0 : Number((numerator + received - 1n) / received);
       const row = [{ table: 'refunds', id: refund.id }];
       if (refund.hold_micro_pay === null || Number(refund.hold_micro_pay) !== hold)
         breaks.push({
