@@ -225,15 +225,16 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
       3,
     );
     assert.equal((await gateway.call('GET', `/v1/payments/${paid.id}`, receiver.live)).json().data.status, 'completed');
-    // each leg: 1 PAY less the 150 bps fee to the merchant, the fee to the fees account
+    // each leg: 1 PAY less the 150 bps fee to the merchant, the fee to the fees account; the fee is one fee in two
+    // units: floor(3,500 x 150 / 10,000) = 52 satang, which at 35 THB per PAY is 14,857 micro-PAY (rounded down)
     assert.deepEqual(
       await legKeys(paid.id),
       [1, 2, 3].flatMap((n) => [
-        [`payment:${paid.id}:leg:${n}`, 985_000],
-        [`payment:${paid.id}:leg:${n}:fee`, 15_000],
+        [`payment:${paid.id}:leg:${n}`, 985_143],
+        [`payment:${paid.id}:leg:${n}:fee`, 14_857],
       ]),
     );
-    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_000);
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_429);
 
     // the third seller's PAY is gone: its posting is refused, the two before it are undone, the payment fails
     const refused = await payThreeLegs('n-leg-2', ['0891000004', '0891000005', '0891000006']);
@@ -252,7 +253,7 @@ describe('ledger over HTTP: the adapter, and the ledger-down path', () => {
     const failed = (await gateway.call('GET', `/v1/payments/${refused.id}`, receiver.live)).json().data;
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'ledger_insufficient_funds']);
     assert.deepEqual(await legKeys(refused.id), [], 'no leg of the refused command was posted');
-    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_000);
+    assert.equal(await gateway.application.ledger.balance(merchant_account), before + 2_955_429);
     assert.equal((await gateway.application.ledger.verify()).ok, true);
   });
 });
