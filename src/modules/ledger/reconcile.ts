@@ -19,6 +19,7 @@ export const RECONCILIATION_CAUSES = [
   'seller_funding',
   'adjustment',
   'dispute',
+  'shortfall',
   'sandbox',
   'other',
 ] as const;
@@ -77,6 +78,8 @@ function causeOfKey(row: JournalRow): ReconciliationCause {
   if (row.key.startsWith('sell_order:')) return 'sell_order';
   if (row.key.startsWith('seller:')) return 'seller_funding';
   if (row.key.startsWith('adjustment:')) return 'adjustment';
+  if (row.key.startsWith('dispute:')) return 'dispute';
+  if (row.key.startsWith('shortfall:')) return 'shortfall';
   return 'other';
 }
 

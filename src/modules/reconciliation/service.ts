@@ -4,6 +4,7 @@ import type { Db, Executor } from '../../db/database.ts';
 import { fillExpectations } from '../buy-orders/ledger.ts';
 import { disputeExpectations } from '../disputes/service.ts';
 import { adjustmentExpectations, compareJournal, journal, type Difference } from '../ledger/reconcile.ts';
+import { shortfallExpectations } from '../ledger/shortfalls.ts';
 import { ledgerSupply, type SupplyReport } from '../ledger/supply.ts';
 import { sellerFundingExpectations } from '../liquidity/service.ts';
 import { paymentExpectations } from '../payments/reconcile.ts';
@@ -26,6 +27,7 @@ export async function reconcileLedger(executor: Executor): Promise<Difference[]>
     ...(await sellerFundingExpectations(executor)),
     ...(await adjustmentExpectations(executor)),
     ...(await disputeExpectations(executor)),
+    ...(await shortfallExpectations(executor)),
   ];
   return compareJournal(await journal(executor), expected);
 }
