@@ -33,6 +33,14 @@ if [ ! -f "$client_stamp" ] || [ clients/typescript/package-lock.json -nt "$clie
   touch "$client_stamp"
 fi
 
+# The Medusa payment provider (clients/medusa) keeps Medusa's packages in its own devDependencies, never the gateway's.
+medusa_stamp="clients/medusa/node_modules/.setup-stamp"
+if [ ! -f "$medusa_stamp" ] || [ clients/medusa/package-lock.json -nt "$medusa_stamp" ]; then
+  echo "setup: installing the Medusa provider's packages (clients/medusa)" >&2
+  (cd clients/medusa && npm ci --no-audit --no-fund >&2)
+  touch "$medusa_stamp"
+fi
+
 # The checkout's browser tests drive Debian's `chromium`. Install it when we can (root with apt-get), once; otherwise
 # the tests skip themselves with one loud line saying how to enable them. MPAY_SKIP_CHROMIUM=1 leaves it alone.
 chromium_stamp=".tools/.chromium-attempted"

@@ -27,7 +27,9 @@ import { merchantsModule } from './modules/merchants/module.ts';
 import type { ResolvedSecrets } from './modules/merchants/secrets.ts';
 import type { MerchantsDeps } from './modules/merchants/service.ts';
 import type { ModuleContext, ModuleParts } from './modules/module.ts';
+import { paymentLinksModule } from './modules/payment-links/module.ts';
 import { paymentsModule } from './modules/payments/module.ts';
+import { receiptsModule } from './modules/receipts/module.ts';
 import type { PaymentsDeps } from './modules/payments/service.ts';
 import type { VerdictDeps } from './modules/payments/verdicts.ts';
 import type { BuyOrdersDeps } from './modules/buy-orders/service.ts';
@@ -145,6 +147,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     banks: reference.banks,
   });
   const checkout = await checkoutModule.start(context, { payments: payments.deps, banks: reference.banks });
+  const payment_links = await paymentLinksModule.start(context, { payments: payments.deps });
+  const receipts = await receiptsModule.start(context, {});
   const settlements = await settlementsModule.start(context, {});
   const pending_funds = await pendingFundsModule.start(context, {
     ledger: ledger.ledger,
@@ -187,6 +191,8 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     webhooks,
     sandbox,
     checkout,
+    payment_links,
+    receipts,
     settlements,
     fx,
     sell_orders,

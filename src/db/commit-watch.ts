@@ -20,10 +20,10 @@ import type {
  * names its tables once (declareWrites), and counts as an INSERT into each.
  */
 export class CommitWatch {
-  readonly #listeners = new Map<string, Set<() => void>>();
+  readonly #listeners = new Map<string, Set<(commit: CommitSeen) => void>>();
 
   /** Calls `listener` after every commit that inserted into `table`; returns the unsubscribe function. */
-  on(table: string, listener: () => void): () => void {
+  on(table: string, listener: (commit: CommitSeen) => void): () => void {
     let set = this.#listeners.get(table);
     if (!set) this.#listeners.set(table, (set = new Set()));
     set.add(listener);
@@ -34,8 +34,10 @@ export class CommitWatch {
     return (this.#listeners.get(table)?.size ?? 0) > 0;
   }
 
-  fire(tables: Iterable<string>): void {
-    for (const table of tables) for (const listener of this.#listeners.get(table) ?? []) listener();
+  /** `notified`: the tables whose writes in this commit all woke the dispatchers themselves (declareWrites). */
+  fire(tables: Iterable<string>, notified: ReadonlySet<string> = NONE): void {
+    for (const table of tables)
+      for (const listener of this.#listeners.get(table) ?? []) listener({ notified: notified.has(table) });
   }
 
   wrap(dialect: Dialect): Dialect {
@@ -48,12 +50,26 @@ export class CommitWatch {
   }
 }
 
+/** What a listener hears of a commit. */
+export interface CommitSeen {
+  /** Every write of the table in this commit came from a statement that sent its own NOTIFY (declareWrites). */
+  notified: boolean;
+}
+
+const NONE: ReadonlySet<string> = new Set();
+
 /** Statement texts that write tables through a database function, and those tables. */
 const FUNCTION_WRITES = new Map<string, readonly string[]>();
+/** Of those, the ones that also NOTIFY the outbox channel themselves (delivered at their commit). */
+const SELF_NOTIFYING = new Set<string>();
 
-/** Declares that the statement `text` (a call of a database function) inserts into `tables`. */
-export function declareWrites(text: string, tables: readonly string[]): void {
+/**
+ * Declares that the statement `text` (a call of a database function) inserts into `tables`; `notifies`: it also sends
+ * the outbox's NOTIFY itself, which PostgreSQL delivers at its commit (so the listeners need not send another).
+ */
+export function declareWrites(text: string, tables: readonly string[], options: { notifies?: boolean } = {}): void {
   FUNCTION_WRITES.set(text, tables);
+  if (options.notifies) SELF_NOTIFYING.add(text);
 }
 
 /** The tables a statement inserts into: an INSERT's, from the compiled query's tree, or a declared call's. */
@@ -68,6 +84,8 @@ class WatchedConnection implements DatabaseConnection {
   readonly #watch: CommitWatch;
   in_transaction = false;
   readonly written = new Set<string>();
+  /** Tables written in the transaction by statements that did not notify themselves. */
+  readonly unnotified = new Set<string>();
 
   constructor(inner: DatabaseConnection, watch: CommitWatch) {
     this.inner = inner;
@@ -78,8 +96,13 @@ class WatchedConnection implements DatabaseConnection {
     const result = await this.inner.executeQuery<R>(query);
     const watched = insertedTables(query).filter((table) => this.#watch.watches(table));
     if (watched.length) {
-      if (this.in_transaction) for (const table of watched) this.written.add(table);
-      else this.#watch.fire(watched);
+      const notifies = SELF_NOTIFYING.has(query.sql);
+      if (this.in_transaction)
+        for (const table of watched) {
+          this.written.add(table);
+          if (!notifies) this.unnotified.add(table);
+        }
+      else this.#watch.fire(watched, notifies ? new Set(watched) : NONE);
     }
     return result;
   }
@@ -111,6 +134,7 @@ class WatchingDriver implements Driver {
     await this.#inner.beginTransaction(watched.inner, settings);
     watched.in_transaction = true;
     watched.written.clear();
+    watched.unnotified.clear();
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
@@ -121,13 +145,16 @@ class WatchingDriver implements Driver {
       watched.in_transaction = false;
     }
     const written = [...watched.written];
+    const notified = new Set(written.filter((table) => !watched.unnotified.has(table)));
     watched.written.clear();
-    if (written.length) this.#watch.fire(written);
+    watched.unnotified.clear();
+    if (written.length) this.#watch.fire(written, notified);
   }
 
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const watched = connection as WatchedConnection;
     watched.written.clear();
+    watched.unnotified.clear();
     try {
       await this.#inner.rollbackTransaction(watched.inner);
     } finally {

@@ -48,11 +48,12 @@ export class PreparingClient extends pg.Client {
  * A query compiled once and run with new parameter values, prepared on PostgreSQL. `build` writes the query with any
  * values of the right types where the parameters go: they are replaced positionally on each run, so the query holds
  * no other parameters. Also skips building and compiling the query on every call. `writes`: the tables a call of a
- * database function inserts into (the commit watch's listeners hear of them).
+ * database function inserts into (the commit watch's listeners hear of them); `notifies`: the statement also sends
+ * the outbox's NOTIFY itself (so the commit watch's wake-up sends none for it).
  */
 export function preparedQuery<Row, Parameters extends unknown[]>(
   build: (db: Executor) => Compilable<Row>,
-  options: { writes?: readonly string[] } = {},
+  options: { writes?: readonly string[]; notifies?: boolean } = {},
 ) {
   let compiled: CompiledQuery<Row> | undefined;
   return async (executor: Executor, ...parameters: Parameters): Promise<Row[]> => {
@@ -63,7 +64,7 @@ export function preparedQuery<Row, Parameters extends unknown[]>(
           `a prepared query is run with all of its parameters: ${first.parameters.length} in its SQL, ${parameters.length} given`,
         );
       register(first.sql);
-      if (options.writes) declareWrites(first.sql, options.writes);
+      if (options.writes) declareWrites(first.sql, options.writes, { notifies: options.notifies ?? false });
       compiled = first;
     }
     return (await executor.executeQuery<Row>({ ...compiled, queryId: createQueryId(), parameters })).rows;

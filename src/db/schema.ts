@@ -17,6 +17,8 @@ import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
 import type { SlipTables } from '../modules/validators/tables.ts';
+import type { PaymentLinkTables } from '../modules/payment-links/tables.ts';
+import type { ReceiptTables } from '../modules/receipts/tables.ts';
 
 /** JSON columns: written as a string or object, read back parsed. */
 export type Json<T = unknown> = ColumnType<T, string | T, string | T>;
@@ -42,6 +44,8 @@ export interface CoreTables {
 export interface Database
   extends CoreTables,
     PaymentTables,
+    PaymentLinkTables,
+    ReceiptTables,
     SettlementTables,
     FxTables,
     WebhookTables,

@@ -9,6 +9,7 @@ import {
   missingAdminToken,
   missingApiKey,
   missingInternalToken,
+  missingKeyOrMerchantCredential,
   missingMerchantCredential,
   rateLimited,
   roleMayNotMoveMoney,
@@ -47,6 +48,39 @@ function headerValue(request: FastifyRequest, name: string): string | undefined 
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** A compact JWT: three base64url parts (a secret API key has none of its dots). */
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
+
+async function keyPrincipal(
+  request: FastifyRequest,
+  config: FastifyContextConfig,
+  authenticator: Authenticator,
+): Promise<Principal> {
+  const raw = headerValue(request, 'x-api-key') ?? bearer(request);
+  const principal = raw ? await authenticator.byApiKey(raw) : null;
+  if (!principal) throw missingApiKey(config.auth === 'key' && raw !== undefined && JWT_SHAPE.test(raw));
+  const mode = config.mode ?? 'any';
+  if (mode === 'sandbox_only' && !principal.is_sandbox) {
+    throw sandboxKeysOnly();
+  }
+  if (mode === 'live_only' && principal.is_sandbox) {
+    throw liveKeysOnly();
+  }
+  return principal;
+}
+
+/** A merchant JWT (Bearer) or a dashboard session (cookie); a role that may not move money only reads. */
+async function merchantPrincipal(request: FastifyRequest, authenticator: Authenticator): Promise<Principal> {
+  const token = bearer(request);
+  const session = token ? undefined : sessionCookie(request);
+  const resolved = token ? await authenticator.byJwt(token) : session ? await authenticator.bySession(session) : null;
+  if (!resolved) throw missingMerchantCredential();
+  if (!resolved.may_move_money && request.method !== 'GET' && request.method !== 'HEAD') {
+    throw roleMayNotMoveMoney();
+  }
+  return resolved;
+}
+
 async function authenticate(
   request: FastifyRequest,
   config: FastifyContextConfig,
@@ -56,33 +90,17 @@ async function authenticate(
   switch (auth) {
     case 'public':
       return { kind: 'public' };
-    case 'key': {
-      const raw = headerValue(request, 'x-api-key') ?? bearer(request);
-      const principal = raw ? await authenticator.byApiKey(raw) : null;
-      if (!principal) throw missingApiKey(raw !== undefined && /^[\w-]+\.[\w-]+\.[\w-]*$/.test(raw));
-      const mode = config.mode ?? 'any';
-      if (mode === 'sandbox_only' && !principal.is_sandbox) {
-        throw sandboxKeysOnly();
-      }
-      if (mode === 'live_only' && principal.is_sandbox) {
-        throw liveKeysOnly();
-      }
-      return principal;
-    }
-    case 'merchant': {
+    case 'key':
+      return keyPrincipal(request, config, authenticator);
+    case 'merchant':
+      return merchantPrincipal(request, authenticator);
+    case 'key_or_merchant': {
       const token = bearer(request);
-      const principal = token
-        ? await authenticator.byJwt(token)
-        : (() => {
-            const session = sessionCookie(request);
-            return session ? authenticator.bySession(session) : null;
-          })();
-      const resolved = await principal;
-      if (!resolved) throw missingMerchantCredential();
-      if (!resolved.may_move_money && request.method !== 'GET' && request.method !== 'HEAD') {
-        throw roleMayNotMoveMoney();
-      }
-      return resolved;
+      const jwt = token !== undefined && JWT_SHAPE.test(token);
+      if (headerValue(request, 'x-api-key') !== undefined || (token !== undefined && !jwt))
+        return keyPrincipal(request, config, authenticator);
+      if (jwt || sessionCookie(request) !== undefined) return merchantPrincipal(request, authenticator);
+      throw missingKeyOrMerchantCredential();
     }
     case 'admin': {
       const token = bearer(request);

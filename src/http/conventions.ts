@@ -15,6 +15,7 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
 const CHALLENGES: Record<Exclude<AuthKind, 'public'>, string> = {
   key: 'Bearer realm="mpay", ApiKey realm="mpay", header="X-API-Key"',
   merchant: 'Bearer realm="mpay-merchant"',
+  key_or_merchant: 'Bearer realm="mpay", ApiKey realm="mpay", header="X-API-Key"',
   admin: 'Bearer realm="mpay-admin"',
   internal: 'Bearer realm="mpay-internal"',
 };

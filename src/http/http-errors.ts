@@ -16,6 +16,8 @@ export const missingApiKey = (presented_jwt = false) =>
   );
 export const missingMerchantCredential = () =>
   new AppError('UNAUTHORIZED', 'Missing or invalid merchant token or session');
+export const missingKeyOrMerchantCredential = () =>
+  new AppError('UNAUTHORIZED', 'Missing or invalid credential (send a secret API key, a merchant JWT or a session)');
 export const missingAdminToken = () => new AppError('UNAUTHORIZED', 'Missing or invalid admin service token');
 export const missingInternalToken = () => new AppError('UNAUTHORIZED', 'Missing or invalid internal service token');
 export const sandboxKeysOnly = () => new AppError('SANDBOX_ONLY', 'This endpoint accepts test or sandbox keys only');

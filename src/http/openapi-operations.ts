@@ -12,6 +12,8 @@ export type Json = Record<string, unknown>;
 const TAG_DESCRIPTIONS: Record<string, string> = {
   payments: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
   checkout: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
+  'payment-links': 'Payment links: a page to share that makes a payment on each use, and its public page (HTML)',
+  receipts: "Receipts: a completed payment's printable page (HTML, Thai and English)",
   promptpay: 'PromptPay EMVCo payloads and QR images',
   fx: 'Reference prices and quote locks held for a trade',
   rates: 'Seller rates per currency and payment method',
@@ -126,6 +128,13 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /v1/merchants/me/payout-destination': 'getPayoutDestination',
   'PUT /v1/merchants/me/payout-destination': 'setPayoutDestination',
   'GET /v1/merchant-buy-orders/{id}/fills/{n}/qr.png': 'getBuyOrderFillQr',
+  'POST /v1/payment-links': 'createPaymentLink',
+  'GET /v1/payment-links': 'listPaymentLinks',
+  'GET /v1/payment-links/{id}': 'getPaymentLink',
+  'POST /v1/payment-links/{id}/deactivate': 'deactivatePaymentLink',
+  'GET /pay/{id}': 'getPaymentLinkPage',
+  'POST /pay/{id}': 'usePaymentLink',
+  'GET /receipts/{token}': 'getReceiptPage',
 };
 
 /** POSTs that take `Idempotency-Key`: a required UUID on sell orders, confirm-cash-leg, disputes, buy orders; optional on payments and trades. */
@@ -141,10 +150,24 @@ export const IDEMPOTENCY: Record<string, 'required' | 'optional'> = {
   'POST /v1/trades': 'optional',
   'POST /v1/fx/quote-locks': 'optional',
   'POST /v1/sandbox/payments/simulate': 'optional',
+  'POST /v1/payment-links': 'optional',
+  'POST /v1/payment-links/{id}/deactivate': 'optional',
 };
 
 /** Responses that are not JSON envelopes and that no route schema states (the hosted page answers HTML). */
 export const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
+  'GET /receipts/{token}': {
+    '200': { description: 'The receipt page', content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+  'GET /pay/{id}': {
+    '200': { description: "The payment link's page", content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+  'POST /pay/{id}': {
+    '303': {
+      description: "A payment was made from the link: on to the payment's checkout",
+      headers: { Location: { description: 'The checkout page', schema: { type: 'string' } } },
+    },
+  },
   'GET /checkout/{id}': {
     '200': { description: 'The hosted checkout page', content: { 'text/html': { schema: { type: 'string' } } } },
   },
@@ -180,13 +203,20 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   },
   'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
   'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
+  'POST /v1/payment-links': { title: 'Thai silk scarf', currency: 'THB', amount: '450.00' },
 };
 
 /** Bodies whose every field is optional: the request may leave the body out (the route fills in `{}`). */
 export const OPTIONAL_BODIES = new Set(['POST /v1/auth/token']);
 
 /** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
-export const HTML_ROUTES = new Set(['GET /checkout/{id}', 'POST /checkout/{id}/proof']);
+export const HTML_ROUTES = new Set([
+  'GET /checkout/{id}',
+  'POST /checkout/{id}/proof',
+  'GET /pay/{id}',
+  'POST /pay/{id}',
+  'GET /receipts/{token}',
+]);
 
 /** Responses of these operations carry the sunset headers (`Deprecation`, `Sunset`, `Link`). */
 export const DEPRECATED_WITH_SUNSET = new Set(['POST /v1/payments']);

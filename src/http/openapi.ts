@@ -81,7 +81,8 @@ export function errorCodesByStatus(route: RouteDoc): Map<number, ErrorCode[]> {
   if (route.auth !== 'public') codes.add('UNAUTHORIZED');
   if (route.auth === 'admin') codes.add('ADMIN_FORBIDDEN');
   // A dashboard user's session without a money role may only read the merchant routes (http/auth.ts).
-  if (route.auth === 'merchant' && !route.key.startsWith('GET ')) codes.add('FORBIDDEN');
+  if ((route.auth === 'merchant' || route.auth === 'key_or_merchant') && !route.key.startsWith('GET '))
+    codes.add('FORBIDDEN');
   if (route.mode === 'sandbox_only' || route.mode === 'live_only') codes.add('SANDBOX_ONLY');
   if (route.has_params) codes.add('NOT_FOUND');
   for (const entry of route.errors) {

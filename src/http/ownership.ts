@@ -50,6 +50,7 @@ export const OWNERSHIP = {
     message: 'Only the receiver of these pending funds may confirm them',
   },
   payment: { noun: 'Payment', other_merchant: null, message: '' },
+  payment_link: { noun: 'Payment link', other_merchant: null, message: '' },
   settlement: { noun: 'Settlement', other_merchant: null, message: '' },
   quote_lock: { noun: 'Quote lock', other_merchant: null, message: '' },
   webhook_endpoint: { noun: 'Webhook endpoint', other_merchant: null, message: '' },

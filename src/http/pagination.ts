@@ -11,12 +11,13 @@ export function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.created_at.toISOString(), position.id])).toString('base64url');
 }
 
-export type CursorIdFormat = 'uuid' | 'payment_id' | 'sequence';
+export type CursorIdFormat = 'uuid' | 'payment_id' | 'payment_link_id' | 'sequence';
 
 /** What a cursor's id must look like for the table it pages: anything else would reach SQL as a bad uuid or bigint. */
 const CURSOR_ID: Record<CursorIdFormat, RegExp> = {
   uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
   payment_id: /^(sbx_)?[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  payment_link_id: /^plink_[0-9a-f]{32}$/,
   sequence: /^\d{1,15}$/,
 };
 // Timestamps we wrote: after 2000 and before 10000 (PostgreSQL and toISOString both hold these).

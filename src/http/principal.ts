@@ -1,6 +1,7 @@
 import type { AppError, ErrorCode } from '../lib/errors.ts';
 
-export type AuthKind = 'key' | 'merchant' | 'admin' | 'internal' | 'public';
+/** `key_or_merchant`: a secret API key (X-API-Key, or a Bearer that is not a JWT), a merchant JWT or a dashboard session. */
+export type AuthKind = 'key' | 'merchant' | 'key_or_merchant' | 'admin' | 'internal' | 'public';
 
 /** Which key modes a `key` route admits: live routes refuse sandbox keys and vice versa (403 SANDBOX_ONLY). */
 export type ModeRule = 'any' | 'live_only' | 'sandbox_only';

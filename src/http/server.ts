@@ -58,6 +58,7 @@ const READINESS_TIMEOUT_MS = 1_500;
 const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
   key: [{ apiKey: [] }, { apiKeyBearer: [] }],
   merchant: [{ merchantJwt: [] }, { dashboardSession: [] }],
+  key_or_merchant: [{ apiKey: [] }, { apiKeyBearer: [] }, { merchantJwt: [] }, { dashboardSession: [] }],
   admin: [{ adminToken: [] }],
   internal: [{ internalToken: [] }],
   public: [],

@@ -11,7 +11,9 @@ import { ledgerModule } from './ledger/module.ts';
 import { liquidityModule } from './liquidity/module.ts';
 import { merchantsModule } from './merchants/module.ts';
 import type { ModuleName, TableName } from './module.ts';
+import { paymentLinksModule } from './payment-links/module.ts';
 import { paymentsModule } from './payments/module.ts';
+import { receiptsModule } from './receipts/module.ts';
 import { payoutsModule } from './payouts/module.ts';
 import { pendingFundsModule } from './pending-funds/module.ts';
 import { reconciliationModule } from './reconciliation/module.ts';
@@ -37,6 +39,8 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   liquidityModule,
   paymentsModule,
   checkoutModule,
+  paymentLinksModule,
+  receiptsModule,
   settlementsModule,
   fxModule,
   pendingFundsModule,

@@ -20,6 +20,8 @@ export type ModuleName =
   | 'fx'
   | 'payments'
   | 'checkout'
+  | 'payment-links'
+  | 'receipts'
   | 'settlements'
   | 'pending-funds'
   | 'buy-orders'

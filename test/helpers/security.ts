@@ -29,7 +29,8 @@ import { completedPayments } from './payments.ts';
 import { receipt, createPendingFunds } from './pending-funds.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
-export type Scheme = 'apiKey' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';
+/** `apiKeyOrMerchant`: an operation that takes a secret API key, a merchant JWT or a session alike. */
+export type Scheme = 'apiKey' | 'apiKeyOrMerchant' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';
 
 export interface Operation {
   method: string;
@@ -49,7 +50,14 @@ export function operationsOf(doc: Schema): Operation[] {
   for (const [path, item] of Object.entries<Schema>(doc['paths'])) {
     for (const [method, op] of Object.entries<Schema>(item)) {
       const security: Record<string, unknown>[] = op['security'] ?? [];
-      const scheme = (security.length === 0 ? 'public' : Object.keys(security[0]!)[0]) as Scheme;
+      const schemes = security.flatMap((requirement) => Object.keys(requirement));
+      const scheme = (
+        security.length === 0
+          ? 'public'
+          : schemes.includes('apiKey') && schemes.includes('merchantJwt')
+            ? 'apiKeyOrMerchant'
+            : schemes[0]
+      ) as Scheme;
       const body_schema = op['requestBody']?.content?.['application/json']?.schema;
       const parameters: Schema[] = (op['parameters'] ?? []).map((parameter: Schema) =>
         resolveParameter(doc, parameter),
@@ -163,6 +171,7 @@ export function credentialsFor(merchant: TestMerchant): Credentials {
 /** The right credential of each scheme, for merchant-owned cases. */
 export const RIGHT_CREDENTIAL: Record<Exclude<Scheme, 'public'>, keyof Credentials> = {
   apiKey: 'api_key_live',
+  apiKeyOrMerchant: 'api_key_live',
   merchantJwt: 'merchant_jwt',
   adminToken: 'admin',
   internalToken: 'internal',
@@ -172,6 +181,10 @@ export const RIGHT_CREDENTIAL: Record<Exclude<Scheme, 'public'>, keyof Credentia
 export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credentials, number, string][]> = {
   apiKey: [
     ['merchant_jwt', 401, 'UNAUTHORIZED'],
+    ['admin', 401, 'UNAUTHORIZED'],
+    ['internal', 401, 'UNAUTHORIZED'],
+  ],
+  apiKeyOrMerchant: [
     ['admin', 401, 'UNAUTHORIZED'],
     ['internal', 401, 'UNAUTHORIZED'],
   ],
@@ -273,6 +286,15 @@ export const FIXTURES: Fixture[] = [
     prefix: '/v1/trades/',
     cross: [404, 'NOT_FOUND'],
     create: (context, mode) => createPayment(context, mode, '/v1/trades'),
+  },
+  {
+    prefix: '/v1/payment-links/',
+    cross: [404, 'NOT_FOUND'],
+    create: ({ t, a }, mode) =>
+      created(
+        t.call('POST', '/v1/payment-links', key(a, mode), { title: 'Security', currency: 'THB', amount: 100 }),
+        'payment link',
+      ),
   },
   {
     prefix: '/v1/webhook-endpoints/',

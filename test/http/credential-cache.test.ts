@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { API_KEY_CACHE_TTL_MS, ApiKeyCache } from '../../src/modules/merchants/credentials.ts';
+import { openDatabase } from '../../src/db/database.ts';
+import { sha256Hex } from '../../src/lib/crypto.ts';
+import { CredentialCache } from '../../src/modules/merchants/credential-cache.ts';
+import { insertSession } from '../../src/modules/merchants/sessions.ts';
 import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { openTestDatabase } from '../helpers/database.ts';
 
-describe('API key cache: brief in-process trust, forgotten on roll, bounded', () => {
+describe('credential cache: forgotten at the commit of a change, bounded', () => {
   let t: TestApp;
   let merchant: TestMerchant;
   before(async () => {
@@ -13,7 +18,7 @@ describe('API key cache: brief in-process trust, forgotten on roll, bounded', ()
   after(() => t.close());
   const whoami = (key: string) => t.call('GET', '/v1/payments?limit=1', key);
 
-  it('rolling a key: the old one is refused at once in this process, the new one works, other kinds are untouched', async () => {
+  it('rolling a key: the old one is refused at once, the new one works, other kinds are untouched', async () => {
     assert.equal((await whoami(merchant.live)).statusCode, 200, 'cached now');
     const rolled = await t.admin('POST', `/admin/merchants/${merchant.id}/api-keys/roll`, { kind: 'live' });
     assert.equal(rolled.statusCode, 201, rolled.body);
@@ -27,19 +32,31 @@ describe('API key cache: brief in-process trust, forgotten on roll, bounded', ()
     merchant = { ...merchant, live: key };
   });
 
-  it('a key revoked by another process stays usable here at most API_KEY_CACHE_TTL_MS', async () => {
+  it('a key revoked by any writer (raw SQL here) is refused on the very next request', async () => {
     assert.equal((await whoami(merchant.sandbox)).statusCode, 200, 'cached now');
-    // another process revokes it: this process is not told
+    assert.equal((await whoami(merchant.sandbox)).statusCode, 200, 'served from the cache');
     await t.db
       .updateTable('api_keys')
       .set({ revoked_at: t.clock.now() })
       .where('merchant_id', '=', merchant.id)
       .where('kind', '=', 'sandbox')
       .execute();
-    t.clock.advance(API_KEY_CACHE_TTL_MS - 1);
-    assert.equal((await whoami(merchant.sandbox)).statusCode, 200, 'still trusted inside the TTL');
+    assert.equal((await whoami(merchant.sandbox)).statusCode, 401);
+  });
+
+  it('a key in its grace period works until the grace ends, then is refused without a change to hear of', async () => {
+    const ends_at = new Date(t.clock.now().getTime() + 60_000);
+    await t.db
+      .updateTable('api_keys')
+      .set({ revoked_at: ends_at })
+      .where('merchant_id', '=', merchant.id)
+      .where('kind', '=', 'test')
+      .execute();
+    assert.equal((await whoami(merchant.test)).statusCode, 200, 'in its grace period, cached now');
+    t.clock.advance(59_999);
+    assert.equal((await whoami(merchant.test)).statusCode, 200);
     t.clock.advance(1);
-    assert.equal((await whoami(merchant.sandbox)).statusCode, 401, 'refused once the entry expired');
+    assert.equal((await whoami(merchant.test)).statusCode, 401, "the cache never grants past the key's own end");
   });
 
   it('roll: 404 for an unknown merchant, 400 for an unknown kind, 401 without the admin token', async () => {
@@ -60,8 +77,8 @@ describe('API key cache: brief in-process trust, forgotten on roll, bounded', ()
     );
   });
 
-  it('the cache keeps at most max_entries (oldest out first), never past the TTL, and forgets a merchant on request', () => {
-    const cache = new ApiKeyCache({ ttl_ms: 1_000, max_entries: 2 });
+  it('the cache keeps at most max_entries (oldest out first), an entry only under its epoch and before its end', () => {
+    const cache = new CredentialCache(t.db, { max_entries: 2, max_age_ms: 10_000 });
     const principal = (merchant_id: string) => ({
       kind: 'key' as const,
       merchant_id,
@@ -69,14 +86,113 @@ describe('API key cache: brief in-process trust, forgotten on roll, bounded', ()
       key_kind: 'live' as const,
       is_sandbox: false,
     });
-    cache.set('h1', principal('m1'), 0);
-    cache.set('h2', principal('m2'), 0);
-    cache.set('h3', principal('m1'), 0);
+    cache.set('h1', principal('m1'), 7, Infinity, 0);
+    cache.set('h2', principal('m2'), 7, 1_000, 0);
+    cache.set('h3', principal('m1'), 7, Infinity, 0);
     assert.equal(cache.size, 2);
-    assert.equal(cache.get('h1', 0), undefined);
-    assert.equal(cache.get('h2', 999)?.merchant_id, 'm2');
-    assert.equal(cache.get('h2', 1_000), undefined);
+    assert.equal(cache.get('h1', 7, 0), undefined);
+    assert.equal(cache.get('h2', 7, 999)?.merchant_id, 'm2');
+    assert.equal(cache.get('h2', 7, 1_000), undefined, 'past its own end');
+    assert.equal(cache.get('h3', 8, 0), undefined, 'read under another epoch');
+    cache.set('h3', principal('m1'), 8, Infinity, 0);
+    assert.equal(cache.get('h3', 8, 10_000), undefined, 'past the max age');
+    cache.set('h3', principal('m1'), 8, Infinity, 0);
     cache.forgetMerchant('m1');
-    assert.equal(cache.get('h3', 0), undefined);
+    assert.equal(cache.get('h3', 8, 0), undefined);
+  });
+});
+
+describe('credential cache: two application instances on one PostgreSQL database', {
+  skip: !process.env['DATABASE_URL'],
+}, () => {
+  let a: TestApp;
+  let b: TestApp;
+  let merchant: TestMerchant;
+  before(async () => {
+    const database = await openTestDatabase();
+    a = await startTestApp({ database });
+    const second = await openDatabase({ database_url: database.url, data_dir: 'memory://' });
+    b = await startTestApp({ database: { ...second, url: database.url }, clock: a.clock });
+    merchant = await a.createMerchant();
+  });
+  after(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('a key rolled through one instance is refused by the other on its next request', async () => {
+    assert.equal((await b.call('GET', '/v1/payments?limit=1', merchant.live)).statusCode, 200, 'cached in b');
+    assert.equal((await b.call('GET', '/v1/payments?limit=1', merchant.live)).statusCode, 200);
+    const rolled = await a.request({
+      method: 'POST',
+      url: `/admin/merchants/${merchant.id}/api-keys/roll`,
+      headers: {
+        authorization: 'Bearer test-admin-token-0123456789abcdef',
+        'x-actor-user-id': 'ops-1',
+        'x-actor-role': 'super_admin',
+      },
+      payload: { kind: 'live' },
+    });
+    assert.equal(rolled.statusCode, 201, rolled.body);
+    assert.equal((await b.call('GET', '/v1/payments?limit=1', merchant.live)).statusCode, 401);
+    assert.equal((await b.call('GET', '/v1/payments?limit=1', rolled.json().data.key)).statusCode, 200);
+  });
+
+  it("a merchant's tokens revoked through one instance: its JWT is refused by the other at once", async () => {
+    const jwt = { authorization: `Bearer ${merchant.jwt}` };
+    assert.equal((await b.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: jwt })).statusCode, 200);
+    a.clock.advance(1_000);
+    assert.equal((await a.admin('POST', `/admin/merchants/${merchant.id}/tokens/revoke`)).statusCode, 200);
+    assert.equal((await b.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: jwt })).statusCode, 401);
+  });
+
+  it("a session ended, or its user's role changed, through one instance holds in the other at once", async () => {
+    const user_id = randomUUID();
+    await a.db
+      .insertInto('merchant_users')
+      .values({
+        id: user_id,
+        merchant_id: merchant.id,
+        email: `${user_id}@shop.test`,
+        role: 'owner',
+        created_at: a.clock.now(),
+      })
+      .execute();
+    const session = async () => {
+      const token = randomUUID();
+      const id = randomUUID();
+      await insertSession(a.db, {
+        id,
+        token_hash: sha256Hex(token),
+        merchant_id: merchant.id,
+        user_id,
+        merchant_user_id: user_id,
+        expires_at: new Date(a.clock.now().getTime() + 3600_000),
+        idle_expires_at: new Date(a.clock.now().getTime() + 1800_000),
+        created_at: a.clock.now(),
+      });
+      return { id, headers: { cookie: `mpay_session=${token}` } };
+    };
+    const owner = await session();
+    const sell = () =>
+      b.request({ method: 'POST', url: '/v1/merchant-sell-orders', headers: owner.headers, payload: {} });
+    assert.equal(
+      (await b.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: owner.headers })).statusCode,
+      200,
+    );
+    assert.notEqual((await sell()).statusCode, 403, 'an owner may move money (the empty body is refused for itself)');
+    await a.db.updateTable('merchant_users').set({ role: 'viewer' }).where('id', '=', user_id).execute();
+    assert.equal((await sell()).statusCode, 403, 'a viewer may not, from the next request on');
+
+    const other = await session();
+    assert.equal(
+      (await b.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: other.headers })).statusCode,
+      200,
+    );
+    await a.db.updateTable('merchant_sessions').set({ revoked_at: a.clock.now() }).where('id', '=', other.id).execute();
+    assert.equal(
+      (await b.request({ method: 'GET', url: '/v1/merchant-sell-orders', headers: other.headers })).statusCode,
+      401,
+    );
   });
 });

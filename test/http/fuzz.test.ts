@@ -229,7 +229,14 @@ describe('fuzz: no input gives a 5xx, every refusal has the envelope and writes 
             const after_counts = await rowCounts();
             if (response.statusCode >= 400) {
               const html = String(response.headers['content-type'] ?? '').startsWith('text/html');
-              if (!(html && operation.path.startsWith('/checkout/'))) {
+              if (
+                !(
+                  html &&
+                  (operation.path.startsWith('/checkout/') ||
+                    operation.path.startsWith('/pay/') ||
+                    operation.path.startsWith('/receipts/'))
+                )
+              ) {
                 const body = response.json() as {
                   success?: unknown;
                   error?: { code?: unknown; message?: unknown; details?: unknown };

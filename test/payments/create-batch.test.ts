@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { EVENTS_CHANNEL } from '../../src/modules/events/outbox.ts';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { createAlone, PaymentCreateBatcher } from '../../src/modules/payments/create-batch.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
@@ -155,7 +156,13 @@ describe('the batching allocator: many creates in one transaction, each with its
   it('a batch and a lone create both wake the listeners of commits that wrote events (the outbox wake-up)', async () => {
     await t.createSeller(thbSeller(100_000));
     let woken = 0;
-    const off = t.application.database.commits.on('events', () => woken++);
+    const notified: boolean[] = [];
+    let heard = 0;
+    const unlisten = await t.application.database.listen(EVENTS_CHANNEL, () => heard++);
+    const off = t.application.database.commits.on('events', (commit) => {
+      woken++;
+      notified.push(commit.notified);
+    });
     try {
       const batched = await Promise.all([
         create({ order_id: next(), amount: 1_000 }),
@@ -167,12 +174,17 @@ describe('the batching allocator: many creates in one transaction, each with its
       );
       const after_batch = woken;
       assert.ok(after_batch >= 1, 'the batch woke the listener');
+      // the batch's call sent the dispatchers' NOTIFY itself, delivered at its commit: no second statement for it
+      assert.ok(notified.every(Boolean), 'every commit of the batch notified by itself');
+      for (let wait = 0; heard === 0 && wait < 100; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.ok(heard >= 1, 'a LISTEN on the outbox channel heard the batch');
       const scope = { merchant_id: merchant.id, is_sandbox: false };
       const input = { order_id: next(), amount: 1_000, currency: 'THB' as const, return_url: RETURN_URL };
       assert.equal((await createAlone(t.application.payments, scope, input)()).status, 201);
       assert.ok(woken > after_batch, 'the lone create woke it after its commit');
     } finally {
       off();
+      await unlisten();
     }
   });
 });

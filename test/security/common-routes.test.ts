@@ -96,7 +96,14 @@ describe('security suite: every operation by its declared security', () => {
 
   it('the document lists operations of every kind', () => {
     const schemes = new Set(operations.map((operation) => operation.scheme));
-    assert.deepEqual([...schemes].sort(), ['adminToken', 'apiKey', 'internalToken', 'merchantJwt', 'public']);
+    assert.deepEqual([...schemes].sort(), [
+      'adminToken',
+      'apiKey',
+      'apiKeyOrMerchant',
+      'internalToken',
+      'merchantJwt',
+      'public',
+    ]);
   });
 
   for (const operation of operations) {
@@ -156,8 +163,9 @@ describe('security suite: every operation by its declared security', () => {
         assert.equal(await readAsA(fixture, id, home), before_read);
       });
 
+      const keyed = operation.scheme === 'apiKey' || operation.scheme === 'apiKeyOrMerchant';
       if (
-        operation.scheme === 'apiKey' &&
+        keyed &&
         !LIVE_ONLY.has(name) &&
         !isSandboxOnly(operation) &&
         !fixture.live_only &&
@@ -170,7 +178,7 @@ describe('security suite: every operation by its declared security', () => {
           assert.equal(await readAsA(fixture, id, 'live'), before_read);
         });
       }
-      if (operation.scheme === 'apiKey' && !isSandboxOnly(operation) && !fixture.live_only) {
+      if (keyed && !isSandboxOnly(operation) && !fixture.live_only) {
         it('a live key on a sandbox resource: 404 NOT_FOUND, nothing changed', async () => {
           const id = await resource(fixture, 'sandbox');
           const before_read = await readAsA(fixture, id, 'sandbox');

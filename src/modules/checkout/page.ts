@@ -16,7 +16,8 @@ export interface PageModel {
   redirect_delay_ms: number;
 }
 
-const CSS = `
+/** The hosted pages' look (the checkout, and the payment-link and receipt pages that share it). */
+export const CSS = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans Thai","Sarabun",sans-serif;background:#f3f5f8;color:#1b2430}
 main{max-width:480px;margin:0 auto;padding:16px}header{display:flex;justify-content:space-between;align-items:center;margin-bottom:12px}
 .brand{font-weight:700;font-size:18px}.lang{font-size:14px;color:#2451b3;text-decoration:none;border:1px solid #c9d3e6;border-radius:16px;padding:2px 12px;background:#fff}
@@ -54,7 +55,7 @@ ${script ? `<script nonce="${model.nonce}">${script}</script>` : ''}
 </html>`;
 }
 
-function money(amount_decimal: string, currency: string): string {
+export function money(amount_decimal: string, currency: string): string {
   return `${currency === 'THB' ? '฿' : ''}${amount_decimal} ${currency}`;
 }
 

@@ -7,7 +7,7 @@ import { AppError } from '../../lib/errors.ts';
 import { merchantBalance, type BalanceDeps } from '../balance/service.ts';
 import type { BuyOrdersDeps } from '../buy-orders/service.ts';
 import type { DisputesDeps } from '../disputes/service.ts';
-import type { ApiKeyCache } from '../merchants/credentials.ts';
+import type { CredentialCache } from '../merchants/credential-cache.ts';
 import type { PaymentsDeps } from '../payments/service.ts';
 import type { PendingFundsDeps } from '../pending-funds/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
@@ -37,7 +37,7 @@ import type { DashboardSession, UsersDeps } from './users.ts';
 export interface DashboardDeps {
   users: UsersDeps;
   /** API key rolls forget the process's key cache. */
-  key_cache: ApiKeyCache;
+  key_cache: CredentialCache;
   payments: PaymentsDeps & { banks: BankDirectory };
   sandbox: SandboxDeps & { db: Db };
   webhooks: WebhooksDeps;

@@ -76,6 +76,8 @@ export const EVENT_WORDS: Words = {
   'pending_funds.confirmed': ['Funds confirmed', 'ยืนยันเงินแล้ว'],
   'pending_funds.failed': ['Funds failed', 'เงินรอดำเนินการล้มเหลว'],
   'pending_funds.expired': ['Funds expired', 'เงินรอดำเนินการหมดอายุ'],
+  'payment_link.created': ['Payment link created', 'สร้างลิงก์ชำระเงินแล้ว'],
+  'payment_link.updated': ['Payment link updated', 'อัปเดตลิงก์ชำระเงินแล้ว'],
   'settlement.completed': ['Settlement completed', 'ชำระบัญชีสำเร็จ'],
   'settlement.failed': ['Settlement failed', 'ชำระบัญชีล้มเหลว'],
   'settlement.retried': ['Settlement paid again', 'ชำระบัญชีอีกครั้งแล้ว'],

@@ -10,6 +10,8 @@ export const EVENT_TYPES = {
   'payment.failed': { resource: 'Payment', description: 'The receipt was rejected (`failure_reason`)' },
   'payment.expired': { resource: 'Payment', description: 'Nobody paid before `expires_at`' },
   'payment.cancelled': { resource: 'Payment', description: 'The merchant cancelled the payment' },
+  'payment_link.created': { resource: 'PaymentLink', description: 'A payment link was created' },
+  'payment_link.updated': { resource: 'PaymentLink', description: 'A payment link changed (it was deactivated)' },
   'sell_order.cash_leg_requested': {
     resource: 'SellOrder',
     description:

@@ -31,8 +31,9 @@ export function wakeDispatchersAfterEventCommits(
     },
     { max_in_flight: 1, max_batch: Number.MAX_SAFE_INTEGER },
   );
-  const unsubscribe = commits.on('events', () => {
-    if (!stopped) void wake.submit(null);
+  // a commit whose events were all written by a statement that notified itself (the batched create) needs no other
+  const unsubscribe = commits.on('events', ({ notified }) => {
+    if (!stopped && !notified) void wake.submit(null);
   });
   return () => {
     stopped = true;

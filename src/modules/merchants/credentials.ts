@@ -3,8 +3,9 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { constantTimeEqual, randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { MONEY_ROLES, type Authenticator, type KeyKind, type Principal } from '../../http/principal.ts';
-import { present } from '../../lib/assert.ts';
-import { sessionByToken, sessionInForce } from './sessions.ts';
+import { BatchedRead } from '../../db/batched-read.ts';
+import type { CredentialCache } from './credential-cache.ts';
+import { sessionsByTokenHash, sessionInForce, type SessionForAuth } from './sessions.ts';
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
 const KEY_PATTERN = /^svc_(live|test|sandbox)_[0-9A-Za-z]{32,128}$/;
@@ -57,107 +58,84 @@ export async function issueMerchantJwt(
 }
 
 type KeyPrincipal = Extract<Principal, { kind: 'key' }>;
+type MerchantPrincipal = Extract<Principal, { kind: 'merchant' }>;
 
-/** How long a verified API key is trusted without asking the database: the bound on a revoked key's reach in another process. */
-export const API_KEY_CACHE_TTL_MS = 5_000;
-/** Most keys kept; beyond it the oldest entry goes first. */
-export const API_KEY_CACHE_MAX_ENTRIES = 10_000;
-
-/**
- * Verified API keys by their SHA-256, for a few seconds, so a request costs no key look-up. Only keys that
- * verified are kept (an unknown key always reaches the database). A roll or revoke in this process forgets the
- * merchant's entries at once; another process's entries expire within API_KEY_CACHE_TTL_MS.
- */
-export class ApiKeyCache {
-  readonly #entries = new Map<string, { principal: KeyPrincipal; expires_at_ms: number }>();
-  readonly #options: { ttl_ms: number; max_entries: number };
-
-  constructor(
-    options: { ttl_ms: number; max_entries: number } = {
-      ttl_ms: API_KEY_CACHE_TTL_MS,
-      max_entries: API_KEY_CACHE_MAX_ENTRIES,
-    },
-  ) {
-    this.#options = options;
-  }
-
-  get(key_hash: string, now_ms: number): KeyPrincipal | undefined {
-    const entry = this.#entries.get(key_hash);
-    if (!entry) return undefined;
-    if (entry.expires_at_ms <= now_ms) {
-      this.#entries.delete(key_hash);
-      return undefined;
-    }
-    return entry.principal;
-  }
-
-  set(key_hash: string, principal: KeyPrincipal, now_ms: number): void {
-    if (this.#options.ttl_ms <= 0) return;
-    this.#entries.delete(key_hash);
-    if (this.#entries.size >= this.#options.max_entries)
-      this.#entries.delete(present(this.#entries.keys().next().value, 'a full cache has a first entry'));
-    this.#entries.set(key_hash, { principal, expires_at_ms: now_ms + this.#options.ttl_ms });
-  }
-
-  /** Forgets every cached key of a merchant (its keys were rolled or revoked). */
-  forgetMerchant(merchant_id: string): void {
-    for (const [hash, entry] of this.#entries)
-      if (entry.principal.merchant_id === merchant_id) this.#entries.delete(hash);
-  }
-
-  get size(): number {
-    return this.#entries.size;
-  }
+/** A key's row as the authenticator reads it (by hash, or by id for a token traded for a key). */
+interface KeyRow {
+  id: string;
+  merchant_id: string;
+  kind: KeyKind;
+  key_hash: string;
+  revoked_at: Date | null;
 }
 
-/** Verifies every credential kind (docs/api.md): API keys by SHA-256 lookup (cached briefly), HS256 JWTs, sessions, service tokens. */
+/** A key works until its revocation instant (a rolled key keeps working through its grace period). */
+const keyWorks = (row: KeyRow, now: Date) => row.revoked_at === null || row.revoked_at > now;
+
+/**
+ * Verifies every credential kind (docs/api.md): API keys by SHA-256 lookup, HS256 JWTs, sessions, service tokens.
+ * Verified credentials are kept in `cache` (credential-cache.ts, forgotten in every process when they change), and the
+ * database reads behind them are batched by key: concurrent look-ups of keys, sessions and merchants each share one
+ * statement (db/batched-read.ts).
+ */
 export function createAuthenticator(deps: {
   db: Db;
   clock: Clock;
   secrets: ServiceSecrets;
-  key_cache?: ApiKeyCache;
+  cache?: CredentialCache;
   jwt_max_lifetime_seconds: number;
 }): Authenticator {
   const jwt_key = new TextEncoder().encode(deps.secrets.jwt_secret);
-
-  /** The merchant's revocation instant, or undefined when the merchant does not exist. */
-  async function tokensNotBefore(merchant_id: string): Promise<{ not_before: Date | null } | undefined> {
-    const row = await deps.db
-      .selectFrom('merchants')
-      .select('tokens_not_before')
-      .where('id', '=', merchant_id)
-      .executeTakeFirst();
-    return row ? { not_before: row.tokens_not_before } : undefined;
-  }
+  const keys_by_hash = new BatchedRead<string, KeyRow>(
+    (hashes) =>
+      deps.db
+        .selectFrom('api_keys')
+        .select(['id', 'merchant_id', 'kind', 'key_hash', 'revoked_at'])
+        .where('key_hash', 'in', hashes)
+        .execute(),
+    (row) => row.key_hash,
+  );
+  const keys_by_id = new BatchedRead<string, KeyRow>(
+    (ids) =>
+      deps.db
+        .selectFrom('api_keys')
+        .select(['id', 'merchant_id', 'kind', 'key_hash', 'revoked_at'])
+        .where('id', 'in', ids)
+        .execute(),
+    (row) => row.id,
+  );
+  const merchants_by_id = new BatchedRead<string, { id: string; tokens_not_before: Date | null }>(
+    (ids) => deps.db.selectFrom('merchants').select(['id', 'tokens_not_before']).where('id', 'in', ids).execute(),
+    (row) => row.id,
+  );
+  const sessions_by_hash = new BatchedRead<string, SessionForAuth>(
+    (hashes) => sessionsByTokenHash(deps.db, hashes),
+    (row) => row.token_hash,
+  );
+  const cache = deps.cache;
 
   /** A token traded for an API key lives only while that key works and only in that key's mode. */
-  async function keyStillValid(key_id: unknown, merchant_id: string, mode: CredentialMode): Promise<boolean> {
-    if (typeof key_id !== 'string' || !/^[0-9a-f-]{36}$/i.test(key_id)) return false;
-    const key = await deps.db
-      .selectFrom('api_keys')
-      .select('kind')
-      .where('id', '=', key_id)
-      .where('merchant_id', '=', merchant_id)
-      .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', deps.clock.now())]))
-      .executeTakeFirst();
-    return key !== undefined && keyMode(key.kind) === mode;
+  async function keyStillValid(key_id: unknown, merchant_id: string, mode: CredentialMode): Promise<KeyRow | null> {
+    if (typeof key_id !== 'string' || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(key_id))
+      return null;
+    const key = await keys_by_id.read(key_id.toLowerCase());
+    return key && key.merchant_id === merchant_id && keyWorks(key, deps.clock.now()) && keyMode(key.kind) === mode
+      ? key
+      : null;
   }
 
   return {
     async byApiKey(raw_key) {
       if (!KEY_PATTERN.test(raw_key)) return null;
       const key_hash = sha256Hex(raw_key);
-      const now_ms = deps.clock.now().getTime();
-      const cached = deps.key_cache?.get(key_hash, now_ms);
+      const cache_key = `key:${key_hash}`;
+      const epoch = await cache?.epoch();
+      const cached =
+        epoch === undefined ? undefined : cache?.get<KeyPrincipal>(cache_key, epoch, deps.clock.now().getTime());
       if (cached) return cached;
-      const row = await deps.db
-        .selectFrom('api_keys')
-        .select(['id', 'merchant_id', 'kind'])
-        .where('key_hash', '=', key_hash)
-        // A rolled key stays valid until its grace period ends (revoked_at in the future).
-        .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', deps.clock.now())]))
-        .executeTakeFirst();
-      if (!row) return null;
+      const row = await keys_by_hash.read(key_hash);
+      const now = deps.clock.now();
+      if (!row || !keyWorks(row, now)) return null;
       const principal: KeyPrincipal = {
         kind: 'key',
         merchant_id: row.merchant_id,
@@ -165,12 +143,18 @@ export function createAuthenticator(deps: {
         key_kind: row.kind,
         is_sandbox: row.kind !== 'live',
       };
-      deps.key_cache?.set(key_hash, principal, now_ms);
+      if (epoch !== undefined)
+        cache?.set(cache_key, principal, epoch, row.revoked_at?.getTime() ?? Infinity, now.getTime());
       return principal;
     },
 
     async byJwt(token) {
+      const cache_key = `jwt:${sha256Hex(token)}`;
       try {
+        const epoch = await cache?.epoch();
+        const cached =
+          epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
+        if (cached) return cached;
         const { payload } = await jwtVerify(token, jwt_key, {
           algorithms: ['HS256'],
           issuer: JWT_ISSUER,
@@ -192,12 +176,16 @@ export function createAuthenticator(deps: {
           payload.exp - payload.iat > deps.jwt_max_lifetime_seconds
         )
           return null;
-        const merchant = await tokensNotBefore(merchant_id);
+        const merchant = await merchants_by_id.read(merchant_id.toLowerCase());
         if (!merchant) return null;
-        if (merchant.not_before && payload.iat * 1000 < merchant.not_before.getTime()) return null;
-        if (payload['key_id'] !== undefined && !(await keyStillValid(payload['key_id'], merchant_id, mode)))
-          return null;
-        return {
+        if (merchant.tokens_not_before && payload.iat * 1000 < merchant.tokens_not_before.getTime()) return null;
+        let until_ms = payload.exp * 1000;
+        if (payload['key_id'] !== undefined) {
+          const key = await keyStillValid(payload['key_id'], merchant_id, mode);
+          if (!key) return null;
+          until_ms = Math.min(until_ms, key.revoked_at?.getTime() ?? Infinity);
+        }
+        const principal: MerchantPrincipal = {
           kind: 'merchant',
           merchant_id,
           user_id: payload.sub,
@@ -205,21 +193,27 @@ export function createAuthenticator(deps: {
           is_sandbox: mode === 'sandbox',
           may_move_money: true,
         };
+        if (epoch !== undefined) cache?.set(cache_key, principal, epoch, until_ms, deps.clock.now().getTime());
+        return principal;
       } catch {
         return null;
       }
     },
 
     async bySession(token) {
+      const token_hash = sha256Hex(token);
+      const cache_key = `session:${token_hash}`;
+      const epoch = await cache?.epoch();
+      const cached =
+        epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
+      if (cached) return cached;
       // Sessions carry the view's mode; a dashboard sign-in's also ends on sign-out and after the idle timeout.
-      const row = await sessionByToken(deps.db, token)
-        .leftJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
-        .select(['s.user_id', 'u.role'])
-        .executeTakeFirst();
-      if (!row || !sessionInForce(row, deps.clock.now())) return null;
+      const row = await sessions_by_hash.read(token_hash);
+      const now = deps.clock.now();
+      if (!row || !sessionInForce(row, now)) return null;
       // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
       const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);
-      return {
+      const principal: MerchantPrincipal = {
         kind: 'merchant',
         merchant_id: row.merchant_id,
         user_id: row.user_id,
@@ -227,6 +221,10 @@ export function createAuthenticator(deps: {
         is_sandbox: row.is_sandbox,
         may_move_money,
       };
+      // the session's idle end as read: a use past it asks the database again (another process may have slid it)
+      const until_ms = Math.min(row.expires_at.getTime(), row.idle_expires_at?.getTime() ?? Infinity);
+      if (epoch !== undefined) cache?.set(cache_key, principal, epoch, until_ms, now.getTime());
+      return principal;
     },
 
     isAdminToken(token) {

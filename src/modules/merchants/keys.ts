@@ -5,7 +5,8 @@ import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { assert } from '../../lib/assert.ts';
 import { notFound } from '../../lib/errors.ts';
-import { generateApiKey, type ApiKeyCache } from './credentials.ts';
+import type { CredentialCache } from './credential-cache.ts';
+import { generateApiKey } from './credentials.ts';
 import { graceOutOfRange, keyAlreadyRolled } from './errors.ts';
 
 export const DEFAULT_KEY_ROLL_GRACE_SECONDS = 24 * 3600;
@@ -60,7 +61,7 @@ export type KeyRollTarget = { key_id: string } | { kind: KeyKind };
  * merchant's cached keys at once; other processes within the cache's TTL.
  */
 export async function rollKeys(
-  deps: { db: Db; clock: Clock; key_cache?: ApiKeyCache | undefined },
+  deps: { db: Db; clock: Clock; key_cache?: CredentialCache | undefined },
   merchant_id: string,
   target: KeyRollTarget,
   grace_seconds: number,
@@ -115,7 +116,7 @@ export async function rollKeys(
 
 /** The dashboard's roll: one key by id, the old one valid for `grace_seconds` (a day by default). */
 export async function rollApiKey(
-  deps: { db: Db; clock: Clock; key_cache?: ApiKeyCache | undefined },
+  deps: { db: Db; clock: Clock; key_cache?: CredentialCache | undefined },
   merchant_id: string,
   key_id: string,
   grace_seconds = DEFAULT_KEY_ROLL_GRACE_SECONDS,

@@ -1,5 +1,6 @@
 import { defineModule } from '../module.ts';
-import { ApiKeyCache, createAuthenticator } from './credentials.ts';
+import { CredentialCache } from './credential-cache.ts';
+import { createAuthenticator } from './credentials.ts';
 import { merchantsAdminRoutes } from './routes.ts';
 import { resolveServiceSecrets } from './secrets.ts';
 import type { MerchantsDeps, WebhookSetupPort } from './service.ts';
@@ -10,11 +11,11 @@ import type { MerchantsDeps, WebhookSetupPort } from './service.ts';
  */
 export const merchantsModule = defineModule({
   name: 'merchants',
-  owns: ['merchants', 'api_keys', 'merchant_sessions'],
+  owns: ['merchants', 'api_keys', 'merchant_sessions', 'credential_epoch'],
   calls: [],
   start: async ({ config, db, clock }, needs: { webhooks: WebhookSetupPort }) => {
     const secrets = await resolveServiceSecrets(db, config);
-    const key_cache = new ApiKeyCache();
+    const key_cache = new CredentialCache(db);
     const jwt_max_lifetime_seconds = config.jwt_max_lifetime_seconds;
     const deps: MerchantsDeps = {
       db,
@@ -28,7 +29,13 @@ export const merchantsModule = defineModule({
       deps,
       secrets,
       key_cache,
-      authenticator: createAuthenticator({ db, clock, secrets: secrets.secrets, key_cache, jwt_max_lifetime_seconds }),
+      authenticator: createAuthenticator({
+        db,
+        clock,
+        secrets: secrets.secrets,
+        cache: key_cache,
+        jwt_max_lifetime_seconds,
+      }),
       routes: async (server) => void (await server.register(merchantsAdminRoutes, { deps })),
     };
   },

@@ -1,7 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { created, Envelope, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
-import { API_KEY_CACHE_TTL_MS } from './credentials.ts';
 import {
   createMerchant,
   createSession,
@@ -177,7 +176,8 @@ export const merchantsAdminRoutes: FastifyPluginAsyncTypebox<{ deps: MerchantsDe
       schema: {
         tags: ['admin'],
         summary: 'Roll a merchant API key: revoke the current key of a kind and issue a new one (shown only here)',
-        description: `The old key stops working at once in the process that served this call, and within ${API_KEY_CACHE_TTL_MS / 1000} s in every other api process (their key caches expire).`,
+        description:
+          'The old key stops working when the roll commits, in every api process (their credential caches check the credential epoch the roll moves).',
         params: UuidParams,
         body: Type.Object(
           { kind: Type.Union([Type.Literal('live'), Type.Literal('test'), Type.Literal('sandbox')]) },

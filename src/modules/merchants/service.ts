@@ -3,15 +3,9 @@ import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
-import {
-  generateApiKey,
-  issueMerchantJwt,
-  keyMode,
-  type ApiKeyCache,
-  type CredentialMode,
-  type ServiceSecrets,
-} from './credentials.ts';
+import { generateApiKey, issueMerchantJwt, keyMode, type CredentialMode, type ServiceSecrets } from './credentials.ts';
 import type { KeyKind } from '../../http/principal.ts';
+import type { CredentialCache } from './credential-cache.ts';
 import { rollKeys } from './keys.ts';
 import { insertSession } from './sessions.ts';
 
@@ -35,7 +29,7 @@ export interface MerchantsDeps {
   /** Seals the issued webhook secret and creates the live default endpoint (createMerchant only). */
   webhooks?: WebhookSetupPort;
   /** The process's API key cache, told when keys are rolled (other processes' entries expire on their own). */
-  key_cache?: ApiKeyCache;
+  key_cache?: CredentialCache;
   /** JWT_MAX_LIFETIME_SECONDS: the longest a merchant JWT may live; also the default lifetime. */
   jwt_max_lifetime_seconds?: number | undefined;
 }

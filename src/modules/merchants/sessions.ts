@@ -81,6 +81,44 @@ export function sessionByToken(executor: Db | Trx, token: string) {
     .where('s.token_hash', '=', sha256Hex(token));
 }
 
+/** A session as the authenticator reads it: `sessionByToken`'s columns, the token hash and the user's role. */
+export interface SessionForAuth {
+  token_hash: string;
+  session_id: string;
+  merchant_id: string;
+  user_id: string;
+  is_sandbox: boolean;
+  expires_at: Date;
+  idle_expires_at: Date | null;
+  revoked_at: Date | null;
+  created_at: Date;
+  tokens_not_before: Date | null;
+  role: string | null;
+}
+
+/** The sessions with these token hashes (SHA-256 of the token), in one statement. */
+export async function sessionsByTokenHash(executor: Db | Trx, token_hashes: string[]): Promise<SessionForAuth[]> {
+  return executor
+    .selectFrom('merchant_sessions as s')
+    .innerJoin('merchants as m', 'm.id', 's.merchant_id')
+    .leftJoin('merchant_users as u', 'u.id', 's.merchant_user_id')
+    .select([
+      's.token_hash',
+      's.id as session_id',
+      's.merchant_id',
+      's.user_id',
+      's.is_sandbox',
+      's.expires_at',
+      's.idle_expires_at',
+      's.revoked_at',
+      's.created_at',
+      'm.tokens_not_before',
+      'u.role',
+    ])
+    .where('s.token_hash', 'in', token_hashes)
+    .execute();
+}
+
 /**
  * A session may be used until it is ended (sign-out), reaches its absolute or idle end, or the merchant's tokens are
  * revoked after it began (as on the API's JWTs).

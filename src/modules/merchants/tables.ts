@@ -33,4 +33,9 @@ export interface MerchantTables {
     idle_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     revoked_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   };
+  /** One row: moved by every credential change (sql/mpay_credentials_changed.sql); the credential caches read it. */
+  credential_epoch: {
+    id: Generated<boolean>;
+    epoch: number;
+  };
 }

@@ -9,7 +9,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
 import { GroupCommit } from '../../lib/group-commit.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { eventRows, type NewEvent } from '../events/outbox.ts';
+import { EVENTS_CHANNEL, eventRows, type NewEvent } from '../events/outbox.ts';
 import {
   AllocationRaced,
   allocateSynthetic,
@@ -192,17 +192,21 @@ type CreateBatchParameters = [
 ];
 
 /**
- * Every payment create's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL; the
- * commit watch learns that it writes the outbox.
+ * Every payment create's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL, and the
+ * dispatchers' wake-up in the same statement: its NOTIFY is delivered when the call commits, so a batch is one round
+ * trip. (A NOTIFY makes its commit wait for the other notifying commits, which costs nothing here: the batches of a
+ * process commit one after another anyway.) The commit watch learns that it writes the outbox and has woken the
+ * dispatchers itself.
  */
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   (db) =>
-    db.selectNoFrom(
+    db.selectNoFrom([
       sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as(
         'done',
       ),
-    ),
-  { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'] },
+      sql`pg_notify(${sql.lit(EVENTS_CHANNEL)}, '')`.as('woken'),
+    ]),
+  { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'], notifies: true },
 );
 
 /** The call's parameters for `created` (planned, presented); `with_keys`: the requests' keys go in with their responses. */
@@ -409,6 +413,7 @@ function paymentRow(item: Item, now: Date): PaymentRow {
     return_url: input.return_url,
     metadata: input.metadata ?? {},
     quote_lock_id: input.quote_lock_id ?? null,
+    payment_link_id: input.payment_link_id ?? null,
     expires_at: new Date(now.getTime() + (input.expires_in_seconds ?? DEFAULT_EXPIRES_IN_SECONDS) * 1000),
     created_at: now,
     matched_at: now,
@@ -417,4 +422,20 @@ function paymentRow(item: Item, now: Date): PaymentRow {
 
 function legRows(item: Item): LegRow[] {
   return (item.legs ?? []).map((leg) => ({ payment_id: item.id, ...leg }));
+}
+
+/**
+ * Creates a payment for another module (the payment-links page): through the process's batching allocator when it
+ * has one, else alone; no idempotency key (each call is a new payment). Answers the payment as the API shows it.
+ */
+export async function createPayment(
+  deps: PaymentsDeps,
+  scope: MerchantScope,
+  input: CreatePaymentInput,
+): Promise<PaymentView> {
+  const alone = createAlone(deps, scope, input);
+  const answer = deps.create_batcher
+    ? await deps.create_batcher.create({ scope, input, idempotency: undefined, alone })
+    : await alone();
+  return answer.body.data;
 }

@@ -15,6 +15,8 @@ export interface CreatePaymentInput {
   expires_in_seconds?: number | undefined;
   metadata?: Record<string, string> | undefined;
   quote_lock_id?: string | undefined;
+  /** The payment link a buyer used (the payment-links module's page). */
+  payment_link_id?: string | undefined;
 }
 
 export const DEFAULT_EXPIRES_IN_SECONDS = 900;
@@ -47,6 +49,7 @@ export interface NewPayment {
   return_url: string;
   metadata: Record<string, string>;
   quote_lock_id: string | null;
+  payment_link_id?: string | null;
   expires_at: Date;
   created_at: Date;
   /** Insert straight as `matched` (its legs are planned already; created and matching carry no event). */
@@ -91,6 +94,9 @@ export function newPaymentRow(input: NewPayment): PaymentRow {
     failure_reason: null,
     synthetic_match: null,
     settlement_id: null,
+    payment_link_id: input.payment_link_id ?? null,
+    receipt_number: null,
+    receipt_token: null,
     fee_bps: null,
     fee_minor: null,
     fee_micro_pay: null,

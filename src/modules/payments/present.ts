@@ -67,6 +67,9 @@ export const PRESENTED_COLUMNS = [
   'completed_at',
   'fee_minor',
   'fee_micro_pay',
+  'payment_link_id',
+  'receipt_number',
+  'receipt_token',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
 
@@ -94,6 +97,9 @@ export function presentPayment(
     failure_reason: payment.failure_reason,
     metadata: payment.metadata,
     quote_lock_id: payment.quote_lock_id,
+    payment_link_id: payment.payment_link_id,
+    receipt_number: payment.receipt_number,
+    receipt_url: payment.receipt_token === null ? null : `${public_base_url}/receipts/${payment.receipt_token}`,
     fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
     fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
     match_details: presentLegs(legs),

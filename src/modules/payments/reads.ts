@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { BatchedRead } from '../../db/batched-read.ts';
+import type { Db } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
@@ -31,13 +33,34 @@ type StoredLeg = LegRow & {
   proof: { id: string; verdict: string | null; verdict_reason: string | null; created_at: string } | null;
 };
 
+type PaymentWithLegs = PresentedPayment & { legs: StoredLeg[] | string };
+
 /**
- * The read by id with its legs: the hot read, prepared (db/prepared.ts). Named columns, not `*`: a column added by a
- * migration under a live connection then leaves the prepared statement's result type as it was.
+ * The read by id with its legs: the hot read, prepared (db/prepared.ts), for many ids at once. Named columns, not `*`:
+ * a column added by a migration under a live connection then leaves the prepared statement's result type as it was.
  */
-const paymentWithLegs = preparedQuery<PresentedPayment & { legs: StoredLeg[] | string }, [id: string]>((db) =>
-  db.selectFrom('payments').select(PRESENTED_COLUMNS).select(legsJson.as('legs')).where('id', '=', ''),
+const paymentsWithLegs = preparedQuery<PaymentWithLegs, [ids: string[]]>((db) =>
+  db
+    .selectFrom('payments')
+    .select(PRESENTED_COLUMNS)
+    .select(legsJson.as('legs'))
+    .where(sql<boolean>`payments.id = any(${[] as string[]}::text[])`),
 );
+
+/** Concurrent reads by id coalesce into one statement per database handle (db/batched-read.ts). */
+const readers = new WeakMap<Db, BatchedRead<string, PaymentWithLegs>>();
+function paymentReader(db: Db): BatchedRead<string, PaymentWithLegs> {
+  let reader = readers.get(db);
+  if (!reader)
+    readers.set(
+      db,
+      (reader = new BatchedRead(
+        (ids) => paymentsWithLegs(db, ids),
+        (row) => row.id,
+      )),
+    );
+  return reader;
+}
 
 function parseLegs(value: StoredLeg[] | string, payment_status: string): PresentedLeg[] {
   const legs = typeof value === 'string' ? (JSON.parse(value) as StoredLeg[]) : value;
@@ -49,10 +72,13 @@ function parseLegs(value: StoredLeg[] | string, payment_status: string): Present
   }));
 }
 
-/** Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). One query when nothing expires. */
+/**
+ * Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). When
+ * nothing expires, one statement shared with every read by id in flight beside it (batched by id).
+ */
 export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
+  const row = await paymentReader(deps.db).read(id);
   const now = deps.clock.now();
-  const [row] = await paymentWithLegs(deps.db, id);
   // The row is presented as it is (presentPayment picks its fields): no copy without `legs`.
   const payment = owned(row, scope, OWNERSHIP.payment);
   if (isDue(payment, now) || (payment.status === 'confirming' && payment.expires_at.getTime() <= now.getTime())) {
@@ -67,6 +93,7 @@ export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: s
 export interface ListPaymentsQuery {
   status?: PaymentStatus[] | undefined;
   order_id?: string | undefined;
+  payment_link_id?: string | undefined;
   /** Order ids that start with this text (the dashboard's search). */
   order_id_prefix?: string | undefined;
   from?: string | undefined;
@@ -84,6 +111,7 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
     .where(ofMerchant(scope));
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
+  if (query.payment_link_id !== undefined) select = select.where('payment_link_id', '=', query.payment_link_id);
   if (query.order_id_prefix)
     select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
   if (query.from) select = select.where('created_at', '>=', new Date(query.from));
@@ -114,4 +142,17 @@ export async function findPaymentById(
       .execute(async (trx) => expireIfDue(deps, trx, await relockPayment(trx, id), now));
   }
   return { payment, legs: await loadLegs(deps.db, id) };
+}
+
+/** The payment a receipt token names, with its legs: the public receipt page, where the unguessable token is the credential. */
+export async function findPaymentByReceiptToken(
+  deps: Pick<PaymentsDeps, 'db'>,
+  token: string,
+): Promise<{ payment: PaymentRow; legs: LegRow[] } | undefined> {
+  const payment = await deps.db
+    .selectFrom('payments')
+    .selectAll()
+    .where('receipt_token', '=', token)
+    .executeTakeFirst();
+  return payment ? { payment, legs: await loadLegs(deps.db, payment.id) } : undefined;
 }

@@ -219,6 +219,9 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
                 description: "The merchant's order id, matched exactly (at most one payment per mode)",
               }),
             ),
+            payment_link_id: Type.Optional(
+              Type.String({ pattern: '^plink_[0-9a-f]{32}$', description: 'The payments made from this payment link' }),
+            ),
             from: Type.Optional(Type.String({ format: 'date-time', description: 'created_at >= from' })),
             to: Type.Optional(Type.String({ format: 'date-time', description: 'created_at < to' })),
           }).properties,

@@ -66,6 +66,16 @@ export const PaymentSchema = Type.Object(
     failure_reason: Type.Union([Type.String(), Type.Null()]),
     metadata: Type.Record(Type.String(), Type.String()),
     quote_lock_id: Type.Union([Type.String(), Type.Null()]),
+    payment_link_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'The payment link the buyer used, or null',
+    }),
+    receipt_number: Type.Union([Type.Integer(), Type.Null()], {
+      description:
+        'Set when the payment completes (or ends partly paid): sequential per merchant and mode, without gaps',
+    }),
+    receipt_url: Type.Union([Type.String(), Type.Null()], {
+      description: "The receipt's printable page (Thai and English), behind an unguessable link; null until completed",
+    }),
     fee_minor: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Settlement fee taken at completion, minor units (null before completion)',
     }),

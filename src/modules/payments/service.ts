@@ -5,8 +5,15 @@
  */
 export type { CreateAnswer, PaymentsDeps } from './deps.ts';
 export { emitPaymentEvent, legsWithProofs, loadLegs } from './legs.ts';
+export { createPayment } from './create-batch.ts';
 export { cancelPayment, expireDuePayments, markCheckoutOpened } from './lifecycle.ts';
-export { type CreatePaymentInput, insertPayment, recordSyntheticMatch, resolvePaymentMethod } from './new-payment.ts';
+export {
+  type CreatePaymentInput,
+  insertPayment,
+  recordSyntheticMatch,
+  resolvePaymentMethod,
+  toMinor,
+} from './new-payment.ts';
 export { proofPartsAllowed, type ProofUpload, type ProofUploadResult, uploadProof } from './proofs.ts';
-export { findPaymentById, getPayment, listPayments } from './reads.ts';
+export { findPaymentById, findPaymentByReceiptToken, getPayment, listPayments } from './reads.ts';
 export type { LegRow, PaymentRow } from './tables.ts';

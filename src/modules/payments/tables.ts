@@ -29,6 +29,15 @@ export interface PaymentTables {
     failure_reason: string | null;
     synthetic_match: Json<Record<string, unknown>> | null;
     settlement_id: string | null;
+    /** The payment link this payment was made from (migration 0320), or null. */
+    payment_link_id: ColumnType<string | null, string | null | undefined, string | null>;
+    /**
+     * The receipt (migration 0321): its number, sequential per merchant and mode, and the unguessable token of its
+     * page; set by the receipts module's trigger `payments_assign_receipt` when the payment completes or ends partly
+     * paid, never by this module.
+     */
+    receipt_number: number | null;
+    receipt_token: string | null;
     /** The settlement fee taken at completion (migration 0220); null until the payment completes. */
     fee_bps: ColumnType<number | null, number | null | undefined, number | null>;
     fee_minor: ColumnType<number | null, number | null | undefined, number | null>;

@@ -51,6 +51,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pay/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payment link's page (HTML, Thai and English): what to pay, and the link's QR for sharing */
+        get: operations["getPaymentLinkPage"];
+        put?: never;
+        /**
+         * Use a payment link: makes a payment and continues to its checkout (303); 410 when the link takes none
+         * @description A form post. For a link whose payer types the amount, `amount` is in major units (150 or 150.50) and must fall in the link's range (400 with the page again otherwise).
+         */
+        post: operations["usePaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/receipts/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payment's receipt (HTML, Thai and English, printable): amount, date, rail, bank references, refunds */
+        get: operations["getReceiptPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/token": {
         parameters: {
             query?: never;
@@ -370,6 +408,70 @@ export interface paths {
         /** Set your default payout destination: where buyers pay you for sell orders that name none */
         put: operations["setPayoutDestination"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The caller's payment links, newest first
+         * @description A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        get: operations["listPaymentLinks"];
+        put?: never;
+        /**
+         * Create a payment link: a page to share that makes a payment on each use
+         * @description Give a fixed `amount` or an `amount_range` the payer types within. Single use by default: the first completed payment uses it up; `reusable: true` with an optional `max_payments` (completed payments). `Idempotency-Key` optional. A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment-links/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One payment link, with its completed payments count and state
+         * @description A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        get: operations["getPaymentLink"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payment-links/{id}/deactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deactivate a payment link for good: its page answers 410; payments made from it go on
+         * @description `payment_link.updated` on the change; an inactive link is answered as it is. A link belongs to the mode of the credential that made it (a test or sandbox key makes sandbox links); a secret API key, a merchant JWT or a dashboard session manages it. Another mode's or merchant's link is 404.
+         */
+        post: operations["deactivatePaymentLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1059,6 +1161,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment_link.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_link.created
+         * @description A payment link was created. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_link_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment_link.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment_link.updated
+         * @description A payment link changed (it was deactivated). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_link_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.cancelled": {
         parameters: {
             query?: never;
@@ -1596,13 +1738,59 @@ export interface components {
                 [key: string]: string;
             };
             order_id: string;
+            /** @description The payment link the buyer used, or null */
+            payment_link_id: string | null;
             payment_method: string;
             quote_lock_id: string | null;
+            /** @description Set when the payment completes (or ends partly paid): sequential per merchant and mode, without gaps */
+            receipt_number: number | null;
+            /** @description The receipt's printable page (Thai and English), behind an unguessable link; null until completed */
+            receipt_url: string | null;
             return_url: string;
             status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "failed" | "expired" | "cancelled" | "settled";
             synthetic_match?: {
                 [key: string]: unknown;
             };
+        };
+        PaymentLink: {
+            /** @description False once deactivated (a link is never deleted) */
+            active: boolean;
+            /** @description The fixed amount in minor units, or null when the payer types it within `amount_range` */
+            amount: number | null;
+            amount_decimal: string | null;
+            /** @description The range a payer-chosen amount must fall in (null for a fixed amount) */
+            amount_range: {
+                /** @description Minor units */
+                max: number;
+                max_decimal: string;
+                /** @description Minor units */
+                min: number;
+                min_decimal: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            deactivated_at: string | null;
+            description: string | null;
+            expires_at: string | null;
+            /** @description plink_ + 32 hex digits */
+            id: string;
+            is_sandbox: boolean;
+            /** @description A reusable link is used up after this many completed payments (null: no limit) */
+            max_payments: number | null;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description Completed payments made from this link */
+            payments_completed: number;
+            return_url: string | null;
+            /** @description False: the first completed payment uses the link up */
+            reusable: boolean;
+            /** @description open: its page takes payments; used_up: its completed payments reached its limit; expired: past expires_at; inactive: deactivated */
+            state: "open" | "used_up" | "expired" | "inactive";
+            title: string;
+            /** @description The public page to share: <PUBLIC_BASE_URL>/pay/<id> */
+            url: string;
         };
         PendingFunds: {
             /** @description micro-PAY minted to the receiver on confirmation */
@@ -1820,6 +2008,41 @@ export interface components {
         /** @description Gone: `GONE` */
         Gone: {
             headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "GONE",
+                 *         "message": "Gone",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "GONE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
+        /** @description Gone: `GONE` */
+        Gone_481fd6: {
+            headers: {
                 Deprecation: components["headers"]["Deprecation"];
                 Link: components["headers"]["Link"];
                 RateLimit: components["headers"]["RateLimit"];
@@ -1846,6 +2069,40 @@ export interface components {
                          * @enum {string}
                          */
                         code: "GONE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `IDEMPOTENCY_KEY_CONFLICT` */
+        IdempotencyKeyConflict: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_CONFLICT",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_KEY_CONFLICT";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -3095,6 +3352,159 @@ export interface operations {
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getPaymentLinkPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description Payment link id (plink_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payment link's page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    usePaymentLink: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                /** @description Payment link id (plink_…) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    amount?: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A payment was made from the link: on to the payment's checkout */
+            303: {
+                headers: {
+                    /** @description The checkout page */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            410: components["responses"]["Gone"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getReceiptPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The token of `receipt_url` */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The receipt page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
         };
     };
     createAccessToken: {
@@ -4999,6 +5409,220 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
+    listPaymentLinks: {
+        parameters: {
+            query?: {
+                /** @description true: not deactivated; false: deactivated */
+                active?: boolean;
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"][];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Thai silk scarf",
+                 *       "currency": "THB",
+                 *       "amount": "450.00"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A fixed amount: integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00"). Give this or amount_range */
+                    amount?: number | string;
+                    amount_range?: {
+                        /** @description Largest amount the payer may type (minor units or a decimal string) */
+                        max: number | string;
+                        /** @description Smallest amount the payer may type (minor units or a decimal string) */
+                        min: number | string;
+                    };
+                    currency: "THB" | "AUD" | "USD" | "SGD";
+                    description?: string;
+                    /**
+                     * Format: date-time
+                     * @description In the future
+                     */
+                    expires_at?: string;
+                    /** @description Only with reusable: true */
+                    max_payments?: number;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    /** Format: uri */
+                    return_url?: string;
+                    /** @description Default false: single use */
+                    reusable?: boolean;
+                    /** @description What the payer sees as the heading */
+                    title: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["IdempotencyKeyConflict"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description plink_ + 32 hex */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    deactivatePaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                /** @description plink_ + 32 hex */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PaymentLink"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
     listPayments: {
         parameters: {
             query?: {
@@ -5012,6 +5636,8 @@ export interface operations {
                 offset?: number;
                 /** @description The merchant's order id, matched exactly (at most one payment per mode) */
                 order_id?: string;
+                /** @description The payments made from this payment link */
+                payment_link_id?: string;
                 /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
@@ -5112,7 +5738,7 @@ export interface operations {
             400: components["responses"]["ValidationError_0c141f"];
             401: components["responses"]["Unauthorized_cc0ab7"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd2More"];
-            410: components["responses"]["Gone"];
+            410: components["responses"]["Gone_481fd6"];
             429: components["responses"]["RateLimited_2905c5"];
             500: components["responses"]["InternalOrMatchingUnavailable"];
             503: components["responses"]["ServiceUnavailable_a3bfbc"];
@@ -7228,6 +7854,102 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "gateway.dispute.resolved";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_link_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PaymentLink"];
+                    /** @constant */
+                    event: "payment_link.created";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment_link.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_link_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["PaymentLink"];
+                    /** @constant */
+                    event: "payment_link.updated";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment_link.updated";
                 };
             };
         };

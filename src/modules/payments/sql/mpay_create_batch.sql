@@ -19,10 +19,10 @@ begin
 
   insert into payments (id, merchant_id, is_sandbox, order_id, amount_minor, currency, payment_method, return_url, status,
     metadata, quote_lock_id, failure_reason, synthetic_match, settlement_id, expires_at, created_at, matched_at,
-    checkout_opened_at, confirming_at, completed_at, failed_at, expired_at, cancelled_at, settled_at)
+    checkout_opened_at, confirming_at, completed_at, failed_at, expired_at, cancelled_at, settled_at, payment_link_id)
   select id, merchant_id, is_sandbox, order_id, amount_minor, currency, payment_method, return_url, status,
     metadata, quote_lock_id, failure_reason, synthetic_match, settlement_id, expires_at, created_at, matched_at,
-    checkout_opened_at, confirming_at, completed_at, failed_at, expired_at, cancelled_at, settled_at
+    checkout_opened_at, confirming_at, completed_at, failed_at, expired_at, cancelled_at, settled_at, payment_link_id
   from jsonb_populate_recordset(null::payments, p_payments)
   on conflict on constraint payments_order_id_unique do nothing;
   get diagnostics written = row_count;
