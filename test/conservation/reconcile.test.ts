@@ -153,14 +153,18 @@ describe('reconciliation of the ledger with the business records', () => {
       found.map((d) => [d.problem, d.cause, d.key, d.actual?.transfer_id]),
       [
         ['unexpected', 'adjustment', `adjustment:${buyer.id}:no-audit`, bypass.id],
+        // supply, cause by cause: the journal's adjustment and world-mint supply are more than the rows explain
+        ['identity', 'adjustment', 'identity:supply:live:adjustment', undefined],
+        ['identity', 'pending_funds', 'identity:supply:live:pending_funds', undefined],
         ['unexpected', 'other', 'stray-mint', stray.id],
       ],
     );
     // the daily job exports the count per cause
     await t.application.scheduler.runOnce('ledger-reconcile');
     const metrics = (await t.request({ method: 'GET', url: '/metrics' })).body;
-    assert.match(metrics, /mpay_ledger_reconciliation_differences\{cause="adjustment"\} 1/);
+    assert.match(metrics, /mpay_ledger_reconciliation_differences\{cause="adjustment"\} 2/);
     assert.match(metrics, /mpay_ledger_reconciliation_differences\{cause="other"\} 1/);
+    assert.match(metrics, /mpay_ledger_reconciliation_differences\{cause="pending_funds"\} 1/);
     assert.match(metrics, /mpay_ledger_reconciliation_differences\{cause="payment_leg"\} 0/);
     // a business row whose transfer went missing: the payment's leg is listed with the payment behind it
     const [id] = await completedPayments(t, seller.live, [{ order_id: 'r-tamper', amount: 3_500 }]);

@@ -240,7 +240,10 @@ export abstract class MpayPaymentProvider extends AbstractPaymentProvider<MpayOp
     return this.getPaymentStatus(input);
   }
 
-  /** Nothing to capture: the buyer's transfer is the capture. Refused while the money has not arrived. */
+  /**
+   * Nothing to capture: the buyer's transfer is the capture. Refused while the money has not arrived. A partly paid
+   * payment is captured once, for what arrived (the webhook's amount); a second capture (the rest) is refused.
+   */
   async capturePayment(input: CapturePaymentInput): Promise<CapturePaymentOutput> {
     const data = input.data ?? {};
     const payment = await this.gateway.retrievePayment(this.paymentId(data, 'capture'));
@@ -249,6 +252,16 @@ export abstract class MpayPaymentProvider extends AbstractPaymentProvider<MpayOp
         MedusaError.Types.NOT_ALLOWED,
         `mpay payment ${payment.id} is ${payment.status}: there is nothing to capture until the buyer has paid`,
       );
+    }
+    if ((payment.status as string) === 'partially_paid') {
+      const received = fromMinorUnits(amountReceivedMinor(payment), payment.currency);
+      if (data['received_captured'] === true) {
+        throw new MedusaError(
+          MedusaError.Types.NOT_ALLOWED,
+          `mpay payment ${payment.id} is partially_paid: only ${received} ${payment.currency} arrived and it is captured; refund or fulfil part of the order`,
+        );
+      }
+      return { data: { ...this.sessionData(payment, data), received_captured: true } };
     }
     return { data: this.sessionData(payment, data) };
   }
@@ -316,7 +329,8 @@ export abstract class MpayPaymentProvider extends AbstractPaymentProvider<MpayOp
       amount_decimal: fromMinorUnits(refund.amount, refund.currency),
       currency: refund.currency,
       status: refund.status,
-      claim_url: refund.next_action?.claim_url ?? null,
+      claim_url:
+        refund.next_action?.claim_url ?? (typeof refund['claim_url'] === 'string' ? refund['claim_url'] : null),
       claim_expires_at: refund.next_action?.expires_at ?? null,
     };
     return { data: { ...data, refunds: [...previous.filter((row) => row['id'] !== refund.id), summary] } };

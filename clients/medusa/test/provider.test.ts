@@ -303,6 +303,23 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     await assert.rejects(promptpay.getWebhookActionAndData(stale), /timestamp_out_of_tolerance/);
   });
 
+  it('a partly paid payment is captured once, for what arrived; capturing the rest is refused', async () => {
+    const { data } = await initiate(promptpay, '250.50');
+    const view = await gateway.payment(data!['id'] as string);
+    // The sandbox matches one synthetic seller, so a partly paid payment (two payees, one paid) is made up here.
+    const partly = new MpayPromptPayService({}, { ...options, returnUrl: RETURN_URL });
+    (partly as any).gateway.retrievePayment = async () => ({
+      ...view,
+      status: 'partially_paid',
+      amount_received: 12_525,
+    });
+    assert.equal((await partly.authorizePayment({ data })).status, 'authorized');
+    const first = await partly.capturePayment({ data });
+    assert.equal((first.data as any).amount_received, 12_525);
+    assert.equal((first.data as any).received_captured, true);
+    await assert.rejects(partly.capturePayment({ data: first.data }), /only 125.25 THB arrived and it is captured/);
+  });
+
   it('refundPayment creates a gateway refund for the amount and returns its claim link', async (t) => {
     if (!(await gateway.hasRoute('/v1/payments/{id}/refunds'))) {
       t.skip('this gateway has no refunds route yet');

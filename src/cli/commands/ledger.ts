@@ -31,6 +31,7 @@ const ledger: CommandGroup = {
         expected: unknown;
         actual: unknown;
         rows: { table: string; id: string }[];
+        detail?: string;
       }[] = body.data.differences;
       context.print(
         differences,
@@ -38,9 +39,10 @@ const ledger: CommandGroup = {
           ? 'ledger reconciled: no differences between the journal and the business records'
           : [
               `${differences.length} difference(s) between the ledger and the business records:`,
-              ...differences.map(
-                (d) =>
-                  `  ${d.problem} ${d.cause} ${d.key}: expected ${JSON.stringify(d.expected)}, journal ${JSON.stringify(d.actual)}, rows ${d.rows.map((row) => `${row.table}:${row.id}`).join(' ') || '(none)'}`,
+              ...differences.map((d) =>
+                d.problem === 'identity'
+                  ? `  identity ${d.cause} ${d.key}: ${d.detail ?? ''}`
+                  : `  ${d.problem} ${d.cause} ${d.key}: expected ${JSON.stringify(d.expected)}, journal ${JSON.stringify(d.actual)}, rows ${d.rows.map((row) => `${row.table}:${row.id}`).join(' ') || '(none)'}`,
               ),
             ].join('\n'),
       );

@@ -2,7 +2,6 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { takeUpTo } from '../ledger/shortfalls.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 
 /** Ledger key of the burn that takes a fill's PAY back from its buyer. */
 export const fillReversalKey = (buy_order_id: string, sell_order_id: string) =>
@@ -120,51 +119,4 @@ export async function confirmFills(
     .where('reversed_at', 'is', null);
   if (buy_order_id !== null) update = update.where('buy_order_id', '=', buy_order_id);
   await update.execute();
-}
-
-/** Each fill's mint to its buyer and, for a fill taken back, the burn of what the buyer still held. */
-export async function fillExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const fills = await executor
-    .selectFrom('order_fills')
-    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .innerJoin('sell_orders', 'sell_orders.id', 'order_fills.sell_order_id')
-    .select([
-      'order_fills.id',
-      'order_fills.is_sandbox',
-      'order_fills.buy_order_id',
-      'order_fills.sell_order_id',
-      'order_fills.amount_micro_pay',
-      'order_fills.reversed_micro_pay',
-      'buy_orders.merchant_id',
-      'sell_orders.mint_source_account',
-    ])
-    .execute();
-  return fills.flatMap((fill) => {
-    const buyer = accounts.merchantAvailable(fill.merchant_id, fill.is_sandbox);
-    const issuance = fill.mint_source_account ?? accounts.world(fill.is_sandbox);
-    const rows = [{ table: 'order_fills', id: fill.id }];
-    const expected: ExpectedTransfer[] = [
-      {
-        key: `buy_order:${fill.buy_order_id}:fill:${fill.sell_order_id}`,
-        kind: 'mint',
-        debit_account: issuance,
-        credit_account: buyer,
-        amount_micro_pay: Number(fill.amount_micro_pay),
-        cause: 'buy_order_fill',
-        rows,
-      },
-    ];
-    if (Number(fill.reversed_micro_pay) > 0) {
-      expected.push({
-        key: fillReversalKey(fill.buy_order_id, fill.sell_order_id),
-        kind: 'burn',
-        debit_account: buyer,
-        credit_account: issuance,
-        amount_micro_pay: Number(fill.reversed_micro_pay),
-        cause: 'buy_order_fill',
-        rows,
-      });
-    }
-    return expected;
-  });
 }

@@ -1,7 +1,6 @@
 import type { Executor, Trx } from '../../db/database.ts';
 import { fillsWithBuyers } from '../buy-orders/service.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { takeUpTo } from '../ledger/shortfalls.ts';
 import { completeDisputedCashLeg, failDisputedCashLeg } from '../sell-orders/disputed.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
@@ -107,8 +106,10 @@ export async function applyResolution(
         ? 'return_to_buyers'
         : null;
   if (!effect) return NOTHING;
+  const moves = await movesOf(trx, dispute, order, effect);
+  if (moves.length === 0) return NOTHING;
   const result: ResolutionEffect = { effect, amount_micro_pay: 0, transfer_id: null, moves: [] };
-  for (const move of await movesOf(trx, dispute, order, effect)) {
+  for (const move of moves) {
     const taken = await takeUpTo(
       ledger,
       trx,
@@ -132,36 +133,4 @@ export async function applyResolution(
     });
   }
   return result;
-}
-
-/**
- * The postings each resolution that moved PAY between the parties implies, from its fills and the shortfalls recorded
- * against them: each fill's whole PAY less what its payer could not pay (owed, collected later under its own key).
- */
-export async function resolutionMoveExpectations(
-  executor: Executor,
-  dispute: DisputeRow,
-  order: Pick<SellOrderRow, 'id' | 'merchant_id' | 'is_sandbox'>,
-  owed: ReadonlyMap<string, number>,
-): Promise<ExpectedTransfer[]> {
-  if (dispute.ledger_effect !== 'return_to_seller' && dispute.ledger_effect !== 'return_to_buyers') return [];
-  const moves = await movesOf(executor, dispute, order, dispute.ledger_effect);
-  return moves.flatMap((move) => {
-    const amount_micro_pay = move.amount_micro_pay - (owed.get(move.key) ?? 0);
-    if (amount_micro_pay <= 0) return [];
-    return [
-      {
-        key: move.key,
-        kind: 'transfer' as const,
-        debit_account: move.debit_account,
-        credit_account: move.credit_account,
-        amount_micro_pay,
-        cause: 'dispute' as const,
-        rows: [
-          { table: 'disputes', id: dispute.id },
-          { table: 'order_fills', id: move.fill_id },
-        ],
-      },
-    ];
-  });
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db, Executor, Trx } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
 import { OWNERSHIP, owned } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -8,13 +8,12 @@ import { AppError, notFound } from '../../lib/errors.ts';
 import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
 import { holdCashLeg, liftCashLegHold, lockSellOrderForDispute } from '../sell-orders/disputed.ts';
 import { fillsWithBuyers } from '../buy-orders/service.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { applyResolution, MOVING_EFFECTS, resolutionMoveExpectations } from './resolution.ts';
+import { applyResolution, MOVING_EFFECTS } from './resolution.ts';
 import type { FillReversal } from '../buy-orders/ledger.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
@@ -429,46 +428,4 @@ export async function resolveDispute(
     });
     return { ...presentDispute(resolved), events: await loadEvents(trx, id) };
   });
-}
-
-/**
- * What each resolution moved: a transfer per fill between the buyer and the seller (resolution.ts); the mint or burn
- * of a resolution made before resolutions followed the fiat (key = dispute id, the disputes issuance account).
- */
-export async function disputeExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor
-    .selectFrom('disputes')
-    .selectAll()
-    .where('ledger_effect', 'in', [...MOVING_EFFECTS])
-    .execute();
-  const owed = new Map(
-    (
-      await executor
-        .selectFrom('pay_shortfalls')
-        .select(['origin_key', 'amount_micro_pay'])
-        .where('origin_key', 'like', 'dispute:%')
-        .execute()
-    ).map((row) => [row.origin_key, Number(row.amount_micro_pay)]),
-  );
-  const expected: ExpectedTransfer[] = [];
-  for (const dispute of rows) {
-    if (dispute.ledger_effect === 'mint' || dispute.ledger_effect === 'burn') {
-      const merchant = accounts.merchantAvailable(dispute.merchant_id, dispute.is_sandbox);
-      const issuance = disputesIssuanceAccount(dispute.is_sandbox);
-      const mint = dispute.ledger_effect === 'mint';
-      expected.push({
-        key: dispute.id,
-        kind: mint ? 'mint' : 'burn',
-        debit_account: mint ? issuance : merchant,
-        credit_account: mint ? merchant : issuance,
-        amount_micro_pay: dispute.ledger_amount_micro_pay === null ? null : Number(dispute.ledger_amount_micro_pay),
-        cause: 'dispute',
-        rows: [{ table: 'disputes', id: dispute.id }],
-      });
-      continue;
-    }
-    const order = present(await sellOrderForDispute(executor, dispute.sell_order_id), 'a dispute has its sell order');
-    expected.push(...(await resolutionMoveExpectations(executor, dispute, order, owed)));
-  }
-  return expected;
 }

@@ -1,14 +1,13 @@
 import { sql } from 'kysely';
 import { Type, type Static } from 'typebox';
 import type { Executor } from '../../db/database.ts';
-import { adminActionsOf } from '../audit/service.ts';
-import { accounts, type TransferKind } from './port.ts';
+import type { TransferKind } from './port.ts';
 
 /**
- * Reconciliation: the ledger journal against the business records, cause by cause. Every module that moves PAY
- * says which transfers its rows imply (`ExpectedTransfer`, key and all four fields, with the rows behind it); every
- * journal entry must be one of them and every one of them must be in the journal. A difference lists both sides and
- * the rows. An empty list is the normal state.
+ * Reconciliation's vocabulary: the transfers business rows imply (`ExpectedTransfer`, key and all four fields, with
+ * the rows behind it; the reconciliation module derives them, flow by flow) and the comparison with the journal:
+ * every journal entry must be one of them and every one of them must be in the journal. A difference lists both sides
+ * and the rows. An empty list is the normal state.
  */
 export const RECONCILIATION_CAUSES = [
   'payment_leg',
@@ -50,15 +49,19 @@ const Posting = Type.Object({
 export const DifferenceSchema = Type.Object({
   cause: Type.String({ enum: [...RECONCILIATION_CAUSES] }),
   key: Type.String({ description: 'The ledger idempotency key' }),
-  problem: Type.Union([Type.Literal('missing'), Type.Literal('unexpected'), Type.Literal('mismatch')], {
-    description:
-      'missing: a business row implies a transfer the journal lacks; unexpected: a journal entry no business row explains; mismatch: both exist and differ',
-  }),
+  problem: Type.Union(
+    [Type.Literal('missing'), Type.Literal('unexpected'), Type.Literal('mismatch'), Type.Literal('identity')],
+    {
+      description:
+        'missing: a business row implies a transfer the journal lacks; unexpected: a journal entry no business row explains; mismatch: both exist and differ (kind, an account or the amount); identity: an identity across flows does not hold (`key` names it, `detail` says what differs)',
+    },
+  ),
   expected: Type.Union([Posting, Type.Null()]),
   actual: Type.Union([Type.Object({ ...Posting.properties, transfer_id: Type.String() }), Type.Null()]),
   rows: Type.Array(Type.Object({ table: Type.String(), id: Type.String() }), {
     description: 'The business rows behind the expectation',
   }),
+  detail: Type.Optional(Type.String({ description: 'For an identity: what should equal what, with both figures' })),
 });
 export type Difference = Static<typeof DifferenceSchema>;
 
@@ -151,39 +154,4 @@ export async function journal(executor: Executor): Promise<JournalRow[]> {
       executor,
     );
   return rows.rows;
-}
-
-/**
- * The ledger's own causes: audited operator adjustments (`ledger.adjustment.*` audit rows, each naming its transfer's
- * key) and operator seller fundings (`seller.funding`).
- */
-export async function adjustmentExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const actions = await adminActionsOf(executor, ['ledger.adjustment.credit', 'ledger.adjustment.debit']);
-  return actions.flatMap((action) => {
-    const details = action.details as {
-      amount_micro_pay?: number;
-      is_sandbox?: boolean;
-      account?: string;
-      ledger_key?: string;
-    };
-    if (typeof details.ledger_key !== 'string' || typeof details.amount_micro_pay !== 'number') return [];
-    const is_sandbox = details.is_sandbox === true;
-    const merchant =
-      details.account === 'buffer'
-        ? accounts.merchantBuffer(action.target_id, is_sandbox)
-        : accounts.merchantAvailable(action.target_id, is_sandbox);
-    const issuance = accounts.adjustments(is_sandbox);
-    const credit = action.action === 'ledger.adjustment.credit';
-    return [
-      {
-        key: details.ledger_key,
-        kind: credit ? 'mint' : 'burn',
-        debit_account: credit ? issuance : merchant,
-        credit_account: credit ? merchant : issuance,
-        amount_micro_pay: details.amount_micro_pay,
-        cause: 'adjustment',
-        rows: [{ table: 'admin_audit_log', id: action.id }],
-      },
-    ];
-  });
 }

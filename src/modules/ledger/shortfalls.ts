@@ -5,7 +5,6 @@ import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { isIssuanceAccount, type Ledger, type TransferCommand, type TransferResult } from './port.ts';
-import type { ExpectedTransfer } from './reconcile.ts';
 
 /**
  * Shortfalls: PAY a merchant owes because a move had to take PAY back from it after it had spent some (a failed cash
@@ -261,28 +260,4 @@ export function collectingShortfalls(inner: Ledger, deps: { db: Db; clock: Clock
     return credited.length > 0 && (await outstandingOf(deps.db, credited, false)).length > 0;
   };
   return self;
-}
-
-/** Each collection made (cause `shortfall`): from the debtor's available account to the creditor, as its row says. */
-export async function shortfallExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor
-    .selectFrom('pay_shortfall_collections')
-    .innerJoin('pay_shortfalls', 'pay_shortfalls.id', 'pay_shortfall_collections.shortfall_id')
-    .select([
-      'pay_shortfall_collections.key',
-      'pay_shortfall_collections.amount_micro_pay',
-      'pay_shortfalls.id',
-      'pay_shortfalls.debtor_account',
-      'pay_shortfalls.creditor_account',
-    ])
-    .execute();
-  return rows.map((row) => ({
-    key: row.key,
-    kind: isIssuanceAccount(row.creditor_account) ? 'burn' : 'transfer',
-    debit_account: row.debtor_account,
-    credit_account: row.creditor_account,
-    amount_micro_pay: Number(row.amount_micro_pay),
-    cause: 'shortfall',
-    rows: [{ table: 'pay_shortfalls', id: row.id }],
-  }));
 }

@@ -3,8 +3,7 @@ import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { METHODS_BY_CURRENCY, parseDecimal, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { adminActionsOf, recordAdminAction, type AdminActor } from '../audit/service.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
+import { recordAdminAction, type AdminActor } from '../audit/service.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import {
   bankRequired,
@@ -215,46 +214,4 @@ export function presentSeller(row: SellerRow): SellerView {
     suspension_reason: row.suspension_reason,
     created_at: row.created_at.toISOString(),
   };
-}
-
-/**
- * Each live seller's funding at creation (`seller:<id>:funding`; its amount is the first liquidity's worth, which no
- * row keeps) and each operator funding (`seller.funding` audit rows, which name their key and amount).
- */
-export async function sellerFundingExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const sellers = await executor
-    .selectFrom('sellers')
-    .select(['id', 'is_sandbox'])
-    .where('synthetic', '=', false)
-    .execute();
-  const created: ExpectedTransfer[] = sellers.map((seller) => ({
-    key: `seller:${seller.id}:funding`,
-    kind: 'mint',
-    debit_account: accounts.world(seller.is_sandbox),
-    credit_account: accounts.seller(seller.id, seller.is_sandbox),
-    amount_micro_pay: null,
-    cause: 'seller_funding',
-    rows: [{ table: 'sellers', id: seller.id }],
-  }));
-  const sandbox = new Map(sellers.map((seller) => [seller.id, seller.is_sandbox]));
-  const funded = (await adminActionsOf(executor, ['seller.funding'])).flatMap((action): ExpectedTransfer[] => {
-    const details = action.details as { amount_micro_pay?: number; ledger_key?: string };
-    if (typeof details.ledger_key !== 'string' || typeof details.amount_micro_pay !== 'number') return [];
-    const is_sandbox = sandbox.get(action.target_id) ?? false;
-    return [
-      {
-        key: details.ledger_key,
-        kind: 'mint',
-        debit_account: accounts.world(is_sandbox),
-        credit_account: accounts.seller(action.target_id, is_sandbox),
-        amount_micro_pay: details.amount_micro_pay,
-        cause: 'seller_funding',
-        rows: [
-          { table: 'sellers', id: action.target_id },
-          { table: 'admin_audit_log', id: action.id },
-        ],
-      },
-    ];
-  });
-  return [...created, ...funded];
 }

@@ -27,7 +27,6 @@ export {
   presentSeller,
   SELLER_UNFUNDED,
   type SellerFundingPort,
-  sellerFundingExpectations,
   sellerOfAccount,
   sellerPayees,
   suspendSeller,

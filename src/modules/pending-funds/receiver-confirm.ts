@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Executor } from '../../db/database.ts';
 import { OWNERSHIP } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accounts, type TransferCommand } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import type { ValidatorVerdict } from '../validators/port.ts';
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
 import { writeAudit } from './audit.ts';
@@ -149,7 +147,7 @@ export async function receiverConfirm(
   return outcome.result;
 }
 
-/** The mint a confirmed row implies: key = row id, the world account -> the receiver's available PAY. */
+/** The mint a confirmed row makes: key = row id, the world account -> the receiver's available PAY. */
 function confirmationMint(
   row: Pick<PendingFundsRow, 'id' | 'is_sandbox' | 'receiver_merchant_id' | 'amount_minor'>,
 ): TransferCommand {
@@ -160,18 +158,4 @@ function confirmationMint(
     credit_account: accounts.merchantAvailable(row.receiver_merchant_id, row.is_sandbox),
     amount_micro_pay: Number(row.amount_minor),
   };
-}
-
-/** The mint each confirmed row implies, for reconciliation against the journal. */
-export async function pendingFundsExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const rows = await executor
-    .selectFrom('pending_funds')
-    .select(['id', 'is_sandbox', 'receiver_merchant_id', 'amount_minor'])
-    .where('status', '=', 'confirmed')
-    .execute();
-  return rows.map((row) => ({
-    ...confirmationMint(row),
-    cause: 'pending_funds' as const,
-    rows: [{ table: 'pending_funds', id: row.id }],
-  }));
 }

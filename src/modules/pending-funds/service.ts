@@ -7,5 +7,5 @@ export { getAudit, listAudit } from './audit.ts';
 export type { PendingFundsDeps } from './deps.ts';
 export { createPendingFunds } from './intake.ts';
 export { getPendingFunds, listPendingFunds, netObligationMicroPay } from './reads.ts';
-export { pendingFundsExpectations, receiverConfirm } from './receiver-confirm.ts';
+export { receiverConfirm } from './receiver-confirm.ts';
 export { sweepPendingFunds } from './sweep.ts';

@@ -7,12 +7,13 @@ const DAY_MS = 24 * 3600_000;
 
 /**
  * Reconciliation of the ledger with the business records (`GET /admin/ledger/supply`, `mpay ledger reconcile`) and
- * its daily job with the `mpay_ledger_reconciliation_differences` gauge. Reads through the modules that move PAY.
+ * its daily job with the `mpay_ledger_reconciliation_differences` gauge. Reads the business rows of every module that
+ * moves PAY and derives what the journal should hold with its own arithmetic (flows/), never through the code that posts.
  */
 export const reconciliationModule = defineModule({
   name: 'reconciliation',
   owns: [],
-  calls: ['buy-orders', 'disputes', 'ledger', 'liquidity', 'payments', 'pending-funds', 'sell-orders'],
+  calls: ['audit', 'ledger'],
   start: ({ db, logger, registry }) => {
     const gauge = createReconciliationGauge(registry);
     return {

@@ -1,35 +1,42 @@
 import type { Logger } from 'pino';
 import { Gauge, type Registry } from 'prom-client';
 import type { Db, Executor } from '../../db/database.ts';
-import { fillExpectations } from '../buy-orders/ledger.ts';
-import { disputeExpectations } from '../disputes/service.ts';
-import { adjustmentExpectations, compareJournal, journal, type Difference } from '../ledger/reconcile.ts';
-import { shortfallExpectations } from '../ledger/shortfalls.ts';
+import { compareJournal, journal, type Difference } from '../ledger/reconcile.ts';
 import { ledgerSupply, type SupplyReport } from '../ledger/supply.ts';
-import { sellerFundingExpectations } from '../liquidity/service.ts';
-import { paymentExpectations } from '../payments/reconcile.ts';
-import { pendingFundsExpectations } from '../pending-funds/service.ts';
-import { sellOrderExpectations } from '../sell-orders/ledger.ts';
+import { FLOWS } from './flows/index.ts';
+import type { IdentityBreak } from './flows/flow.ts';
+import { feesIdentity, supplyIdentity } from './identities.ts';
 
 /**
- * Every difference between the ledger journal and the business records: each module that moves PAY states the
- * transfers its rows imply (payment legs and fees, confirmed pending funds, fills and their reversals, sell-order
- * reserves, releases and burns, seller fundings, audited adjustments, dispute resolutions, sandbox sellers), and the
- * journal must hold exactly those. Read in one snapshot-consistent transaction (repeatable read), so work committing
- * meanwhile is seen whole or not at all.
+ * Every difference between the ledger journal and the business records. Reconciliation derives what the journal
+ * should hold from the business rows with its own arithmetic and its own account names (flows/, one file per flow),
+ * never by calling the code that posts, so a wrong account or amount inside a builder is a difference rather than
+ * an agreement; each posting's key, kind, accounts and amount is checked. Then the identities across flows: the fees
+ * account holds the completed payments' fees, every fill's mint is answered (its order's burn, a reversal and its
+ * shortfall, or a confirmed payment), and supply is mints less burns cause by cause. Read in one snapshot-consistent
+ * transaction (repeatable read), so work committing meanwhile is seen whole or not at all.
  */
-export async function reconcileLedger(executor: Executor): Promise<Difference[]> {
-  const expected = [
-    ...(await paymentExpectations(executor)),
-    ...(await pendingFundsExpectations(executor)),
-    ...(await fillExpectations(executor)),
-    ...(await sellOrderExpectations(executor)),
-    ...(await sellerFundingExpectations(executor)),
-    ...(await adjustmentExpectations(executor)),
-    ...(await disputeExpectations(executor)),
-    ...(await shortfallExpectations(executor)),
+export async function reconcileLedger(executor: Executor, supply?: SupplyReport): Promise<Difference[]> {
+  const derived = await Promise.all(FLOWS.map((flow) => flow.derive(executor)));
+  const expected = derived.flatMap((flow) => flow.expected);
+  const posted = await journal(executor);
+  const breaks: IdentityBreak[] = [
+    ...derived.flatMap((flow) => flow.breaks),
+    ...(await feesIdentity(executor, posted)),
+    ...supplyIdentity(supply ?? (await ledgerSupply(executor)), expected, posted),
   ];
-  return compareJournal(await journal(executor), expected);
+  const identities: Difference[] = breaks.map((entry) => ({
+    cause: entry.cause,
+    key: entry.key,
+    problem: 'identity',
+    expected: null,
+    actual: null,
+    detail: entry.detail,
+    rows: entry.rows,
+  }));
+  return [...compareJournal(posted, expected), ...identities].sort((a, b) =>
+    a.key < b.key ? -1 : a.key > b.key ? 1 : 0,
+  );
 }
 
 /** The supply report with its reconciliation (`GET /admin/ledger/supply`), from one snapshot. */
@@ -37,7 +44,10 @@ export async function supplyWithDifferences(db: Db): Promise<SupplyReport & { di
   return db
     .transaction()
     .setIsolationLevel('repeatable read')
-    .execute(async (trx) => ({ ...(await ledgerSupply(trx)), differences: await reconcileLedger(trx) }));
+    .execute(async (trx) => {
+      const supply = await ledgerSupply(trx);
+      return { ...supply, differences: await reconcileLedger(trx, supply) };
+    });
 }
 
 export function createReconciliationGauge(registry: Registry): Gauge<'cause'> {

@@ -2,10 +2,8 @@ import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
 import { accounts, type Ledger, type TransferCommand } from '../ledger/port.ts';
-import type { ExpectedTransfer } from '../ledger/reconcile.ts';
 import { unconfirmedFillsMicroPay } from '../buy-orders/ledger.ts';
 import { availableBelowAmount, sellOrderLedgerUnavailable } from './errors.ts';
-import { paidFills } from './expected.ts';
 import type { SellOrderRow } from './tables.ts';
 
 /** Keys of the ledger moves a sell order makes; the completion burn's key is the sell order id (contract 3.2). */
@@ -135,30 +133,4 @@ export async function releasedReserveMicroPaySince(
     )::text as released
     from sell_orders where merchant_id = ${merchant_id} and is_sandbox = ${is_sandbox}`.execute(executor);
   return Number(result.rows[0]?.released ?? 0);
-}
-
-/** The reserve, release, unfilled-rest release and completion burn each sell order's state implies. */
-export async function sellOrderExpectations(executor: Executor): Promise<ExpectedTransfer[]> {
-  const orders = await executor.selectFrom('sell_orders').selectAll().execute();
-  const failed_ids = orders.filter((order) => order.status === 'failed' && order.filled_micro_pay > 0).map((o) => o.id);
-  const paid = await paidFills(executor, failed_ids);
-  return orders.flatMap((order) => {
-    const rows = [{ table: 'sell_orders', id: order.id }];
-    const expect = (move: SellOrderMove, amount_micro_pay: number): ExpectedTransfer => ({
-      key: sellOrderLedgerKeys[move](order.id),
-      ...moveAccounts(order, move),
-      amount_micro_pay,
-      cause: 'sell_order',
-      rows,
-    });
-    const expected = [expect('reserve', order.amount_micro_pay)];
-    const paid_micro_pay = order.status === 'failed' ? (paid.get(order.id)?.paid_micro_pay ?? 0) : 0;
-    if (order.status === 'failed' && reservedMicroPay(order) > paid_micro_pay)
-      expected.push(expect('release', reservedMicroPay(order) - paid_micro_pay));
-    if (paid_micro_pay > 0) expected.push(expect('burnPaid', paid_micro_pay));
-    if (order.status !== 'pending' && order.filled_micro_pay > 0 && order.filled_micro_pay < order.amount_micro_pay)
-      expected.push(expect('releaseUnfilled', order.amount_micro_pay - order.filled_micro_pay));
-    if (order.status === 'completed') expected.push(expect('burn', order.filled_micro_pay));
-    return expected;
-  });
 }
