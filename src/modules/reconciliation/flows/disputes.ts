@@ -42,6 +42,23 @@ export const disputesFlow: Flow = {
       .orderBy('disputes.resolved_at')
       .orderBy('disputes.id')
       .execute();
+    // Resolutions in the order they were made (their gateway.dispute.resolved events; the clock may not tell them apart).
+    const resolved_seq = new Map(
+      (
+        await executor
+          .selectFrom('events')
+          .select(['resource_id', (eb) => eb.fn.min('seq').as('seq')])
+          .where('type', '=', 'gateway.dispute.resolved')
+          .where('resource_type', '=', 'dispute')
+          .groupBy('resource_id')
+          .execute()
+      ).map((row) => [row.resource_id, Number(row.seq)]),
+    );
+    rows.sort(
+      (a, b) =>
+        (a.resolved_at?.getTime() ?? 0) - (b.resolved_at?.getTime() ?? 0) ||
+        (resolved_seq.get(a.id) ?? 0) - (resolved_seq.get(b.id) ?? 0),
+    );
     const fills = Map.groupBy(
       await executor
         .selectFrom('order_fills')
