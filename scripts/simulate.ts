@@ -3,7 +3,7 @@
  * on PGlite or, with DATABASE_URL, PostgreSQL. Prints what ran and every broken invariant; exits 1 when there is one.
  */
 import { parseArgs } from 'node:util';
-import { simulate } from '../test/simulation/world.ts';
+import { coverageTable, simulate } from '../test/simulation/world.ts';
 
 const { values } = parseArgs({
   options: {
@@ -32,8 +32,7 @@ const seconds = ((performance.now() - started) / 1000).toFixed(1);
 process.stdout.write(
   `seed ${seed}, ${steps} steps, ${seconds} s on ${process.env['DATABASE_URL'] ? 'PostgreSQL' : 'PGlite'}\n`,
 );
-for (const [name, { runs, ok }] of Object.entries(report.actions).sort())
-  process.stdout.write(`  ${name.padEnd(24)} ${String(runs).padStart(5)} runs, ${ok} 2xx\n`);
+process.stdout.write(coverageTable(report));
 process.stdout.write(
   `  faults: ${report.faults.validator} validator, ${report.faults.ledger} ledger, ${report.faults.restarts} restarts\n`,
 );

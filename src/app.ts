@@ -5,6 +5,7 @@ import type { Config } from './config.ts';
 import { ping, type DatabaseHandle } from './db/database.ts';
 import { purgeExpiredIdempotencyKeys } from './http/idempotency.ts';
 import { createMetrics } from './http/metrics.ts';
+import { MemoryAuthCounters, PostgresAuthCounters, type AuthCounters } from './http/auth-counters.ts';
 import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { createServer, type App } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -39,6 +40,8 @@ import { payoutsModule } from './modules/payouts/module.ts';
 import type { SellOrdersDeps } from './modules/sell-orders/service.ts';
 import { pendingFundsModule } from './modules/pending-funds/module.ts';
 import { referenceModule } from './modules/reference/module.ts';
+import { refundsModule } from './modules/refunds/module.ts';
+import type { RefundsDeps } from './modules/refunds/service.ts';
 import { sandboxModule } from './modules/sandbox/module.ts';
 import { sellOrdersModule } from './modules/sell-orders/module.ts';
 import { settlementsModule } from './modules/settlements/module.ts';
@@ -83,12 +86,16 @@ export interface Application {
   ledger: Ledger;
   /** Sell orders, buy orders, the matcher and disputes (tests call their worker functions directly). */
   payouts: Payouts;
+  /** The refunds module's dependencies (tests run its sweepers directly). */
+  refunds: RefundsDeps;
   /** The balance module's dependencies (tests run its hourly recalculation directly). */
   balance: BalanceDeps;
   /** The merchants module's dependencies (first-start bootstrap and the benchmark create merchants with them). */
   merchants: MerchantsDeps;
   /** Webhook endpoints' deps (secret box, SSRF switch), the dispatcher's, and the worker's dispatcher. */
   webhooks: { deps: WebhooksDeps; dispatch: DispatcherDeps; dispatcher: WebhookDispatcher };
+  /** Failed-authentication and sign-in counters (the rate limits' store: Redis, else PostgreSQL; memory on PGlite). */
+  auth_counters: AuthCounters;
   close(): Promise<void>;
 }
 
@@ -117,6 +124,13 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
         { timeout_ms: config.redis_timeout_ms },
       )
     : new MemoryRateLimiter({ live: config.rate_limit_live_per_second, sandbox: config.rate_limit_sandbox_per_second });
+  // one budget of failed authentications and sign-ins for every api process: Redis, else PostgreSQL (memory on PGlite)
+  const auth_counters: AuthCounters =
+    limiter instanceof RedisRateLimiter
+      ? limiter
+      : database.kind === 'postgres'
+        ? new PostgresAuthCounters(db)
+        : new MemoryAuthCounters();
   const metrics = createMetrics();
   const scheduler = new Scheduler(logger);
   const context: ModuleContext = {
@@ -125,6 +139,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     clock,
     logger,
     registry: metrics.registry,
+    auth_counters,
     listen: (channel, on_message) => database.listen(channel, on_message),
     commits: database.commits,
     wake: (job) => scheduler.wake(job),
@@ -164,12 +179,18 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     on_cash_leg_failure: disputes.on_cash_leg_failure,
   });
   const payouts = await payoutsModule.start(context, { ledger: ledger.ledger });
+  const refunds = await refundsModule.start(context, {
+    ledger: ledger.ledger,
+    validator: validators.validator,
+    banks: reference.banks,
+  });
   const sandbox = await sandboxModule.start(context, { completion: payments.deps.completion });
   const archival = await archivalModule.start(context, {});
   const reconciliation = await reconciliationModule.start(context, {});
   const dashboard = await dashboardModule.start(context, {
     key_cache: merchants.key_cache,
     payments: { ...payments.deps, banks: reference.banks },
+    payment_links: payment_links.deps,
     sandbox: sandbox.deps,
     webhooks: webhooks.deps,
     pending_funds: pending_funds.deps,
@@ -200,6 +221,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     disputes,
     payouts,
     payments,
+    refunds,
     dashboard,
     events,
     validators,
@@ -217,6 +239,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     config,
     authenticator: merchants.authenticator,
     limiter,
+    auth_counters,
     metrics: metrics.registry,
     readiness: async () => {
       await ping(db);
@@ -246,6 +269,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
   });
 
   return {
+    auth_counters,
     config,
     database,
     clock,
@@ -263,6 +287,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
       disputes: disputes.deps,
       matcher: payouts.matcher,
     },
+    refunds: refunds.deps,
     balance: balance.deps,
     merchants: merchants.deps,
     webhooks: { deps: webhooks.deps, dispatch: webhooks.dispatch, dispatcher: webhooks.dispatcher },

@@ -32,6 +32,13 @@ export interface Config {
   easyslip_base_url: string | undefined;
   easyslip_api_key: string | undefined;
   easyslip_timeout_ms: number;
+  /**
+   * Lets a verdict that checked neither amount nor payee (`slip_qr`, `null_validator`) complete a live payment leg
+   * (closed tests only); otherwise such a leg waits for its payee's confirmation (DESIGN 3b).
+   */
+  allow_unverified_live_proofs: boolean;
+  /** How long a slip whose provider answers `unverified`/`timeout` is asked again before it waits for its payee. */
+  proof_check_hours: number;
   redis_url: string | undefined;
   /** How long a rate-limit call may wait for Redis before the in-process limiter takes over. */
   redis_timeout_ms: number;
@@ -46,6 +53,10 @@ export interface Config {
   pending_funds_ttl_hours: number;
   receiver_confirm_window_hours: number;
   sell_order_pending_ttl_hours: number;
+  /** A refund's claim link lives this long; unclaimed, the refund is canceled. */
+  refund_claim_days: number;
+  /** A refund slip no provider checked stands when the buyer says nothing for this long. */
+  refund_confirm_days: number;
   buy_order_pending_ttl_hours: number;
   cash_leg_retry_max: number;
   cash_leg_retry_timeout_hours: number;
@@ -286,6 +297,8 @@ export function loadConfig(env: Env = process.env): Config {
     easyslip_base_url,
     easyslip_api_key,
     easyslip_timeout_ms: integer(env, 'EASYSLIP_TIMEOUT_MS', 10_000, 100, 120_000),
+    allow_unverified_live_proofs: boolean(env, 'ALLOW_UNVERIFIED_LIVE_PROOFS', false),
+    proof_check_hours: integer(env, 'PROOF_CHECK_HOURS', 24, 1, 24 * 30),
     redis_url: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
     redis_timeout_ms: integer(env, 'REDIS_TIMEOUT_MS', 50, 5, 10_000),
     log_level: oneOf(env, 'LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const, 'info'),
@@ -299,6 +312,8 @@ export function loadConfig(env: Env = process.env): Config {
     pending_funds_ttl_hours: integer(env, 'PENDING_FUNDS_TTL_HOURS', 72, 1, 24 * 365),
     receiver_confirm_window_hours: integer(env, 'RECEIVER_CONFIRM_WINDOW_HOURS', 24, 1, 24 * 365),
     sell_order_pending_ttl_hours: integer(env, 'SELL_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
+    refund_claim_days: integer(env, 'REFUND_CLAIM_DAYS', 30, 1, 365),
+    refund_confirm_days: integer(env, 'REFUND_CONFIRM_DAYS', 7, 1, 90),
     buy_order_pending_ttl_hours: integer(env, 'BUY_ORDER_PENDING_TTL_HOURS', 24, 1, 24 * 365),
     cash_leg_retry_max: integer(env, 'CASH_LEG_RETRY_MAX', 5, 1, 100),
     cash_leg_retry_timeout_hours: integer(env, 'CASH_LEG_RETRY_TIMEOUT_HOURS', 48, 1, 24 * 365),

@@ -16,6 +16,7 @@ import type { AuditTables } from '../modules/audit/tables.ts';
 import type { ArchiveTables } from '../modules/archival/tables.ts';
 import type { MerchantTables } from '../modules/merchants/tables.ts';
 import type { EventTables } from '../modules/events/tables.ts';
+import type { RefundTables } from '../modules/refunds/tables.ts';
 import type { SlipTables } from '../modules/validators/tables.ts';
 import type { PaymentLinkTables } from '../modules/payment-links/tables.ts';
 import type { ReceiptTables } from '../modules/receipts/tables.ts';
@@ -38,6 +39,8 @@ export interface CoreTables {
     response_body: Json | null;
     created_at: Date;
   };
+  /** Failed-authentication buckets and sign-in windows shared by the api processes (src/http/auth-counters.ts). */
+  auth_counters: { key: string; value: number; at: Date };
 }
 
 /** The whole schema: each feature module declares its own tables and adds them here. */
@@ -62,4 +65,5 @@ export interface Database
     ArchiveTables,
     MerchantTables,
     EventTables,
+    RefundTables,
     SlipTables {}

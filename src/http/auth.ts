@@ -1,11 +1,15 @@
 import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
 import type { Authenticator, MerchantScope, Principal } from './principal.ts';
-import { MemoryRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { MemoryAuthCounters, type AuthCounters } from './auth-counters.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import {
   adminActorRequired,
   adminRoleRequired,
   liveKeysOnly,
+  merchantKeyOnSellerRoute,
+  missingSellerKey,
+  sellerKeyOnMerchantRoute,
   missingAdminToken,
   missingApiKey,
   missingInternalToken,
@@ -58,6 +62,8 @@ async function keyPrincipal(
 ): Promise<Principal> {
   const raw = headerValue(request, 'x-api-key') ?? bearer(request);
   const principal = raw ? await authenticator.byApiKey(raw) : null;
+  // A seller's own key on a merchant route: the wrong kind of credential, not a missing one.
+  if (!principal && raw?.startsWith('sel_') && (await authenticator.bySellerKey(raw))) throw sellerKeyOnMerchantRoute();
   if (!principal) throw missingApiKey(config.auth === 'key' && raw !== undefined && JWT_SHAPE.test(raw));
   const mode = config.mode ?? 'any';
   if (mode === 'sandbox_only' && !principal.is_sandbox) {
@@ -102,6 +108,13 @@ async function authenticate(
       if (jwt || sessionCookie(request) !== undefined) return merchantPrincipal(request, authenticator);
       throw missingKeyOrMerchantCredential();
     }
+    case 'seller': {
+      const raw = headerValue(request, 'x-api-key') ?? bearer(request);
+      const principal = raw ? await authenticator.bySellerKey(raw) : null;
+      if (principal) return principal;
+      if (raw?.startsWith('svc_') && (await authenticator.byApiKey(raw))) throw merchantKeyOnSellerRoute();
+      throw missingSellerKey();
+    }
     case 'admin': {
       const token = bearer(request);
       if (!token || !authenticator.isAdminToken(token)) throw missingAdminToken();
@@ -125,10 +138,14 @@ export function installAuth(
   authenticator: Authenticator,
   limiter: RateLimiter,
   failed_auth_per_second = 5,
+  counters: AuthCounters = new MemoryAuthCounters(),
 ): void {
-  // Failed authentication per client address, in this process: once an address's budget of 401s is spent, its
-  // requests are 429 before any credential is checked, so a guess that happens to be right is not revealed either.
-  const failed_auth = new MemoryRateLimiter(limiter.limits);
+  // Failed authentication per client address, one budget for every api process (the rate limits' store): each 401
+  // takes a token. Once an address's budget is spent, its requests are 429 before any credential is checked, so a
+  // guess that happens to be right is not revealed either: this process refuses the address (without asking the store)
+  // until the bucket holds a token again, from the first failure it sees after the budget was spent in any process.
+  const blocked_until = new Map<string, number>();
+  const now_ms = () => performance.timeOrigin + performance.now();
   const refuseFailedAuth = (reply: import('fastify').FastifyReply, retry_after_seconds: number) => {
     reply.header('Retry-After', String(retry_after_seconds));
     return tooManyFailedAuthentications(retry_after_seconds);
@@ -139,15 +156,27 @@ export function installAuth(
     const { config, url } = request.routeOptions;
     const failed_key = `failed-auth:${request.ip}`;
     const auth = config.auth ?? 'public';
-    if (auth !== 'public') {
-      const wait_seconds = failed_auth.waitSeconds(failed_key, failed_auth_per_second);
-      if (wait_seconds > 0) throw refuseFailedAuth(reply, wait_seconds);
+    if (auth !== 'public' && blocked_until.size > 0) {
+      const until = blocked_until.get(failed_key);
+      if (until !== undefined) {
+        const wait_ms = until - now_ms();
+        if (wait_ms > 0) throw refuseFailedAuth(reply, Math.max(1, Math.ceil(wait_ms / 1000)));
+        blocked_until.delete(failed_key);
+      }
     }
     try {
       request.principal = await authenticate(request, config, authenticator);
     } catch (error) {
       if (error instanceof AppError && error.code === 'UNAUTHORIZED') {
-        const charged = await failed_auth.take(failed_key, failed_auth_per_second);
+        const charged = await counters.take(failed_key, failed_auth_per_second);
+        // spent: refused here until the bucket holds a token again
+        if (!charged.allowed || charged.remaining < 1) {
+          if (blocked_until.size >= 100_000) blocked_until.clear();
+          const wait_seconds = charged.allowed
+            ? Math.max(1, Math.ceil(1 / failed_auth_per_second))
+            : charged.retry_after_seconds;
+          blocked_until.set(failed_key, now_ms() + wait_seconds * 1000);
+        }
         if (!charged.allowed) throw refuseFailedAuth(reply, charged.retry_after_seconds);
       }
       throw error;
@@ -173,6 +202,8 @@ export function installAuth(
           : { key: `key:${principal.key_id}`, per_second: live, policy: 'live' };
       case 'merchant':
         return { key: `merchant:${principal.merchant_id}:${principal.user_id}`, per_second: live, policy: 'live' };
+      case 'seller':
+        return { key: `seller:${principal.seller_id}`, per_second: live, policy: 'live' };
       case 'admin':
       case 'internal':
         return { key: principal.kind, per_second: live * 10, policy: principal.kind };
@@ -189,6 +220,13 @@ export function merchantScope(request: FastifyRequest): MerchantScope {
     return { merchant_id: principal.merchant_id, is_sandbox: principal.is_sandbox };
   }
   throw new Error(`route needs a merchant principal, got ${principal.kind}`);
+}
+
+/** The seller behind a seller route (its own key). */
+export function sellerOf(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal.kind !== 'seller') throw new Error(`route needs a seller principal, got ${principal.kind}`);
+  return principal.seller_id;
 }
 
 export function adminActor(request: FastifyRequest): { actor_user_id: string; actor_role: string } {

@@ -16,6 +16,7 @@ const CHALLENGES: Record<Exclude<AuthKind, 'public'>, string> = {
   key: 'Bearer realm="mpay", ApiKey realm="mpay", header="X-API-Key"',
   merchant: 'Bearer realm="mpay-merchant"',
   key_or_merchant: 'Bearer realm="mpay", ApiKey realm="mpay", header="X-API-Key"',
+  seller: 'Bearer realm="mpay-seller", ApiKey realm="mpay-seller", header="X-API-Key"',
   admin: 'Bearer realm="mpay-admin"',
   internal: 'Bearer realm="mpay-internal"',
 };

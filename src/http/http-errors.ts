@@ -21,6 +21,12 @@ export const missingKeyOrMerchantCredential = () =>
 export const missingAdminToken = () => new AppError('UNAUTHORIZED', 'Missing or invalid admin service token');
 export const missingInternalToken = () => new AppError('UNAUTHORIZED', 'Missing or invalid internal service token');
 export const sandboxKeysOnly = () => new AppError('SANDBOX_ONLY', 'This endpoint accepts test or sandbox keys only');
+export const missingSellerKey = () =>
+  new AppError('UNAUTHORIZED', 'This route takes a seller key (sel_live_…) as X-API-Key or Authorization: Bearer');
+export const merchantKeyOnSellerRoute = () =>
+  new AppError('FORBIDDEN', "Merchant keys cannot use seller routes: send the seller's own key (sel_live_…)");
+export const sellerKeyOnMerchantRoute = () =>
+  new AppError('FORBIDDEN', 'Seller keys cannot use merchant routes: they reach only /v1/seller/*');
 export const liveKeysOnly = () =>
   new AppError('SANDBOX_ONLY', 'This endpoint moves live value and accepts live keys only');
 export const roleMayNotMoveMoney = () =>

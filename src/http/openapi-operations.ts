@@ -11,6 +11,8 @@ export type Json = Record<string, unknown>;
  */
 const TAG_DESCRIPTIONS: Record<string, string> = {
   payments: 'Payments and trades: create (idempotent), read, list, cancel, upload a proof, the checkout view-model',
+  seller:
+    "A seller's own routes (its key, sel_live_…): the payment legs that wait for its confirmation that the money arrived, their slips, confirm and reject",
   checkout: 'The hosted checkout page the buyer opens (HTML, Thai and English) and its status poll',
   'payment-links': 'Payment links: a page to share that makes a payment on each use, and its public page (HTML)',
   receipts: "Receipts: a completed payment's printable page (HTML, Thai and English)",
@@ -22,6 +24,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'buy-orders': 'Merchant buy orders: fiat in for PAY, matched by price and time',
   disputes: 'Disputes on sell orders, with their event log',
   'pending-funds': "Incoming funds waiting for the receiver's confirmation",
+  refunds: "Refunds of payments: create, list, read, cancel, the merchant's slip; the buyer's claim page",
   settlements: 'Settlement batches of completed payments and their CSV export',
   webhooks: 'The webhook endpoint, its secret, events and delivery history (payloads: see the `webhooks` section)',
   sandbox: 'Sandbox scenarios for test and sandbox keys',
@@ -128,6 +131,14 @@ export const OPERATION_IDS: Record<string, string> = {
   'GET /v1/merchants/me/payout-destination': 'getPayoutDestination',
   'PUT /v1/merchants/me/payout-destination': 'setPayoutDestination',
   'GET /v1/merchant-buy-orders/{id}/fills/{n}/qr.png': 'getBuyOrderFillQr',
+  'POST /v1/payments/{id}/refunds': 'createRefund',
+  'GET /v1/refunds': 'listRefunds',
+  'GET /v1/refunds/{id}': 'getRefund',
+  'POST /v1/refunds/{id}/cancel': 'cancelRefund',
+  'POST /v1/refunds/{id}/proof': 'uploadRefundProof',
+  'POST /v1/sandbox/refunds/{id}/simulate': 'simulateSandboxRefund',
+  'GET /refunds/claim/{token}': 'getRefundClaimPage',
+  'POST /refunds/claim/{token}': 'submitRefundClaim',
   'POST /v1/payment-links': 'createPaymentLink',
   'GET /v1/payment-links': 'listPaymentLinks',
   'GET /v1/payment-links/{id}': 'getPaymentLink',
@@ -150,6 +161,8 @@ export const IDEMPOTENCY: Record<string, 'required' | 'optional'> = {
   'POST /v1/trades': 'optional',
   'POST /v1/fx/quote-locks': 'optional',
   'POST /v1/sandbox/payments/simulate': 'optional',
+  'POST /v1/payments/{id}/refunds': 'required',
+  'POST /v1/sandbox/refunds/{id}/simulate': 'optional',
   'POST /v1/payment-links': 'optional',
   'POST /v1/payment-links/{id}/deactivate': 'optional',
 };
@@ -166,6 +179,15 @@ export const EXTRA_RESPONSES: Record<string, Record<string, Json>> = {
     '303': {
       description: "A payment was made from the link: on to the payment's checkout",
       headers: { Location: { description: 'The checkout page', schema: { type: 'string' } } },
+    },
+  },
+  'GET /refunds/claim/{token}': {
+    '200': { description: "The buyer's refund page", content: { 'text/html': { schema: { type: 'string' } } } },
+  },
+  'POST /refunds/claim/{token}': {
+    '303': {
+      description: 'Accepted: back to the page, which shows the next step',
+      headers: { Location: { description: 'The claim page', schema: { type: 'string' } } },
     },
   },
   'GET /checkout/{id}': {
@@ -203,16 +225,19 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   },
   'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
   'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
+  'POST /v1/payments/{id}/refunds': { amount: '100.00', reason: 'requested_by_customer' },
   'POST /v1/payment-links': { title: 'Thai silk scarf', currency: 'THB', amount: '450.00' },
 };
 
 /** Bodies whose every field is optional: the request may leave the body out (the route fills in `{}`). */
-export const OPTIONAL_BODIES = new Set(['POST /v1/auth/token']);
+export const OPTIONAL_BODIES = new Set(['POST /v1/auth/token', 'POST /v1/payments/{id}/refunds']);
 
 /** Pages for a browser: their errors are HTML pages too (the hosted checkout renders its own error views). */
 export const HTML_ROUTES = new Set([
   'GET /checkout/{id}',
   'POST /checkout/{id}/proof',
+  'GET /refunds/claim/{token}',
+  'POST /refunds/claim/{token}',
   'GET /pay/{id}',
   'POST /pay/{id}',
   'GET /receipts/{token}',

@@ -83,6 +83,8 @@ export function errorCodesByStatus(route: RouteDoc): Map<number, ErrorCode[]> {
   // A dashboard user's session without a money role may only read the merchant routes (http/auth.ts).
   if ((route.auth === 'merchant' || route.auth === 'key_or_merchant') && !route.key.startsWith('GET '))
     codes.add('FORBIDDEN');
+  // Merchant and seller credentials never cross: a seller key on a key route, a merchant key on a seller route.
+  if (route.auth === 'key' || route.auth === 'key_or_merchant' || route.auth === 'seller') codes.add('FORBIDDEN');
   if (route.mode === 'sandbox_only' || route.mode === 'live_only') codes.add('SANDBOX_ONLY');
   if (route.has_params) codes.add('NOT_FOUND');
   for (const entry of route.errors) {

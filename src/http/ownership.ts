@@ -10,7 +10,7 @@ import type { MerchantScope } from './principal.ts';
  *   sell-order, buy-order, dispute and balance endpoints, and its section 7 names the code for some of them
  *   (`SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT`, `PENDING_FUNDS_NOT_RECEIVER` for receiver-confirm,
  *   `FORBIDDEN` for the balance). Where it gives 403 without a code, `FORBIDDEN`.
- * - Everywhere else (payments, pending-funds reads, settlements, quote locks, webhook endpoints and deliveries),
+ * - Everywhere else (payments, refunds, pending-funds reads, settlements, quote locks, webhook endpoints and deliveries),
  *   another merchant's row is 404 NOT_FOUND like a row that does not exist, as Stripe does, so existence is not
  *   disclosed: their rules have `other_merchant: null`.
  *
@@ -50,6 +50,7 @@ export const OWNERSHIP = {
     message: 'Only the receiver of these pending funds may confirm them',
   },
   payment: { noun: 'Payment', other_merchant: null, message: '' },
+  refund: { noun: 'Refund', other_merchant: null, message: '' },
   payment_link: { noun: 'Payment link', other_merchant: null, message: '' },
   settlement: { noun: 'Settlement', other_merchant: null, message: '' },
   quote_lock: { noun: 'Quote lock', other_merchant: null, message: '' },

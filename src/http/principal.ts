@@ -1,7 +1,7 @@
 import type { AppError, ErrorCode } from '../lib/errors.ts';
 
 /** `key_or_merchant`: a secret API key (X-API-Key, or a Bearer that is not a JWT), a merchant JWT or a dashboard session. */
-export type AuthKind = 'key' | 'merchant' | 'key_or_merchant' | 'admin' | 'internal' | 'public';
+export type AuthKind = 'key' | 'merchant' | 'key_or_merchant' | 'seller' | 'admin' | 'internal' | 'public';
 
 /** Which key modes a `key` route admits: live routes refuse sandbox keys and vice versa (403 SANDBOX_ONLY). */
 export type ModeRule = 'any' | 'live_only' | 'sandbox_only';
@@ -22,6 +22,8 @@ export type Principal =
       /** False for a dashboard user whose role may not move money (developer, viewer): such a session only reads /v1 routes. */
       may_move_money: boolean;
     }
+  /** A seller's own key (`sel_live_…`): it reaches only the seller routes and that seller's legs. */
+  | { kind: 'seller'; seller_id: string }
   | { kind: 'admin'; actor_user_id: string; actor_role: string }
   | { kind: 'internal' }
   | { kind: 'public' };
@@ -31,6 +33,7 @@ export type MerchantScope = { merchant_id: string; is_sandbox: boolean };
 /** Verifies credentials; implemented by the merchants module. Each method resolves to null when the credential is not valid. */
 export interface Authenticator {
   byApiKey(raw_key: string): Promise<Extract<Principal, { kind: 'key' }> | null>;
+  bySellerKey(raw_key: string): Promise<Extract<Principal, { kind: 'seller' }> | null>;
   byJwt(token: string): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
   bySession(token: string): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
   isAdminToken(token: string): boolean;

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import { MemoryWindows, type AuthCounters, type CounterChange, type CounterState } from './auth-counters.ts';
 
 export interface RateLimitOutcome {
   allowed: boolean;
@@ -89,16 +90,40 @@ redis.call('PEXPIRE', KEYS[1], 60000)
 return {allowed, math.floor(tokens * 1000)}
 `;
 
+// KEYS: the counters; ARGV[1] the window in ms, ARGV[2] now (the application's clock, ms), then per key its mode
+// ('by' or 'to') and value. Returns {count, started_ms} per key, flattened.
+const COUNT_SCRIPT = `
+local now = tonumber(ARGV[2])
+local window = tonumber(ARGV[1])
+local out = {}
+for i, key in ipairs(KEYS) do
+  local mode = ARGV[2 * i + 1]
+  local value = tonumber(ARGV[2 * i + 2])
+  local state = redis.call('HMGET', key, 'count', 'started')
+  local count = tonumber(state[1]) or 0
+  local started = tonumber(state[2])
+  if not started or now - started >= window then count = 0; started = now end
+  if mode == 'to' then count = value else count = count + value end
+  if count < 0 then count = 0 end
+  redis.call('HSET', key, 'count', tostring(count), 'started', tostring(started))
+  redis.call('PEXPIRE', key, math.max(1, started + window - now))
+  out[#out + 1] = count
+  out[#out + 1] = started
+end
+return out
+`;
+
 /**
  * Shared buckets for N api processes. Redis must never slow requests down: no offline queue (a command while
  * disconnected fails at once), a command timeout of tens of milliseconds, and ioredis reconnecting in the background.
  * While Redis does not answer, the in-process limiter takes over (each process then enforces the limit alone), the
  * outage is reported through `on_error` once per outage, and `health()` reports the degraded state for /readyz.
  */
-export class RedisRateLimiter implements RateLimiter {
+export class RedisRateLimiter implements RateLimiter, AuthCounters {
   readonly limits: { live: number; sandbox: number };
   readonly #redis: Redis;
   readonly #fallback: MemoryRateLimiter;
+  readonly #fallback_windows = new MemoryWindows();
   readonly #on_error: (error: Error) => void;
   #degraded_since: Date | null = null;
   #last_error = '';
@@ -160,6 +185,30 @@ export class RedisRateLimiter implements RateLimiter {
       this.#degrade(new Error(`Redis is ${this.#redis.status}`));
     }
     return this.#fallback.take(key, per_second);
+  }
+
+  /** Sign-in windows (AuthCounters), shared through Redis; this process's memory while Redis does not answer. */
+  async count(changes: CounterChange[], window_ms: number, now_ms: number): Promise<CounterState[]> {
+    if (this.#redis.status === 'connecting' || this.#redis.status === 'connect') await this.#first_connection;
+    if (this.#redis.status === 'ready') {
+      try {
+        const flat = (await this.#redis.eval(
+          COUNT_SCRIPT,
+          changes.length,
+          ...changes.map((change) => `mpay:ac:${change.key}`),
+          window_ms,
+          Math.round(now_ms),
+          ...changes.flatMap((change) => ('to' in change ? ['to', change.to] : ['by', change.by])),
+        )) as number[];
+        this.#degraded_since = null;
+        return changes.map((_, index) => ({ count: flat[2 * index]!, started_ms: flat[2 * index + 1]! }));
+      } catch (error) {
+        this.#degrade(error as Error);
+      }
+    } else {
+      this.#degrade(new Error(`Redis is ${this.#redis.status}`));
+    }
+    return this.#fallback_windows.count(changes, window_ms, now_ms);
   }
 
   #degrade(error: Error): void {

@@ -1,3 +1,4 @@
+import type { AuthCounters } from './auth-counters.ts';
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -40,6 +41,8 @@ export interface ServerDeps {
     >;
   authenticator: Authenticator;
   limiter: RateLimiter;
+  /** Failed-authentication counters shared by the api processes (auth-counters.ts); this process's memory without. */
+  auth_counters?: AuthCounters;
   metrics: Registry;
   /** Database reachability for /readyz; extra checks add named details. */
   readiness: () => Promise<Record<string, { ok: boolean; detail?: string }>>;
@@ -59,6 +62,7 @@ const SECURITY: Record<AuthKind, Record<string, string[]>[] | undefined> = {
   key: [{ apiKey: [] }, { apiKeyBearer: [] }],
   merchant: [{ merchantJwt: [] }, { dashboardSession: [] }],
   key_or_merchant: [{ apiKey: [] }, { apiKeyBearer: [] }, { merchantJwt: [] }, { dashboardSession: [] }],
+  seller: [{ sellerKey: [] }, { sellerKeyBearer: [] }],
   admin: [{ adminToken: [] }],
   internal: [{ internalToken: [] }],
   public: [],
@@ -201,6 +205,17 @@ export async function createServer(deps: ServerDeps): Promise<App> {
             scheme: 'bearer',
             description: 'The same API key as `Authorization: Bearer <key>`',
           },
+          sellerKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'X-API-Key',
+            description: "A seller's own key, sel_live_… (the seller routes only)",
+          },
+          sellerKeyBearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'The same seller key as `Authorization: Bearer <key>`',
+          },
           merchantJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Merchant JWT (HS256)' },
           dashboardSession: { type: 'apiKey', in: 'cookie', name: 'mpay_session' },
           adminToken: {
@@ -254,7 +269,7 @@ export async function createServer(deps: ServerDeps): Promise<App> {
   let documents: SplitDocuments | undefined;
   const served = (): SplitDocuments => (documents ??= servedDocuments(app.swagger() as unknown as Json, library));
 
-  installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second);
+  installAuth(app, deps.authenticator, deps.limiter, deps.config.rate_limit_failed_auth_per_second, deps.auth_counters);
   if (deps.upload) installUploadGate(app, { ...deps.upload, authenticator: deps.authenticator });
   installHttpMetrics(app, deps.metrics);
 

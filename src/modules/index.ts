@@ -18,6 +18,7 @@ import { payoutsModule } from './payouts/module.ts';
 import { pendingFundsModule } from './pending-funds/module.ts';
 import { reconciliationModule } from './reconciliation/module.ts';
 import { referenceModule } from './reference/module.ts';
+import { refundsModule } from './refunds/module.ts';
 import { sandboxModule } from './sandbox/module.ts';
 import { sellOrdersModule } from './sell-orders/module.ts';
 import { settlementsModule } from './settlements/module.ts';
@@ -49,6 +50,7 @@ export const MODULES: readonly { name: ModuleName; owns: readonly TableName[]; c
   balanceModule,
   disputesModule,
   payoutsModule,
+  refundsModule,
   sandboxModule,
   dashboardModule,
   archivalModule,

@@ -1,3 +1,4 @@
+import type { AuthCounters } from '../http/auth-counters.ts';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { TSchema } from 'typebox';
@@ -29,6 +30,7 @@ export type ModuleName =
   | 'balance'
   | 'disputes'
   | 'payouts'
+  | 'refunds'
   | 'sandbox'
   | 'dashboard'
   | 'archival'
@@ -44,6 +46,8 @@ export interface ModuleContext {
   logger: Logger;
   /** The process's metrics registry (a module may add its own metrics). */
   registry: Registry;
+  /** Failed-authentication and sign-in counters, in the rate limits' store (shared by every api process). */
+  auth_counters: AuthCounters;
   /** LISTEN on a channel (NOTIFY from the outbox, also across processes on PostgreSQL); returns the unlisten. */
   listen: DatabaseHandle['listen'];
   /** Listeners called after a commit that inserted into a table (the outbox wakes the dispatchers with it). */
@@ -92,6 +96,6 @@ export function defineModule<Needs, Offers>(module: AppModule<Needs, Offers>): A
  * Kysely's `schema_migrations` tables are the migrator's.
  */
 export const PLATFORM_TABLES = {
-  http: ['idempotency_keys'],
+  http: ['idempotency_keys', 'auth_counters'],
   db: ['settings', 'append_only_tables', 'schema_sql_files', 'schema_migrations', 'schema_migrations_lock'],
 } as const;

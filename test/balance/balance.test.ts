@@ -55,6 +55,7 @@ describe('merchant balance and the admin deficit view', () => {
     assert.deepEqual(response.json().data, {
       available_micro_pay: 10_000_000,
       buffer_micro_pay: 0,
+      refund_hold_micro_pay: 0,
       net_obligation_micro_pay: 5_000_000,
       deficit_micro_pay: 0,
       unconfirmed_fills_micro_pay: 0,

@@ -82,6 +82,7 @@ describe('balance: each field from its formula', () => {
     assert.deepEqual(own.json().data, {
       available_micro_pay: 100 * PAY,
       buffer_micro_pay: 5 * PAY,
+      refund_hold_micro_pay: 0,
       net_obligation_micro_pay: 98 * PAY,
       deficit_micro_pay: 3 * PAY,
       unconfirmed_fills_micro_pay: 0,

@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { nullValidator } from '../../src/modules/validators/null-validator.ts';
+import { confirmAwaitingLegs } from '../helpers/payments.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { decodeQr, uniquePng } from '../helpers/files.ts';
 import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
@@ -90,8 +91,11 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     assert.equal(await tab.locator('#status h1').textContent(), 'Checking your payment');
     assert.equal((await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data.status, 'confirming');
 
-    // The worker's verdict completes the payment; the page notices and sends the buyer back to the shop.
+    // null_validator checks nothing: the page tells the buyer the payment waits for the seller; the seller's
+    // confirmation (an operator's for it) completes it, and the page sends the buyer back to the shop.
     await processProofVerdicts({ ...t.application.payments, validator: nullValidator });
+    await tab.locator('#status h1', { hasText: "Waiting for the seller's confirmation" }).waitFor({ timeout: 20_000 });
+    assert.equal(await confirmAwaitingLegs(t, [payment.id]), 1);
     await tab.waitForURL((url) => url.href.startsWith(shop_url), { timeout: 20_000 });
     const back = new URL(tab.url());
     assert.equal(back.searchParams.get('payment_id'), payment.id);
@@ -167,8 +171,10 @@ describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, ()
     await tab.locator('#status h1').waitFor();
     assert.equal(await tab.locator('#status [data-state]').count(), 2);
 
-    // The default validator (slip_qr on THB) reads each slip's QR; both legs verified complete the payment.
+    // The default validator (slip_qr on THB) reads each slip's QR, which proves nothing about amount or payee: each
+    // leg waits for its seller, whose confirmation verifies it; both verified complete the payment.
     while ((await processProofVerdicts({ ...t.application.payments, validator: t.application.validator })) > 0);
+    assert.equal(await confirmAwaitingLegs(t), 2);
     await tab.waitForURL((url) => url.href.startsWith(shop_url), { timeout: 20_000 });
     assert.equal(new URL(tab.url()).searchParams.get('status'), 'completed');
     assert.deepEqual(errors, []);

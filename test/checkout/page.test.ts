@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { nullValidator } from '../../src/modules/validators/null-validator.ts';
+import { confirmAwaitingLegs } from '../helpers/payments.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { decodeQr, multipart, uniquePng } from '../helpers/files.ts';
 
@@ -94,7 +95,14 @@ describe('hosted checkout page (server-rendered)', () => {
       `https://shop.example/return?cart=7&payment_id=${payment.id}&status=confirming`,
     );
 
+    // null_validator checks nothing: the live leg waits for its seller, and the buyer is told so in both languages.
     await processProofVerdicts({ ...t.application.payments, validator: nullValidator });
+    const waiting = await page(payment.id, { 'accept-language': 'en' });
+    assert.match(waiting.body, /Waiting for the seller&#39;s confirmation|Waiting for the seller's confirmation/);
+    assert.match(waiting.body, /does not expire meanwhile/);
+    const waiting_th = await page(payment.id, { 'accept-language': 'th' });
+    assert.match(waiting_th.body, /รอผู้ขายยืนยันการรับเงิน/);
+    assert.equal(await confirmAwaitingLegs(t, [payment.id]), 1);
     const done = await page(payment.id, { 'accept-language': 'en' });
     assert.match(done.body, /Payment received/);
     assert.ok(

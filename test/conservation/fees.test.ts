@@ -4,7 +4,7 @@ import { accounts } from '../../src/modules/ledger/port.ts';
 import { runSettlements } from '../../src/modules/settlements/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipartParts } from '../helpers/files.ts';
-import { completedPayments, drainVerdicts, settlementDeps } from '../helpers/payments.ts';
+import { completedPayments, confirmAwaitingLegs, drainVerdicts, settlementDeps } from '../helpers/payments.ts';
 import { newSlip } from '../helpers/slips.ts';
 
 /** DESIGN 3a "Fees": taken at completion as ledger postings; the settlement batch reports the same fees. */
@@ -44,6 +44,7 @@ describe('fees are taken at completion and reported by the same figures in settl
     });
     assert.equal(upload.statusCode, 200, upload.body);
     await drainVerdicts(t);
+    await confirmAwaitingLegs(t);
     const view = (await t.call('GET', `/v1/payments/${id}`, merchant.live)).json().data;
     assert.equal(view.match_details.length, 2);
     // One fee in two units, leg by leg: leg 1 is 70.00 THB at 35 = 2,000,000 micro-PAY, its fee 1.05 THB = 30,000

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
+import { confirmAwaitingLegs, drainVerdicts, uploadProof } from '../helpers/payments.ts';
 
 /** DESIGN 3a "Refused completion": the seller leaves matching until an operator funds it again. */
 describe('a completion the ledger refuses takes its seller out of matching until it is funded', () => {
@@ -37,6 +37,7 @@ describe('a completion the ledger refuses takes its seller out of matching until
     assert.equal(refused.statusCode, 201, refused.body);
     await uploadProof(t, merchant.live, refused.json().data.id);
     await drainVerdicts(t);
+    await confirmAwaitingLegs(t);
     const failed = (await t.call('GET', `/v1/payments/${refused.json().data.id}`, merchant.live)).json().data;
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'ledger_insufficient_funds']);
     const row = await t.db.selectFrom('sellers').selectAll().where('id', '=', seller.id).executeTakeFirstOrThrow();
@@ -72,6 +73,7 @@ describe('a completion the ledger refuses takes its seller out of matching until
     assert.equal(again.statusCode, 201, again.body);
     await uploadProof(t, merchant.live, again.json().data.id);
     await drainVerdicts(t);
+    await confirmAwaitingLegs(t);
     assert.equal(
       (await t.call('GET', `/v1/payments/${again.json().data.id}`, merchant.live)).json().data.status,
       'completed',

@@ -20,11 +20,31 @@ export async function uploadProof(t: TestApp, key: string, payment_id: string): 
   assert.equal(response.statusCode, 200, response.body);
 }
 
-/** Runs the verdict worker until it has nothing left. */
+/** Runs the verdict worker (with the application's settings) until it has nothing left. */
 export async function drainVerdicts(t: TestApp): Promise<void> {
-  while ((await processProofVerdicts({ ...t.application.payments, validator: t.application.validator })) > 0) {
+  while ((await processProofVerdicts(t.application.verdicts)) > 0) {
     // keep going
   }
+}
+
+/**
+ * The payee's word on every leg waiting for it (DESIGN 3b): an operator confirms each for its seller through
+ * `POST /admin/payments/{id}/legs/{n}/confirm`, as a seller who saw the money arrive would. Returns how many.
+ */
+export async function confirmAwaitingLegs(t: TestApp, payment_ids?: readonly string[]): Promise<number> {
+  let query = t.db
+    .selectFrom('payment_proofs')
+    .select(['payment_id', 'match_order'])
+    .where('verdict', '=', 'awaiting_payee')
+    .orderBy('payment_id')
+    .orderBy('match_order');
+  if (payment_ids) query = query.where('payment_id', 'in', payment_ids.length ? payment_ids : ['-']);
+  const waiting = await query.execute();
+  for (const leg of waiting) {
+    const response = await t.admin('POST', `/admin/payments/${leg.payment_id}/legs/${leg.match_order}/confirm`);
+    assert.equal(response.statusCode, 200, response.body);
+  }
+  return waiting.length;
 }
 
 /** Creates trades and takes them through proof and verdict to `completed`; returns their ids in order. */
@@ -46,6 +66,8 @@ export async function completedPayments(
     await uploadProof(t, key, created.json().data.id);
   }
   await drainVerdicts(t);
+  // The local slip check is no evidence for live money: each seller confirms its leg.
+  await confirmAwaitingLegs(t, ids);
   for (const id of ids) {
     const read = await t.call('GET', `/v1/payments/${id}`, key);
     assert.equal(read.json().data.status, 'completed', `payment ${id}`);

@@ -8,16 +8,26 @@ import type {
 /**
  * The one validator double: a test scripts its next outcomes in `next` (then `fallback`, default `verified`); it
  * counts its calls and keeps every check it was asked (`checks`). A `failed` verdict carries `failure_reason`.
+ * It stands for a verification provider that checked amount, payee and reference (`easyslip`), so its `verified`
+ * completes a live leg; `kind: 'null_validator'` or `'slip_qr'` makes it a validator that checks nothing, whose
+ * `verified` leaves a live leg waiting for its payee (DESIGN 3b).
  */
 export class ScriptedValidator implements ReceiptValidator {
-  readonly kind = 'null_validator' as const;
+  kind: 'easyslip' | 'null_validator' | 'slip_qr';
   calls = 0;
   readonly checks: ReceiptCheck[] = [];
   next: ValidatorOutcome[] = [];
   fallback: ValidatorOutcome = 'verified';
   readonly failure_reason: string;
 
-  constructor(options: { failure_reason?: string; fallback?: ValidatorOutcome } = {}) {
+  constructor(
+    options: {
+      failure_reason?: string;
+      fallback?: ValidatorOutcome;
+      kind?: 'easyslip' | 'null_validator' | 'slip_qr';
+    } = {},
+  ) {
+    this.kind = options.kind ?? 'easyslip';
     this.failure_reason = options.failure_reason ?? 'amount_mismatch';
     if (options.fallback) this.fallback = options.fallback;
   }
@@ -28,7 +38,7 @@ export class ScriptedValidator implements ReceiptValidator {
     const outcome = this.next.shift() ?? this.fallback;
     return {
       outcome,
-      validator_kind: 'null_validator',
+      validator_kind: this.kind,
       ...(outcome === 'failed' ? { reason: this.failure_reason } : {}),
       response: { scripted: true, outcome, call: this.calls },
     };
@@ -36,7 +46,11 @@ export class ScriptedValidator implements ReceiptValidator {
 }
 
 export function scriptedValidator(
-  options: { failure_reason?: string; fallback?: ValidatorOutcome } = {},
+  options: {
+    failure_reason?: string;
+    fallback?: ValidatorOutcome;
+    kind?: 'easyslip' | 'null_validator' | 'slip_qr';
+  } = {},
 ): ScriptedValidator {
   return new ScriptedValidator(options);
 }

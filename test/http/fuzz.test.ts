@@ -26,7 +26,7 @@ import {
 
 /**
  * Schema-driven fuzzing: every operation of /openapi.json and /openapi-admin.json gets generated hostile requests
- * with valid credentials of its kind. Nothing may answer 5xx; every 4xx carries the error envelope (the hosted checkout pages answer humans in
+ * with valid credentials of its kind. Nothing may answer 5xx; every 4xx carries the error envelope (the hosted checkout and refund claim pages answer humans in
  * HTML); a refused request leaves every table's row count as it was. FUZZ_RUNS (per operation) and FUZZ_SEED make
  * the longer runs of `scripts/fuzz.sh`; CI uses the bounded defaults below.
  */
@@ -234,7 +234,8 @@ describe('fuzz: no input gives a 5xx, every refusal has the envelope and writes 
                   html &&
                   (operation.path.startsWith('/checkout/') ||
                     operation.path.startsWith('/pay/') ||
-                    operation.path.startsWith('/receipts/'))
+                    operation.path.startsWith('/receipts/') ||
+                    operation.path.startsWith('/refunds/claim/'))
                 )
               ) {
                 const body = response.json() as {

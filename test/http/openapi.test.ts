@@ -96,7 +96,14 @@ describe('OpenAPI document as a product', () => {
     const everything = t.application.app.swagger() as unknown as Json;
     assert.deepEqual([...keys(merchant_doc), ...keys(operator_doc)].sort(), keys(everything).sort());
     const schemes = (document: Json) => Object.keys(document['components']['securitySchemes']).sort();
-    assert.deepEqual(schemes(merchant_doc), ['apiKey', 'apiKeyBearer', 'dashboardSession', 'merchantJwt']);
+    assert.deepEqual(schemes(merchant_doc), [
+      'apiKey',
+      'apiKeyBearer',
+      'dashboardSession',
+      'merchantJwt',
+      'sellerKey',
+      'sellerKeyBearer',
+    ]);
     assert.deepEqual(schemes(operator_doc), ['adminToken', 'internalToken']);
     assert.ok(merchant_doc['webhooks'] && !operator_doc['webhooks']);
     assert.match(merchant_doc['info']['description'], /\[\/openapi-admin\.json\]\(\/openapi-admin\.json\)/);

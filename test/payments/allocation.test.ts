@@ -5,10 +5,11 @@ import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 
+/** A verification provider that checked the slip (amount, payee, reference): its verified completes a live leg. */
 const verifying: ReceiptValidator = {
-  kind: 'null_validator',
+  kind: 'easyslip',
   async validate(): Promise<ValidatorVerdict> {
-    return { outcome: 'verified', validator_kind: 'null_validator', response: {} };
+    return { outcome: 'verified', validator_kind: 'easyslip', response: {} };
   },
 };
 

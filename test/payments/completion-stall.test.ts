@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
+import { scriptedValidator } from '../helpers/validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipart } from '../helpers/files.ts';
 import { newSlip } from '../helpers/slips.ts';
@@ -18,7 +19,8 @@ describe('payments: a completion that cannot post ends visibly and never blocks 
   let order = 0;
 
   before(async () => {
-    t = await startTestApp();
+    // A verification provider's verdicts (the double checks like easyslip): completion is what this file tests.
+    t = await startTestApp({ overrides: { validator: scriptedValidator() } });
     merchant = await t.createMerchant();
   });
   after(() => t.close());

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { expireDuePayments } from '../../src/modules/payments/service.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipart, uniquePng } from '../helpers/files.ts';
@@ -190,17 +191,39 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     assert.equal(proof.verdict, 'verified');
   });
 
-  it('a proof that stays unverified fails the payment after five attempts', async () => {
+  it('a provider that never answers is no rejection: the slip is retried with backoff for PROOF_CHECK_HOURS, then waits for its payee, and the payment never expires', async () => {
     const payment = await newPayment();
     assert.equal((await uploadProof(payment.id, await uniquePng())).statusCode, 200);
-    for (let attempt = 0; attempt < 5; attempt += 1) {
-      validator.next = ['timeout'];
-      assert.equal(await processProofVerdicts({ ...t.application.payments, validator }), 1);
-      t.clock.advance(30_000 * 2 ** attempt);
+    const started = t.clock.now().getTime();
+    const proof = () =>
+      t.db
+        .selectFrom('payment_proofs')
+        .select(['verdict', 'attempts', 'next_attempt_at'])
+        .where('payment_id', '=', payment.id)
+        .executeTakeFirstOrThrow();
+    let asked = 0;
+    while (asked < 100) {
+      validator.next = [asked % 2 === 0 ? 'timeout' : 'unverified'];
+      assert.equal(await processProofVerdicts(t.application.verdicts), 1);
+      asked += 1;
+      const row = await proof();
+      if (row.verdict === 'awaiting_payee') break;
+      assert.ok(['timeout', 'unverified'].includes(row.verdict ?? ''), String(row.verdict));
+      const read = (await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data;
+      assert.deepEqual([read.status, read.match_details[0].proof.status], ['confirming', 'checking']);
+      t.clock.set(row.next_attempt_at);
     }
-    const failed = (await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data;
-    assert.equal(failed.status, 'failed');
-    assert.equal(failed.failure_reason, 'receipt_unverifiable');
+    assert.ok(asked > 5 && asked < 40, `asked ${asked} times over the day (backoff, capped at an hour)`);
+    assert.ok(t.clock.now().getTime() >= started + 24 * 3_600_000, 'waits only once the check hours are over');
+    const waiting = (await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data;
+    assert.deepEqual(
+      [waiting.status, waiting.match_details[0].proof.status, waiting.failure_reason],
+      ['confirming', 'awaiting_payee', null],
+    );
+    await t.event(payment.id, 'leg.awaiting_payee');
+    t.clock.advance(7 * 24 * 3_600_000);
+    await expireDuePayments(t.application.payments);
+    assert.equal((await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data.status, 'confirming');
   });
 
   it('proof: 409 outside matched/payment_pending, 409 PROOF_DUPLICATE for a file used elsewhere, 400 missing or not an image, 413 too large', async () => {

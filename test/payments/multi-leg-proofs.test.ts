@@ -3,12 +3,14 @@ import { after, before, describe, it } from 'node:test';
 import { expireDuePayments } from '../../src/modules/payments/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipartParts } from '../helpers/files.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
+import { confirmAwaitingLegs, drainVerdicts } from '../helpers/payments.ts';
 import { newSlip } from '../helpers/slips.ts';
 
 /**
  * DESIGN 3a "Multi-leg proofs", with the default validator (slip_qr on THB): one `proof` part per leg, or one part
- * plus `leg`; each leg judged on its own; the payment completes only when every leg is verified.
+ * plus `leg`; each leg judged on its own; the payment completes only when every leg is verified. The local slip check
+ * is no evidence for live money (DESIGN 3b): a slip that passes it waits for its seller, whose confirmation (here an
+ * operator's for it) verifies the leg.
  */
 describe('multi-leg proofs', () => {
   let t: TestApp;
@@ -86,6 +88,13 @@ describe('multi-leg proofs', () => {
       ['checking', 'checking'],
     );
     await drainVerdicts(t);
+    const waiting = await read(payment.id);
+    assert.equal(waiting.status, 'confirming', 'slips that passed the local check wait for their sellers');
+    assert.deepEqual(
+      waiting.match_details.map((leg: { proof: { status: string } }) => leg.proof.status),
+      ['awaiting_payee', 'awaiting_payee'],
+    );
+    assert.equal(await confirmAwaitingLegs(t, [payment.id]), 2);
     const done = await read(payment.id);
     assert.equal(done.status, 'completed');
     assert.deepEqual(
@@ -107,12 +116,12 @@ describe('multi-leg proofs', () => {
     assert.equal(half.status, 'confirming', 'one verified leg of two does not complete the payment');
     assert.deepEqual(
       half.match_details.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null),
-      [null, 'verified'],
+      [null, 'awaiting_payee'],
     );
     const checkout = (await t.call('GET', `/v1/payments/${payment.id}/checkout`, merchant.live)).json().data;
     assert.deepEqual(
       checkout.legs.map((leg: { proof: { status: string } | null }) => leg.proof?.status ?? null),
-      [null, 'verified'],
+      [null, 'awaiting_payee'],
       "the checkout view shows each leg's slip",
     );
     const page = await t.request({ method: 'GET', url: `/checkout/${payment.id}?lang=en` });
@@ -125,10 +134,12 @@ describe('multi-leg proofs', () => {
     assert.equal(first.statusCode, 200, first.body);
     assert.equal(first.json().data.proof.leg, 1);
     await drainVerdicts(t);
+    assert.equal((await read(payment.id)).status, 'confirming');
+    await confirmAwaitingLegs(t, [payment.id]);
     assert.equal((await read(payment.id)).status, 'completed');
   });
 
-  it('one slip for a two-leg payment never completes: at expires_at it fails proof_missing and releases the liquidity', async () => {
+  it('one slip for a two-leg payment never completes: at expires_at it waits for the slip under its seller, then ends partially_paid', async () => {
     const before_reserved = await reserved();
     const payment = await twoLegPayment({ expires_in_seconds: 600 });
     assert.equal(await reserved(), before_reserved + 150_000);
@@ -138,11 +149,15 @@ describe('multi-leg proofs', () => {
     await drainVerdicts(t);
     assert.equal((await read(payment.id)).status, 'confirming');
     t.clock.advance(600_000);
-    assert.equal(await expireDuePayments(t.application.payments), 1);
-    const failed = await read(payment.id);
-    assert.equal(failed.status, 'failed');
-    assert.equal(failed.failure_reason, 'proof_missing');
-    assert.equal(await reserved(), before_reserved);
+    assert.equal(await expireDuePayments(t.application.payments), 0, 'a slip waiting for its payee keeps it open');
+    assert.equal((await read(payment.id)).status, 'confirming');
+    await confirmAwaitingLegs(t, [payment.id]);
+    const partly = await read(payment.id);
+    assert.deepEqual(
+      [partly.status, partly.failure_reason, partly.amount_received],
+      ['partially_paid', 'proof_missing', payment.match_details[0]!.allocated_fiat_amount],
+    );
+    assert.equal(await reserved(), before_reserved, "leg 1's liquidity was used, leg 2's released");
     const events = await t.db
       .selectFrom('events')
       .select('type')
@@ -151,11 +166,11 @@ describe('multi-leg proofs', () => {
       .execute();
     assert.deepEqual(
       events.map((event) => event.type),
-      ['payment.matched', 'payment.confirming', 'payment.failed'],
+      ['payment.matched', 'payment.confirming', 'leg.awaiting_payee', 'payment.partially_paid'],
     );
   });
 
-  it('a confirming payment missing a leg fails proof_missing on a read after expires_at, and a late upload is 409', async () => {
+  it('a confirming payment missing a leg: a late upload is 409, and a read after expires_at leaves it open while its slip is unjudged', async () => {
     const payment = await twoLegPayment({ expires_in_seconds: 600 });
     assert.equal((await upload(payment.id, [{ name: 'proof', value: newSlip().bytes }])).statusCode, 200);
     t.clock.advance(600_000);
@@ -165,8 +180,18 @@ describe('multi-leg proofs', () => {
     ]);
     assert.equal(late.statusCode, 409, late.body);
     assert.equal(late.json().error.code, 'PAYMENT_BAD_STATE');
+    const open = await read(payment.id);
+    assert.deepEqual(
+      [open.status, open.match_details[0].proof.status, open.match_details[1].proof],
+      ['confirming', 'checking', null],
+    );
+    await drainVerdicts(t);
+    const rejected = await t.admin('POST', `/admin/payments/${payment.id}/legs/1/reject`, {
+      reason: 'nothing arrived',
+    });
+    assert.equal(rejected.statusCode, 200, rejected.body);
     const failed = await read(payment.id);
-    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'proof_missing']);
+    assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'receipt_payee_rejected']);
   });
 
   it('the first rejected leg fails the payment with its reason (a slip without a QR)', async () => {

@@ -38,7 +38,7 @@ describe('cli: mpay settlements', () => {
     const csv = await mpay('settlements', 'export', batch.id);
     assert.equal(
       csv.out.split('\r\n')[0],
-      'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay',
+      'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay,refunded_minor,refunded',
     );
     const adjust = await mpay(
       '--json',

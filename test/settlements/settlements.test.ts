@@ -133,7 +133,7 @@ describe('settlements: batches and merchant routes', () => {
   it('GET /v1/settlements/{id} returns the batch with its adjustments', async () => {
     const read = await t.call('GET', `/v1/settlements/${thb_batch.id}`, merchant.live);
     assert.equal(read.statusCode, 200, read.body);
-    assert.deepEqual(read.json().data, { ...thb_batch, adjustments: [] });
+    assert.deepEqual(read.json().data, { ...thb_batch, refunded_minor: 0, refunded_decimal: '0.00', adjustments: [] });
   });
 
   it('lists newest first with a status filter and a cursor', async () => {
@@ -179,7 +179,7 @@ describe('settlements: batches and merchant routes', () => {
     assert.equal(lines.pop(), '', 'ends with CRLF');
     assert.equal(
       lines[0],
-      'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay',
+      'payment_id,order_id,currency,amount_minor,amount,fee_minor,fee,net_minor,net,payment_created_at,completed_at,fee_micro_pay,refunded_minor,refunded',
     );
     assert.equal(lines.length, 1 + 4);
     assert.ok(lines[1]!.startsWith(`${thb_ids[0]},o-100,THB,10000,100.00,150,1.50,9850,98.50,`), lines[1]);

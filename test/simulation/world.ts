@@ -48,6 +48,13 @@ export interface SimulationReport {
   /** Final status counts per resource kind. */
   final: Record<string, Record<string, number>>;
   faults: { validator: number; ledger: number; restarts: number };
+  /**
+   * What the run reached: each status transition per flow (the event the transition emits, counted from the outbox)
+   * and each answer per action (`201`, `409 SELL_ORDER_BAD_STATE`, ...).
+   */
+  coverage: { transitions: Record<string, number>; answers: Record<string, Record<string, number>> };
+  /** This seed's workload (swarm testing): each action's weight after the seed scaled or switched it off. */
+  weights: Record<string, number>;
   /** Every broken invariant; empty when the seed passed. */
   problems: string[];
 }
@@ -55,14 +62,17 @@ export interface SimulationReport {
 type Random = () => number;
 
 const PAYMENT_LIVE = new Set<string>([]);
-const PAYMENT_TERMINAL = new Set(['completed', 'settled', 'failed', 'expired', 'cancelled']);
+const PAYMENT_TERMINAL = new Set(['completed', 'partially_paid', 'settled', 'failed', 'expired', 'cancelled']);
 const SELL_DONE = new Set(['completed', 'failed', 'cancelled']);
 const BUY_DONE = new Set(['matched', 'cancelled', 'expired', 'partially_filled']);
 const PENDING_FUNDS_TERMINAL = new Set(['confirmed', 'failed', 'expired']);
 
-/** A validator whose verdicts a seeded generator picks while faults are on; healed, it verifies every receipt. */
+/**
+ * A verification provider (it stands for one that checks amount, payee and reference, so its verified completes a live
+ * leg) whose verdicts a seeded generator picks while faults are on; healed, it verifies every receipt.
+ */
 class FaultyValidator implements ReceiptValidator {
-  readonly kind = 'null_validator' as const;
+  readonly kind = 'easyslip' as const;
   faults = true;
   injected = 0;
   readonly #asked = new Map<string, number>();
@@ -77,19 +87,17 @@ class FaultyValidator implements ReceiptValidator {
     const asked = (this.#asked.get(digest) ?? 0) + 1;
     this.#asked.set(digest, asked);
     const roll = this.faults ? seededRandom(this.#seed ^ Number.parseInt(digest.slice(0, 8), 16) ^ asked)() : 0;
-    if (roll < 0.72)
-      return { outcome: 'verified', validator_kind: 'null_validator', response: { simulated: 'verified' } };
+    if (roll < 0.72) return { outcome: 'verified', validator_kind: 'easyslip', response: { simulated: 'verified' } };
     this.injected += 1;
     if (roll < 0.84)
       return {
         outcome: 'failed',
         reason: 'amount_mismatch',
-        validator_kind: 'null_validator',
+        validator_kind: 'easyslip',
         response: { simulated: 'failed' },
       };
-    if (roll < 0.9) return { outcome: 'timeout', validator_kind: 'null_validator', response: { simulated: 'timeout' } };
-    if (roll < 0.96)
-      return { outcome: 'unverified', validator_kind: 'null_validator', response: { simulated: 'http_503' } };
+    if (roll < 0.9) return { outcome: 'timeout', validator_kind: 'easyslip', response: { simulated: 'timeout' } };
+    if (roll < 0.96) return { outcome: 'unverified', validator_kind: 'easyslip', response: { simulated: 'http_503' } };
     throw new Error('simulated validator crash');
   }
 }
@@ -130,12 +138,15 @@ interface World {
   random: Random;
   merchants: TestMerchant[];
   payments: { id: string; key: string }[];
-  sells: { id: string; jwt: string }[];
-  buys: { id: string; jwt: string }[];
+  sells: { id: string; jwt: string; merchant_id: string }[];
+  buys: { id: string; jwt: string; merchant_id: string }[];
   pending_funds: { id: string; key: string }[];
   disputes: string[];
+  /** Every slip a buyer uploaded for a payment (a cheater re-uploads them). */
+  slips: Buffer[];
   problems: string[];
   actions: SimulationReport['actions'];
+  answers: SimulationReport['coverage']['answers'];
   final?: Record<string, Record<string, number>>;
   /** Set while a crash step kills the database's connections. */
   crashing?: boolean;
@@ -157,10 +168,58 @@ async function record(
   entry.runs += 1;
   if (!response) return undefined;
   if (response.statusCode < 300) entry.ok += 1;
+  const code = response.statusCode >= 400 ? errorCode(response) : undefined;
+  const answer = code ? `${response.statusCode} ${code}` : String(response.statusCode);
+  const answers = (world.answers[action] ??= {});
+  answers[answer] = (answers[answer] ?? 0) + 1;
   // 502/503 are the documented answers to an unreachable dependency (the injected ledger outage); 500 never is.
   if (response.statusCode === 500 || response.statusCode > 503)
     world.problems.push(`${action}: ${response.statusCode} ${response.body.slice(0, 300)}`);
   return response;
+}
+
+function errorCode(response: LightMyRequestResponse): string | undefined {
+  try {
+    return (response.json() as { error?: { code?: string } }).error?.code;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Ids of the simulation's resources now in one of `statuses`: actions aim at a state where they can succeed (most of
+ * the time) as often as at one where they must be refused (the rest), so both paths are explored in-run.
+ */
+async function idsIn(
+  world: World,
+  table: 'payments' | 'sell_orders' | 'buy_orders' | 'pending_funds' | 'disputes' | 'settlements',
+  statuses: readonly string[],
+): Promise<string[]> {
+  const rows = await world.t.db
+    .selectFrom(table)
+    .select('id')
+    .where('status', 'in', statuses as never)
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => row.id as string);
+}
+
+/** With probability `aim`, one of `targets` known to the world; else `fallback()` (any recent one, to probe). */
+async function aimed<T extends { id: string }>(
+  world: World,
+  items: readonly T[],
+  targets: () => Promise<string[]>,
+  aim = 0.75,
+): Promise<T | undefined> {
+  if (world.random() < aim) {
+    const wanted = new Set(await targets());
+    const hit = pick(
+      world.random,
+      items.filter((item) => wanted.has(item.id)),
+    );
+    if (hit) return hit;
+  }
+  return pickRecent(world.random, items);
 }
 
 function merchantRequest(world: World, jwt: string, method: 'GET' | 'POST', url: string, body?: unknown) {
@@ -196,11 +255,37 @@ function orderActions(
       name: `${side}.create`,
       weight: 5,
       async run(world) {
-        const merchant = pick(world.random, world.merchants)!;
-        const amount_micro_pay = between(world.random, 1, 30) * PAY;
-        const fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, low_price, high_price));
+        let merchant = pick(world.random, world.merchants)!;
+        let amount_micro_pay = between(world.random, 1, 30) * PAY;
+        let fiat_amount = Math.round((amount_micro_pay / PAY) * between(world.random, low_price, high_price));
+        // Most buys aim at a pending sell of another merchant, at its price or above, so that it fills in-run.
+        if (side === 'buy' && world.random() < 0.7) {
+          const open = await world.t.db
+            .selectFrom('sell_orders')
+            .select(['id', 'merchant_id', 'amount_micro_pay', 'filled_micro_pay', 'target_fiat_amount'])
+            .where('status', '=', 'pending')
+            .where('is_sandbox', '=', false)
+            .orderBy('id')
+            .execute();
+          const sell = pick(world.random, open);
+          const buyer =
+            sell &&
+            pick(
+              world.random,
+              world.merchants.filter((m) => m.id !== sell.merchant_id),
+            );
+          if (sell && buyer) {
+            merchant = buyer;
+            const rest = Number(sell.amount_micro_pay) - Number(sell.filled_micro_pay);
+            amount_micro_pay =
+              world.random() < 0.6 ? rest : Math.max(PAY, Math.floor((rest * world.random()) / PAY) * PAY);
+            const price = Number(sell.target_fiat_amount) / (Number(sell.amount_micro_pay) / PAY);
+            fiat_amount = Math.ceil((amount_micro_pay / PAY) * price * (1 + world.random() * 0.03));
+          }
+        }
         const response = await merchantRequest(world, merchant.jwt, 'POST', path, body(amount_micro_pay, fiat_amount));
-        if (response.statusCode === 201) book(world).push({ id: response.json().data.id, jwt: merchant.jwt });
+        if (response.statusCode === 201)
+          book(world).push({ id: response.json().data.id, jwt: merchant.jwt, merchant_id: merchant.id });
         return response;
       },
     },
@@ -208,7 +293,9 @@ function orderActions(
       name: `${side}.cancel`,
       weight: 1,
       async run(world) {
-        const order = pickRecent(world.random, book(world));
+        const order = await aimed(world, book(world), () =>
+          idsIn(world, side === 'sell' ? 'sell_orders' : 'buy_orders', ['pending']),
+        );
         return order && merchantRequest(world, order.jwt, 'POST', `${path}/${order.id}/cancel`, {});
       },
     },
@@ -251,7 +338,9 @@ const ACTIONS: Action[] = [
     name: 'payment.proof',
     weight: 14,
     async run(world) {
-      const payment = pickRecent(world.random, world.payments);
+      const payment = await aimed(world, world.payments, () =>
+        idsIn(world, 'payments', ['matched', 'payment_pending', 'confirming']),
+      );
       if (!payment) return undefined;
       const view = await paymentView(world, payment);
       const legs = view?.match_details?.length || 1;
@@ -259,9 +348,9 @@ const ACTIONS: Action[] = [
       // One part per leg in one request, or one request per leg naming it, or (to probe) fewer slips than legs.
       const style = world.random();
       if (style < 0.5 || legs === 1) {
-        const { payload, headers } = multipartParts(
-          Array.from({ length: legs }, () => ({ name: 'proof', bytes: seededPng(world.random) })),
-        );
+        const slips = Array.from({ length: legs }, () => seededPng(world.random));
+        world.slips.push(...slips);
+        const { payload, headers } = multipartParts(slips.map((bytes) => ({ name: 'proof', bytes })));
         return world.t.request({ method: 'POST', url, headers: { 'x-api-key': payment.key, ...headers }, payload });
       }
       let last: LightMyRequestResponse | undefined;
@@ -282,10 +371,31 @@ const ACTIONS: Action[] = [
     },
   },
   {
+    // A cheating buyer: a slip that already paid (or was sent for) another payment, uploaded again for this one.
+    name: 'cheat.reused_slip',
+    weight: 2,
+    async run(world) {
+      const payment = await aimed(world, world.payments, () =>
+        idsIn(world, 'payments', ['matched', 'payment_pending']),
+      );
+      const slip = pick(world.random, world.slips);
+      if (!payment || !slip) return undefined;
+      const view = await paymentView(world, payment);
+      const legs = view?.match_details?.length || 1;
+      const { payload, headers } = multipartParts(Array.from({ length: legs }, () => ({ name: 'proof', bytes: slip })));
+      return world.t.request({
+        method: 'POST',
+        url: `/v1/payments/${payment.id}/proof`,
+        headers: { 'x-api-key': payment.key, ...headers },
+        payload,
+      });
+    },
+  },
+  {
     name: 'payment.cancel',
     weight: 2,
     async run(world) {
-      const payment = pickRecent(world.random, world.payments);
+      const payment = await aimed(world, world.payments, () => idsIn(world, 'payments', ['created', 'matching']), 0.6);
       return payment && world.t.call('POST', `/v1/payments/${payment.id}/cancel`, payment.key, {});
     },
   },
@@ -332,7 +442,9 @@ const ACTIONS: Action[] = [
     name: 'pending_funds.confirm',
     weight: 5,
     async run(world) {
-      const row = pickRecent(world.random, world.pending_funds);
+      const row = await aimed(world, world.pending_funds, () =>
+        idsIn(world, 'pending_funds', ['validated_pending_receiver_confirm']),
+      );
       return (
         row &&
         world.t.call('POST', `/v1/pending-funds/${row.id}/receiver-confirm`, row.key, {
@@ -357,7 +469,22 @@ const ACTIONS: Action[] = [
     name: 'sell.confirm_cash_leg',
     weight: 5,
     async run(world) {
-      const sell = pickRecent(world.random, world.sells);
+      // Mostly an order whose cash leg is in flight (a confirm that can succeed); sometimes any order, to probe the
+      // refusal; with nothing in flight, usually nothing (a confirm then can only be refused).
+      let in_flight = new Set(await idsIn(world, 'sell_orders', ['cash_leg_in_flight']));
+      if (in_flight.size === 0 && world.random() < 0.7) {
+        // The seller waits for its cash leg to be requested: the matcher and the cash-leg worker run first.
+        for (const job of ['order-matcher', 'sell-order-cash-legs']) await runJob(world, job);
+        in_flight = new Set(await idsIn(world, 'sell_orders', ['cash_leg_in_flight']));
+      }
+      const candidates = world.sells.filter((entry) => in_flight.has(entry.id));
+      const roll = world.random();
+      const sell =
+        candidates.length > 0 && roll < 0.9
+          ? pick(world.random, candidates)
+          : roll < 0.85 || candidates.length > 0
+            ? pickRecent(world.random, world.sells)
+            : undefined;
       return (
         sell &&
         merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
@@ -369,9 +496,11 @@ const ACTIONS: Action[] = [
   },
   {
     name: 'dispute.open',
-    weight: 2,
+    weight: 3,
     async run(world) {
-      const sell = pickRecent(world.random, world.sells);
+      const sell = await aimed(world, world.sells, () =>
+        idsIn(world, 'sell_orders', ['cash_leg_in_flight', 'completed', 'failed']),
+      );
       const response =
         sell &&
         (await merchantRequest(world, sell.jwt, 'POST', '/v1/merchant-disputes', {
@@ -384,9 +513,16 @@ const ACTIONS: Action[] = [
   },
   {
     name: 'dispute.advance',
-    weight: 2,
+    weight: 5,
     async run(world) {
-      const id = pickRecent(world.random, world.disputes);
+      const open = new Set(await idsIn(world, 'disputes', ['opened', 'investigating', 'escalated']));
+      const id =
+        world.random() < 0.8 && open.size > 0
+          ? pick(
+              world.random,
+              world.disputes.filter((dispute) => open.has(dispute)),
+            )
+          : pickRecent(world.random, world.disputes);
       if (!id) return undefined;
       const read = await world.t.request({ method: 'GET', url: `/admin/disputes/${id}`, headers: ADMIN_HEADERS });
       const status = read.statusCode === 200 ? (read.json().data.status as string) : 'opened';
@@ -413,6 +549,23 @@ const ACTIONS: Action[] = [
     weight: 2,
     async run(world) {
       return world.t.request({ method: 'POST', url: '/admin/settlements/run', headers: ADMIN_HEADERS, payload: {} });
+    },
+  },
+  {
+    name: 'settlement.fail_or_retry',
+    weight: 3,
+    async run(world) {
+      // An operator reports a payout that came back, or pays a failed batch out again (mostly, when one failed).
+      const failed = await idsIn(world, 'settlements', ['failed']);
+      const retry = world.random() < (failed.length > 0 ? 0.7 : 0.1);
+      const id = pick(world.random, retry ? failed : await idsIn(world, 'settlements', ['completed']));
+      if (!id) return undefined;
+      return world.t.request({
+        method: 'POST',
+        url: `/admin/settlements/${id}/${retry ? 'retry' : 'fail'}`,
+        headers: ADMIN_HEADERS,
+        payload: retry ? {} : { reason: 'simulated return' },
+      });
     },
   },
   {
@@ -535,16 +688,20 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     buys: [],
     pending_funds: [],
     disputes: [],
+    slips: [],
     problems: [],
     actions: {},
+    answers: {},
   };
   let restarts = 0;
+  const weights = swarmWeights(options.seed);
+  let transitions: Record<string, number> = {};
   try {
     await setUp(world);
-    const total = ACTIONS.reduce((sum, action) => sum + action.weight, 0);
+    const total = ACTIONS.reduce((sum, action) => sum + (weights[action.name] ?? 0), 0);
     const choose = () => {
       let roll = random() * total;
-      for (const action of ACTIONS) if ((roll -= action.weight) < 0) return action;
+      for (const action of ACTIONS) if ((roll -= weights[action.name] ?? 0) < 0) return action;
       return ACTIONS[ACTIONS.length - 1]!;
     };
     for (let step = 0; step < options.steps; step += 1) {
@@ -612,6 +769,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     }
     await drain(world);
     await check(world);
+    transitions = await reachedTransitions(world);
   } finally {
     await world.t
       .close()
@@ -629,8 +787,45 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     actions: world.actions,
     final: world.final ?? {},
     faults: { validator: validator.injected, ledger: ledger.injected, restarts },
+    coverage: { transitions, answers: world.answers },
+    weights,
     problems: world.problems,
   };
+}
+
+/** Actions every workload keeps (time and the workers move every flow; without payments nothing is backed). */
+const ALWAYS = new Set([
+  'clock.advance',
+  'worker.pass',
+  'payment.create',
+  'payment.proof',
+  'sell.create',
+  'buy.create',
+]);
+
+/**
+ * Swarm testing (as TigerBeetle's VOPR varies its workload): each seed scales every action's weight by its own factor
+ * (a quarter to twice) and switches some of the optional ones off, so that the fixed seeds explore different mixes
+ * (a run with no cancels, one heavy on disputes) instead of four samples of the same one.
+ */
+export function swarmWeights(seed: number): Record<string, number> {
+  const random = seededRandom(seed ^ 0x5a17);
+  return Object.fromEntries(
+    ACTIONS.map((action) => {
+      const off = !ALWAYS.has(action.name) && random() < 0.15;
+      return [action.name, off ? 0 : action.weight * (0.25 + random() * 1.75)];
+    }),
+  );
+}
+
+/** Each status transition the run reached, per flow: the events its transitions wrote to the outbox, by type. */
+async function reachedTransitions(world: World): Promise<Record<string, number>> {
+  const rows = await world.t.db
+    .selectFrom('events')
+    .select(['type', (eb) => eb.fn.countAll<string>().as('count')])
+    .groupBy('type')
+    .execute();
+  return Object.fromEntries(rows.map((row) => [row.type, Number(row.count)]).sort());
 }
 
 /** Terminates every other session of the database after `delay_ms` (PostgreSQL only). */
@@ -728,6 +923,18 @@ async function check(world: World): Promise<void> {
   for (const seller of reserved)
     problems.push(`seller ${seller.id} still has ${seller.reserved_minor} reserved with every payment finished`);
 
+  // No slip paid for two legs: a reused slip (the cheater's) never completes a second payment leg.
+  const reused = await t.db
+    .selectFrom('payment_proofs')
+    .innerJoin('payments', 'payments.id', 'payment_proofs.payment_id')
+    .select(['payment_proofs.sha256', (eb) => eb.fn.countAll<string>().as('legs')])
+    .where('payments.status', 'in', ['completed', 'settled'])
+    .where('payment_proofs.verdict', '=', 'verified')
+    .groupBy('payment_proofs.sha256')
+    .having((eb) => eb.fn.countAll(), '>', 1)
+    .execute();
+  for (const slip of reused) problems.push(`slip ${slip.sha256} completed ${slip.legs} payment legs`);
+
   const verify = await t.admin('GET', '/admin/ledger/verify');
   if (verify.statusCode !== 200 || verify.json().data.ok !== true)
     problems.push(`ledger verify: ${verify.statusCode} ${verify.body}`);
@@ -737,4 +944,33 @@ async function check(world: World): Promise<void> {
     const differences = (supply.json().data.differences ?? []) as unknown[];
     for (const difference of differences) problems.push(`reconciliation: ${JSON.stringify(difference)}`);
   }
+}
+
+/**
+ * The coverage table: per flow, each transition reached (the events it emitted) and each action with its answers,
+ * so a run shows at a glance which paths it explored and which it never reached.
+ */
+export function coverageTable(report: Pick<SimulationReport, 'actions' | 'coverage'>): string {
+  const flows = new Map<string, string[]>();
+  const flowOf = (name: string) => name.split('.')[0]!.replace('gateway', 'dispute');
+  for (const [type, count] of Object.entries(report.coverage.transitions))
+    flows.set(flowOf(type), [
+      ...(flows.get(flowOf(type)) ?? []),
+      `    ${type.padEnd(34)} ${String(count).padStart(5)}`,
+    ]);
+  for (const [action, answers] of Object.entries(report.coverage.answers).sort()) {
+    const { runs = 0 } = report.actions[action] ?? {};
+    const detail = Object.entries(answers)
+      .sort(([, a], [, b]) => b - a)
+      .map(([answer, count]) => `${answer} x${count}`)
+      .join(', ');
+    const flow = flowOf(action.replace(/^final\./, 'sell.')).replace(/^sell$|^buy$/, (side) => `${side}_order`);
+    flows.set(flow, [
+      ...(flows.get(flow) ?? []),
+      `    ${action.padEnd(34)} ${String(runs).padStart(5)} runs: ${detail}`,
+    ]);
+  }
+  const lines = ['coverage (transitions reached, then actions and their answers), per flow:'];
+  for (const [flow, entries] of [...flows].sort(([a], [b]) => (a < b ? -1 : 1))) lines.push(`  ${flow}`, ...entries);
+  return `${lines.join('\n')}\n`;
 }

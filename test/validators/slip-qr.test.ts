@@ -11,7 +11,7 @@ import { readSlip } from '../../src/modules/validators/read-slip.ts';
 import { slipQrValidator } from '../../src/modules/validators/slip-qr.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipart, uniquePng } from '../helpers/files.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
+import { confirmAwaitingLegs, drainVerdicts } from '../helpers/payments.ts';
 import { runMpay } from '../helpers/cli.ts';
 import { newSlip, newSlipReference, slipImage } from '../helpers/slips.ts';
 
@@ -148,7 +148,7 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     return [data.status, data.failure_reason];
   };
 
-  it('a THB slip with a new slip QR completes; a random PNG, a damaged QR and a PromptPay payment QR fail with their reasons', async () => {
+  it('a THB slip with a new slip QR waits for its seller, whose confirmation completes it; a random PNG, a damaged QR and a PromptPay payment QR fail with their reasons', async () => {
     const good = await pay(newSlip().bytes);
     const random = await pay(uniquePng());
     const damaged = await pay(newSlip({ qr: 'damaged' }).bytes);
@@ -157,6 +157,13 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     );
     for (const { upload } of [good, random, damaged, not_a_slip]) assert.equal(upload.statusCode, 200, upload.body);
     await drainVerdicts(t);
+    assert.deepEqual(await outcome(good.id), ['confirming', null]);
+    assert.equal(
+      (await t.call('GET', `/v1/payments/${good.id}`, merchant.live)).json().data.match_details[0].proof.status,
+      'awaiting_payee',
+      'a slip QR read locally proves nothing about amount or payee',
+    );
+    assert.equal(await confirmAwaitingLegs(t, [good.id]), 1);
     assert.deepEqual(await outcome(good.id), ['completed', null]);
     assert.deepEqual(await outcome(random.id), ['failed', 'receipt_slip_qr_missing']);
     assert.deepEqual(await outcome(damaged.id), ['failed', 'receipt_slip_qr_missing']);
@@ -177,7 +184,7 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     const { reference, bytes } = newSlip();
     const first = await pay(bytes);
     await drainVerdicts(t);
-    assert.deepEqual(await outcome(first.id), ['completed', null]);
+    assert.deepEqual(await outcome(first.id), ['confirming', null], 'it waits for its seller, its reference claimed');
     const same_file = await pay(bytes);
     assert.deepEqual([same_file.upload.statusCode, same_file.upload.json().error.code], [409, 'PROOF_DUPLICATE']);
     const photo = await pay(newSlip({ reference, format: 'jpeg', variant: 1 }).bytes);
@@ -187,10 +194,12 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     assert.deepEqual(await outcome(sandbox_photo.id, merchant.sandbox), ['failed', 'receipt_duplicate_slip']);
   });
 
-  it('AUD keeps the null validator: a receipt without a slip QR completes', async () => {
+  it('AUD keeps the null validator: a receipt without a slip QR waits for its seller, whose confirmation completes it', async () => {
     const aud = await pay(uniquePng(), 'AUD');
     assert.equal(aud.upload.statusCode, 200, aud.upload.body);
     await drainVerdicts(t);
+    assert.deepEqual(await outcome(aud.id), ['confirming', null]);
+    assert.equal(await confirmAwaitingLegs(t, [aud.id]), 1);
     assert.deepEqual(await outcome(aud.id), ['completed', null]);
   });
 });

@@ -329,4 +329,35 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
       ['failed', 'receipt_receiver_mismatch'],
     );
   });
+
+  it('an accepted verdict is never overwritten by a later check of the same slip (two checks at once)', async () => {
+    const owner = `payment:${randomUUID()}:leg:1`;
+    const { bytes } = newSlip();
+    let calls = 0;
+    const racing = {
+      kind: 'easyslip' as const,
+      async validate() {
+        calls += 1;
+        if (calls === 1) return { outcome: 'verified' as const, validator_kind: 'easyslip' as const, response: {} };
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return {
+          outcome: 'failed' as const,
+          reason: 'amount_mismatch',
+          validator_kind: 'easyslip' as const,
+          response: {},
+        };
+      },
+    };
+    const deps = { db: t.db, clock: t.clock, validator: racing };
+    const question = { owner, image: bytes, content_type: 'image/png', expect: {} };
+    const answers = await Promise.all([judgeSlip(deps, question), judgeSlip(deps, question)]);
+    assert.equal(calls, 2, 'both checks asked the validator');
+    assert.deepEqual(
+      answers.map((answer) => answer.verdict.outcome),
+      ['verified', 'verified'],
+      'the later check answers with the accepted verdict',
+    );
+    const row = await t.db.selectFrom('slips').selectAll().where('owner', '=', owner).executeTakeFirstOrThrow();
+    assert.deepEqual([row.accepted, row.outcome], [true, 'verified']);
+  });
 });

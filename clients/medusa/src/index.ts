@@ -10,6 +10,7 @@ export default ModuleProvider(Modules.PAYMENT, {
 });
 
 export { CURRENCY_EXPONENT, fromMinorUnits, toMinorUnits } from './amounts.ts';
+export { idempotencyUuid } from './gateway.ts';
 export {
   amountReceivedMinor,
   MpayPaymentProvider,

@@ -12,6 +12,8 @@ import { resolve } from 'node:path';
 import { newSlipReference, slipImage } from '../../../src/modules/sandbox/slip-image.ts';
 
 export const REPOSITORY = resolve(import.meta.dirname, '../../..');
+/** The gateway checkout to start: this repository, or another one named by MPAY_GATEWAY_DIR. */
+const GATEWAY_DIR = process.env['MPAY_GATEWAY_DIR'] || REPOSITORY;
 const ADMIN_TOKEN = `medusa-test-admin-${randomUUID()}`;
 
 export interface Delivery {
@@ -85,8 +87,8 @@ export interface Gateway {
   pay(payment_id: string, qr?: 'slip' | 'none'): Promise<void>;
   /** The gateway's view of a payment. */
   payment(payment_id: string): Promise<Record<string, any>>;
-  /** Whether the gateway serves a route (by its OpenAPI path). */
-  hasRoute(path: string): Promise<boolean>;
+  /** The sandbox plays a refund to its end (`POST /v1/sandbox/refunds/{id}/simulate`). */
+  settleRefund(refund_id: string, outcome?: 'succeeded' | 'failed'): Promise<Record<string, any>>;
   stop(): Promise<void>;
 }
 
@@ -95,7 +97,7 @@ export async function startGateway(): Promise<Gateway> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const child: ChildProcess = spawn(process.execPath, ['src/main.ts'], {
-    cwd: REPOSITORY,
+    cwd: GATEWAY_DIR,
     env: {
       ...process.env,
       DATA_DIR: 'memory://',
@@ -158,9 +160,6 @@ export async function startGateway(): Promise<Gateway> {
       { 'x-api-key': testKey },
       { url: receiver.url, enabled_events: ['*'], description: 'Medusa' },
     );
-    const openapi = (await fetch(`${baseUrl}/openapi.json`).then((response) => response.json())) as {
-      paths: Record<string, unknown>;
-    };
     return {
       baseUrl,
       testKey,
@@ -179,9 +178,8 @@ export async function startGateway(): Promise<Gateway> {
         if (!response.ok) throw new Error(`proof upload: ${response.status} ${await response.text()}`);
       },
       payment: (payment_id) => json('GET', `/v1/payments/${payment_id}`, { 'x-api-key': testKey }),
-      async hasRoute(path) {
-        return path in openapi.paths;
-      },
+      settleRefund: (refund_id, outcome = 'succeeded') =>
+        json('POST', `/v1/sandbox/refunds/${refund_id}/simulate`, { 'x-api-key': testKey }, { outcome }),
       async stop() {
         await receiver.close();
         await stop();

@@ -93,6 +93,13 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     assert.equal(fromMinorUnits('9007199254740993', 'USD'), '90071992547409.93');
   });
 
+  it("derives the UUID idempotency key the gateway requires from Medusa's key, the same each time", () => {
+    const key = mpay.idempotencyUuid('ref_01KB1');
+    assert.match(key, /^[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.equal(mpay.idempotencyUuid('ref_01KB1'), key);
+    assert.notEqual(mpay.idempotencyUuid('ref_01KB2'), key);
+  });
+
   it('initiatePayment creates the gateway payment with the session id as order_id and returns the checkout and the QR', async () => {
     const id = session();
     const result = await initiate(promptpay, new BigNumber('250.5'), 'thb', id);
@@ -292,7 +299,12 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     ];
     const by_legs = signed(
       gateway.webhookSecret,
-      event('payment.partially_paid', { ...view, status: 'partially_paid', match_details: legs }),
+      event('payment.partially_paid', {
+        ...view,
+        status: 'partially_paid',
+        amount_received: undefined,
+        match_details: legs,
+      }),
     );
     assert.equal((await promptpay.getWebhookActionAndData(by_legs)).data?.amount, '160.00');
     // A payment that no Medusa session created is not the provider's
@@ -320,11 +332,7 @@ describe('@mpay/medusa provider methods against a running gateway', () => {
     await assert.rejects(partly.capturePayment({ data: first.data }), /only 125.25 THB arrived and it is captured/);
   });
 
-  it('refundPayment creates a gateway refund for the amount and returns its claim link', async (t) => {
-    if (!(await gateway.hasRoute('/v1/payments/{id}/refunds'))) {
-      t.skip('this gateway has no refunds route yet');
-      return;
-    }
+  it('refundPayment creates a gateway refund for the amount and returns its claim link', async () => {
     const { data } = await initiate(promptpay, '250.50');
     await gateway.pay(data!['id'] as string);
     await gateway.receiver.next('payment.completed', data!['id'] as string);

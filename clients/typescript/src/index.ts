@@ -20,10 +20,12 @@ import {
   Events,
   Fx,
   Merchants,
+  PaymentLinks,
   Payments,
   PendingFunds,
   Rates,
   Reference,
+  Refunds,
   Sandbox,
   SellOrders,
   Settlements,
@@ -38,6 +40,8 @@ import { verifyWebhook as verifyRawWebhook, type HeaderBag, type RawBody, type V
 export class Mpay {
   readonly payments: Payments;
   readonly trades: Trades;
+  readonly paymentLinks: PaymentLinks;
+  readonly refunds: Refunds;
   readonly sellOrders: SellOrders;
   readonly buyOrders: BuyOrders;
   readonly disputes: Disputes;
@@ -64,6 +68,8 @@ export class Mpay {
     this.#transport = transport;
     this.payments = new Payments(transport);
     this.trades = new Trades(transport);
+    this.paymentLinks = new PaymentLinks(transport);
+    this.refunds = new Refunds(transport);
     this.sellOrders = new SellOrders(transport);
     this.buyOrders = new BuyOrders(transport);
     this.disputes = new Disputes(transport);

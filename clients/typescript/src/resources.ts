@@ -66,6 +66,33 @@ export class Payments extends Resource {
   }
 }
 
+/** Refunds of payments: the buyer says where the money goes on the claim page, or you name the destination. */
+export class Refunds extends Resource {
+  /** Refunds a payment (all that remains by default); an automatic Idempotency-Key makes retries safe. */
+  create(payment_id: string, body: Body<'createRefund'> = {}, options: RequestOptions = {}) {
+    return this.transport.request('createRefund', { ...options, path: { id: payment_id }, body });
+  }
+
+  retrieve(id: string, options: RequestOptions = {}) {
+    return this.transport.request('getRefund', { ...options, path: { id } });
+  }
+
+  /** Newest first; filters: `payment_id`, `status` (comma-separated). Await for a page, `for await` for all. */
+  list(query: Query<'listRefunds'> = {}, options: RequestOptions = {}) {
+    return this.transport.page('listRefunds', { ...options, query });
+  }
+
+  /** Cancels a refund before the money moved (else 409 REFUND_BAD_STATE). */
+  cancel(id: string, options: RequestOptions = {}) {
+    return this.transport.request('cancelRefund', { ...options, path: { id } });
+  }
+
+  /** Uploads the slip of your transfer to the buyer (a merchant_transfer refund that is pending). */
+  uploadProof(id: string, proof: FilePart, options: RequestOptions = {}) {
+    return this.transport.request('uploadRefundProof', { ...options, path: { id }, form: { proof } });
+  }
+}
+
 /** Trades: the same payment object as `payments`, under the successor path. */
 export class Trades extends Resource {
   create(body: Body<'createTrade'>, options: RequestOptions = {}) {
@@ -108,6 +135,36 @@ export class SellOrders extends Resource {
   /** Cancels a `pending` sell order; its reserve goes back to available. */
   cancel(id: string, options: RequestOptions = {}) {
     return this.transport.request('cancelSellOrder', { ...options, path: { id } });
+  }
+}
+
+/**
+ * Payment links: a page to share (`url`) that makes a payment on each use. Fixed `amount` or an `amount_range` the
+ * payer types within; single use unless `reusable`. Never deleted: `deactivate` stops it taking payments.
+ */
+export class PaymentLinks extends Resource {
+  /** Creates a link in the credential's mode; an automatic Idempotency-Key makes retries safe. */
+  create(body: Body<'createPaymentLink'>, options: RequestOptions = {}) {
+    return this.transport.request('createPaymentLink', { ...options, body });
+  }
+
+  retrieve(id: string, options: RequestOptions = {}) {
+    return this.transport.request('getPaymentLink', { ...options, path: { id } });
+  }
+
+  /** Newest first; filter `active`. Await for a page, `for await` for all. */
+  list(query: Query<'listPaymentLinks'> = {}, options: RequestOptions = {}) {
+    return this.transport.page('listPaymentLinks', { ...options, query });
+  }
+
+  /** Stops the link taking payments for good (its page answers 410); payments made from it go on. */
+  deactivate(id: string, options: RequestOptions = {}) {
+    return this.transport.request('deactivatePaymentLink', { ...options, path: { id } });
+  }
+
+  /** The payments made from a link, newest first. */
+  payments(id: string, query: Omit<Query<'listPayments'>, 'payment_link_id'> = {}, options: RequestOptions = {}) {
+    return this.transport.page('listPayments', { ...options, query: { ...query, payment_link_id: id } });
   }
 }
 
@@ -292,6 +349,11 @@ export class Sandbox extends Resource {
   /** Plays a payment scenario to its end (`matched_then_completed`, `matched_partial_fill`, …). */
   simulatePayment(body: Body<'simulateSandboxPayment'>, options: RequestOptions = {}) {
     return this.transport.request('simulateSandboxPayment', { ...options, body });
+  }
+
+  /** Plays a sandbox refund to its end (`succeeded` or `failed`), with each step's signed webhooks. */
+  simulateRefund(id: string, body: Body<'simulateSandboxRefund'>, options: RequestOptions = {}) {
+    return this.transport.request('simulateSandboxRefund', { ...options, path: { id }, body });
   }
 
   /** Emits a sandbox event of a kind the payment scenarios do not produce; its signed webhook follows. */

@@ -63,6 +63,30 @@ describe('@mpay/client against a running server', () => {
     assert.equal((await t.db.selectFrom('payments').select('id').where('order_id', '=', 'sdk-1').execute()).length, 1);
   });
 
+  it('payment links: create, retrieve, list, deactivate and the payments made from a link', async () => {
+    const { data: link } = await mpay.paymentLinks.create({
+      title: 'SDK scarf',
+      currency: 'THB',
+      amount: '450.00',
+      metadata: { sku: 'sdk-1' },
+    });
+    assert.match(link.id, /^plink_/);
+    assert.equal(link.amount, 45_000);
+    assert.equal(link.state, 'open');
+    assert.equal((await mpay.paymentLinks.retrieve(link.id)).data.title, 'SDK scarf');
+    const ids: string[] = [];
+    for await (const item of mpay.paymentLinks.list({ limit: 1 })) ids.push(item.id);
+    assert.ok(ids.includes(link.id));
+    const use = await fetch(`${base_url}/pay/${link.id}`, { method: 'POST', redirect: 'manual' });
+    assert.equal(use.status, 303);
+    const payments = await mpay.paymentLinks.payments(link.id);
+    assert.equal(payments.data.length, 1);
+    assert.equal(payments.data[0]!.payment_link_id, link.id);
+    const deactivated = await mpay.paymentLinks.deactivate(link.id);
+    assert.equal(deactivated.data.active, false);
+    assert.equal(deactivated.data.state, 'inactive');
+  });
+
   it('finds a payment by its exact order id', async () => {
     const { data: payment } = await mpay.payments.create(trade('sdk-find-1'));
     await mpay.payments.create(trade('sdk-find-10'));
@@ -317,8 +341,9 @@ describe('@mpay/client against a running server', () => {
     for (const [path, methods] of Object.entries<
       Record<string, { operationId: string; responses: Record<string, { content?: object }> }>
     >(document.paths)) {
-      // Pages for a buyer's browser and probes for a load balancer are not an integrator's calls.
-      if (!path.startsWith('/v1/')) continue;
+      // Pages for a buyer's browser and probes for a load balancer are not an integrator's calls, nor are a seller's
+      // own routes (its seller key, not a merchant's).
+      if (!path.startsWith('/v1/') || path.startsWith('/v1/seller/')) continue;
       for (const operation of Object.values(methods)) {
         const streams = Object.values(operation.responses).some(
           (response) => response.content && 'text/event-stream' in response.content,

@@ -6,6 +6,10 @@ import { NullableTimestamp } from '../../http/schemas.ts';
 const BalanceFields = {
   available_micro_pay: Type.Integer({ description: 'Ledger balance of the available account' }),
   buffer_micro_pay: Type.Integer({ description: 'Ledger balance of the buffer account' }),
+  refund_hold_micro_pay: Type.Integer({
+    description:
+      'PAY held for refunds paid from your balance (funding pay_balance) until each is paid out or given back',
+  }),
   net_obligation_micro_pay: Type.Integer({ description: 'Sum of validated-pending receiver obligations' }),
   deficit_micro_pay: Type.Integer({ description: 'max(0, buffer threshold - (available + buffer - net obligation))' }),
   unconfirmed_fills_micro_pay: Type.Integer({

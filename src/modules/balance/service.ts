@@ -58,7 +58,8 @@ export function countdownDays(
 export async function readBalance(deps: BalanceDeps, merchant_id: string, is_sandbox: boolean): Promise<DeficitView> {
   const available_account = accounts.merchantAvailable(merchant_id, is_sandbox);
   const buffer_account = accounts.merchantBuffer(merchant_id, is_sandbox);
-  const balances = await deps.ledger.balances([available_account, buffer_account]);
+  const hold_account = accounts.merchantRefundHold(merchant_id, is_sandbox);
+  const balances = await deps.ledger.balances([available_account, buffer_account, hold_account]);
   const available = balances.get(available_account) ?? null;
   const buffer = balances.get(buffer_account) ?? null;
   if (available === null && buffer === null) throw notFound('PAY balance of this merchant');
@@ -79,6 +80,7 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
     merchant_id,
     available_micro_pay: available ?? 0,
     buffer_micro_pay: buffer ?? 0,
+    refund_hold_micro_pay: balances.get(hold_account) ?? 0,
     net_obligation_micro_pay: net_obligation,
     deficit_micro_pay: deficit,
     unconfirmed_fills_micro_pay: unconfirmed,
@@ -103,6 +105,7 @@ export async function merchantBalance(
   return {
     available_micro_pay: view.available_micro_pay,
     buffer_micro_pay: view.buffer_micro_pay,
+    refund_hold_micro_pay: view.refund_hold_micro_pay,
     net_obligation_micro_pay: view.net_obligation_micro_pay,
     deficit_micro_pay: view.deficit_micro_pay,
     unconfirmed_fills_micro_pay: view.unconfirmed_fills_micro_pay,

@@ -88,6 +88,7 @@ const LEG_STATE_WORDS = {
   verified: 'leg_verified',
   rejected: 'leg_rejected',
   not_checked: 'leg_not_checked',
+  awaiting_payee: 'leg_awaiting_payee',
 } as const;
 
 /** A leg's slip state on a payment split between several payees. */
@@ -117,8 +118,9 @@ function collecting(view: CheckoutView): boolean {
 
 function statusPoller(model: PageModel): string {
   // Reloads when the status moves; the server renders whatever the new status needs.
-  return `(function(){var s=${scriptJson({ url: `/checkout/${model.view.payment_id}/status`, status: model.view.status, poll_ms: model.poll_ms })};
-function tick(){fetch(s.url,{cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(b){if(b&&b.data&&b.data.status!==s.status){location.reload()}else{setTimeout(tick,s.poll_ms)}}).catch(function(){setTimeout(tick,s.poll_ms*2)})}
+  const waiting = model.view.legs.some((leg) => leg.proof?.status === 'awaiting_payee');
+  return `(function(){var s=${scriptJson({ url: `/checkout/${model.view.payment_id}/status`, status: model.view.status, waiting, poll_ms: model.poll_ms })};
+function tick(){fetch(s.url,{cache:'no-store'}).then(function(r){return r.ok?r.json():null}).then(function(b){if(b&&b.data&&(b.data.status!==s.status||b.data.awaiting_payee!==s.waiting)){location.reload()}else{setTimeout(tick,s.poll_ms)}}).catch(function(){setTimeout(tick,s.poll_ms*2)})}
 setTimeout(tick,s.poll_ms)})();`;
 }
 
@@ -208,14 +210,33 @@ export function renderCheckoutPage(model: PageModel): string {
               )
               .join('')
           : '';
+      // A slip that passed the local checks waits for its seller's word (DESIGN 3b): the buyer is told so.
+      const waiting = view.legs.some((leg) => leg.proof?.status === 'awaiting_payee');
+      const title = waiting ? t.awaiting_payee_title : t.confirming_title;
       return layout(
         model,
-        t.confirming_title,
+        title,
         toggle,
-        `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', t.confirming_title, t.confirming_body, states)}`,
+        `${error}${header(t, view, false)}${statusCard('<div class="spinner"></div>', title, waiting ? t.awaiting_payee_body : t.confirming_body, states)}`,
         statusPoller(model),
       );
     }
+    case 'partially_paid':
+      return layout(
+        model,
+        t.partially_paid_title,
+        toggle,
+        `${header(t, view, false)}${statusCard(
+          '⚠️',
+          t.partially_paid_title,
+          fill(t.partially_paid_body, {
+            received: money(view.amount_received_decimal, view.currency),
+            amount: money(view.amount_decimal, view.currency),
+          }),
+          back,
+        )}`,
+        '',
+      );
     case 'completed':
     case 'settled':
       return layout(

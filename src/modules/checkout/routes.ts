@@ -105,6 +105,9 @@ export const checkoutRoutes: FastifyPluginAsyncTypebox<CheckoutRoutesOptions> = 
             Type.Object({
               payment_id: Type.String(),
               status: Type.String(),
+              awaiting_payee: Type.Boolean({
+                description: "A leg's slip waits for its seller's confirmation (the page says so)",
+              }),
               seconds_remaining: Type.Integer(),
               failure_reason: Type.Union([Type.String(), Type.Null()]),
               return_redirect_url: Type.String(),

@@ -33,6 +33,8 @@ export const CheckoutSchema = Type.Object({
   status: Type.String(),
   amount: Type.Integer(),
   amount_decimal: Type.String(),
+  amount_received: Type.Integer({ description: 'Minor units that arrived (partially_paid: the verified legs)' }),
+  amount_received_decimal: Type.String(),
   currency: Type.String(),
   payment_method: Type.String(),
   is_sandbox: Type.Boolean(),

@@ -39,6 +39,7 @@ export async function openCheckout(
 export interface CheckoutStatus {
   payment_id: string;
   status: string;
+  awaiting_payee: boolean;
   seconds_remaining: number;
   failure_reason: string | null;
   return_redirect_url: string;
@@ -51,6 +52,7 @@ export async function checkoutStatus(deps: CheckoutDeps, id: string): Promise<Ch
   return {
     payment_id: view.payment_id,
     status: view.status,
+    awaiting_payee: view.legs.some((leg) => leg.proof?.status === 'awaiting_payee'),
     seconds_remaining: view.seconds_remaining,
     failure_reason: view.failure_reason,
     return_redirect_url: view.return_redirect_url,

@@ -5,6 +5,7 @@ import { sellerPayees } from '../liquidity/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import { promptpayPayload, qrPng } from '../reference/promptpay.ts';
 import {
+  amountReceived,
   findPaymentById,
   getPayment,
   legsWithProofs,
@@ -80,6 +81,8 @@ export async function buildCheckoutView(
     status: payment.status,
     amount: payment.amount_minor,
     amount_decimal: minorToDecimal(payment.amount_minor, currency),
+    amount_received: amountReceived(payment),
+    amount_received_decimal: minorToDecimal(amountReceived(payment), currency),
     currency: payment.currency,
     payment_method: payment.payment_method,
     is_sandbox: payment.is_sandbox,

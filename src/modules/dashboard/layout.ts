@@ -20,6 +20,7 @@ export type Section =
   | 'payments'
   | 'balance'
   | 'settlements'
+  | 'links'
   | 'developers'
   | 'team'
   | 'settings'
@@ -29,6 +30,7 @@ export type Section =
 const NAV: { section: Exclude<Section, null>; href: string; key: Exclude<Section, null> }[] = [
   { section: 'home', href: '/dashboard', key: 'home' },
   { section: 'payments', href: '/dashboard/payments', key: 'payments' },
+  { section: 'links', href: '/dashboard/links', key: 'links' },
   { section: 'balance', href: '/dashboard/balance', key: 'balance' },
   { section: 'settlements', href: '/dashboard/settlements', key: 'settlements' },
   { section: 'developers', href: '/dashboard/developers', key: 'developers' },

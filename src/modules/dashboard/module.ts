@@ -19,6 +19,7 @@ export const dashboardModule = defineModule({
     'disputes',
     'ledger',
     'merchants',
+    'payment-links',
     'payments',
     'pending-funds',
     'reference',
@@ -27,8 +28,12 @@ export const dashboardModule = defineModule({
     'settlements',
     'webhooks',
   ],
-  start: ({ config, db, clock, logger }, needs: Omit<DashboardDeps, 'users' | 'secure_cookies' | 'request_log'>) => {
+  start: (
+    { config, db, clock, logger, auth_counters },
+    needs: Omit<DashboardDeps, 'users' | 'secure_cookies' | 'request_log'>,
+  ) => {
     const sign_in = new SignInThrottle({
+      counters: auth_counters,
       now_ms: () => clock.now().getTime(),
       max_delay_ms: config.sign_in_max_delay_ms,
     });

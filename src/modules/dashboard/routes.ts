@@ -6,6 +6,7 @@ import { authRoutes } from './routes/auth.ts';
 import { balanceRoutes } from './routes/balance.ts';
 import { developerRoutes } from './routes/developers.ts';
 import { homeRoutes } from './routes/home.ts';
+import { linkRoutes } from './routes/links.ts';
 import { paymentRoutes } from './routes/payments.ts';
 import { settlementRoutes } from './routes/settlements.ts';
 import { teamRoutes } from './routes/team.ts';
@@ -31,6 +32,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
     authRoutes,
     homeRoutes,
     paymentRoutes,
+    linkRoutes,
     balanceRoutes,
     settlementRoutes,
     developerRoutes,

@@ -8,6 +8,7 @@ import { merchantBalance, type BalanceDeps } from '../balance/service.ts';
 import type { BuyOrdersDeps } from '../buy-orders/service.ts';
 import type { DisputesDeps } from '../disputes/service.ts';
 import type { CredentialCache } from '../merchants/credential-cache.ts';
+import type { PaymentLinksDeps } from '../payment-links/service.ts';
 import type { PaymentsDeps } from '../payments/service.ts';
 import type { PendingFundsDeps } from '../pending-funds/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
@@ -39,6 +40,7 @@ export interface DashboardDeps {
   /** API key rolls forget the process's key cache. */
   key_cache: CredentialCache;
   payments: PaymentsDeps & { banks: BankDirectory };
+  payment_links: PaymentLinksDeps;
   sandbox: SandboxDeps & { db: Db };
   webhooks: WebhooksDeps;
   pending_funds: PendingFundsDeps;

@@ -193,10 +193,10 @@ export async function checkSignIn(
   address: string,
 ): Promise<SignInResult> {
   const normalized = normalizeEmail(email);
-  const attempt = deps.sign_in?.attempt(address, normalized) ?? {
+  const attempt = (await deps.sign_in?.attempt(address, normalized)) ?? {
     refused: false as const,
     delay_ms: 0,
-    settle: () => {},
+    settle: async () => {},
   };
   if (attempt.refused) return { ok: false, reason: 'limited', retry_after_seconds: attempt.retry_after_seconds };
   if (attempt.delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, attempt.delay_ms));
@@ -211,7 +211,7 @@ export async function checkSignIn(
     candidate?.password_hash ?? (await DUMMY_HASH),
   );
   const succeeded = matches && candidate !== undefined && candidate.password_hash !== null;
-  attempt.settle(succeeded);
+  await attempt.settle(succeeded);
   return succeeded ? { ok: true, user_id: candidate.id } : { ok: false, reason: 'invalid' };
 }
 

@@ -8,8 +8,33 @@ export const EVENT_TYPES = {
   'payment.confirming': { resource: 'Payment', description: 'A proof was uploaded; the receipt validator runs' },
   'payment.completed': { resource: 'Payment', description: 'The receipt was verified; PAY moved to the merchant' },
   'payment.failed': { resource: 'Payment', description: 'The receipt was rejected (`failure_reason`)' },
+  'payment.partially_paid': {
+    resource: 'Payment',
+    description:
+      'Some legs were verified and the others rejected or never paid: the verified legs completed (`amount_received`), the rest released; refund the buyer or fulfil part of the order',
+  },
+  'leg.awaiting_payee': {
+    resource: 'SellerLeg',
+    description:
+      "A leg's slip passed the local checks, which do not prove payment: the payment waits for the leg's seller to confirm that the money arrived",
+  },
   'payment.expired': { resource: 'Payment', description: 'Nobody paid before `expires_at`' },
   'payment.cancelled': { resource: 'Payment', description: 'The merchant cancelled the payment' },
+  'payment.refunded': {
+    resource: 'Payment',
+    description: 'Succeeded refunds now add up to what the payment received (`refunded: true`)',
+  },
+  'refund.created': {
+    resource: 'Refund',
+    description: 'A refund was created: `requires_action` (its claim link waits for the buyer) or `pending`',
+  },
+  'refund.updated': { resource: 'Refund', description: "The refund's status changed (every change)" },
+  'refund.succeeded': { resource: 'Refund', description: 'The money reached the buyer' },
+  'refund.failed': { resource: 'Refund', description: 'The refund failed (`failure_reason`); a PAY hold went back' },
+  'refund.canceled': {
+    resource: 'Refund',
+    description: 'The merchant canceled the refund, or its claim link expired unclaimed; a PAY hold went back',
+  },
   'payment_link.created': { resource: 'PaymentLink', description: 'A payment link was created' },
   'payment_link.updated': { resource: 'PaymentLink', description: 'A payment link changed (it was deactivated)' },
   'sell_order.cash_leg_requested': {

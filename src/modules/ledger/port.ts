@@ -107,6 +107,9 @@ export const accounts = {
     `${mode(is_sandbox)}:merchant:${merchant_id}:available`,
   merchantBuffer: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:buffer`,
   merchantReserve: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:reserve`,
+  /** PAY held for refunds funded from the merchant's balance (DESIGN 3c), until each is paid out or given back. */
+  merchantRefundHold: (merchant_id: string, is_sandbox: boolean) =>
+    `${mode(is_sandbox)}:merchant:${merchant_id}:refund_hold`,
   seller: (seller_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:seller:${seller_id}`,
   /** The default issuance account ("world"): PAY minted by the gateway itself (pending funds, seller funding). */
   world: (is_sandbox: boolean) => `${mode(is_sandbox)}:issuance:world`,

@@ -19,6 +19,7 @@ export const RECONCILIATION_CAUSES = [
   'adjustment',
   'dispute',
   'shortfall',
+  'refund',
   'sandbox',
   'other',
 ] as const;
@@ -79,6 +80,7 @@ function causeOfKey(row: JournalRow): ReconciliationCause {
   if (row.key.startsWith('payment:')) return row.key.endsWith(':fee') ? 'fee' : 'payment_leg';
   if (row.key.startsWith('buy_order:')) return 'buy_order_fill';
   if (row.key.startsWith('sell_order:')) return 'sell_order';
+  if (row.key.startsWith('refund:')) return 'refund';
   if (row.key.startsWith('seller:')) return 'seller_funding';
   if (row.key.startsWith('adjustment:')) return 'adjustment';
   if (row.key.startsWith('dispute:')) return 'dispute';

@@ -7,7 +7,7 @@ import { liquidityRoutes } from './routes.ts';
 export const liquidityModule = defineModule({
   name: 'liquidity',
   owns: ['sellers'],
-  calls: ['audit', 'ledger'],
+  calls: ['audit', 'ledger', 'merchants'],
   start: ({ db, clock }, needs: { ledger: Ledger }) => {
     const funding = createSellerFunding(needs.ledger);
     return {

@@ -5,8 +5,8 @@ import { merchantScope } from '../../http/auth.ts';
 import { created, Envelope, MinorUnits, ok, Timestamp, UuidParams } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
-import { SellerSchema } from './schema.ts';
-import { createSeller, fundSeller, rateSnapshot, type SellerFundingPort } from './service.ts';
+import { CreatedSellerSchema, SellerKeySchema, SellerSchema } from './schema.ts';
+import { createSeller, fundSeller, rateSnapshot, rollSellerKey, type SellerFundingPort } from './service.ts';
 import type { Ledger } from '../ledger/port.ts';
 import { adminActor } from '../../http/auth.ts';
 
@@ -116,10 +116,24 @@ export const liquidityRoutes: FastifyPluginAsyncTypebox<{
           { additionalProperties: false },
         ),
         response: {
-          201: Envelope(SellerSchema),
+          201: Envelope(CreatedSellerSchema),
         },
       },
     },
     async (request, reply) => created(reply, await createSeller(db, clock, request.body, funding)),
+  );
+
+  app.post(
+    '/admin/sellers/:id/keys',
+    {
+      config: { auth: 'admin', errors: [404] },
+      schema: {
+        tags: ['admin'],
+        summary: "Roll a seller's key: a new sel_live_… key, shown once; the old one stops working (audited)",
+        params: UuidParams,
+        response: { 201: Envelope(SellerKeySchema) },
+      },
+    },
+    async (request, reply) => created(reply, await rollSellerKey(db, clock, adminActor(request), request.params.id)),
   );
 };

@@ -21,3 +21,19 @@ export const SellerSchema = Type.Object({
 });
 
 export type SellerView = Static<typeof SellerSchema>;
+
+/** `POST /admin/sellers`'s answer: the seller and its key, shown only here. */
+export const CreatedSellerSchema = Type.Object({
+  ...SellerSchema.properties,
+  seller_key: Type.String({
+    description:
+      "The seller's own key (sel_live_…), shown only here: the seller lists, confirms and rejects the legs that wait for it with it (/v1/seller/legs)",
+  }),
+});
+
+export const SellerKeySchema = Type.Object({
+  seller_id: Type.String(),
+  seller_key: Type.String({ description: 'The new seller key, shown only here; the old one no longer works' }),
+  key_hint: Type.String(),
+  created_at: Timestamp,
+});

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { generateSellerKey } from '../merchants/credentials.ts';
 import type { Db, Executor, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
@@ -51,7 +52,7 @@ export async function createSeller(
   clock: Clock,
   input: NewSeller,
   funding?: SellerFundingPort,
-): Promise<SellerView> {
+): Promise<SellerView & { seller_key: string }> {
   if (parseDecimal(input.rate).numerator <= 0n) {
     throw rateNotPositive();
   }
@@ -83,8 +84,13 @@ export async function createSeller(
     active: true,
     created_at: clock.now(),
   };
+  // The seller's own credential (DESIGN 3b): shown once, here; only its SHA-256 is kept.
+  const key = generateSellerKey();
   await db.transaction().execute(async (trx) => {
-    await trx.insertInto('sellers').values(row).execute();
+    await trx
+      .insertInto('sellers')
+      .values({ ...row, key_hash: key.hash, key_hint: key.hint, key_created_at: row.created_at })
+      .execute();
     await funding?.onSellerCreated(trx, {
       id: row.id,
       is_sandbox: row.is_sandbox,
@@ -100,7 +106,42 @@ export async function createSeller(
     suspended_at: null,
     suspension_reason: null,
     created_at: row.created_at.toISOString(),
+    seller_key: key.raw,
   };
+}
+
+/**
+ * Rolls a live seller's key (`POST /admin/sellers/{id}/keys`): a new `sel_live_…` key, shown once; the old one stops
+ * working at once. Audited.
+ */
+export async function rollSellerKey(
+  db: Db,
+  clock: Clock,
+  actor: AdminActor,
+  seller_id: string,
+): Promise<{ seller_id: string; seller_key: string; key_hint: string; created_at: string }> {
+  const now = clock.now();
+  const key = generateSellerKey();
+  return db.transaction().execute(async (trx) => {
+    const updated = await trx
+      .updateTable('sellers')
+      .set({ key_hash: key.hash, key_hint: key.hint, key_created_at: now })
+      .where('id', '=', seller_id)
+      .where('synthetic', '=', false)
+      .where('is_sandbox', '=', false)
+      .returning('id')
+      .executeTakeFirst();
+    if (!updated) throw notFound('Seller');
+    await recordAdminAction(trx, {
+      at: now,
+      actor,
+      action: 'seller.key.roll',
+      target_type: 'seller',
+      target_id: seller_id,
+      details: { key_hint: key.hint },
+    });
+    return { seller_id, seller_key: key.raw, key_hint: key.hint, created_at: now.toISOString() };
+  });
 }
 
 export async function sellerPayees(

@@ -25,6 +25,7 @@ export {
   type NewSeller,
   normalizeRate,
   presentSeller,
+  rollSellerKey,
   SELLER_UNFUNDED,
   type SellerFundingPort,
   sellerOfAccount,

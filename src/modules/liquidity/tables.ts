@@ -24,6 +24,10 @@ export interface LiquidityTables {
     /** Out of matching since the ledger refused a completion for lack of its PAY (migration 0222); null otherwise. */
     suspended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     suspension_reason: ColumnType<string | null, string | null | undefined, string | null>;
+    /** The seller key's SHA-256 and hint (migration 0271): null for synthetic sandbox sellers. */
+    key_hash: ColumnType<string | null, string | null | undefined, string | null>;
+    key_hint: ColumnType<string | null, string | null | undefined, string | null>;
+    key_created_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     created_at: Date;
   };
 }

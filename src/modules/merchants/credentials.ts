@@ -9,6 +9,17 @@ import { sessionsByTokenHash, sessionInForce, type SessionForAuth } from './sess
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
 const KEY_PATTERN = /^svc_(live|test|sandbox)_[0-9A-Za-z]{32,128}$/;
+export const SELLER_KEY_PREFIX = 'sel_live_';
+const SELLER_KEY_PATTERN = /^sel_live_[0-9A-Za-z]{32,128}$/;
+
+/** A new seller key (DESIGN 3b): `sel_live_` + 40 base62 characters, kept as its SHA-256 with a hint. */
+export function generateSellerKey(): { raw: string; hash: string; hint: string } {
+  const raw = `${SELLER_KEY_PREFIX}${randomBase62(40)}`;
+  return { raw, hash: sha256Hex(raw), hint: `${raw.slice(0, SELLER_KEY_PREFIX.length + 4)}…${raw.slice(-4)}` };
+}
+
+/** Whether a presented credential has the shape of a seller key (so a merchant route can say it is the wrong kind). */
+export const looksLikeSellerKey = (raw: string): boolean => raw.startsWith(SELLER_KEY_PREFIX);
 
 export function generateApiKey(kind: KeyKind): { raw: string; hash: string; hint: string } {
   const raw = `${KEY_PREFIX[kind]}${randomBase62(40)}`;
@@ -146,6 +157,18 @@ export function createAuthenticator(deps: {
       if (epoch !== undefined)
         cache?.set(cache_key, principal, epoch, row.revoked_at?.getTime() ?? Infinity, now.getTime());
       return principal;
+    },
+
+    // Seller keys: the same credential path as API keys (SHA-256 lookup), on the seller's own row.
+    async bySellerKey(raw_key) {
+      if (!SELLER_KEY_PATTERN.test(raw_key)) return null;
+      const row = await deps.db
+        .selectFrom('sellers')
+        .select('id')
+        .where('key_hash', '=', sha256Hex(raw_key))
+        .where('is_sandbox', '=', false)
+        .executeTakeFirst();
+      return row ? { kind: 'seller', seller_id: row.id } : null;
     },
 
     async byJwt(token) {

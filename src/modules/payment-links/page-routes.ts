@@ -105,9 +105,11 @@ export const paymentLinkPageRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentLin
         params: Params,
         querystring: LangQuery,
         consumes: ['application/x-www-form-urlencoded'],
-        body: Type.Optional(
-          Type.Object({ amount: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: true }),
-        ),
+        body: Type.Object({ amount: Type.Optional(Type.String({ maxLength: 40 })) }, { additionalProperties: true }),
+      },
+      // A form without fields (a fixed amount's button) may come without a body.
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
     async (request, reply) => {

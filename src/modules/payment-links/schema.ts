@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { NullableTimestamp, Timestamp } from '../../http/schemas.ts';
-import { CURRENCIES } from '../../lib/money.ts';
+import { CURRENCIES, type Currency } from '../../lib/money.ts';
 
 /** A payment link as the API shows it, and what a create takes. */
 
@@ -66,7 +66,7 @@ export const CreatePaymentLinkBody = Type.Object(
   {
     title: Type.String({ minLength: 1, maxLength: 120, description: 'What the payer sees as the heading' }),
     description: Type.Optional(Type.String({ maxLength: 1000 })),
-    currency: Type.Union(CURRENCIES.map((currency) => Type.Literal(currency))),
+    currency: Type.Unsafe<Currency>(Type.Union(CURRENCIES.map((currency) => Type.Literal(currency)))),
     amount: Type.Optional(
       Amount(
         'A fixed amount: integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00"). Give this or amount_range',

@@ -13,7 +13,7 @@ export const completionKeys = {
 };
 
 /**
- * Payment completion moves each leg's PAY from its seller to the merchant's available account less the settlement fee
+ * Payment completion (of every leg, or of the verified legs of a partly paid payment) moves each leg's PAY from its seller to the merchant's available account less the settlement fee
  * (`payment:<id>:leg:<n>`), and the fee to the gateway's fees account (`payment:<id>:leg:<n>:fee`, when above 0), as
  * one multi-posting ledger command inside the completion transaction: every leg posts or none does (a refusal is
  * thrown with nothing posted, and the completion rolls back). The fee is recorded on the payment in the same
@@ -24,6 +24,7 @@ export function createPaymentCompletion(ledger: Ledger, fee_bps: number): Paymen
   return {
     async onCompleted(trx: Trx, payment: PaymentRow, legs: readonly LegRow[]) {
       assert(legs.length > 0, `completed payment ${payment.id} has legs`);
+      // The fee of what was received: the whole amount, or the verified legs' alone when the payment is partly paid.
       const fee = paymentFee(payment, legs, fee_bps);
       const merchant = accounts.merchantAvailable(payment.merchant_id, payment.is_sandbox);
       const postings: TransferCommand[] = [];

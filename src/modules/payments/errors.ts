@@ -26,6 +26,13 @@ export const paymentNotCancellable = (status: string) =>
 export const createPaymentsGone = () =>
   new AppError('GONE', 'POST /v1/payments passed its sunset; use POST /v1/trades');
 
+// a payee's decision
+export const legNotAwaitingPayee = (status: string) =>
+  new AppError(
+    'LEG_NOT_AWAITING_PAYEE',
+    `Only a leg whose slip waits for its payee can be confirmed or rejected; this one is ${status}`,
+  );
+
 // proofs
 export const proofNotAccepted = (status: string) =>
   new AppError(

@@ -6,7 +6,8 @@ import { createPaymentCompletion } from './completion.ts';
 import { PaymentCreateBatcher } from './create-batch.ts';
 import type { QuoteLockPort } from './ports.ts';
 import { paymentRoutes } from './routes.ts';
-import { PaymentSchema } from './schema.ts';
+import { sellerRoutes } from './seller-routes.ts';
+import { PaymentSchema, SellerLegSchema } from './schema.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { expireDuePayments } from './lifecycle.ts';
 import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './verdicts.ts';
@@ -18,7 +19,7 @@ import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './
 export const paymentsModule = defineModule({
   name: 'payments',
   owns: ['payments', 'payment_legs', 'payment_proofs'],
-  calls: ['events', 'ledger', 'liquidity', 'reference', 'validators'],
+  calls: ['audit', 'events', 'ledger', 'liquidity', 'reference', 'validators'],
   start: (
     { config, db, clock, logger, registry, wake },
     needs: { ledger: Ledger; validator: ReceiptValidator; quote_locks: QuoteLockPort; banks: BankDirectory },
@@ -37,6 +38,8 @@ export const paymentsModule = defineModule({
     const verdicts: VerdictDeps = {
       ...deps,
       validator: needs.validator,
+      allow_unverified_live_proofs: config.allow_unverified_live_proofs,
+      proof_check_hours: config.proof_check_hours,
       logger,
       completion_failures: createVerdictMetrics(registry),
     };
@@ -44,8 +47,9 @@ export const paymentsModule = defineModule({
     return {
       deps,
       verdicts,
-      schemas: { shared: [PaymentSchema] },
+      schemas: { shared: [PaymentSchema, SellerLegSchema] },
       routes: async (server) => {
+        await server.register(sellerRoutes, { deps });
         await server.register(paymentRoutes, {
           deps: { ...deps, banks: needs.banks },
           proof_max_bytes: config.proof_max_bytes,

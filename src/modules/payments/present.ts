@@ -10,7 +10,7 @@ export type { MatchDetail, PaymentView } from './schema.ts';
 export type PresentedLeg = LegRow & { proof?: LegProof | null };
 
 /** Payment states after which a slip without a final verdict is never judged. */
-const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled'];
+const ENDED_UNPAID: readonly string[] = ['failed', 'expired', 'cancelled', 'partially_paid'];
 
 /** A stored proof's verdict as the leg's slip state, on a payment in `payment_status`. */
 export function legProof(
@@ -24,7 +24,9 @@ export function legProof(
         ? 'rejected'
         : ENDED_UNPAID.includes(payment_status)
           ? 'not_checked'
-          : 'checking';
+          : row.verdict === 'awaiting_payee'
+            ? 'awaiting_payee'
+            : 'checking';
   return {
     id: row.id,
     status,
@@ -53,6 +55,7 @@ export const PRESENTED_COLUMNS = [
   'is_sandbox',
   'order_id',
   'amount_minor',
+  'amount_received_minor',
   'currency',
   'payment_method',
   'return_url',
@@ -67,11 +70,27 @@ export const PRESENTED_COLUMNS = [
   'completed_at',
   'fee_minor',
   'fee_micro_pay',
+  'amount_refunded_minor',
   'payment_link_id',
   'receipt_number',
   'receipt_token',
 ] as const satisfies readonly (keyof PaymentRow)[];
 export type PresentedPayment = Pick<PaymentRow, (typeof PRESENTED_COLUMNS)[number]>;
+
+/** What arrived: the whole amount once completed (or settled), the verified legs' fiat when partly paid, else 0. */
+export function amountReceived(payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_received_minor'>): number {
+  if (payment.status === 'completed' || payment.status === 'settled') return Number(payment.amount_minor);
+  if (payment.status === 'partially_paid') return Number(payment.amount_received_minor);
+  return 0;
+}
+
+/** True when succeeded refunds add up to what the payment received. */
+export function isRefunded(
+  payment: Pick<PaymentRow, 'status' | 'amount_minor' | 'amount_received_minor' | 'amount_refunded_minor'>,
+): boolean {
+  const received = amountReceived(payment);
+  return received > 0 && Number(payment.amount_refunded_minor) >= received;
+}
 
 export function presentPayment(
   payment: PresentedPayment,
@@ -84,6 +103,7 @@ export function presentPayment(
     order_id: payment.order_id,
     amount: payment.amount_minor,
     amount_decimal: minorToDecimal(payment.amount_minor, payment.currency as Currency),
+    amount_received: amountReceived(payment),
     currency: payment.currency,
     payment_method: payment.payment_method,
     return_url: payment.return_url,
@@ -102,6 +122,8 @@ export function presentPayment(
     receipt_url: payment.receipt_token === null ? null : `${public_base_url}/receipts/${payment.receipt_token}`,
     fee_minor: payment.fee_minor === null ? null : Number(payment.fee_minor),
     fee_micro_pay: payment.fee_micro_pay === null ? null : Number(payment.fee_micro_pay),
+    amount_refunded: Number(payment.amount_refunded_minor),
+    refunded: isRefunded(payment),
     match_details: presentLegs(legs),
     ...(payment.synthetic_match ? { synthetic_match: payment.synthetic_match } : {}),
   };

@@ -74,6 +74,8 @@ export async function uploadProof(
       return { expired: true as const };
     if (!OPEN_FOR_PROOF.includes(payment.status) && payment.status !== 'confirming')
       throw proofNotAccepted(payment.status);
+    // Past `expires_at` a payment stays open only for slips already sent (under check or waiting for their payee).
+    if (payment.expires_at.getTime() <= now.getTime()) throw expiredBeforeProof();
     const legs = await loadLegs(trx, id);
     const existing = await trx
       .selectFrom('payment_proofs')

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { merchantScope } from '../../http/auth.ts';
+import { adminActor, merchantScope } from '../../http/auth.ts';
 import { idempotencyRequest } from '../../http/idempotency.ts';
 import { CsvEnum, Envelope, ListQuery, ok, Page, splitCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
@@ -18,7 +18,8 @@ import {
   type PaymentsDeps,
 } from './service.ts';
 import { createAlone } from './create-batch.ts';
-import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY } from './schema.ts';
+import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY, SellerLegSchema } from './schema.ts';
+import { decideLeg } from './payee.ts';
 import type { ErrorCode } from '../../lib/errors.ts';
 import { createPaymentsGone } from './errors.ts';
 
@@ -279,8 +280,11 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
           'A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order ' +
           '(starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. ' +
           "The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee " +
-          "(match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, " +
-          'and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.',
+          "(match_details[].proof shows its state). A live leg completes on a provider's verified check of amount, payee and a new bank reference, " +
+          "or on its seller's confirmation: a slip that passed only the local checks shows `awaiting_payee` until its seller decides. " +
+          "The payment completes when every leg is verified; a rejected leg fails it with that leg's reason, or ends it `partially_paid` when another leg was verified; " +
+          'at `expires_at` a leg still without a slip fails it `proof_missing` (or `partially_paid`), while slips under check or waiting for their seller keep it open. ' +
+          'The same file sent again for its own leg is answered as before.',
         params: PaymentIdParams,
         response: { 200: Envelope(ProofResult) },
       },
@@ -290,5 +294,62 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       const parts = await readProofParts(request, proof_max_bytes, await proofPartsAllowed(deps, request.params.id));
       return ok(await uploadProof(deps, scope, request.params.id, parts));
     },
+  );
+
+  const LegParams = Type.Object({
+    id: Type.String({ pattern: PAYMENT_ID_PATTERN, description: 'Payment id' }),
+    n: Type.Integer({ minimum: 1, description: "The leg's match_order" }),
+  });
+  const RejectBody = Type.Object(
+    { reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why the money did not arrive' }) },
+    { additionalProperties: false },
+  );
+
+  app.post(
+    '/admin/payments/:id/legs/:n/confirm',
+    {
+      config: { auth: 'admin', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      schema: {
+        tags: ['admin'],
+        summary: 'Confirm for its seller that a leg waiting for its payee was paid (the leg completes; audited)',
+        params: LegParams,
+        response: { 200: Envelope(SellerLegSchema) },
+      },
+    },
+    async (request) =>
+      ok(
+        await decideLeg(
+          deps,
+          request.params.id,
+          request.params.n,
+          { by: { operator: adminActor(request) } },
+          { decision: 'confirm' },
+        ),
+      ),
+  );
+
+  app.post(
+    '/admin/payments/:id/legs/:n/reject',
+    {
+      config: { auth: 'admin', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      schema: {
+        tags: ['admin'],
+        summary:
+          'Reject for its seller a leg waiting for its payee (the money did not arrive): the payment fails, or ends partially_paid (audited)',
+        params: LegParams,
+        body: RejectBody,
+        response: { 200: Envelope(SellerLegSchema) },
+      },
+    },
+    async (request) =>
+      ok(
+        await decideLeg(
+          deps,
+          request.params.id,
+          request.params.n,
+          { by: { operator: adminActor(request) } },
+          { decision: 'reject', reason: request.body.reason },
+        ),
+      ),
   );
 };

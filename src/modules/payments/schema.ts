@@ -11,6 +11,7 @@ export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
   'payment_pending',
   'confirming',
   'completed',
+  'partially_paid',
   'failed',
   'expired',
   'cancelled',
@@ -18,13 +19,16 @@ export const PAYMENT_STATUSES: readonly PaymentStatus[] = [
 ];
 
 /**
- * A leg's slip: `checking` until its verdict, then `verified` or `rejected` (with the reason); `not_checked` when the
- * payment ended first (another leg's slip was rejected, or the payment expired), so this slip was never judged.
+ * A leg's slip: `checking` until its verdict, then `verified` or `rejected` (with the reason); `awaiting_payee` when
+ * the checks it passed are not evidence for live money and the leg waits for its seller's confirmation (DESIGN 3b);
+ * `not_checked` when the payment ended first (another leg's slip was rejected, or the payment expired), so this slip
+ * was never judged.
  */
 export const LegProofSchema = Type.Object({
   id: Type.String(),
   status: Type.Union([
     Type.Literal('checking'),
+    Type.Literal('awaiting_payee'),
     Type.Literal('verified'),
     Type.Literal('rejected'),
     Type.Literal('not_checked'),
@@ -53,6 +57,10 @@ export const PaymentSchema = Type.Object(
     order_id: Type.String(),
     amount: Type.Integer({ description: 'Minor units (satang, cents)' }),
     amount_decimal: Type.String(),
+    amount_received: Type.Integer({
+      description:
+        "Minor units that arrived: the amount once completed, the verified legs' amount when partially_paid, 0 before",
+    }),
     currency: Type.String(),
     payment_method: Type.String(),
     return_url: Type.String(),
@@ -82,11 +90,49 @@ export const PaymentSchema = Type.Object(
     fee_micro_pay: Type.Union([Type.Integer(), Type.Null()], {
       description: 'The same fee in PAY, as posted to the fees account (null before completion)',
     }),
+    amount_refunded: Type.Integer({ description: 'What succeeded refunds gave back, minor units' }),
+    refunded: Type.Boolean({
+      description:
+        'True when succeeded refunds add up to what the payment received (the whole amount of a completed payment)',
+    }),
     match_details: Type.Array(MatchDetailSchema),
     synthetic_match: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
   { $id: 'Payment' },
 );
+
+/** A payment leg as its seller sees it (`GET /v1/seller/legs`, event `leg.awaiting_payee`): no merchant data. */
+export const SellerLegSchema = Type.Object(
+  {
+    payment_id: Type.String(),
+    match_order: Type.Integer(),
+    seller_id: Type.String(),
+    status: Type.Union(
+      [
+        Type.Literal('checking'),
+        Type.Literal('awaiting_payee'),
+        Type.Literal('verified'),
+        Type.Literal('rejected'),
+        Type.Literal('not_checked'),
+      ],
+      { description: "The leg's slip: awaiting_payee while it waits for this seller's confirmation" },
+    ),
+    amount_minor: Type.Integer({ description: 'What the buyer should have paid this seller, minor units' }),
+    currency: Type.String(),
+    amount_micro_pay: Type.Integer({ description: 'The PAY this seller gives the merchant when the leg completes' }),
+    reference: Type.Union([Type.String(), Type.Null()], {
+      description: "The slip's bank reference (from its slip-verification QR or the provider), when it has one",
+    }),
+    sending_bank: Type.Union([Type.String(), Type.Null()]),
+    image_url: Type.String({ description: 'The slip image; the seller key fetches it' }),
+    received_at: Timestamp,
+    awaiting_payee_since: NullableTimestamp,
+    reason: Type.Union([Type.String(), Type.Null()], { description: 'Why a rejected leg was rejected' }),
+    decided_by: Type.Union([Type.Literal('seller'), Type.Literal('operator'), Type.Null()]),
+  },
+  { $id: 'SellerLeg' },
+);
+export type SellerLegView = Static<typeof SellerLegSchema>;
 
 export type MatchDetail = Static<typeof MatchDetailSchema>;
 export type LegProof = Static<typeof LegProofSchema>;

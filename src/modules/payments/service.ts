@@ -17,3 +17,4 @@ export {
 export { proofPartsAllowed, type ProofUpload, type ProofUploadResult, uploadProof } from './proofs.ts';
 export { findPaymentById, findPaymentByReceiptToken, getPayment, listPayments } from './reads.ts';
 export type { LegRow, PaymentRow } from './tables.ts';
+export { amountReceived } from './present.ts';

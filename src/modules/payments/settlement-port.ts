@@ -1,11 +1,11 @@
 import type { Executor, Trx } from '../../db/database.ts';
 import { ofMerchant } from '../../http/ownership.ts';
 import { transition } from './state.ts';
-import type { PaymentRow } from './tables.ts';
+import type { PaymentRow, PaymentStatus } from './tables.ts';
 
 /**
  * What the settlements module needs from payments, as functions (it never queries `payments` itself).
- * "Unsettled" means `completed` with no `settlement_id`.
+ * "Unsettled" means `completed` or `partially_paid` (its received amount) with no `settlement_id`.
  */
 
 export interface SettlementGroup {
@@ -19,7 +19,7 @@ export async function unsettledGroups(executor: Executor, cutoff: Date): Promise
   return executor
     .selectFrom('payments')
     .select(['merchant_id', 'is_sandbox', 'currency'])
-    .where('status', '=', 'completed')
+    .where('status', 'in', SETTLEABLE)
     .where('settlement_id', 'is', null)
     .where('completed_at', '<=', cutoff)
     .groupBy(['merchant_id', 'is_sandbox', 'currency'])
@@ -45,7 +45,7 @@ export async function claimUnsettledPayments(
     .selectAll()
     .where(ofMerchant(group))
     .where('currency', '=', group.currency)
-    .where('status', '=', 'completed')
+    .where('status', 'in', SETTLEABLE)
     .where('settlement_id', 'is', null)
     .where('completed_at', '<=', cutoff)
     .orderBy('completed_at')
@@ -56,12 +56,51 @@ export async function claimUnsettledPayments(
     .execute();
 }
 
-/** completed -> settled, recording the batch; through the payments state machine (409 PAYMENT_BAD_STATE on a race). */
+/** Payments a settlement takes: completed ones, and partly paid ones for what they received. */
+export const SETTLEABLE: readonly PaymentStatus[] = ['completed', 'partially_paid'];
+
+/**
+ * completed -> settled, recording the batch; through the payments state machine (409 PAYMENT_BAD_STATE on a race). A
+ * partly paid payment keeps its status (it says what arrived) and records the batch and the time.
+ */
 export async function markPaymentSettled(
   trx: Trx,
   payment: Pick<PaymentRow, 'id' | 'status'>,
   settlement_id: string,
   at: Date,
 ): Promise<PaymentRow> {
+  if (payment.status === 'partially_paid')
+    return trx
+      .updateTable('payments')
+      .set({ settlement_id, settled_at: at })
+      .where('id', '=', payment.id)
+      .where('status', '=', 'partially_paid')
+      .where('settlement_id', 'is', null)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   return transition(trx, payment, 'settled', at, { settlement_id });
+}
+
+/** Succeeded refunds of each of these payments so far, minor units (a statement's and its CSV's refund figures). */
+export async function refundedByPayment(
+  executor: Executor,
+  payment_ids: readonly string[],
+): Promise<Map<string, number>> {
+  if (payment_ids.length === 0) return new Map();
+  const rows = await executor
+    .selectFrom('payments')
+    .select(['id', 'amount_refunded_minor'])
+    .where('id', 'in', [...payment_ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, Number(row.amount_refunded_minor)]));
+}
+
+/** Succeeded refunds so far of the payments a settlement batch holds, minor units. */
+export async function refundedInSettlement(executor: Executor, settlement_id: string): Promise<number> {
+  const row = await executor
+    .selectFrom('payments')
+    .select((eb) => eb.fn.coalesce(eb.fn.sum<string>('amount_refunded_minor'), eb.lit(0)).as('total'))
+    .where('settlement_id', '=', settlement_id)
+    .executeTakeFirstOrThrow();
+  return Number(row.total);
 }

@@ -8,6 +8,7 @@ export type PaymentStatus =
   | 'payment_pending'
   | 'confirming'
   | 'completed'
+  | 'partially_paid'
   | 'failed'
   | 'expired'
   | 'cancelled'
@@ -42,12 +43,17 @@ export interface PaymentTables {
     fee_bps: ColumnType<number | null, number | null | undefined, number | null>;
     fee_minor: ColumnType<number | null, number | null | undefined, number | null>;
     fee_micro_pay: ColumnType<number | null, number | null | undefined, number | null>;
+    /** What arrived (migration 0270): the amount once completed, the verified legs' fiat when partly paid, else 0. */
+    amount_received_minor: ColumnType<number, number | undefined, number>;
+    /** Succeeded refunds, minor units (migration 0310; written through payments/refunds.ts only). */
+    amount_refunded_minor: ColumnType<number, number | undefined, number>;
     expires_at: Date;
     created_at: Date;
     matched_at: Date | null;
     checkout_opened_at: Date | null;
     confirming_at: Date | null;
     completed_at: Date | null;
+    partially_paid_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
     failed_at: Date | null;
     expired_at: Date | null;
     cancelled_at: Date | null;
@@ -73,7 +79,8 @@ export interface PaymentTables {
     content_type: string;
     size_bytes: number;
     data: Uint8Array;
-    verdict: 'verified' | 'failed' | 'unverified' | 'timeout' | null;
+    /** `awaiting_payee`: the slip passed the checks it got, which are not evidence for live money (DESIGN 3b). */
+    verdict: 'verified' | 'failed' | 'unverified' | 'timeout' | 'awaiting_payee' | null;
     verdict_reason: string | null;
     validator_kind: string | null;
     validator_response: Json<Record<string, unknown>> | null;
@@ -81,6 +88,16 @@ export interface PaymentTables {
     next_attempt_at: Date;
     claimed_until: Date | null;
     created_at: Date;
+    /** Who decided a leg that waited for its payee (migration 0270). */
+    decided_by: ColumnType<
+      'seller' | 'operator' | null,
+      'seller' | 'operator' | null | undefined,
+      'seller' | 'operator' | null
+    >;
+    decided_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+    /** The payee's (or operator's) words when it rejected the leg. */
+    decision_reason: ColumnType<string | null, string | null | undefined, string | null>;
+    awaiting_payee_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   };
 }
 

@@ -3,25 +3,29 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../lib/clock.ts';
 import { AppError } from '../../lib/errors.ts';
-import { consumeLegs, SELLER_UNFUNDED, sellerOfAccount, sellerPayees, suspendSeller } from '../liquidity/service.ts';
+import { SELLER_UNFUNDED, sellerOfAccount, sellerPayees, suspendSeller } from '../liquidity/service.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { judgeSlip, slipOwner } from '../validators/slips.ts';
 import type { Trx } from '../../db/database.ts';
 import { present } from '../../lib/assert.ts';
 import type { PaymentsDeps } from './deps.ts';
-import { emitPaymentEvent, loadLegs } from './legs.ts';
-import { endPayment } from './lifecycle.ts';
-import type { LegRow, PaymentRow, ProofRow } from './tables.ts';
-import { lockPayment, transition } from './state.ts';
+import { emitLegAwaitingPayee, loadLegs } from './legs.ts';
+import { decidePayment, endPayment } from './lifecycle.ts';
+import type { PaymentRow, ProofRow } from './tables.ts';
+import { lockPayment } from './state.ts';
 
-/** Unverified or timed-out checks are retried with backoff this many times before the payment fails. */
-export const PROOF_MAX_ATTEMPTS = 5;
 const RETRY_BASE_MS = 30_000;
+/** The longest wait between two checks of a slip whose provider did not answer. */
+const RETRY_MAX_MS = 3_600_000;
 const CLAIM_MS = 120_000;
 const ERROR_RETRY_MS = 300_000;
 
 export interface VerdictDeps extends PaymentsDeps {
   validator: ReceiptValidator;
+  /** `ALLOW_UNVERIFIED_LIVE_PROOFS`: a verdict that checked neither amount nor payee completes a live leg. */
+  allow_unverified_live_proofs?: boolean | undefined;
+  /** `PROOF_CHECK_HOURS`: how long an unanswered check is retried before the leg waits for its payee. */
+  proof_check_hours?: number | undefined;
   logger?: Logger | undefined;
   /** `mpay_payment_completion_failures_total{reason}`: the operator's alert on completions that could not post. */
   completion_failures?: Counter<'reason'> | undefined;
@@ -44,10 +48,23 @@ export function createVerdictMetrics(registry: Registry): Counter<'reason'> {
 export const COMPLETION_LEDGER_REFUSED = 'ledger_insufficient_funds';
 
 /**
+ * Whether a `verified` verdict is evidence that a live leg was paid (DESIGN 3b): a provider's verdict that checked the
+ * amount, the payee and a new bank reference is; the local slip check (`slip_qr`, which cannot see amount or payee)
+ * and `null_validator` (which checks nothing) are not, unless the operator opted in (`ALLOW_UNVERIFIED_LIVE_PROOFS`).
+ */
+export function isLiveEvidence(verdict: ValidatorVerdict, allow_unverified: boolean): boolean {
+  if (verdict.outcome !== 'verified') return false;
+  if (allow_unverified) return true;
+  return verdict.validator_kind === 'easyslip' && (verdict.unverified_fields ?? []).length === 0;
+}
+
+/**
  * Worker pass: claims the leg slips of `confirming` payments (SKIP LOCKED, so several workers share the work), judges
- * each outside any transaction, then applies its verdict in one transaction: a payment completes when every leg is
- * verified (liquidity consumed, PAY moved by the completion port, `payment.completed`) and fails on its first
- * rejected leg (liquidity released, `payment.failed`); unverified/timeout -> retried with backoff.
+ * each outside any transaction, then applies its verdict in one transaction: a verified slip that is evidence (a
+ * provider's check, or any verdict in sandbox) verifies its leg, one that is not waits for its payee
+ * (`awaiting_payee`, `leg.awaiting_payee`); a rejected slip rejects its leg; unverified/timeout are retried with
+ * backoff for `PROOF_CHECK_HOURS`, then wait for the payee. The payment is then decided from its legs
+ * (decidePayment: completed, partially_paid, failed, or still waiting).
  */
 export async function processProofVerdicts(deps: VerdictDeps, batch = 10): Promise<number> {
   const claimed_at = deps.clock.now();
@@ -142,7 +159,7 @@ async function processClaim(deps: VerdictDeps, claim: { id: string; payment_id: 
 }
 
 /** A refusal that no retry can fix (as opposed to LEDGER_UNAVAILABLE, which is retried). */
-function isLedgerRefusal(error: unknown): boolean {
+export function isLedgerRefusal(error: unknown): boolean {
   return (
     error instanceof AppError &&
     (error.code === 'LEDGER_INSUFFICIENT_FUNDS' || error.code === 'LEDGER_IDEMPOTENCY_CONFLICT')
@@ -155,8 +172,8 @@ function isLedgerRefusal(error: unknown): boolean {
  * in a new transaction, with an error log and `mpay_payment_completion_failures_total` for the operator; the seller the
  * ledger found short is taken out of matching until an operator funds it (`POST /admin/sellers/{id}/funding`).
  */
-async function failUnpostableCompletion(
-  deps: VerdictDeps,
+export async function failUnpostableCompletion(
+  deps: PaymentsDeps & Pick<VerdictDeps, 'logger' | 'completion_failures'>,
   proof_id: string,
   verdict: ValidatorVerdict,
   refusal: AppError,
@@ -200,9 +217,10 @@ async function failUnpostableCompletion(
 }
 
 /**
- * One leg's verdict under the payment's lock: verified -> the leg is done, and the payment completes when every leg
- * is (liquidity consumed, PAY moved, `payment.completed`); failed, or out of retries -> the payment fails with this
- * leg's reason (liquidity released, `payment.failed`); unverified or timeout -> asked again with backoff.
+ * One leg's verdict under the payment's lock, then the payment's decision (decidePayment). A live leg's `verified`
+ * that is not evidence, and a check still unanswered after `PROOF_CHECK_HOURS`, make the leg wait for its payee
+ * (`awaiting_payee`, `leg.awaiting_payee`); in sandbox an unanswered check then rejects the leg
+ * (`unverifiable`), as there is no payee to ask.
  */
 async function applyVerdict(
   deps: VerdictDeps,
@@ -217,30 +235,36 @@ async function applyVerdict(
     const { proof, payment } = locked;
     const attempts = proof.attempts + 1;
     const retry = verdict.outcome === 'unverified' || verdict.outcome === 'timeout';
+    const check_until = proof.created_at.getTime() + (deps.proof_check_hours ?? 24) * 3_600_000;
+    const out_of_time = retry && now.getTime() >= check_until;
+    let stored: ProofRow['verdict'] = verdict.outcome;
+    let reason = verdict.reason ?? null;
+    if (!payment.is_sandbox && verdict.outcome === 'verified') {
+      if (!isLiveEvidence(verdict, deps.allow_unverified_live_proofs ?? false)) stored = 'awaiting_payee';
+    } else if (out_of_time) {
+      if (payment.is_sandbox) {
+        stored = 'failed';
+        reason = 'unverifiable';
+      } else stored = 'awaiting_payee';
+    }
+    const backoff = Math.min(RETRY_BASE_MS * 2 ** Math.min(attempts - 1, 20), RETRY_MAX_MS);
     await trx
       .updateTable('payment_proofs')
       .set({
-        verdict: verdict.outcome,
-        verdict_reason: verdict.reason ?? null,
+        verdict: stored,
+        verdict_reason: reason,
         validator_kind: verdict.validator_kind,
         validator_response: JSON.stringify(verdict.response),
         attempts,
         claimed_until: null,
-        next_attempt_at: new Date(now.getTime() + RETRY_BASE_MS * 2 ** (attempts - 1)),
+        next_attempt_at: new Date(Math.min(now.getTime() + backoff, Math.max(check_until, now.getTime()))),
+        ...(stored === 'awaiting_payee' ? { awaiting_payee_at: now } : {}),
       })
       .where('id', '=', proof_id)
       .execute();
     const legs = await loadLegs(trx, payment.id);
-    if (verdict.outcome === 'verified') {
-      if (!(await everyLegVerified(trx, payment.id, legs))) return;
-      const completed = await transition(trx, payment, 'completed', now);
-      await consumeLegs(trx, legs);
-      const charged = await deps.completion.onCompleted(trx, completed, legs);
-      await emitPaymentEvent(trx, now, deps, charged, legs, 'payment.completed');
-    } else if (!retry || attempts >= PROOF_MAX_ATTEMPTS) {
-      const failure_reason = retry ? 'receipt_unverifiable' : `receipt_${verdict.reason ?? 'rejected'}`;
-      await endPayment(deps, trx, payment, legs, now, 'failed', failure_reason);
-    }
+    if (stored === 'awaiting_payee') await emitLegAwaitingPayee(trx, now, deps, payment, legs, proof.match_order);
+    await decidePayment(deps, trx, payment, legs, now);
   });
 }
 
@@ -260,15 +284,4 @@ async function lockConfirmingProof(
     .executeTakeFirstOrThrow();
   const payment = await lockPayment(trx, proof.payment_id);
   return payment?.status === 'confirming' ? { proof, payment } : undefined;
-}
-
-/** Whether each leg has a verified slip (read under the payment's lock, so two legs verified at once complete once). */
-async function everyLegVerified(trx: Trx, payment_id: string, legs: readonly LegRow[]): Promise<boolean> {
-  const verified = await trx
-    .selectFrom('payment_proofs')
-    .select('match_order')
-    .where('payment_id', '=', payment_id)
-    .where('verdict', '=', 'verified')
-    .execute();
-  return legs.every((leg) => verified.some((proof) => proof.match_order === leg.match_order));
 }

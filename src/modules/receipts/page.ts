@@ -2,17 +2,17 @@ import { documentHead, escapeHtml } from '../../http/html.ts';
 import { fill, type Lang } from '../../http/language.ts';
 import { CSS, money } from '../checkout/page.ts';
 import { RECEIPT_STRINGS, type ReceiptStrings } from './i18n.ts';
-import { decimal, type PaymentReceipt, type ReceiptRefund } from './service.ts';
+import { decimal, type PaymentReceipt, type ReceiptRefund, type RefundReceipt } from './service.ts';
 
 /** The printable receipt: phone first on screen, one clean page on paper, Thai or English. */
 
 const RECEIPT_CSS = `${CSS}
 .receipt h1{font-size:22px;margin:0 0 2px}.merchant{font-size:20px;font-weight:700;margin:0 0 6px}
 .rows{display:grid;grid-template-columns:auto 1fr;gap:6px 14px;margin:12px 0 0}.rows dt{color:#5b6778;font-size:14px}.rows dd{margin:0;font-weight:600;word-break:break-all;text-align:right}
-table{width:100%;border-collapse:collapse;margin-top:6px;font-size:15px}th,td{text-align:left;padding:6px 4px;border-bottom:1px solid #e3e8ef;vertical-align:top}th{color:#5b6778;font-weight:600;font-size:13px}
+table{width:100%;border-collapse:collapse;margin-top:6px;font-size:15px;table-layout:fixed}td.ref{word-break:break-all}th,td{text-align:left;padding:6px 4px;border-bottom:1px solid #e3e8ef;vertical-align:top}th{color:#5b6778;font-weight:600;font-size:13px}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.total{font-weight:700}
 .badge{display:inline-block;border-radius:12px;padding:2px 10px;font-size:14px;font-weight:600;background:#e3f4e8;color:#1d6b34}.badge.partly{background:#fff4d6;color:#7a5300}.badge.refunded{background:#e8ecf5;color:#33404f}
-h2{font-size:16px;margin:0 0 4px}.foot{font-size:13px;color:#5b6778;text-align:center;margin-top:8px}
+h2{font-size:16px;margin:0 0 4px}.foot{font-size:13px;color:#5b6778;text-align:center;margin-top:8px;word-break:break-all}
 @media print{body{background:#fff}.noprint{display:none!important}.card{box-shadow:none;border:1px solid #c9d3e6;break-inside:avoid}main{max-width:none}}
 `;
 
@@ -114,6 +114,38 @@ ${refunds}
 <p class="foot">${escapeHtml(fill(t.issued_by, { merchant: receipt.merchant_name }))}<br>${t.payment_id}: ${escapeHtml(receipt.payment_id)}</p>
 <button type="button" id="print" class="noprint">${t.print}</button>`;
   return layout(lang, `${t.receipt} ${number} · ${receipt.merchant_name}`, toggle, body, model.nonce);
+}
+
+export function renderRefundReceipt(model: {
+  receipt: RefundReceipt;
+  lang: Lang;
+  token: string;
+  nonce: string;
+}): string {
+  const { receipt, lang } = model;
+  const t = RECEIPT_STRINGS[lang];
+  const c = receipt.currency;
+  const show = (minor: number) => escapeHtml(money(decimal(minor, c), c));
+  const toggle = `/receipts/${encodeURIComponent(model.token)}?lang=${lang === 'th' ? 'en' : 'th'}`;
+  const number =
+    receipt.payment.receipt_number === null ? null : receiptNumber(receipt.payment.receipt_number, receipt.is_sandbox);
+  const body = `${receipt.is_sandbox ? `<div class="sandbox" role="note">${t.sandbox}</div>` : ''}
+<section class="card receipt">
+<p class="merchant">${escapeHtml(receipt.merchant_name)}</p>
+<h1>${t.refund_receipt}</h1>
+${number ? `<div id="refund-of">${escapeHtml(fill(t.refund_of, { number }))}</div>` : ''}
+<dl class="rows">
+<dt>${t.refund_date}</dt><dd>${escapeHtml(receiptDate(receipt.refunded_at, lang, c))}</dd>
+<dt>${t.order}</dt><dd>${escapeHtml(receipt.payment.order_id)}</dd>
+<dt>${t.original_payment}</dt><dd>${show(receipt.payment.amount_minor)}</dd>
+<dt>${t.reference}</dt><dd>${escapeHtml(receipt.reference ?? '—')}</dd>
+<dt>${t.refunded}</dt><dd id="refunded" class="total">${show(receipt.amount_minor)}</dd>
+</dl>
+</section>
+${receipt.payment.receipt_url ? `<p class="noprint"><a href="${escapeHtml(receipt.payment.receipt_url)}?lang=${lang}" id="payment-receipt">${t.receipt} ${escapeHtml(number ?? '')}</a></p>` : ''}
+<p class="foot">${escapeHtml(fill(t.issued_by, { merchant: receipt.merchant_name }))}<br>${t.payment_id}: ${escapeHtml(receipt.payment.id)}</p>
+<button type="button" id="print" class="noprint">${t.print}</button>`;
+  return layout(lang, `${t.refund_receipt} · ${receipt.merchant_name}`, toggle, body, model.nonce);
 }
 
 export function renderReceiptNotFound(lang: Lang, nonce: string): string {

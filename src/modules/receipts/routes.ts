@@ -3,8 +3,8 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { randomBase62 } from '../../lib/crypto.ts';
 import { pickLang } from '../checkout/i18n.ts';
-import { renderPaymentReceipt, renderReceiptNotFound } from './page.ts';
-import { paymentReceipt, type ReceiptsDeps } from './service.ts';
+import { renderPaymentReceipt, renderReceiptNotFound, renderRefundReceipt } from './page.ts';
+import { paymentReceipt, refundReceipt, type ReceiptsDeps } from './service.ts';
 
 const TOKEN = /^[0-9a-f]{64}$/;
 
@@ -42,6 +42,11 @@ export const receiptRoutes: FastifyPluginAsyncTypebox<{ deps: ReceiptsDeps }> = 
       htmlHeaders(reply, nonce);
       const { token } = request.params;
       const receipt = TOKEN.test(token) ? await paymentReceipt(deps, token) : undefined;
+      const refund = !receipt && TOKEN.test(token) ? await refundReceipt(deps, token) : undefined;
+      if (refund) {
+        const lang = pickLang(request.query.lang, request.headers['accept-language'], refund.currency);
+        return reply.send(renderRefundReceipt({ receipt: refund, lang, token, nonce }));
+      }
       if (!receipt)
         return reply
           .status(404)

@@ -14,13 +14,87 @@ export interface ReceiptRefund {
   receipt_url: string | null;
 }
 
-/** How the receipts module learns a payment's refunds (the refunds module, once it is there). */
-export type RefundsOfPayment = (payment_id: string) => Promise<ReceiptRefund[]>;
-
 export interface ReceiptsDeps {
   db: Db;
   public_base_url: string;
-  refunds_of?: RefundsOfPayment;
+}
+
+/** A payment's refunds that are not failed or canceled, oldest first (the refunds module's rows, read only). */
+async function refundsOf(deps: ReceiptsDeps, payment_id: string): Promise<ReceiptRefund[]> {
+  const rows = await deps.db
+    .selectFrom('refunds')
+    .select(['id', 'amount_minor', 'status', 'created_at', 'succeeded_at', 'receipt_token'])
+    .where('payment_id', '=', payment_id)
+    .where('status', 'not in', ['failed', 'canceled'])
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    amount_minor: Number(row.amount_minor),
+    status: row.status,
+    created_at: row.created_at,
+    succeeded_at: row.succeeded_at,
+    receipt_url: row.receipt_token ? `${deps.public_base_url}/receipts/${row.receipt_token}` : null,
+  }));
+}
+
+/** A succeeded refund's own receipt: the refund, and the payment it gave money back from. */
+export interface RefundReceipt {
+  merchant_name: string;
+  is_sandbox: boolean;
+  refund_id: string;
+  amount_minor: number;
+  currency: Currency;
+  refunded_at: Date;
+  /** The bank reference of the slip that proved the transfer, when one did. */
+  reference: string | null;
+  payment: {
+    id: string;
+    order_id: string;
+    receipt_number: number | null;
+    receipt_url: string | null;
+    amount_minor: number;
+  };
+}
+
+/** The succeeded refund behind a receipt token, or undefined. */
+export async function refundReceipt(deps: ReceiptsDeps, token: string): Promise<RefundReceipt | undefined> {
+  const refund = await deps.db
+    .selectFrom('refunds')
+    .selectAll()
+    .where('receipt_token', '=', token)
+    .where('status', '=', 'succeeded')
+    .executeTakeFirst();
+  if (!refund) return undefined;
+  const payment = await deps.db
+    .selectFrom('payments')
+    .select(['id', 'order_id', 'receipt_number', 'receipt_token', 'amount_minor'])
+    .where('id', '=', refund.payment_id)
+    .executeTakeFirstOrThrow();
+  const proof = await deps.db
+    .selectFrom('refund_proofs')
+    .select('reference')
+    .where('refund_id', '=', refund.id)
+    .where('outcome', '=', 'verified')
+    .orderBy('seq', 'desc')
+    .executeTakeFirst();
+  return {
+    merchant_name: (await merchantNames(deps.db, [refund.merchant_id])).get(refund.merchant_id) ?? '',
+    is_sandbox: refund.is_sandbox,
+    refund_id: refund.id,
+    amount_minor: Number(refund.amount_minor),
+    currency: refund.currency as Currency,
+    refunded_at: refund.succeeded_at ?? refund.created_at,
+    reference: proof?.reference ?? null,
+    payment: {
+      id: payment.id,
+      order_id: payment.order_id,
+      receipt_number: payment.receipt_number,
+      receipt_url: payment.receipt_token ? `${deps.public_base_url}/receipts/${payment.receipt_token}` : null,
+      amount_minor: Number(payment.amount_minor),
+    },
+  };
 }
 
 /** Everything a payment's receipt shows, reflecting the payment's current state. */
@@ -73,7 +147,7 @@ export async function paymentReceipt(deps: ReceiptsDeps, token: string): Promise
   const received_minor = partly
     ? receipt_legs.filter((leg) => leg.paid).reduce((sum, leg) => sum + leg.amount_minor, 0)
     : Number(payment.amount_minor);
-  const refunds = (await deps.refunds_of?.(payment.id)) ?? [];
+  const refunds = await refundsOf(deps, payment.id);
   return {
     merchant_name: (await merchantNames(deps.db, [payment.merchant_id])).get(payment.merchant_id) ?? '',
     is_sandbox: payment.is_sandbox,

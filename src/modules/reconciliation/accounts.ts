@@ -9,6 +9,7 @@ export const expectedAccount = {
   available: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:available`,
   buffer: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:buffer`,
   reserve: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:reserve`,
+  refundHold: (merchant_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:merchant:${merchant_id}:refund_hold`,
   seller: (seller_id: string, is_sandbox: boolean) => `${mode(is_sandbox)}:seller:${seller_id}`,
   world: (is_sandbox: boolean) => `${mode(is_sandbox)}:issuance:world`,
   adjustments: (is_sandbox: boolean) => `${mode(is_sandbox)}:issuance:adjustments`,

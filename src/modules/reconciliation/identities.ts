@@ -29,15 +29,15 @@ const MODES = [
 ] as const;
 
 /**
- * The fees account of each mode holds exactly the fees the completed payments of that mode record (their
- * `fee_micro_pay`): nothing else may pay into it or take from it.
+ * The fees account of each mode holds exactly the fees the completed (and partly paid) payments of that mode record
+ * (their `fee_micro_pay`): nothing else may pay into it or take from it.
  */
 export async function feesIdentity(executor: Executor, journal: readonly Posted[]): Promise<IdentityBreak[]> {
   const breaks: IdentityBreak[] = [];
   const recorded = await executor
     .selectFrom('payments')
     .select(['is_sandbox', (eb) => eb.fn.sum<string>('fee_micro_pay').as('fees')])
-    .where('status', 'in', ['completed', 'settled'])
+    .where('status', 'in', ['completed', 'partially_paid', 'settled'])
     .groupBy('is_sandbox')
     .execute();
   for (const [mode, is_sandbox] of MODES) {

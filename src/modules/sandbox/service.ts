@@ -127,7 +127,11 @@ export async function simulatePayment(
 
   // Completed as a live payment is: its synthetic sellers' legs and the fee posted on the sandbox ledger, the fee
   // recorded on the payment, so the sandbox statement and the sandbox ledger agree like live ones.
-  const completed = await deps.completion.onCompleted(trx, await transition(trx, matched, 'completed', now), leg_rows);
+  const completed = await deps.completion.onCompleted(
+    trx,
+    await transition(trx, matched, 'completed', now, { amount_received_minor: matched.amount_minor }),
+    leg_rows,
+  );
   const completed_view = await emitPaymentEvent(trx, now, deps, completed, leg_rows, 'payment.completed');
   if (input.scenario !== 'settlement_cycle') return { scenario: input.scenario, payment: completed_view };
 

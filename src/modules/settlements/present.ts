@@ -43,7 +43,7 @@ export function presentAdjustment(row: SettlementAdjustmentRow, currency: string
   };
 }
 
-export function presentItem(row: SettlementItemRow, currency: string): SettlementPaymentView {
+export function presentItem(row: SettlementItemRow, currency: string, refunded_minor: number): SettlementPaymentView {
   return {
     payment_id: row.payment_id,
     order_id: row.order_id,
@@ -55,6 +55,8 @@ export function presentItem(row: SettlementItemRow, currency: string): Settlemen
     fee_micro_pay: row.fee_micro_pay,
     net_minor: row.net_minor,
     net_decimal: decimal(row.net_minor, currency),
+    refunded_minor,
+    refunded_decimal: decimal(refunded_minor, currency),
     payment_created_at: iso(row.payment_created_at),
     completed_at: iso(row.completed_at),
   };
@@ -73,6 +75,8 @@ export const CSV_COLUMNS = [
   'payment_created_at',
   'completed_at',
   'fee_micro_pay',
+  'refunded_minor',
+  'refunded',
 ] as const;
 
 /**
@@ -99,6 +103,8 @@ export function csvLine(item: SettlementPaymentView): string {
     item.payment_created_at,
     item.completed_at,
     item.fee_micro_pay,
+    item.refunded_minor,
+    item.refunded_decimal,
   ]
     .map(csvCell)
     .join(',');

@@ -43,6 +43,10 @@ export const AdjustmentSchema = Type.Object({
 });
 export const SettlementDetailSchema = Type.Object({
   ...SettlementSchema.properties,
+  refunded_minor: Minor(
+    "Succeeded refunds of the batch's payments so far, minor units (the payments' fees are not returned)",
+  ),
+  refunded_decimal: Type.String(),
   adjustments: Type.Array(AdjustmentSchema),
 });
 
@@ -57,6 +61,8 @@ export const SettlementPaymentSchema = Type.Object({
   fee_micro_pay: Type.Integer({ description: 'The fee in PAY posted to the fees account at completion' }),
   net_minor: Type.Integer(),
   net_decimal: Type.String(),
+  refunded_minor: Type.Integer({ description: "The payment's succeeded refunds so far, minor units" }),
+  refunded_decimal: Type.String(),
   payment_created_at: Timestamp,
   completed_at: Timestamp,
 });

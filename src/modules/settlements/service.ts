@@ -6,13 +6,15 @@ import type { Clock } from '../../lib/clock.ts';
 import { loadConfig } from '../../config.ts';
 import { notFound } from '../../lib/errors.ts';
 import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
-import { toSafeNumber } from '../../lib/money.ts';
+import { minorToDecimal, toSafeNumber, type Currency } from '../../lib/money.ts';
 import { eventAbout, recordEvent } from '../events/outbox.ts';
 import {
   claimUnsettledPayments,
   markPaymentSettled,
   unsettledGroups,
   type SettlementGroup,
+  refundedByPayment,
+  refundedInSettlement,
 } from '../payments/settlement-port.ts';
 import type { PaymentRow } from '../payments/tables.ts';
 import { feeOf } from '../payments/fees.ts';
@@ -56,7 +58,12 @@ export const DEFAULT_BATCH_MAX_PAYMENTS = 500;
  */
 function itemFee(payment: PaymentRow, fee_bps: number): { fee_minor: number; fee_micro_pay: number } {
   if (payment.fee_minor !== null) return { fee_minor: payment.fee_minor, fee_micro_pay: payment.fee_micro_pay ?? 0 };
-  return { fee_minor: feeOf(payment.amount_minor, fee_bps), fee_micro_pay: 0 };
+  return { fee_minor: feeOf(settledAmount(payment), fee_bps), fee_micro_pay: 0 };
+}
+
+/** What a payment brings to a batch: its amount, or what arrived when it is partly paid. */
+function settledAmount(payment: PaymentRow): number {
+  return payment.status === 'partially_paid' ? Number(payment.amount_received_minor) : payment.amount_minor;
 }
 
 /** The rate the batch's payments were charged at when they all share one (the usual case), else the run's. */
@@ -102,10 +109,10 @@ async function createBatch(
       settlement_id: id,
       payment_id: payment.id,
       order_id: payment.order_id,
-      amount_minor: payment.amount_minor,
+      amount_minor: settledAmount(payment),
       fee_minor,
       fee_micro_pay,
-      net_minor: payment.amount_minor - fee_minor,
+      net_minor: settledAmount(payment) - fee_minor,
       payment_created_at: payment.created_at,
       completed_at: payment.completed_at,
     };
@@ -227,7 +234,11 @@ export async function listSettlements(
   return listPage(select, query, presentSettlement);
 }
 
-export type SettlementDetail = SettlementView & { adjustments: AdjustmentView[] };
+export type SettlementDetail = SettlementView & {
+  refunded_minor: number;
+  refunded_decimal: string;
+  adjustments: AdjustmentView[];
+};
 
 async function detail(executor: Executor, batch: SettlementRow): Promise<SettlementDetail> {
   const adjustments = await executor
@@ -237,7 +248,13 @@ async function detail(executor: Executor, batch: SettlementRow): Promise<Settlem
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-  return { ...presentSettlement(batch), adjustments: adjustments.map((row) => presentAdjustment(row, batch.currency)) };
+  const refunded_minor = await refundedInSettlement(executor, batch.id);
+  return {
+    ...presentSettlement(batch),
+    refunded_minor,
+    refunded_decimal: minorToDecimal(refunded_minor, batch.currency as Currency),
+    adjustments: adjustments.map((row) => presentAdjustment(row, batch.currency)),
+  };
 }
 
 export async function getSettlement(db: Db, scope: MerchantScope, id: string): Promise<SettlementDetail> {
@@ -248,12 +265,17 @@ export async function getSettlement(db: Db, scope: MerchantScope, id: string): P
 export async function listSettlementPayments(db: Db, scope: MerchantScope, id: string, query: ListQuery) {
   const batch = await findOwned(db, scope, id);
   const select = db.selectFrom('settlement_items').selectAll().where('settlement_id', '=', batch.id);
-  return listPage(select, query, (row) => presentItem(row, batch.currency), {
+  const page = await listPage(select, query, (row) => row, {
     created_at: 'payment_created_at',
     id: 'payment_id',
     id_format: 'payment_id',
     positionOf: (row) => ({ created_at: row.payment_created_at, id: row.payment_id }),
   });
+  const refunded = await refundedByPayment(
+    db,
+    page.data.map((row) => row.payment_id),
+  );
+  return { ...page, data: page.data.map((row) => presentItem(row, batch.currency, refunded.get(row.payment_id) ?? 0)) };
 }
 
 /** One CSV line per payment after a header row, amounts in minor units and as decimals, oldest payment first. */
@@ -270,7 +292,14 @@ export async function exportSettlementCsv(
     .orderBy('payment_created_at')
     .orderBy('payment_id')
     .execute();
-  const lines = [CSV_COLUMNS.join(','), ...rows.map((row) => csvLine(presentItem(row, batch.currency)))];
+  const refunded = await refundedByPayment(
+    db,
+    rows.map((row) => row.payment_id),
+  );
+  const lines = [
+    CSV_COLUMNS.join(','),
+    ...rows.map((row) => csvLine(presentItem(row, batch.currency, refunded.get(row.payment_id) ?? 0))),
+  ];
   return { filename: `settlement-${batch.id}.csv`, csv: `${lines.join('\r\n')}\r\n` };
 }
 

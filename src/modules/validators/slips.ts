@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../../db/database.ts';
+import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import type { ReceiptCheck, ReceiptValidator, SlipReading, ValidatorVerdict } from './port.ts';
@@ -131,16 +131,31 @@ async function store(
       updated_at: at,
     })
     .onConflict((conflict) =>
-      conflict.constraint('slips_owner_sha256_unique').doUpdateSet((eb) => ({
-        ...judged,
-        reference: row.reference,
-        sending_bank: row.sending_bank,
-        identity,
-        provider_asks: asked ? eb('slips.provider_asks', '+', 1) : eb.ref('slips.provider_asks'),
-        updated_at: at,
-      })),
+      conflict
+        .constraint('slips_owner_sha256_unique')
+        .doUpdateSet((eb) => ({
+          ...judged,
+          reference: row.reference,
+          sending_bank: row.sending_bank,
+          identity,
+          provider_asks: asked ? eb('slips.provider_asks', '+', 1) : eb.ref('slips.provider_asks'),
+          updated_at: at,
+        }))
+        // An accepted verdict is never overwritten by a later check (DESIGN 3b "Slip identity").
+        .where('slips.accepted', '=', false),
     )
     .execute();
+}
+
+/** This owner's accepted row for these bytes, if a concurrent check accepted it first. */
+async function acceptedMine(db: Db, owner: string, sha256: string): Promise<SlipRow | undefined> {
+  return db
+    .selectFrom('slips')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where('sha256', '=', sha256)
+    .where('accepted', '=', true)
+    .executeTakeFirst();
 }
 
 /**
@@ -209,6 +224,9 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
   const judged = { ...slip, reference, sending_bank: slip.sending_bank };
   try {
     await store(db, deps.clock.now(), judged, verdict, false);
+    // A concurrent check of this owner accepted the slip first: its verdict stands, and is the answer.
+    const accepted = verdict.outcome === 'verified' ? undefined : await acceptedMine(db, question.owner, sha256);
+    if (accepted) return { verdict: storedVerdict(accepted), sha256, reference: accepted.reference, reused: true };
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // Another owner's slip with this identity was accepted meanwhile (or this owner's other photo of it).
@@ -229,4 +247,18 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
 export async function slipsOf(db: Db, owners: readonly string[]): Promise<SlipRow[]> {
   if (owners.length === 0) return [];
   return db.selectFrom('slips').selectAll().where('owner', 'in', owners).orderBy('updated_at', 'desc').execute();
+}
+
+/**
+ * The payee said the money of this owner's slip never arrived (DESIGN 3b): the slip is no longer accepted (its
+ * reference is free again, and no receipt shows it as paid) and records the payee's refusal. In the caller's
+ * transaction.
+ */
+export async function refuseSlipByPayee(trx: Trx, owner: string, at: Date): Promise<void> {
+  await trx
+    .updateTable('slips')
+    .set({ accepted: false, outcome: 'failed', reason: 'payee_rejected', updated_at: at })
+    .where('owner', '=', owner)
+    .where('accepted', '=', true)
+    .execute();
 }

@@ -58,6 +58,10 @@ export const OPERATIONS = {
   listDisputes: { method: 'GET', path: '/v1/merchant-disputes', idempotency: 'none', list: true, auth: 'merchant' },
   createDispute: { method: 'POST', path: '/v1/merchant-disputes', idempotency: 'required', list: false, auth: 'merchant' },
   getDispute: { method: 'GET', path: '/v1/merchant-disputes/{id}', idempotency: 'none', list: false, auth: 'merchant' },
+  listSellerLegs: { method: 'GET', path: '/v1/seller/legs', idempotency: 'none', list: true, auth: 'public' },
+  getSellerLegSlip: { method: 'GET', path: '/v1/seller/legs/{payment_id}/{match_order}/slip', idempotency: 'none', list: false, auth: 'public' },
+  confirmSellerLeg: { method: 'POST', path: '/v1/seller/legs/{payment_id}/{match_order}/confirm', idempotency: 'none', list: false, auth: 'public' },
+  rejectSellerLeg: { method: 'POST', path: '/v1/seller/legs/{payment_id}/{match_order}/reject', idempotency: 'none', list: false, auth: 'public' },
   createPayment: { method: 'POST', path: '/v1/payments', idempotency: 'optional', list: false, auth: 'key' },
   listPayments: { method: 'GET', path: '/v1/payments', idempotency: 'none', list: true, auth: 'key' },
   createTrade: { method: 'POST', path: '/v1/trades', idempotency: 'optional', list: false, auth: 'key' },
@@ -65,6 +69,14 @@ export const OPERATIONS = {
   getPayment: { method: 'GET', path: '/v1/payments/{id}', idempotency: 'none', list: false, auth: 'key' },
   cancelPayment: { method: 'POST', path: '/v1/payments/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
   uploadPaymentProof: { method: 'POST', path: '/v1/payments/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  createRefund: { method: 'POST', path: '/v1/payments/{id}/refunds', idempotency: 'required', list: false, auth: 'key' },
+  listRefunds: { method: 'GET', path: '/v1/refunds', idempotency: 'none', list: true, auth: 'key' },
+  getRefund: { method: 'GET', path: '/v1/refunds/{id}', idempotency: 'none', list: false, auth: 'key' },
+  cancelRefund: { method: 'POST', path: '/v1/refunds/{id}/cancel', idempotency: 'none', list: false, auth: 'key' },
+  uploadRefundProof: { method: 'POST', path: '/v1/refunds/{id}/proof', idempotency: 'none', list: false, auth: 'key' },
+  simulateSandboxRefund: { method: 'POST', path: '/v1/sandbox/refunds/{id}/simulate', idempotency: 'optional', list: false, auth: 'key' },
+  getRefundClaimPage: { method: 'GET', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
+  submitRefundClaim: { method: 'POST', path: '/refunds/claim/{token}', idempotency: 'none', list: false, auth: 'public' },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;

@@ -89,6 +89,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/refunds/claim/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The buyer's refund page (HTML, Thai and English): where the money goes, then whether it arrived */
+        get: operations["getRefundClaimPage"];
+        put?: never;
+        /** The claim page's form post: `action=destination` with `rail` and that rail's fields, or `action=received` / `not_received`; 303 back to the page */
+        post: operations["submitRefundClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/token": {
         parameters: {
             query?: never;
@@ -579,9 +597,29 @@ export interface paths {
         put?: never;
         /**
          * Upload the buyer's slips: one `proof` part per leg, or one part plus `leg`; the payment becomes confirming
-         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). The payment completes when every leg is verified, fails with the first rejected leg's reason, and fails `proof_missing` when a leg still has no slip at `expires_at`. The same file sent again for its own leg is answered as before.
+         * @description A one-leg payment takes one `proof` part. A payment with several legs (match_details) takes one `proof` part per leg in match_order (starting at the first leg without a slip), or one part with a `leg` field naming its match_order, so legs can be sent one at a time. The first accepted upload moves the payment to `confirming`; each leg's slip is then verified against that leg's amount and payee (match_details[].proof shows its state). A live leg completes on a provider's verified check of amount, payee and a new bank reference, or on its seller's confirmation: a slip that passed only the local checks shows `awaiting_payee` until its seller decides. The payment completes when every leg is verified; a rejected leg fails it with that leg's reason, or ends it `partially_paid` when another leg was verified; at `expires_at` a leg still without a slip fails it `proof_missing` (or `partially_paid`), while slips under check or waiting for their seller keep it open. The same file sent again for its own leg is answered as before.
          */
         post: operations["uploadPaymentProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refund a completed, settled or partially paid payment, in full (the default) or in part
+         * @description Idempotency-Key required. The refunds of a payment that are not failed or canceled never add up to more than it received (409 REFUND_EXCEEDS_PAYMENT, checked under the payment's lock); a payment in another state is 409 PAYMENT_BAD_STATE. Without `destination` the refund is `requires_action`: send the buyer `next_action.claim_url`, where they say where the money goes. With it the refund is `pending`. `funding: merchant_transfer` (default): pay the buyer yourself and upload the slip (POST /v1/refunds/{id}/proof). `funding: pay_balance`: the refund's PAY (the payment's PAY before its fee times the refund's share) moves to a refund hold now (409 REFUND_INSUFFICIENT_BALANCE) and is paid out to the buyer through the payout network. The payment's fee is not returned.
+         */
+        post: operations["createRefund"];
         delete?: never;
         options?: never;
         head?: never;
@@ -690,6 +728,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List refunds, newest first */
+        get: operations["listRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a refund */
+        get: operations["getRefund"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a refund before the money moved (requires_action, or pending without a slip standing)
+         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled).
+         */
+        post: operations["cancelRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/refunds/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload the slip of your transfer to the buyer (merchant_transfer refunds); 200 with the refund
+         * @description A multipart `proof` part (as a payment proof), or JSON `{receipt_base64, content_type}` (image/jpeg, image/png, image/webp or application/pdf, at most 5 MB). The slip is checked like any: the refund's amount, the buyer's destination as payee, a bank reference never accepted before. A provider's verdict that checked amount and payee makes the refund `succeeded`; where nobody can check it (no provider) `proof.status` is `awaiting_buyer` and the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands). A rejected slip leaves it `pending` with `failure_reason` for another slip. Only a pending refund with a known destination takes a slip (else 409 REFUND_BAD_STATE).
+         */
+        post: operations["uploadRefundProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandbox/events": {
         parameters: {
             query?: never;
@@ -724,6 +836,94 @@ export interface paths {
          * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. Sandbox rate limit. A completion posts on the sandbox ledger; while the ledger is unreachable it is 502 LEDGER_UNAVAILABLE and nothing is recorded.
          */
         post: operations["simulateSandboxPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandbox/refunds/{id}/simulate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Play a sandbox refund to its end: succeeded or failed, with each step's signed webhooks
+         * @description Test or sandbox key only (a live key is 403 SANDBOX_ONLY). Optional `Idempotency-Key`. A refund still waiting for its claim gets a synthetic destination first (`pending`, refund.updated), then `succeeded` (refund.succeeded; the payment's amount_refunded, payment.refunded when whole) or `failed` (refund.failed, `sandbox_simulated_failure`; a PAY hold goes back). An ended refund is 409 REFUND_BAD_STATE.
+         */
+        post: operations["simulateSandboxRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The seller's live legs that carry a slip, newest first; status=awaiting_payee: those waiting for its word */
+        get: operations["listSellerLegs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs/{payment_id}/{match_order}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Confirm that the money of a leg waiting for you arrived: the leg completes (your PAY goes to the merchant less the fee) */
+        post: operations["confirmSellerLeg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs/{payment_id}/{match_order}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Say that the money of a leg waiting for you did not arrive: the payment fails, or ends partially_paid when another leg was verified */
+        post: operations["rejectSellerLeg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/legs/{payment_id}/{match_order}/slip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A leg's slip image, as the buyer uploaded it */
+        get: operations["getSellerLegSlip"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1161,6 +1361,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "leg.awaiting_payee": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * leg.awaiting_payee
+         * @description A leg's slip passed the local checks, which do not prove payment: the payment waits for the leg's seller to confirm that the money arrived. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_leg_awaiting_payee"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment_link.created": {
         parameters: {
             query?: never;
@@ -1321,6 +1541,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.partially_paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.partially_paid
+         * @description Some legs were verified and the others rejected or never paid: the verified legs completed (`amount_received`), the rest released; refund the buyer or fulfil part of the order. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_partially_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "payment.payment_pending": {
         parameters: {
             query?: never;
@@ -1335,6 +1575,26 @@ export interface webhooks {
          * @description The buyer opened the checkout. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_payment_payment_pending"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.refunded
+         * @description Succeeded refunds now add up to what the payment received (`refunded: true`). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_payment_refunded"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1415,6 +1675,106 @@ export interface webhooks {
          * @description The receipt was validated; the receiver can confirm. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
          */
         post: operations["webhook_pending_funds_validated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.canceled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.canceled
+         * @description The merchant canceled the refund, or its claim link expired unclaimed; a PAY hold went back. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_canceled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.created
+         * @description A refund was created: `requires_action` (its claim link waits for the buyer) or `pending`. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.failed
+         * @description The refund failed (`failure_reason`); a PAY hold went back. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.succeeded
+         * @description The money reached the buyer. Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * refund.updated
+         * @description The refund's status changed (every change). Verify the signature before trusting the body; answer 2xx within 10 s (anything else is retried for about 3 days).
+         */
+        post: operations["webhook_refund_updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1700,6 +2060,10 @@ export interface components {
             /** @description Minor units (satang, cents) */
             amount: number;
             amount_decimal: string;
+            /** @description Minor units that arrived: the amount once completed, the verified legs' amount when partially_paid, 0 before */
+            amount_received: number;
+            /** @description What succeeded refunds gave back, minor units */
+            amount_refunded: number;
             checkout_url: string;
             completed_at: string | null;
             /** Format: date-time */
@@ -1726,7 +2090,7 @@ export interface components {
                     reason: string | null;
                     /** Format: date-time */
                     received_at: string;
-                    status: "checking" | "verified" | "rejected" | "not_checked";
+                    status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
                 } | null;
                 /** @description Fiat major units per PAY */
                 rate: string;
@@ -1746,8 +2110,10 @@ export interface components {
             receipt_number: number | null;
             /** @description The receipt's printable page (Thai and English), behind an unguessable link; null until completed */
             receipt_url: string | null;
+            /** @description True when succeeded refunds add up to what the payment received (the whole amount of a completed payment) */
+            refunded: boolean;
             return_url: string;
-            status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "failed" | "expired" | "cancelled" | "settled";
+            status: "created" | "matching" | "matched" | "payment_pending" | "confirming" | "completed" | "partially_paid" | "failed" | "expired" | "cancelled" | "settled";
             synthetic_match?: {
                 [key: string]: unknown;
             };
@@ -1826,6 +2192,90 @@ export interface components {
             updated_at: string;
             validated_at: string | null;
             validator_kind: string | null;
+        };
+        Refund: {
+            /** @description Minor units of the payment's currency */
+            amount: number;
+            amount_decimal: string;
+            /** @description pay_balance: the PAY held for this refund (null for merchant_transfer) */
+            amount_micro_pay: number | null;
+            canceled_at: string | null;
+            /** @description The buyer's page for this refund: the destination while unclaimed, then whether the money arrived */
+            claim_url: string;
+            /** Format: date-time */
+            created_at: string;
+            currency: string;
+            destination_details: {
+                /** @description thai_bank: 3-digit Bank of Thailand code */
+                bank_code?: string;
+                /** @description thai_bank: the bank, from the directory */
+                bank_name?: string;
+                /** @description The number's last 4 digits (xxxxxx5678), or an email PayID's first letter and domain (j***@example.com) */
+                masked: string;
+                rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+            } | null;
+            failed_at: string | null;
+            /** @description Why the refund failed or was canceled (claim_expired, ...), or why its last slip was not accepted (amount_mismatch, duplicate_slip, buyer_not_received, ...) */
+            failure_reason: string | null;
+            funding: "merchant_transfer" | "pay_balance";
+            /** Format: uuid */
+            id: string;
+            is_sandbox: boolean;
+            merchant_id: string;
+            metadata: {
+                [key: string]: string;
+            };
+            /** @description While `requires_action`: the claim link for the buyer's destination */
+            next_action: {
+                /** @description Send this to the buyer: the page where they say where the money goes */
+                claim_url: string;
+                /** Format: date-time */
+                expires_at: string;
+                /** @enum {string} */
+                type: "claim";
+            } | null;
+            payment_id: string;
+            proof: {
+                /** Format: uuid */
+                id: string;
+                reason: string | null;
+                /** Format: date-time */
+                received_at: string;
+                /** @description The slip's bank reference, when read */
+                reference: string | null;
+                /** @description verified: a provider checked amount, payee and reference; awaiting_buyer: nobody could check it, the buyer confirms on the claim page (silence for REFUND_CONFIRM_DAYS stands); rejected: see reason */
+                status: "verified" | "awaiting_buyer" | "rejected";
+            } | null;
+            reason: ("duplicate" | "fraudulent" | "requested_by_customer" | "partial_delivery") | null;
+            /** @description The receipt of a succeeded refund */
+            receipt_url: string | null;
+            /** @description pay_balance: the sell order that pays the buyer, once the destination is known */
+            sell_order_id: string | null;
+            status: "requires_action" | "pending" | "succeeded" | "failed" | "canceled";
+            succeeded_at: string | null;
+        };
+        SellerLeg: {
+            /** @description The PAY this seller gives the merchant when the leg completes */
+            amount_micro_pay: number;
+            /** @description What the buyer should have paid this seller, minor units */
+            amount_minor: number;
+            awaiting_payee_since: string | null;
+            currency: string;
+            decided_by: "seller" | "operator" | null;
+            /** @description The slip image; the seller key fetches it */
+            image_url: string;
+            match_order: number;
+            payment_id: string;
+            /** @description Why a rejected leg was rejected */
+            reason: string | null;
+            /** Format: date-time */
+            received_at: string;
+            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+            reference: string | null;
+            seller_id: string;
+            sending_bank: string | null;
+            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
         };
         SellOrder: {
             /** @description PAY sold, in micro-PAY (reserved on creation, burned on completion) */
@@ -1971,6 +2421,43 @@ export interface components {
                 };
             };
         };
+        /** @description Forbidden: `FORBIDDEN` */
+        Forbidden_7d326e: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Link: components["headers"]["Link"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                Sunset: components["headers"]["Sunset"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "Forbidden",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "FORBIDDEN";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Forbidden: `FORBIDDEN`, `SANDBOX_ONLY`, `ADMIN_FORBIDDEN`, `PENDING_FUNDS_NOT_RECEIVER`, `SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT` */
         ForbiddenAnd5More: {
             headers: {
@@ -2003,6 +2490,41 @@ export interface components {
                     /** @constant */
                     success: false;
                 };
+            };
+        };
+        /** @description Forbidden: `FORBIDDEN`, `SANDBOX_ONLY`, `ADMIN_FORBIDDEN`, `PENDING_FUNDS_NOT_RECEIVER`, `SELL_ORDER_NOT_OWNER`, `GATEWAY_DISPUTE_CROSS_MERCHANT` */
+        ForbiddenAnd5More_88a126: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "FORBIDDEN",
+                 *         "message": "Forbidden",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "FORBIDDEN" | "SANDBOX_ONLY" | "ADMIN_FORBIDDEN" | "PENDING_FUNDS_NOT_RECEIVER" | "SELL_ORDER_NOT_OWNER" | "GATEWAY_DISPUTE_CROSS_MERCHANT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
             };
         };
         /** @description Gone: `GONE` */
@@ -2103,6 +2625,40 @@ export interface components {
                          * @enum {string}
                          */
                         code: "IDEMPOTENCY_KEY_CONFLICT";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `IDEMPOTENCY_KEY_CONFLICT`, `REFUND_BAD_STATE` */
+        IdempotencyKeyConflictOrRefundBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "IDEMPOTENCY_KEY_CONFLICT",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "IDEMPOTENCY_KEY_CONFLICT" | "REFUND_BAD_STATE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2243,6 +2799,74 @@ export interface components {
                          * @enum {string}
                          */
                         code: "INTERNAL" | "MATCHING_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description A dependency (the ledger) is unavailable: `LEDGER_UNAVAILABLE` */
+        LedgerUnavailable: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "LEDGER_UNAVAILABLE",
+                 *         "message": "A dependency (the ledger) is unavailable",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "LEDGER_UNAVAILABLE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
+        /** @description Conflict or bad state: `LEG_NOT_AWAITING_PAYEE` */
+        LegNotAwaitingPayee: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "LEG_NOT_AWAITING_PAYEE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "LEG_NOT_AWAITING_PAYEE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2423,6 +3047,40 @@ export interface components {
                 };
             };
         };
+        /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `IDEMPOTENCY_KEY_CONFLICT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentBadStateAnd3More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "PAYMENT_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "PAYMENT_BAD_STATE" | "IDEMPOTENCY_KEY_CONFLICT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_INSUFFICIENT_BALANCE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+            };
+        };
         /** @description Conflict or bad state: `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE` */
         PaymentBadStateOrProofDuplicate: {
             headers: {
@@ -2528,8 +3186,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd20More: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd24More: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2553,7 +3211,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2562,8 +3220,8 @@ export interface components {
                 };
             };
         };
-        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT` */
-        PaymentDuplicateOrderIdAnd20More_52ef90: {
+        /** @description Conflict or bad state: `PAYMENT_DUPLICATE_ORDER_ID`, `PAYMENT_INSUFFICIENT_LIQUIDITY`, `PAYMENT_BAD_STATE`, `LEG_NOT_AWAITING_PAYEE`, `PROOF_DUPLICATE`, `IDEMPOTENCY_KEY_CONFLICT`, `PENDING_FUNDS_TERMINAL`, `PENDING_FUNDS_VALIDATION_UNVERIFIED`, `SELL_ORDER_BAD_STATE`, `SELL_ORDER_INSUFFICIENT_BALANCE`, `BUY_ORDER_BAD_STATE`, `DISPUTE_BAD_STATE`, `LEDGER_INSUFFICIENT_FUNDS`, `LEDGER_IDEMPOTENCY_CONFLICT`, `QUOTE_LOCK_EXPIRED`, `QUOTE_LOCK_USED`, `QUOTE_LOCK_MISMATCH`, `FX_PRICE_UNAVAILABLE`, `SETTLEMENT_BAD_STATE`, `WEBHOOK_ENDPOINT_NOT_SET`, `MERCHANT_USER_EXISTS`, `WEBHOOK_ENDPOINT_LIMIT`, `REFUND_EXCEEDS_PAYMENT`, `REFUND_BAD_STATE`, `REFUND_INSUFFICIENT_BALANCE` */
+        PaymentDuplicateOrderIdAnd24More_d903ce: {
             headers: {
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
@@ -2587,7 +3245,7 @@ export interface components {
                          * @description Machine-readable code from the closed list
                          * @enum {string}
                          */
-                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT";
+                        code: "PAYMENT_DUPLICATE_ORDER_ID" | "PAYMENT_INSUFFICIENT_LIQUIDITY" | "PAYMENT_BAD_STATE" | "LEG_NOT_AWAITING_PAYEE" | "PROOF_DUPLICATE" | "IDEMPOTENCY_KEY_CONFLICT" | "PENDING_FUNDS_TERMINAL" | "PENDING_FUNDS_VALIDATION_UNVERIFIED" | "SELL_ORDER_BAD_STATE" | "SELL_ORDER_INSUFFICIENT_BALANCE" | "BUY_ORDER_BAD_STATE" | "DISPUTE_BAD_STATE" | "LEDGER_INSUFFICIENT_FUNDS" | "LEDGER_IDEMPOTENCY_CONFLICT" | "QUOTE_LOCK_EXPIRED" | "QUOTE_LOCK_USED" | "QUOTE_LOCK_MISMATCH" | "FX_PRICE_UNAVAILABLE" | "SETTLEMENT_BAD_STATE" | "WEBHOOK_ENDPOINT_NOT_SET" | "MERCHANT_USER_EXISTS" | "WEBHOOK_ENDPOINT_LIMIT" | "REFUND_EXCEEDS_PAYMENT" | "REFUND_BAD_STATE" | "REFUND_INSUFFICIENT_BALANCE";
                         details: components["schemas"]["ErrorDetail"][];
                         message: string;
                     };
@@ -2738,6 +3396,40 @@ export interface components {
                     success: false;
                 };
                 "text/html": string;
+            };
+        };
+        /** @description Conflict or bad state: `REFUND_BAD_STATE` */
+        RefundBadState: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "REFUND_BAD_STATE",
+                 *         "message": "Conflict or bad state",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "REFUND_BAD_STATE";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
             };
         };
         /** @description Service unavailable: `SERVICE_UNAVAILABLE` */
@@ -3055,6 +3747,41 @@ export interface components {
                 };
             };
         };
+        /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH`, `PROOF_UNSUPPORTED_TYPE`, `RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED`, `RECEIVER_CONFIRM_MALFORMED_RECEIPT`, `WEBHOOK_URL_FORBIDDEN` */
+        ValidationErrorAnd5More: {
+            headers: {
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                "X-Request-Id": components["headers"]["XRequestId"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": {
+                 *         "code": "VALIDATION_ERROR",
+                 *         "message": "Bad request",
+                 *         "details": []
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    error: {
+                        /**
+                         * @description Machine-readable code from the closed list
+                         * @enum {string}
+                         */
+                        code: "VALIDATION_ERROR" | "NOT_TH" | "PROOF_UNSUPPORTED_TYPE" | "RECEIVER_CONFIRM_CONTENT_TYPE_UNSUPPORTED" | "RECEIVER_CONFIRM_MALFORMED_RECEIPT" | "WEBHOOK_URL_FORBIDDEN";
+                        details: components["schemas"]["ErrorDetail"][];
+                        message: string;
+                    };
+                    /** @constant */
+                    success: false;
+                };
+                "text/html": string;
+            };
+        };
         /** @description Bad request: `VALIDATION_ERROR`, `NOT_TH` */
         ValidationErrorOrNotTh: {
             headers: {
@@ -3307,7 +4034,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             413: components["responses"]["PayloadTooLarge_6c4d0d"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -3336,6 +4063,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description A leg's slip waits for its seller's confirmation (the page says so) */
+                            awaiting_payee: boolean;
                             failure_reason: string | null;
                             payment_id: string;
                             return_redirect_url: string;
@@ -3451,7 +4180,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More_52ef90"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             410: components["responses"]["Gone"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
@@ -3502,6 +4231,101 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_d021df"];
             404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    getRefundClaimPage: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                /** @description The claim link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The buyer's refund page */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_d021df"];
+            404: components["responses"]["NotFound_14c190"];
+            429: components["responses"]["RateLimited_a57c40"];
+            500: components["responses"]["Internal_c605fd"];
+            503: components["responses"]["ServiceUnavailable_02d44b"];
+        };
+    };
+    submitRefundClaim: {
+        parameters: {
+            query?: {
+                /** @description th or en; default from Accept-Language */
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The claim link's token */
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Accepted: back to the page, which shows the next step */
+            303: {
+                headers: {
+                    /** @description The claim page */
+                    Location?: string;
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationErrorAnd5More"];
+            403: components["responses"]["ForbiddenAnd5More_88a126"];
+            404: components["responses"]["NotFound_14c190"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More_d903ce"];
             429: components["responses"]["RateLimited_a57c40"];
             500: components["responses"]["Internal_c605fd"];
             503: components["responses"]["ServiceUnavailable_02d44b"];
@@ -3568,6 +4392,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3623,6 +4448,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3690,7 +4516,8 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -3757,6 +4584,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -3801,7 +4629,8 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4050,7 +4879,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4293,7 +5122,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -4484,7 +5313,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -4830,7 +5659,7 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -5046,7 +5875,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -5166,7 +5995,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
@@ -5209,6 +6038,8 @@ export interface operations {
                             entry_fee_usd: string;
                             /** @description Sum of validated-pending receiver obligations */
                             net_obligation_micro_pay: number;
+                            /** @description PAY held for refunds paid from your balance (funding pay_balance) until each is paid out or given back */
+                            refund_hold_micro_pay: number;
                             /** @description PAY the merchant owes and has not paid back yet (taken back after it was spent); collected from its next credits before they become available */
                             shortfall_micro_pay: number;
                             /** @description PAY in available from buy-order fills whose cash leg is not confirmed yet: it cannot be cashed out (a sell order reserves at most available less this) */
@@ -5444,6 +6275,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -5573,6 +6405,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -5638,7 +6471,7 @@ export interface operations {
                 order_id?: string;
                 /** @description The payments made from this payment link */
                 payment_link_id?: string;
-                /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, failed, expired, cancelled, settled */
+                /** @description Payment status filter; comma-separated: created, matching, matched, payment_pending, confirming, completed, partially_paid, failed, expired, cancelled, settled */
                 status?: string;
                 /** @description created_at < to */
                 to?: string;
@@ -5668,6 +6501,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -5737,6 +6571,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_0c141f"];
             401: components["responses"]["Unauthorized_cc0ab7"];
+            403: components["responses"]["Forbidden_7d326e"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd2More"];
             410: components["responses"]["Gone_481fd6"];
             429: components["responses"]["RateLimited_2905c5"];
@@ -5789,6 +6624,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -5825,6 +6661,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentBadState"];
             429: components["responses"]["RateLimited"];
@@ -5857,6 +6694,9 @@ export interface operations {
                         data: {
                             amount: number;
                             amount_decimal: string;
+                            /** @description Minor units that arrived (partially_paid: the verified legs) */
+                            amount_received: number;
+                            amount_received_decimal: string;
                             checkout_url: string;
                             currency: string;
                             /** Format: date-time */
@@ -5880,7 +6720,7 @@ export interface operations {
                                     reason: string | null;
                                     /** Format: date-time */
                                     received_at: string;
-                                    status: "checking" | "verified" | "rejected" | "not_checked";
+                                    status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
                                 } | null;
                             }[];
                             order_id: string;
@@ -5899,6 +6739,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6003,11 +6844,94 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentBadStateOrProofDuplicate"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    createRefund: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description A UUID: a retry with the same key and body replays the stored response (`Idempotent-Replayed: true`); another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key": components["parameters"]["IdempotencyKeyRequired"];
+            };
+            path: {
+                /** @description Payment id: a UUID, or sbx_ + UUID in sandbox */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "100.00",
+                 *       "reason": "requested_by_customer"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description Integer minor units (10000 = 100.00 THB) or a decimal string in major units ("100.00"); default: what remains to refund */
+                    amount?: number | string;
+                    /** @description Where the seller is paid: the fields of its rail only */
+                    destination?: {
+                        /** @description thai_bank, au_bank: the account holder's name */
+                        account_name?: string;
+                        /** @description thai_bank: 10 to 15 digits; au_bank: 5 to 9 digits (spaces and dashes ignored) */
+                        account_number?: string;
+                        /** @description thai_bank: 3-digit Bank of Thailand code (GET /v1/reference/thai-banks) or its short code */
+                        bank_code?: string;
+                        /** @description au_bank: 6-digit BSB (062-000 or 062000) */
+                        bsb?: string;
+                        /** @description payid: an email, an Australian mobile (04… or +614…) or an ABN (11 digits) */
+                        payid?: string;
+                        /** @description promptpay: mobile (0812345678), national/tax id (13 digits) or e-wallet id (15) */
+                        promptpay_id?: string;
+                        /** @description promptpay or thai_bank (THB), payid or au_bank (AUD), thai_bank or au_bank (USD, SGD) */
+                        rail: "promptpay" | "thai_bank" | "payid" | "au_bank";
+                    };
+                    /** @description merchant_transfer (default): you pay the buyer from your bank and upload the slip; pay_balance: the refund's PAY is held and paid out through the payout network */
+                    funding?: "merchant_transfer" | "pay_balance";
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                    reason?: "duplicate" | "fraudulent" | "requested_by_customer" | "partial_delivery";
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["PaymentBadStateAnd3More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
@@ -6080,6 +7004,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6163,6 +7088,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6249,7 +7175,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6341,6 +7267,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6380,6 +7307,185 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError_80b6e0"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    listRefunds: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description Only the refunds of this payment */
+                payment_id?: string;
+                /** @description Refund status filter; comma-separated: requires_action, pending, succeeded, failed, canceled */
+                status?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"][];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An ETag from an earlier response: 304 Not Modified when the resource has not changed */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            /** @description Not modified: the `If-None-Match` tag still matches */
+            304: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    cancelRefund: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundBadState"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    uploadRefundProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The slip of your transfer to the buyer (JPEG, PNG, WebP or HEIC, at most PROOF_MAX_BYTES)
+                     */
+                    proof: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrProofUnsupportedType"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["RefundBadState"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6493,10 +7599,293 @@ export interface operations {
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ForbiddenAnd5More"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             502: components["responses"]["PendingFundsLedgerUnavailableAnd2More"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    simulateSandboxRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description 1 to 255 visible ASCII characters (a UUID is best): a retry with the same key and body replays the stored response; another body is 409 IDEMPOTENCY_KEY_CONFLICT. Kept 7 days.
+                 * @example 4f6c1e0a-3b2d-4c5e-8f9a-0b1c2d3e4f5a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKeyOptional"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    outcome: "succeeded" | "failed";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["ForbiddenAnd5More"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["IdempotencyKeyConflictOrRefundBadState"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    listSellerLegs: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `next_cursor` */
+                cursor?: string;
+                /** @description Page size, 1 to 100 */
+                limit?: number;
+                /** @description The leg's slip state */
+                status?: "awaiting_payee" | "checking" | "verified" | "rejected" | "not_checked";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The PAY this seller gives the merchant when the leg completes */
+                            amount_micro_pay: number;
+                            /** @description What the buyer should have paid this seller, minor units */
+                            amount_minor: number;
+                            awaiting_payee_since: string | null;
+                            currency: string;
+                            decided_by: "seller" | "operator" | null;
+                            /** @description The slip image; the seller key fetches it */
+                            image_url: string;
+                            match_order: number;
+                            payment_id: string;
+                            /** @description Why a rejected leg was rejected */
+                            reason: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+                            reference: string | null;
+                            seller_id: string;
+                            sending_bank: string | null;
+                            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+                            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
+                        }[];
+                        has_more: boolean;
+                        /** @description Pass as `cursor` to read the next page */
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    confirmSellerLeg: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The leg's match_order */
+                match_order: number;
+                /** @description Payment id */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The PAY this seller gives the merchant when the leg completes */
+                            amount_micro_pay: number;
+                            /** @description What the buyer should have paid this seller, minor units */
+                            amount_minor: number;
+                            awaiting_payee_since: string | null;
+                            currency: string;
+                            decided_by: "seller" | "operator" | null;
+                            /** @description The slip image; the seller key fetches it */
+                            image_url: string;
+                            match_order: number;
+                            payment_id: string;
+                            /** @description Why a rejected leg was rejected */
+                            reason: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+                            reference: string | null;
+                            seller_id: string;
+                            sending_bank: string | null;
+                            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+                            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["LegNotAwaitingPayee"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    rejectSellerLeg: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The leg's match_order */
+                match_order: number;
+                /** @description Payment id */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why the money did not arrive */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The PAY this seller gives the merchant when the leg completes */
+                            amount_micro_pay: number;
+                            /** @description What the buyer should have paid this seller, minor units */
+                            amount_minor: number;
+                            awaiting_payee_since: string | null;
+                            currency: string;
+                            decided_by: "seller" | "operator" | null;
+                            /** @description The slip image; the seller key fetches it */
+                            image_url: string;
+                            match_order: number;
+                            payment_id: string;
+                            /** @description Why a rejected leg was rejected */
+                            reason: string | null;
+                            /** Format: date-time */
+                            received_at: string;
+                            /** @description The slip's bank reference (from its slip-verification QR or the provider), when it has one */
+                            reference: string | null;
+                            seller_id: string;
+                            sending_bank: string | null;
+                            /** @description The leg's slip: awaiting_payee while it waits for this seller's confirmation */
+                            status: "checking" | "awaiting_payee" | "verified" | "rejected" | "not_checked";
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["LegNotAwaitingPayee"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    getSellerLegSlip: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The leg's match_order */
+                match_order: number;
+                /** @description Payment id */
+                payment_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The slip (its type as read from its bytes) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/heic": string;
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
@@ -6535,6 +7924,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6600,6 +7990,9 @@ export interface operations {
                             /** @description gross - fee + adjustments, minor units */
                             net_minor: number;
                             payment_count: number;
+                            refunded_decimal: string;
+                            /** @description Succeeded refunds of the batch's payments so far, minor units (the payments' fees are not returned) */
+                            refunded_minor: number;
                             retry_count: number;
                             status: "pending" | "completed" | "failed";
                         };
@@ -6621,6 +8014,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6652,6 +8046,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6700,6 +8095,9 @@ export interface operations {
                             /** Format: date-time */
                             payment_created_at: string;
                             payment_id: string;
+                            refunded_decimal: string;
+                            /** @description The payment's succeeded refunds so far, minor units */
+                            refunded_minor: number;
                         }[];
                         has_more: boolean;
                         /** @description Pass as `cursor` to read the next page */
@@ -6709,6 +8107,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6777,6 +8176,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd6More"];
             429: components["responses"]["RateLimited"];
@@ -6829,6 +8229,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -6898,6 +8299,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -6958,8 +8360,9 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7005,8 +8408,9 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7042,6 +8446,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7088,7 +8493,8 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7132,7 +8538,8 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7181,6 +8588,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7246,7 +8654,8 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
-            409: components["responses"]["PaymentDuplicateOrderIdAnd20More"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -7312,6 +8721,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7351,6 +8761,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7416,6 +8827,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7477,6 +8889,7 @@ export interface operations {
             };
             400: components["responses"]["ValidationError_80b6e0"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
@@ -7854,6 +9267,54 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "gateway.dispute.resolved";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_leg_awaiting_payee: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["SellerLeg"];
+                    /** @constant */
+                    event: "leg.awaiting_payee";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "leg.awaiting_payee";
                 };
             };
         };
@@ -8299,6 +9760,62 @@ export interface operations {
             };
         };
     };
+    webhook_payment_partially_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Payment"];
+                    /** @constant */
+                    event: "payment.partially_paid";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /** @description Present on partial fills (more than one leg) */
+                    match_details?: Record<string, never>[];
+                    order_id: string;
+                    payment_id: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment.partially_paid";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_payment_payment_pending: {
         parameters: {
             query?: never;
@@ -8342,6 +9859,62 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "payment.payment_pending";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_payment_refunded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Minor units */
+                    amount: number;
+                    currency: string;
+                    data: components["schemas"]["Payment"];
+                    /** @constant */
+                    event: "payment.refunded";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /** @description Present on partial fills (more than one leg) */
+                    match_details?: Record<string, never>[];
+                    order_id: string;
+                    payment_id: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    status: string;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "payment.refunded";
                 };
             };
         };
@@ -8534,6 +10107,246 @@ export interface operations {
                     timestamp: string;
                     /** @constant */
                     type: "pending_funds.validated";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_canceled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.canceled";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.canceled";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.created";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.created";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.failed";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.failed";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.succeeded";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.succeeded";
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_refund_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the event id */
+                "webhook-id": string;
+                /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of id.timestamp.body>` (space-separated during a secret rotation) */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: unix seconds when signed */
+                "webhook-timestamp": string;
+                /** @description Lowercase hex HMAC-SHA256 of the raw body with the endpoint's secret */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["Refund"];
+                    /** @constant */
+                    event: "refund.updated";
+                    /** @description Event id; the same on every delivery of this event */
+                    id: string;
+                    /** @description Equals `id`: deduplicate on it */
+                    idempotency_key: string;
+                    /**
+                     * @description Present on sandbox events only
+                     * @constant
+                     */
+                    sandbox?: true;
+                    /** Format: date-time */
+                    timestamp: string;
+                    /** @constant */
+                    type: "refund.updated";
                 };
             };
         };

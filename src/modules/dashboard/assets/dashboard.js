@@ -26,6 +26,19 @@
       });
     });
   }
+  // Copy buttons: the input they name, to the clipboard; without a script the input's text is there to select.
+  document.body.addEventListener('click', function (event) {
+    var button = event.target.closest?.('button[data-copy]');
+    if (!button) return;
+    var input = document.getElementById(button.getAttribute('data-copy'));
+    if (!input) return;
+    input.select();
+    var done = function () {
+      button.textContent = button.getAttribute('data-copied');
+    };
+    if (navigator.clipboard) navigator.clipboard.writeText(input.value).then(done, function () {});
+    else if (document.execCommand('copy')) done();
+  });
   drawCharts();
   document.body.addEventListener('htmx:afterSettle', drawCharts);
 })();

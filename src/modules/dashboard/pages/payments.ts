@@ -82,25 +82,31 @@ export function paymentDetailPage(
   const { payment } = model;
   const timeline = [...model.events].reverse();
   const back = `/dashboard/payments/${payment.id}`;
+  const waiting =
+    payment.status === 'confirming' && payment.match_details.some((leg) => leg.proof?.status === 'awaiting_payee');
   return page(context, {
     title: `${t('payments')} ${payment.order_id}`,
     section: 'payments',
     body: html`<p><a href="/dashboard/payments">← ${t('payments')}</a></p><h1>${payment.order_id}</h1>${flash(model.notice)}
+${waiting ? html`<div class="flash" role="status" id="awaiting-seller">${t('awaiting_seller_note')}</div>` : ''}${payment.status === 'partially_paid' ? html`<div class="flash" role="status" id="partially-paid">${t('partially_paid_note')}</div>` : ''}
 <div class="grid"><section class="card"><dl class="fields">
 <dt>${t('id')}</dt><dd class="mono" id="payment-id">${payment.id}</dd>
 <dt>${t('amount')}</dt><dd>${money(payment.amount, payment.currency)}</dd>
+<dt>${t('amount_received')}</dt><dd id="amount-received">${money(payment.amount_received, payment.currency)}</dd>
 <dt>${t('status')}</dt><dd id="payment-status">${statusBadge(context, payment.status)}</dd>
 <dt>${t('created')}</dt><dd>${when(context, payment.created_at)}</dd>
 <dt>${t('checkout_link')}</dt><dd class="mono"><a href="${payment.checkout_url}">${payment.checkout_url}</a></dd>
+${payment.receipt_url && payment.receipt_number !== null ? html`<dt>${t('receipt_link')}</dt><dd><a id="receipt-link" href="${payment.receipt_url}" target="_blank" rel="noopener">${t('receipt_link')} ${String(payment.receipt_number).padStart(6, '0')}</a></dd>` : ''}
+${payment.payment_link_id ? html`<dt>${t('payment_link')}</dt><dd class="mono"><a id="payment-link" href="/dashboard/links/${payment.payment_link_id}">${payment.payment_link_id}</a></dd>` : ''}
 ${payment.failure_reason ? html`<dt>${t('failure_reason')}</dt><dd>${payment.failure_reason}</dd>` : ''}
 </dl></section>
 <section class="card"><h2>${t('timeline')}</h2><ol id="timeline">${timeline.length ? timeline.map((event) => html`<li>${when(context, event.created_at)} · ${eventLabel(context, event.type)}</li>`) : html`<li>${when(context, payment.created_at)} · ${statusBadge(context, payment.status)}</li>`}</ol></section></div>
-<section class="card"><h2>${t('legs')}</h2><table><thead><tr><th>#</th><th>${t('seller')}</th><th class="num">${t('amount')}</th><th class="num">${t('rate')}</th><th class="num">PAY</th><th>${t('slip')}</th><th>QR</th></tr></thead><tbody>
+<section class="card"><h2 id="legs-title">${t('legs')}</h2><div class="table-wrap" tabindex="0" role="region" aria-labelledby="legs-title"><table><thead><tr><th>#</th><th>${t('seller')}</th><th class="num">${t('amount')}</th><th class="num">${t('rate')}</th><th class="num">PAY</th><th>${t('slip')}</th><th>QR</th></tr></thead><tbody>
 ${payment.match_details.map((leg) => {
   const qr = model.qr_data_urls.get(leg.match_order);
   const payee = model.checkout?.legs.find((candidate) => candidate.match_order === leg.match_order)?.payee;
   return html`<tr><td>${leg.match_order}</td><td class="mono">${leg.seller_id}${payee && 'display_name' in payee ? html`<br>${payee.display_name}` : ''}</td><td class="num">${money(leg.allocated_fiat_amount, payment.currency)}</td><td class="num">${leg.rate}</td><td class="num">${pay(leg.amount_micro_pay)}</td><td class="slip" data-leg="${leg.match_order}">${leg.proof ? html`${statusBadge(context, leg.proof.status)}${leg.proof.reason ? html`<br>${leg.proof.reason}` : ''}<br>${when(context, leg.proof.received_at)}` : '—'}</td><td>${qr ? html`<img class="qr" src="${qr}" alt="PromptPay QR ${leg.match_order}" width="200" height="200">` : '—'}</td></tr>`;
-})}</tbody></table></section>
+})}</tbody></table></div></section>
 <section class="card"><h2>${t('events')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
 ${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${eventLabel(context, event.type)}</td><td>${when(context, event.created_at)}</td><td>${event.delivery_status ? statusBadge(context, event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
 <section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back, events: model.events })}</section>`,

@@ -4,6 +4,7 @@ import type { Flow } from './flow.ts';
 import { orderBookFlow } from './order-book.ts';
 import { paymentsFlow } from './payments.ts';
 import { pendingFundsFlow } from './pending-funds.ts';
+import { refundsFlow } from './refunds.ts';
 import { sellersFlow } from './sellers.ts';
 import { shortfallsFlow } from './shortfalls.ts';
 
@@ -16,4 +17,5 @@ export const FLOWS: readonly Flow[] = [
   adjustmentsFlow,
   disputesFlow,
   shortfallsFlow,
+  refundsFlow,
 ];

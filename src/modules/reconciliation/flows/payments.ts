@@ -5,7 +5,7 @@ import type { Expected, Flow, IdentityBreak } from './flow.ts';
 const POSTED = ['completed', 'settled'] as const;
 
 /**
- * Payment legs (live and sandbox, simulations included): per leg the merchant's part and the fee, each leg's fiat fee
+ * Payment legs (live and sandbox, simulations included; of a partly paid payment, its verified legs): per leg the merchant's part and the fee, each leg's fiat fee
  * `floor(leg fiat × fee_bps / 10000)` and its PAY fee that fiat at the leg's rate (rounded down); a sandbox leg's
  * synthetic seller is minted the leg first. The payment's recorded `fee_minor` and `fee_micro_pay` must be the sums
  * of its legs' fees (one fee in two units).
@@ -30,7 +30,23 @@ export const paymentsFlow: Flow = {
         'payment_legs.rate',
         'payment_legs.amount_micro_pay',
       ])
-      .where('payments.status', 'in', [...POSTED])
+      // Every leg of a completed payment; only the verified legs of a partly paid one (the others moved no PAY).
+      .where((eb) =>
+        eb.or([
+          eb('payments.status', 'in', [...POSTED]),
+          eb.and([
+            eb('payments.status', '=', 'partially_paid'),
+            eb.exists(
+              eb
+                .selectFrom('payment_proofs')
+                .select('payment_proofs.id')
+                .whereRef('payment_proofs.payment_id', '=', 'payment_legs.payment_id')
+                .whereRef('payment_proofs.match_order', '=', 'payment_legs.match_order')
+                .where('payment_proofs.verdict', '=', 'verified'),
+            ),
+          ]),
+        ]),
+      )
       .orderBy('payments.id')
       .orderBy('payment_legs.match_order')
       .execute();
