@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
+import { scriptedValidator } from '../helpers/validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
 import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
@@ -25,7 +26,8 @@ describe('dashboard payment-link pages in Chromium: both languages, 1366 px and 
   before(async () => {
     const port = await freePort();
     base_url = `http://127.0.0.1:${port}`;
-    t = await startTestApp({ env: { PUBLIC_BASE_URL: base_url } });
+    // A verification provider's verdicts (the double checks like easyslip), so live payments complete.
+    t = await startTestApp({ env: { PUBLIC_BASE_URL: base_url }, overrides: { validator: scriptedValidator() } });
     await t.application.app.listen({ port, host: '127.0.0.1' });
     merchant = await t.createMerchant('ร้านผ้าไหม Links');
     await t.createSeller(thbSeller(10_000_000));

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
+import { scriptedValidator } from '../helpers/validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
 import { decodeQr } from '../helpers/files.ts';
@@ -10,6 +11,8 @@ import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 /** MPAY_LINK_SCREENSHOT=path saves the link page as a phone shows it; MPAY_RECEIPT_SCREENSHOT=path the paid receipt. */
 const LINK_SCREENSHOT = process.env['MPAY_LINK_SCREENSHOT'];
 const RECEIPT_SCREENSHOT = process.env['MPAY_RECEIPT_SCREENSHOT'];
+/** MPAY_REFUNDED_RECEIPT_SCREENSHOT=path saves a receipt after a partial refund. */
+const REFUNDED_RECEIPT_SCREENSHOT = process.env['MPAY_REFUNDED_RECEIPT_SCREENSHOT'];
 
 async function accessible(page: Page, what: string): Promise<void> {
   const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
@@ -29,7 +32,11 @@ describe('the payment link page and the receipt on a phone, in headless Chromium
 
   before(async () => {
     const port = await freePort();
-    t = await startTestApp({ env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
+    // A verification provider's verdicts (the double checks like easyslip), so live payments complete.
+    t = await startTestApp({
+      env: { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` },
+      overrides: { validator: scriptedValidator() },
+    });
     await t.application.app.listen({ port, host: '127.0.0.1' });
     merchant = await t.createMerchant('ร้านผ้าไหม Baan Silk');
     await t.createSeller(thbSeller(10_000_000, '35.00', '0812345678'));
@@ -105,6 +112,45 @@ describe('the payment link page and the receipt on a phone, in headless Chromium
       errors.filter((error) => !/responded with a status of 4(00|10)/.test(error)),
       [],
     );
+    await context.close();
+  });
+
+  it('a receipt after a partial refund shows the refund and what was kept, on a phone, without accessibility violations', async () => {
+    const created = await t.call('POST', '/v1/trades', merchant.sandbox, {
+      order_id: 'order-2001',
+      amount: '1250.00',
+      currency: 'THB',
+      return_url: 'https://shop.example/return',
+    });
+    const payment_id = created.json().data.id;
+    await uploadProof(t, merchant.sandbox, payment_id);
+    await drainVerdicts(t);
+    const refund = await t.call(
+      'POST',
+      `/v1/payments/${payment_id}/refunds`,
+      merchant.sandbox,
+      { amount: '250.00', reason: 'partial_delivery' },
+      { 'idempotency-key': crypto.randomUUID() },
+    );
+    assert.equal(refund.statusCode, 201, refund.body);
+    await t.call('POST', `/v1/sandbox/refunds/${refund.json().data.id}/simulate`, merchant.sandbox, {
+      outcome: 'succeeded',
+    });
+    const payment = (await t.call('GET', `/v1/payments/${payment_id}`, merchant.sandbox)).json().data;
+    const context = await browser.newContext({
+      viewport: { width: 390, height: 844 },
+      deviceScaleFactor: 2,
+      locale: 'en-US',
+    });
+    const tab = await context.newPage();
+    await tab.goto(payment.receipt_url);
+    assert.match((await tab.locator('#receipt-status').textContent()) ?? '', /Partly refunded/);
+    assert.match((await tab.locator('#net').textContent()) ?? '', /1000\.00/);
+    await accessible(tab, 'the receipt after a partial refund');
+    if (REFUNDED_RECEIPT_SCREENSHOT) await tab.screenshot({ path: REFUNDED_RECEIPT_SCREENSHOT, fullPage: true });
+    await tab.locator('#refunds a').first().click();
+    assert.match((await tab.locator('h1').textContent()) ?? '', /Refund receipt/);
+    await accessible(tab, "the refund's own receipt");
     await context.close();
   });
 });
