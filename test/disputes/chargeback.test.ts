@@ -169,31 +169,37 @@ describe('chargebacks', () => {
     assert.equal(await audit_count(), audit_before);
   });
 
-  it('favor_merchant on a charged-back completed sell order mints its amount back (key = dispute id, from the disputes issuance account)', async () => {
+  const fillOf = async (sell_order_id: string) =>
+    t.db.selectFrom('order_fills').selectAll().where('sell_order_id', '=', sell_order_id).executeTakeFirstOrThrow();
+
+  it("favor_merchant on a charged-back completed sell order takes the fill's PAY from the buyer back to the seller (no mint)", async () => {
     const sell = await completedSell(seller.jwt, 6 * PAY);
-    const before_balances = await balancesOf(t, seller.id);
+    const seller_before = await balancesOf(t, seller.id);
+    const buyer_before = await balancesOf(t, buyer.id);
+    const circulation_before = (await t.application.ledger.verify()).circulation_micro_pay;
     const issuance_before = await t.application.ledger.balance(disputesIssuanceAccount(false));
     const { id, resolved } = await resolveChargeback(sell.id, 'favor_merchant');
     assert.equal(resolved.statusCode, 200, resolved.body);
-    assert.deepEqual(
-      { ...resolved.json().data.resolution, ledger_transfer_id: null },
-      { outcome: 'favor_merchant', ledger_effect: 'mint', amount_micro_pay: 6 * PAY, ledger_transfer_id: null },
-    );
+    const fill = await fillOf(sell.id);
     const transfer = await t.db
       .selectFrom('ledger_transfers')
       .selectAll()
-      .where('key', '=', id)
+      .where('key', '=', `dispute:${id}:fill:${fill.id}`)
       .executeTakeFirstOrThrow();
-    assert.equal(transfer.kind, 'mint');
-    assert.equal(Number(transfer.amount_micro_pay), 6 * PAY);
-    assert.equal(transfer.debit_account, disputesIssuanceAccount(false));
-    assert.equal(transfer.credit_account, accounts.merchantAvailable(seller.id, false));
-    assert.equal(resolved.json().data.resolution.ledger_transfer_id, transfer.id);
-    assert.deepEqual(await balancesOf(t, seller.id), {
-      available: before_balances.available + 6 * PAY,
-      reserve: before_balances.reserve,
+    assert.deepEqual(resolved.json().data.resolution, {
+      outcome: 'favor_merchant',
+      ledger_effect: 'return_to_seller',
+      amount_micro_pay: 6 * PAY,
+      ledger_transfer_id: transfer.id,
     });
-    assert.equal(await t.application.ledger.balance(disputesIssuanceAccount(false)), issuance_before - 6 * PAY);
+    assert.deepEqual(
+      [transfer.kind, transfer.debit_account, transfer.credit_account, Number(transfer.amount_micro_pay)],
+      ['transfer', accounts.merchantAvailable(buyer.id, false), accounts.merchantAvailable(seller.id, false), 6 * PAY],
+    );
+    assert.equal((await balancesOf(t, seller.id)).available, seller_before.available + 6 * PAY);
+    assert.equal((await balancesOf(t, buyer.id)).available, buyer_before.available - 6 * PAY);
+    assert.equal(await t.application.ledger.balance(disputesIssuanceAccount(false)), issuance_before);
+    assert.equal((await t.application.ledger.verify()).circulation_micro_pay, circulation_before);
     assert.equal(
       (await t.db.selectFrom('events').select('type').where('resource_id', '=', id).orderBy('seq').execute())
         .map((e) => e.type)
@@ -202,25 +208,27 @@ describe('chargebacks', () => {
     );
   });
 
-  it('favor_counterparty on a charged-back failed matched sell order burns its amount from the merchant', async () => {
+  it("favor_counterparty on a charged-back failed matched sell order gives the fill's PAY from the seller back to the buyer (no burn)", async () => {
     const sell = await failedMatchedSell(seller.jwt, 4 * PAY);
-    const before_balances = await balancesOf(t, seller.id);
+    const seller_before = await balancesOf(t, seller.id);
+    const buyer_before = await balancesOf(t, buyer.id);
+    const circulation_before = (await t.application.ledger.verify()).circulation_micro_pay;
     const { id, resolved } = await resolveChargeback(sell.id, 'favor_counterparty');
     assert.equal(resolved.statusCode, 200, resolved.body);
-    assert.equal(resolved.json().data.resolution.ledger_effect, 'burn');
+    assert.equal(resolved.json().data.resolution.ledger_effect, 'return_to_buyers');
     assert.equal(resolved.json().data.resolution.amount_micro_pay, 4 * PAY);
     const transfer = await t.db
       .selectFrom('ledger_transfers')
       .selectAll()
-      .where('key', '=', id)
+      .where('key', '=', `dispute:${id}:fill:${(await fillOf(sell.id)).id}`)
       .executeTakeFirstOrThrow();
-    assert.equal(transfer.kind, 'burn');
-    assert.equal(transfer.debit_account, accounts.merchantAvailable(seller.id, false));
-    assert.equal(transfer.credit_account, disputesIssuanceAccount(false));
-    assert.deepEqual(await balancesOf(t, seller.id), {
-      available: before_balances.available - 4 * PAY,
-      reserve: before_balances.reserve,
-    });
+    assert.deepEqual(
+      [transfer.kind, transfer.debit_account, transfer.credit_account],
+      ['transfer', accounts.merchantAvailable(seller.id, false), accounts.merchantAvailable(buyer.id, false)],
+    );
+    assert.equal((await balancesOf(t, seller.id)).available, seller_before.available - 4 * PAY);
+    assert.equal((await balancesOf(t, buyer.id)).available, buyer_before.available + 4 * PAY);
+    assert.equal((await t.application.ledger.verify()).circulation_micro_pay, circulation_before);
   });
 
   it('favor_counterparty on a completed one, favor_merchant on a failed one and no_action on either move nothing', async () => {
@@ -249,20 +257,27 @@ describe('chargebacks', () => {
     }
   });
 
-  it('409 LEDGER_INSUFFICIENT_FUNDS when the burn is not covered: the chargeback stays investigating', async () => {
+  it('a seller that spent the PAY it owes back: what it holds moves now, the rest is its shortfall owed to the buyer', async () => {
     const poor = await t.createMerchant('Poor');
     await fund(t, poor.id, 3 * PAY);
     const sell = await failedMatchedSell(poor.jwt, 3 * PAY);
-    await createSell(t, poor.jwt, sellBody(3 * PAY));
-    const opened = await chargeback(sell.id);
-    const id = opened.json().data.id as string;
-    await admin('POST', `/admin/disputes/${id}/investigate`, {});
-    expectError(
-      await admin('POST', `/admin/disputes/${id}/resolve`, { outcome: 'favor_counterparty' }),
-      409,
-      'LEDGER_INSUFFICIENT_FUNDS',
+    await createSell(t, poor.jwt, sellBody(2 * PAY));
+    const buyer_before = await balancesOf(t, buyer.id);
+    const { id, resolved } = await resolveChargeback(sell.id, 'favor_counterparty');
+    assert.equal(resolved.statusCode, 200, resolved.body);
+    assert.equal(resolved.json().data.status, 'resolved');
+    assert.equal((await balancesOf(t, buyer.id)).available, buyer_before.available + PAY);
+    const shortfall = await t.db
+      .selectFrom('pay_shortfalls')
+      .selectAll()
+      .where('origin_key', '=', `dispute:${id}:fill:${(await fillOf(sell.id)).id}`)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      [shortfall.debtor_account, shortfall.creditor_account, Number(shortfall.amount_micro_pay)],
+      [accounts.merchantAvailable(poor.id, false), accounts.merchantAvailable(buyer.id, false), 2 * PAY],
     );
-    assert.equal((await admin('GET', `/admin/disputes/${id}`)).json().data.status, 'investigating');
+    const balance = (await merchantCall(t, poor.jwt, 'GET', `/v1/merchants/${poor.id}/balance`)).json().data;
+    assert.equal(balance.shortfall_micro_pay, 2 * PAY);
     assert.equal((await t.application.ledger.verify()).ok, true);
   });
 });

@@ -430,8 +430,20 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
   it('a buyer that already spent part of the fill: the rest is burned, the spent part is its deficit (no overdraft), and the dispute records the reversal', async () => {
     const spender = await t.createMerchant('Spender');
     const sell = await inFlightSell(t, seller.jwt, spender.jwt, 5 * PAY);
-    // the buyer moves 3 of its 5 PAY into a sell order's reserve of its own: only 2 PAY are left to take back
-    await createSell(t, spender.jwt, sellBody(3 * PAY, 'SGD', 10_000));
+    // PAY from an unconfirmed fill cannot be cashed out...
+    expectError(
+      await merchantCall(t, spender.jwt, 'POST', '/v1/merchant-sell-orders', sellBody(3 * PAY, 'SGD', 10_000)),
+      409,
+      'SELL_ORDER_INSUFFICIENT_BALANCE',
+    );
+    // ...but a debit before the reversal takes 3 of its 5 PAY elsewhere: only 2 PAY are left to take back
+    await t.application.ledger.transfer({
+      key: `test-fund:spend:${randomUUID()}`,
+      kind: 'transfer',
+      debit_account: accounts.merchantAvailable(spender.id, false),
+      credit_account: accounts.merchantAvailable(seller.id, false),
+      amount_micro_pay: 3 * PAY,
+    });
     validator.next.push('failed', 'failed');
     for (let i = 0; i < 2; i++)
       await merchantCall(t, seller.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
@@ -439,7 +451,7 @@ describe('GATEWAY_DISPUTE_AUTO_OPEN_ENABLED=true', () => {
         content_type: 'image/png',
       });
     await sweepSellOrders(t.application.payouts.sell_orders);
-    assert.deepEqual(await balancesOf(t, spender.id), { available: 0, reserve: 3 * PAY });
+    assert.deepEqual(await balancesOf(t, spender.id), { available: 0, reserve: 0 });
     const fill = await t.db
       .selectFrom('order_fills')
       .selectAll()

@@ -2,7 +2,8 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { notFound } from '../../lib/errors.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
-import { fillShortfallMicroPay, unconfirmedFillsMicroPay } from '../buy-orders/ledger.ts';
+import { unconfirmedFillsMicroPay } from '../buy-orders/ledger.ts';
+import { outstandingShortfallMicroPay } from '../ledger/shortfalls.ts';
 import { netObligationMicroPay } from '../pending-funds/service.ts';
 import { releasedReserveMicroPaySince } from '../sell-orders/ledger.ts';
 import { notOwnBalance } from './errors.ts';
@@ -24,8 +25,9 @@ const DAY_MS = 24 * 3600_000;
 export const TRAILING_WINDOW_MS = 30 * DAY_MS;
 
 /**
- * deficit = max(0, threshold - (available + buffer - net obligation)) + shortfall, where the shortfall is PAY of
- * buy-order fills taken back (their cash leg failed) that the merchant had already spent: owed, never an overdraft.
+ * deficit = max(0, threshold - (available + buffer - net obligation)) + shortfall, where the shortfall is PAY taken
+ * back after the merchant had spent it (a failed cash leg's fill, a dispute's resolution) and not yet collected from its
+ * later credits: owed, never an overdraft.
  */
 export function deficitMicroPay(
   threshold: number,
@@ -63,7 +65,7 @@ export async function readBalance(deps: BalanceDeps, merchant_id: string, is_san
   if (available === null && buffer === null) throw notFound('PAY balance of this merchant');
   const [net_obligation, shortfall, unconfirmed, state] = await Promise.all([
     netObligationMicroPay(deps.db, merchant_id, is_sandbox),
-    fillShortfallMicroPay(deps.db, merchant_id, is_sandbox),
+    outstandingShortfallMicroPay(deps.db, available_account),
     unconfirmedFillsMicroPay(deps.db, merchant_id, is_sandbox),
     deps.db
       .selectFrom('merchant_balance_state')
@@ -134,7 +136,7 @@ export async function recalcBufferThresholds(deps: BalanceDeps): Promise<number>
     const threshold = Number((BigInt(volume) * BigInt(deps.threshold_bps)) / 10_000n);
     const balances = await deps.ledger.balances([available_account, accounts.merchantBuffer(id, false)]);
     const net_obligation = await netObligationMicroPay(deps.db, id, false);
-    const shortfall = await fillShortfallMicroPay(deps.db, id, false);
+    const shortfall = await outstandingShortfallMicroPay(deps.db, available_account);
     const deficit = deficitMicroPay(
       threshold,
       balances.get(available_account) ?? 0,

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Executor, Trx } from '../../db/database.ts';
-import { AppError } from '../../lib/errors.ts';
-import { accounts, type Ledger, type TransferCommand, type TransferResult } from '../ledger/port.ts';
+import { accounts, type Ledger } from '../ledger/port.ts';
+import { takeUpTo } from '../ledger/shortfalls.ts';
 
 /** Ledger key of the burn that takes a fill's PAY back from its buyer. */
 export const fillReversalKey = (buy_order_id: string, sell_order_id: string) =>
@@ -47,15 +47,21 @@ export async function reverseFillsOfSellOrder(
     if (paid_buy_order_ids.has(fill.buy_order_id)) continue;
     const buyer = accounts.merchantAvailable(fill.merchant_id, order.is_sandbox);
     const issuance = order.mint_source_account ?? accounts.world(order.is_sandbox);
-    const transfer = await burnUpTo(trx, ledger, {
-      key: fillReversalKey(fill.buy_order_id, order.id),
-      debit_account: buyer,
-      credit_account: issuance,
-      amount_micro_pay: fill.amount_micro_pay,
-      memo: `sell order ${order.id} cash leg failed: fill of buy order ${fill.buy_order_id} taken back`,
-    });
-    const reversed_micro_pay = transfer?.amount_micro_pay ?? 0;
-    const shortfall_micro_pay = fill.amount_micro_pay - reversed_micro_pay;
+    // What the buyer spent is its shortfall, collected from its next credits (ledger/shortfalls.ts).
+    const { transfer, taken_micro_pay, shortfall_micro_pay } = await takeUpTo(
+      ledger,
+      trx,
+      {
+        key: fillReversalKey(fill.buy_order_id, order.id),
+        kind: 'burn',
+        debit_account: buyer,
+        credit_account: issuance,
+        amount_micro_pay: fill.amount_micro_pay,
+        memo: `sell order ${order.id} cash leg failed: fill of buy order ${fill.buy_order_id} taken back`,
+      },
+      at,
+    );
+    const reversed_micro_pay = taken_micro_pay;
     await trx
       .updateTable('order_fills')
       .set({ reversed_at: at, reversed_micro_pay, shortfall_micro_pay })
@@ -72,46 +78,6 @@ export async function reverseFillsOfSellOrder(
     });
   }
   return reversals;
-}
-
-/**
- * Burns as much of `amount_micro_pay` as the account holds. Another transaction may spend from it between the balance
- * read and the burn: the ledger then refuses, and the burn is tried again on the new balance.
- */
-async function burnUpTo(
-  trx: Trx,
-  ledger: Ledger,
-  command: Omit<TransferCommand, 'kind'>,
-): Promise<TransferResult | null> {
-  for (let attempt = 0; ; attempt += 1) {
-    const held = await ledger.balance(command.debit_account, { trx });
-    const amount_micro_pay = Math.min(command.amount_micro_pay, Math.max(0, held));
-    if (amount_micro_pay === 0) return null;
-    try {
-      return await ledger.transfer({ ...command, kind: 'burn', amount_micro_pay }, { trx });
-    } catch (error) {
-      if (attempt >= 3 || !(error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS')) throw error;
-    }
-  }
-}
-
-/** PAY a merchant's buy orders still owe for fills taken back after it had spent them (its deficit in the balance view). */
-export async function fillShortfallMicroPay(
-  executor: Executor,
-  merchant_id: string,
-  is_sandbox: boolean,
-): Promise<number> {
-  const row = await executor
-    .selectFrom('order_fills')
-    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
-    .select((eb) =>
-      eb.fn.coalesce(eb.fn.sum<string>('order_fills.shortfall_micro_pay'), sql<string>`0`).as('shortfall'),
-    )
-    .where('buy_orders.merchant_id', '=', merchant_id)
-    .where('buy_orders.is_sandbox', '=', is_sandbox)
-    .where('order_fills.shortfall_micro_pay', '>', 0)
-    .executeTakeFirst();
-  return Number(row?.shortfall ?? 0);
 }
 
 /**

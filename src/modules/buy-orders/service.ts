@@ -333,3 +333,16 @@ export async function fillsOfSellOrders(executor: Executor, sell_order_ids: read
     .orderBy('id')
     .execute();
 }
+
+/** A sell order's fills with the merchant of each fill's buy order (whom a dispute's resolution moves PAY with). */
+export async function fillsWithBuyers(executor: Executor, sell_order_id: string) {
+  return executor
+    .selectFrom('order_fills')
+    .innerJoin('buy_orders', 'buy_orders.id', 'order_fills.buy_order_id')
+    .selectAll('order_fills')
+    .select('buy_orders.merchant_id as buyer_merchant_id')
+    .where('order_fills.sell_order_id', '=', sell_order_id)
+    .orderBy('order_fills.created_at')
+    .orderBy('order_fills.id')
+    .execute();
+}

@@ -1,4 +1,4 @@
-import { AppError, type ErrorDetail } from '../../lib/errors.ts';
+import { AppError } from '../../lib/errors.ts';
 
 /** Every refusal of the disputes module, one named factory each (status-transition 409s: the transition helper). */
 
@@ -8,9 +8,9 @@ export const unresolvedDisputeExists = () =>
   ]);
 export const disputeNotResolvable = (status: string) =>
   new AppError('DISPUTE_BAD_STATE', `A dispute that is ${status} cannot be resolved (investigate it first)`);
-export const resolutionBurnUncovered = (traded_micro_pay: number, status: string, details: ErrorDetail[]) =>
+export const buyerDisputeBadState = (status: string) =>
   new AppError(
-    'LEDGER_INSUFFICIENT_FUNDS',
-    `The merchant's available PAY is below the ${traded_micro_pay} micro-PAY this resolution burns; the dispute stays ${status}`,
-    details,
+    'DISPUTE_BAD_STATE',
+    `A buyer disputes a sell order while its cash leg is in flight or after it failed; this one is ${status}`,
+    [{ field: 'body.sell_order_id', message: `sell order is ${status}` }],
   );

@@ -9,8 +9,8 @@ import { openCashLegFailureDispute, type DisputesDeps } from './service.ts';
  */
 export const disputesModule = defineModule({
   name: 'disputes',
-  owns: ['disputes', 'dispute_events'],
-  calls: ['audit', 'buy-orders', 'events', 'ledger', 'sell-orders', 'webhooks'],
+  owns: ['disputes', 'dispute_events', 'dispute_evidence'],
+  calls: ['audit', 'buy-orders', 'events', 'ledger', 'sell-orders', 'validators', 'webhooks'],
   start: ({ config, db, clock }, needs: { ledger: Ledger }) => {
     const deps: DisputesDeps = { db, clock, ledger: needs.ledger };
     return {

@@ -13,6 +13,8 @@ export function presentDispute(row: DisputeRow): DisputeView {
     status: row.status,
     notes: row.notes,
     opened_by_user_id: row.opened_by_user_id,
+    opened_by: row.opened_by,
+    opened_by_merchant_id: row.opened_by_merchant_id,
     outcome: row.outcome,
     resolution:
       row.outcome === null

@@ -1,12 +1,12 @@
 import type { Db, Executor } from '../../db/database.ts';
-import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { OWNERSHIP, ownedBy } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { notFound } from '../../lib/errors.ts';
 import { presentDispute, presentEvent } from './present.ts';
 import type { DisputeEventView } from './schema.ts';
 import type { DisputesDeps } from './service.ts';
-import type { DisputeKind, DisputeStatus } from './tables.ts';
+import type { DisputeKind, DisputeRow, DisputeStatus } from './tables.ts';
 
 /** The read side of disputes: one dispute with its event log, and cursor-paged lists for merchants and operators. */
 
@@ -20,9 +20,14 @@ export async function loadEvents(executor: Executor, dispute_id: string): Promis
   return rows.map(presentEvent);
 }
 
+/** A dispute is its seller's (`merchant_id`, the sell order's owner) and, when a buyer opened it, that buyer's too. */
+const partyOf = (dispute: DisputeRow, scope: MerchantScope) =>
+  dispute.opened_by_merchant_id === scope.merchant_id ? scope.merchant_id : dispute.merchant_id;
+
 export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: MerchantScope, id: string) {
-  const dispute = owned(
+  const dispute = ownedBy(
     await deps.db.selectFrom('disputes').selectAll().where('id', '=', id).executeTakeFirst(),
+    (row) => partyOf(row, scope),
     scope,
     OWNERSHIP.dispute,
   );
@@ -40,7 +45,12 @@ export interface ListDisputesQuery {
 
 async function list(db: Db, scope: MerchantScope | null, query: ListDisputesQuery) {
   let select = db.selectFrom('disputes').selectAll();
-  if (scope) select = select.where('merchant_id', '=', scope.merchant_id).where('is_sandbox', '=', scope.is_sandbox);
+  if (scope)
+    select = select
+      .where((eb) =>
+        eb.or([eb('merchant_id', '=', scope.merchant_id), eb('opened_by_merchant_id', '=', scope.merchant_id)]),
+      )
+      .where('is_sandbox', '=', scope.is_sandbox);
   if (query.merchant_id) select = select.where('merchant_id', '=', query.merchant_id);
   if (query.status?.length) select = select.where('status', 'in', query.status);
   if (query.kind?.length) select = select.where('kind', 'in', query.kind);

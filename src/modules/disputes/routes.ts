@@ -19,6 +19,7 @@ import {
   type DisputesDeps,
 } from './service.ts';
 import { DisputeEventSchema, DisputeSchema, Outcome } from './schema.ts';
+import { RECEIPT_BODY_LIMIT_BYTES, RECEIPT_CONTENT_TYPES } from '../validators/receipt.ts';
 
 const Notes = Type.String({ minLength: 1, maxLength: 4000, description: '1 to 4000 characters' });
 
@@ -59,14 +60,27 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
   app.post(
     '/v1/merchant-disputes',
     {
-      config: { auth: 'merchant', errors: [403, 404, 409] },
+      config: { auth: 'merchant', errors: [403, 404, 409, 413] },
+      bodyLimit: RECEIPT_BODY_LIMIT_BYTES,
       schema: {
         tags: ['disputes'],
-        summary: 'Open a dispute on one of your sell orders (kind merchant_dispute, status opened)',
-        description: '409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute.',
+        summary:
+          'Open a dispute on a sell order: one of yours (opened_by seller), or one your buy order filled (opened_by buyer)',
+        description:
+          "The seller disputes its own sell order in any status; a merchant whose buy order filled it disputes it while its cash leg is in flight or after it failed (else 409 DISPUTE_BAD_STATE), with its own payment slip as optional evidence. Anybody else: 403 GATEWAY_DISPUTE_CROSS_MERCHANT. 409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute. While the dispute is open the order's cash leg is not failed by the sweeper.",
         headers: IdempotencyKeyHeader,
         body: Type.Object(
-          { sell_order_id: Uuid('The disputed sell order'), notes: Notes },
+          {
+            sell_order_id: Uuid('The disputed sell order'),
+            notes: Notes,
+            evidence_base64: Type.Optional(
+              Type.String({
+                minLength: 1,
+                description: 'Your evidence (a payment slip, image or PDF), base64; with content_type',
+              }),
+            ),
+            content_type: Type.Optional(Type.Union(RECEIPT_CONTENT_TYPES.map((type) => Type.Literal(type)))),
+          },
           { additionalProperties: false },
         ),
         response: { 201: Envelope(DisputeSchema) },
@@ -177,7 +191,7 @@ export const disputeRoutes: FastifyPluginAsyncTypebox<{ deps: DisputesDeps }> = 
       schema: {
         tags: ['admin'],
         summary:
-          'investigating or escalated -> resolved: mint (favor_merchant on a completed sell order), burn (favor_counterparty on a failed matched one) or nothing; ledger key = dispute id',
+          'investigating or escalated -> resolved: PAY follows the fiat (favor_merchant on a completed order: the fills back to the seller; favor_counterparty on a failed one: back to the buyers; in flight: completed or failed as its cash leg), never a mint or burn on one side',
         params: UuidParams,
         body: Type.Object({ outcome: Outcome, notes: Type.Optional(Notes) }, { additionalProperties: false }),
         response: { 200: Envelope(DisputeDetailSchema) },

@@ -19,7 +19,21 @@ export const Outcome = Type.Union([
   Type.Literal('favor_counterparty'),
   Type.Literal('no_action'),
 ]);
-const Effect = Type.Union([Type.Literal('mint'), Type.Literal('burn'), Type.Literal('none')]);
+const Effect = Type.Union(
+  [
+    Type.Literal('return_to_seller'),
+    Type.Literal('return_to_buyers'),
+    Type.Literal('complete_cash_leg'),
+    Type.Literal('fail_cash_leg'),
+    Type.Literal('none'),
+    Type.Literal('mint'),
+    Type.Literal('burn'),
+  ],
+  {
+    description:
+      "What the resolution did to PAY: the disputed fills' PAY back from their buyers to the seller, the paid fills' PAY back from the seller to their buyers, the order in flight completed or failed as its cash leg, or nothing (mint and burn: resolutions made before resolutions followed the fiat)",
+  },
+);
 export const DisputeSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   merchant_id: Type.String(),
@@ -29,6 +43,13 @@ export const DisputeSchema = Type.Object({
   status: Status,
   notes: Type.String(),
   opened_by_user_id: Type.String(),
+  opened_by: Type.Union([Type.Literal('seller'), Type.Literal('buyer'), Type.Literal('gateway')], {
+    description:
+      "seller: the sell order's owner; buyer: a merchant whose buy order filled it; gateway: the auto-open switch or an operator's chargeback",
+  }),
+  opened_by_merchant_id: Type.Union([Type.String(), Type.Null()], {
+    description: 'The merchant who opened it (null when the gateway did)',
+  }),
   outcome: Type.Union([Outcome, Type.Null()]),
   resolution: Type.Union([
     Type.Object({

@@ -9,15 +9,20 @@ import { recordAdminAction } from '../audit/service.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { accounts, type Ledger } from '../ledger/port.ts';
 import { sellOrderForDispute } from '../sell-orders/service.ts';
+import { holdCashLeg, liftCashLegHold, lockSellOrderForDispute } from '../sell-orders/disputed.ts';
+import { fillsWithBuyers } from '../buy-orders/service.ts';
+import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
+import { sha256Hex } from '../../lib/crypto.ts';
+import { applyResolution, MOVING_EFFECTS } from './resolution.ts';
 import type { FillReversal } from '../buy-orders/ledger.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
-import type { DisputeAction, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus, LedgerEffect } from './tables.ts';
+import type { DisputeAction, DisputeKind, DisputeOutcome, DisputeRow, DisputeStatus } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 import type { DisputeView } from './schema.ts';
 import { presentDispute } from './present.ts';
 import { loadEvents } from './queries.ts';
-import { disputeNotResolvable, resolutionBurnUncovered, unresolvedDisputeExists } from './errors.ts';
+import { buyerDisputeBadState, disputeNotResolvable, unresolvedDisputeExists } from './errors.ts';
 
 export interface DisputesDeps {
   db: Db;
@@ -112,11 +117,25 @@ async function logAction(
       resource_id: dispute.id,
       data: { ...presentDispute(dispute), actor_user_id: entry.actor.actor_user_id },
     });
+    // A buyer's dispute is the buyer's too: it gets the same events as the seller.
+    if (dispute.opened_by_merchant_id !== null && dispute.opened_by_merchant_id !== dispute.merchant_id)
+      await recordEvent(trx, at, {
+        merchant_id: dispute.opened_by_merchant_id,
+        is_sandbox: dispute.is_sandbox,
+        type: webhook,
+        resource_type: 'dispute',
+        resource_id: dispute.id,
+        data: { ...presentDispute(dispute), actor_user_id: entry.actor.actor_user_id },
+      });
     // A dispute's webhooks wait in line behind its sell order's: the sell_order.failed that opened a cash-leg-failure
     // dispute reaches each endpoint before gateway.dispute.opened, even when its first delivery fails and is retried.
     await orderDeliveriesAfter(trx, dispute.id, dispute.sell_order_id);
   }
 }
+
+/** Who opens a dispute: the seller or a buyer (with its merchant), or the gateway. */
+type Opener = { opened_by: 'seller' | 'buyer'; merchant_id: string } | { opened_by: 'gateway' };
+const GATEWAY: Opener = { opened_by: 'gateway' };
 
 async function insertDispute(
   trx: Trx,
@@ -125,6 +144,7 @@ async function insertDispute(
   kind: DisputeKind,
   notes: string,
   actor: Actor,
+  opener: Opener,
   details: Record<string, unknown> = {},
 ): Promise<DisputeRow | undefined> {
   const dispute = await trx
@@ -138,6 +158,8 @@ async function insertDispute(
       status: 'opened',
       notes,
       opened_by_user_id: actor.actor_user_id,
+      opened_by: opener.opened_by,
+      opened_by_merchant_id: opener.opened_by === 'gateway' ? null : opener.merchant_id,
       outcome: null,
       ledger_effect: null,
       ledger_amount_micro_pay: null,
@@ -151,32 +173,99 @@ async function insertDispute(
     .onConflict((conflict) => conflict.column('sell_order_id').where('status', '<>', 'resolved').doNothing())
     .returningAll()
     .executeTakeFirst();
-  if (dispute)
+  if (dispute) {
+    // While the parties are heard the cash leg is held: the sweeper does not fail it.
+    await holdCashLeg(trx, order.id, dispute.id);
     await logAction(trx, at, dispute, {
       action: 'opened',
       from_status: null,
       actor,
       notes,
-      details: { kind, sell_order_status: order.status, ...details },
+      details: { kind, opened_by: opener.opened_by, sell_order_status: order.status, ...details },
     });
+  }
   return dispute;
 }
 
-/** POST /v1/merchant-disputes: kind `merchant_dispute`, status `opened`, `gateway.dispute.opened`; no ledger operation. */
+export interface NewMerchantDispute {
+  sell_order_id: string;
+  notes: string;
+  /** The opener's evidence (a buyer's own payment slip), base64 with its content type. */
+  evidence_base64?: string | undefined;
+  content_type?: string | undefined;
+}
+
+/**
+ * The party a merchant opens a dispute as: the sell order's owner (`seller`, any status), or a merchant whose buy order
+ * filled it (`buyer`, while its cash leg is in flight or after it failed); anybody else is 403
+ * GATEWAY_DISPUTE_CROSS_MERCHANT, another mode's or an unknown order 404.
+ */
+async function openerOf(trx: Trx, scope: MerchantScope, order: SellOrderRow | undefined): Promise<Opener> {
+  if (order && order.is_sandbox === scope.is_sandbox && order.merchant_id !== scope.merchant_id) {
+    const fills = await fillsWithBuyers(trx, order.id);
+    if (fills.some((fill) => fill.buyer_merchant_id === scope.merchant_id)) {
+      if (order.status !== 'cash_leg_in_flight' && order.status !== 'failed') throw buyerDisputeBadState(order.status);
+      return { opened_by: 'buyer', merchant_id: scope.merchant_id };
+    }
+  }
+  const own = owned(order, scope, OWNERSHIP.disputed_sell_order);
+  return { opened_by: 'seller', merchant_id: own.merchant_id };
+}
+
+/**
+ * POST /v1/merchant-disputes: kind `merchant_dispute`, status `opened`, `gateway.dispute.opened` (to the seller, and to
+ * the buyer who opened it); no ledger operation. The opener's evidence is kept with it. Its sell order's cash leg is
+ * held until the resolution.
+ */
 export async function openMerchantDispute(
   deps: DisputesDeps,
   trx: Trx,
   scope: MerchantScope,
   user_id: string,
-  input: { sell_order_id: string; notes: string },
+  input: NewMerchantDispute,
 ): Promise<DisputeView> {
-  const order = owned(await sellOrderForDispute(trx, input.sell_order_id), scope, OWNERSHIP.disputed_sell_order);
-  const dispute = await insertDispute(trx, deps.clock.now(), order, 'merchant_dispute', input.notes, {
-    actor_user_id: user_id,
-    actor_role: 'merchant',
-  });
+  const evidence = decodeEvidence(input);
+  const order = await sellOrderForDispute(trx, input.sell_order_id);
+  const opener = await openerOf(trx, scope, order);
+  const disputed = present(order, 'openerOf answers only for an existing sell order');
+  const now = deps.clock.now();
+  const dispute = await insertDispute(
+    trx,
+    now,
+    disputed,
+    'merchant_dispute',
+    input.notes,
+    { actor_user_id: user_id, actor_role: 'merchant' },
+    opener,
+    evidence ? { evidence: { content_type: evidence.content_type, sha256: evidence.sha256 } } : {},
+  );
   if (!dispute) throw unresolvedDisputeExists();
+  if (evidence)
+    await trx
+      .insertInto('dispute_evidence')
+      .values({ dispute_id: dispute.id, ...evidence, created_at: now })
+      .execute();
   return presentDispute(dispute);
+}
+
+/** The optional evidence: both fields or neither; checked like every receipt (one pipeline, validators/receipt.ts). */
+function decodeEvidence(input: NewMerchantDispute): { content_type: string; sha256: string; bytes: Uint8Array } | null {
+  if (input.evidence_base64 === undefined && input.content_type === undefined) return null;
+  if (input.evidence_base64 === undefined || input.content_type === undefined)
+    throw new AppError('VALIDATION_ERROR', 'evidence_base64 and content_type go together', [
+      {
+        field: input.evidence_base64 === undefined ? 'body.evidence_base64' : 'body.content_type',
+        message: 'is required with the other',
+      },
+    ]);
+  const bytes = decodeReceipt(
+    { receipt_base64: input.evidence_base64, content_type: input.content_type },
+    CASH_LEG_CODES,
+    {
+      data_field: 'body.evidence_base64',
+    },
+  );
+  return { content_type: input.content_type.toLowerCase(), sha256: sha256Hex(bytes), bytes };
 }
 
 /** The auto-open switch: a given-up cash leg opens a `cash_leg_failure` dispute in the failing transaction (at most one open). */
@@ -196,6 +285,7 @@ export async function openCashLegFailureDispute(
     'cash_leg_failure',
     notes,
     { actor_user_id: 'system', actor_role: 'system' },
+    GATEWAY,
     { reversal: { reversed_micro_pay, shortfall_micro_pay, fills: reversals } },
   );
 }
@@ -233,7 +323,7 @@ export async function openChargeback(deps: DisputesDeps, actor: Actor, input: Ne
         { field: 'body.sell_order_id', message: `sell order is ${order.status}` },
       ]);
     const reference = input.reference ?? null;
-    const dispute = await insertDispute(trx, now, order, 'chargeback', input.notes, actor, { reference });
+    const dispute = await insertDispute(trx, now, order, 'chargeback', input.notes, actor, GATEWAY, { reference });
     if (!dispute)
       throw new AppError('DISPUTE_BAD_STATE', 'This sell order already has an unresolved dispute', [
         { field: 'body.sell_order_id', message: 'has an unresolved dispute' },
@@ -289,22 +379,7 @@ export const investigateDispute = (deps: DisputesDeps, actor: Actor, id: string,
 export const escalateDispute = (deps: DisputesDeps, actor: Actor, id: string, notes?: string) =>
   adminMove(deps, actor, id, 'escalated', notes);
 
-/**
- * What a resolution does to PAY, from its outcome and the originating sell order:
- * - favor_merchant on a `completed` sell order: the merchant's burned PAY is minted back (the payout is void);
- * - favor_counterparty on a `failed` sell order that had been matched: the buyer already received minted PAY while the
- *   merchant got its reserve back, so the merchant's PAY is burned;
- * - anything else, or when an earlier dispute of the same sell order already moved PAY: nothing.
- */
-function ledgerEffectOf(outcome: DisputeOutcome, order: SellOrderRow, already_applied: boolean): LedgerEffect {
-  if (already_applied) return 'none';
-  if (outcome === 'favor_merchant' && order.status === 'completed') return 'mint';
-  if (outcome === 'favor_counterparty' && order.status === 'failed' && order.matched_buy_order_id !== null)
-    return 'burn';
-  return 'none';
-}
-
-/** investigating or escalated -> resolved; mint, burn or nothing with the dispute id as the ledger key; `gateway.dispute.resolved`. */
+/** investigating or escalated -> resolved: PAY follows the fiat (resolution.ts), the hold is lifted; `gateway.dispute.resolved`. */
 export async function resolveDispute(
   deps: DisputesDeps,
   actor: Actor,
@@ -315,48 +390,22 @@ export async function resolveDispute(
   return deps.db.transaction().execute(async (trx) => {
     const dispute = await lockDispute(trx, id);
     if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw disputeNotResolvable(dispute.status);
-    const order = present(
-      await sellOrderForDispute(trx, dispute.sell_order_id),
-      `dispute ${dispute.id} references an existing sell order (foreign key)`,
-    );
+    const order = await lockSellOrderForDispute(trx, dispute.sell_order_id);
     const earlier = await trx
       .selectFrom('disputes')
       .select('id')
       .where('sell_order_id', '=', order.id)
       .where('id', '<>', dispute.id)
-      .where('ledger_effect', 'in', ['mint', 'burn'])
+      .where('ledger_effect', 'in', [...MOVING_EFFECTS])
       .executeTakeFirst();
-    const effect = ledgerEffectOf(input.outcome, order, earlier !== undefined);
-    // The part of the order that traded (its fills): all of it unless it closed partially filled.
-    const traded_micro_pay = order.filled_micro_pay > 0 ? order.filled_micro_pay : order.amount_micro_pay;
-    let transfer_id: string | null = null;
-    if (effect !== 'none') {
-      const merchant = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
-      const issuance = disputesIssuanceAccount(order.is_sandbox);
-      try {
-        const transfer = await deps.ledger.transfer(
-          {
-            key: dispute.id,
-            kind: effect,
-            debit_account: effect === 'mint' ? issuance : merchant,
-            credit_account: effect === 'mint' ? merchant : issuance,
-            amount_micro_pay: traded_micro_pay,
-            memo: `dispute ${dispute.id} resolved ${input.outcome}`,
-          },
-          { trx },
-        );
-        transfer_id = transfer.id;
-      } catch (error) {
-        if (error instanceof AppError && error.code === 'LEDGER_INSUFFICIENT_FUNDS') {
-          throw resolutionBurnUncovered(traded_micro_pay, dispute.status, error.details);
-        }
-        throw error;
-      }
-    }
+    const applied = await applyResolution(deps.ledger, trx, dispute, order, input.outcome, earlier !== undefined, now);
+    await liftCashLegHold(trx, order.id, dispute.id);
+    const effect = applied.effect;
+    const transfer_id = applied.transfer_id;
     const resolved = await move(trx, dispute, 'resolved', now, {
       outcome: input.outcome,
       ledger_effect: effect,
-      ledger_amount_micro_pay: effect === 'none' ? null : traded_micro_pay,
+      ledger_amount_micro_pay: applied.amount_micro_pay,
       ledger_transfer_id: transfer_id,
     });
     await logAction(trx, now, resolved, {
@@ -367,8 +416,9 @@ export async function resolveDispute(
       details: {
         outcome: input.outcome,
         ledger_effect: effect,
-        amount_micro_pay: effect === 'none' ? null : traded_micro_pay,
+        amount_micro_pay: applied.amount_micro_pay,
         ledger_transfer_id: transfer_id,
+        moves: applied.moves,
       },
     });
     await auditAdmin(trx, now, actor, 'dispute.resolved', id, {

@@ -18,6 +18,7 @@ export const RECONCILIATION_CAUSES = [
   'seller_funding',
   'adjustment',
   'dispute',
+  'shortfall',
   'refund',
   'sandbox',
   'other',
@@ -82,6 +83,8 @@ function causeOfKey(row: JournalRow): ReconciliationCause {
   if (row.key.startsWith('refund:')) return 'refund';
   if (row.key.startsWith('seller:')) return 'seller_funding';
   if (row.key.startsWith('adjustment:')) return 'adjustment';
+  if (row.key.startsWith('dispute:')) return 'dispute';
+  if (row.key.startsWith('shortfall:')) return 'shortfall';
   return 'other';
 }
 

@@ -11,7 +11,8 @@ import { present } from '../../lib/assert.ts';
  *   funding `seller:<id>:funding:<key>` (world account);
  * - `payment_synthetic_seller`: `payment:<id>:leg:<n>:fund`, sandbox sellers minted at payment completion;
  * - `pending_funds`: a receiver-confirmed pending-funds row (key = row id, world account);
- * - `buy_order_fill`: `buy_order:<id>:fill:<sell id>` (or the older `buy_order:<id>:mint`), the buyer's PAY;
+ * - `buy_order_fill`: `buy_order:<id>:fill:<sell id>` (or the older `buy_order:<id>:mint`), the buyer's PAY, its
+ *   reversal, and the collections of a reversal's shortfall (`shortfall:<id>:from:<credit>`, burned to the mint source);
  * - `sell_order_completion`: the seller's reserve burned when its cash leg is confirmed (key = sell order id);
  * - `adjustment`: operator adjustments (`issuance:adjustments`); `dispute`: resolutions (`issuance:disputes`);
  * - `other`: anything else (should stay empty; it is shown so that nothing is hidden).
@@ -55,7 +56,7 @@ export type SupplyReport = Static<typeof SupplyReportSchema>;
 const CAUSE_SQL = sql<SupplyCause>`case
   when key like 'seller:%:funding' or key like 'seller:%:funding:%' then 'seller_funding'
   when key like 'payment:%:fund' then 'payment_synthetic_seller'
-  when key like 'buy_order:%' then 'buy_order_fill'
+  when key like 'buy_order:%' or (key like 'shortfall:%' and kind = 'burn') then 'buy_order_fill'
   when debit_account like '%:issuance:adjustments' or credit_account like '%:issuance:adjustments' then 'adjustment'
   when debit_account like '%:issuance:disputes' or credit_account like '%:issuance:disputes' then 'dispute'
   when kind = 'mint' and debit_account like '%:issuance:world' then 'pending_funds'

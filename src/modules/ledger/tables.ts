@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import type { ColumnType, Selectable } from 'kysely';
 import type { TransferKind } from './port.ts';
 
 export interface LedgerTables {
@@ -14,6 +14,29 @@ export interface LedgerTables {
     account: string;
     stripe: number;
     delta_micro_pay: number;
+  };
+  /**
+   * PAY an account owes: the part of a move (`origin_key`, its ledger key) the debtor had already spent. Owed to
+   * `creditor_account` (an issuance account: burned; another merchant: paid), collected from the debtor's next credits.
+   */
+  pay_shortfalls: {
+    id: string;
+    origin_key: string;
+    debtor_account: string;
+    creditor_account: string;
+    amount_micro_pay: number;
+    collected_micro_pay: ColumnType<number, number | undefined, number>;
+    memo: string | null;
+    created_at: Date;
+  };
+  /** One collection of a shortfall from one credit: a ledger posting of its own (`key`). */
+  pay_shortfall_collections: {
+    key: string;
+    shortfall_id: string;
+    amount_micro_pay: number;
+    /** The ledger key of the credit it was collected from. */
+    credit_key: string;
+    created_at: Date;
   };
   ledger_transfers: {
     id: string;

@@ -6,7 +6,7 @@ import { inSellOrderTerms, moveSellOrderPay, reservedMicroPay } from './ledger.t
 import { emitSellOrderEvent } from './present.ts';
 import type { SellOrdersDeps } from './service.ts';
 import { transition } from './state.ts';
-import type { SellOrderRow } from './tables.ts';
+import type { SellOrderFailureReason, SellOrderRow } from './tables.ts';
 
 /**
  * The cash-leg request: matched orders move to `cash_leg_in_flight` and the seller gets `sell_order.cash_leg_requested`
@@ -51,15 +51,19 @@ export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>
  * the match. The reversal rides in `sell_order.failed` and in the auto-opened dispute.
  */
 export async function failCashLeg(
-  deps: SellOrdersDeps,
+  deps: Pick<SellOrdersDeps, 'ledger' | 'onCashLegFailure'>,
   trx: Trx,
   order: SellOrderRow,
   now: Date,
+  failure_reason: Extract<
+    SellOrderFailureReason,
+    'cash_leg_retry_exhausted' | 'cash_leg_disputed'
+  > = 'cash_leg_retry_exhausted',
 ): Promise<SellOrderRow> {
   // One failure at a time: each moves PAY of a seller and of its buyers, and two failures whose seller and buyer are
   // swapped would otherwise lock the same two merchants' accounts in opposite orders.
   await sql`select pg_advisory_xact_lock(hashtextextended('mpay:cash-leg-failure', 0))`.execute(trx);
-  const failed = await transition(trx, order, 'failed', now, { failure_reason: 'cash_leg_retry_exhausted' });
+  const failed = await transition(trx, order, 'failed', now, { failure_reason, held_by_dispute_id: null });
   // Fills the seller confirmed paid stay with their buyers, and that part of the reserve is burned as at completion;
   // the rest of the reserve goes back to the seller and the unpaid fills are taken back.
   const paid = (await paidFills(trx, [failed.id])).get(failed.id) ?? { buy_order_ids: new Set(), paid_micro_pay: 0 };

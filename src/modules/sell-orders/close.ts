@@ -37,7 +37,7 @@ export async function closePending(
 
 /**
  * The sweeper: pending orders past `expires_at` close (`expired_unmatched`, or `matched` for their filled part);
- * in-flight orders out of retries fail with `cash_leg_retry_exhausted`. Each order is its own transaction, claimed
+ * in-flight orders out of retries fail with `cash_leg_retry_exhausted`, unless an open dispute holds them. Each order is its own transaction, claimed
  * with SKIP LOCKED so several workers share the work, and re-checked under the lock. Returns how many orders it closed.
  */
 export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promise<number> {
@@ -51,6 +51,7 @@ export async function sweepSellOrders(deps: SellOrdersDeps, batch = 100): Promis
         eb.and([eb('status', '=', 'pending'), eb('expires_at', '<=', now)]),
         eb.and([
           eb('status', '=', 'cash_leg_in_flight'),
+          eb('held_by_dispute_id', 'is', null),
           eb.or([
             eb('cash_leg_retries_used', '>=', deps.cash_leg_retry_max),
             eb('cash_leg_requested_at', '<=', timeout_cutoff),

@@ -71,8 +71,9 @@ function verifiedFills(executor: Executor, sell_order_id: string) {
 }
 
 /**
- * Fills whose buyer's transfer the seller already confirmed, on an order with several fills (one fill completes the
- * order when verified). A failed cash leg keeps those: the buyer paid, so its PAY stays and the seller's is burned.
+ * Fills whose cash leg is already confirmed (the seller's verified slip for that buyer, or a dispute resolved for the
+ * buyer), on an order with several fills (one fill completes the order when confirmed). A failed cash leg keeps those:
+ * the buyer paid, so its PAY stays and the seller's is burned.
  */
 export async function paidFills(
   executor: Executor,
@@ -81,16 +82,9 @@ export async function paidFills(
   const paid = new Map<string, { buy_order_ids: Set<string>; paid_micro_pay: number }>();
   if (sell_order_ids.length === 0) return paid;
   const fills = Map.groupBy(await fillsOfSellOrders(executor, sell_order_ids), (fill) => fill.sell_order_id);
-  const verified = await executor
-    .selectFrom('sell_order_cash_leg_attempts')
-    .select(['sell_order_id', 'buy_order_id'])
-    .where('sell_order_id', 'in', sell_order_ids)
-    .where('outcome', '=', 'verified')
-    .execute();
   for (const [sell_order_id, of_order] of fills) {
     if (of_order.length <= 1) continue;
-    const done = new Set(verified.filter((row) => row.sell_order_id === sell_order_id).map((row) => row.buy_order_id));
-    const kept = of_order.filter((fill) => done.has(fill.buy_order_id));
+    const kept = of_order.filter((fill) => fill.confirmed_at !== null);
     paid.set(sell_order_id, {
       buy_order_ids: new Set(kept.map((fill) => fill.buy_order_id)),
       paid_micro_pay: kept.reduce((sum, fill) => sum + fill.amount_micro_pay, 0),

@@ -46,6 +46,7 @@ export const SellOrderSchema = Type.Object({
   failure_reason: Type.Union([
     Type.Literal('expired_unmatched'),
     Type.Literal('cash_leg_retry_exhausted'),
+    Type.Literal('cash_leg_disputed'),
     Type.Literal('cancelled_by_merchant'),
     Type.Null(),
   ]),

@@ -58,15 +58,16 @@ export async function lockOwnedSellOrder(trx: Trx, scope: MerchantScope, id: str
 }
 
 /**
- * In flight and out of retries: a fill not yet confirmed paid has had `cash_leg_retry_max` slips refused, or the order
- * has been in flight longer than the retry timeout (docs/payouts.md).
+ * In flight, not held by an open dispute, and out of retries: a fill not yet confirmed paid has had
+ * `cash_leg_retry_max` slips refused, or the order has been in flight longer than the retry timeout (docs/payouts.md).
  */
 export function cashLegExhausted(
   order: SellOrderRow,
   now: Date,
   limits: { cash_leg_retry_max: number; cash_leg_retry_timeout_hours: number },
 ): boolean {
-  if (order.status !== 'cash_leg_in_flight') return false;
+  // An open dispute holds the cash leg: its resolution decides it, not the retry budget or the clock.
+  if (order.status !== 'cash_leg_in_flight' || order.held_by_dispute_id !== null) return false;
   if (order.cash_leg_retries_used >= limits.cash_leg_retry_max) return true;
   const since = order.cash_leg_requested_at ?? order.matched_at ?? order.created_at;
   return now.getTime() - since.getTime() >= limits.cash_leg_retry_timeout_hours * 3600_000;

@@ -4,7 +4,12 @@ import type { PayoutDestination } from '../reference/payout-destinations.ts';
 import type { ValidatorOutcome } from '../validators/port.ts';
 
 export type SellOrderStatus = 'pending' | 'matched' | 'cash_leg_in_flight' | 'completed' | 'failed';
-export type SellOrderFailureReason = 'expired_unmatched' | 'cash_leg_retry_exhausted' | 'cancelled_by_merchant';
+export type SellOrderFailureReason =
+  | 'expired_unmatched'
+  | 'cash_leg_retry_exhausted'
+  | 'cancelled_by_merchant'
+  /** A dispute on the order in flight was resolved for the seller: the buyers did not pay. */
+  | 'cash_leg_disputed';
 
 export interface SellOrderTables {
   sell_orders: {
@@ -32,6 +37,8 @@ export interface SellOrderTables {
     last_cash_leg_attempt_at: Date | null;
     last_cash_leg_outcome: ValidatorOutcome | null;
     failure_reason: SellOrderFailureReason | null;
+    /** The open dispute holding the cash leg: while set, the sweeper does not fail the order. */
+    held_by_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: Date;
     matched_at: Date | null;
     cash_leg_requested_at: Date | null;

@@ -50,6 +50,8 @@ export function decodeBase64(value: string): Uint8Array | null {
 export function decodeReceipt(
   input: { receipt_base64: string; content_type: string },
   codes: ReceiptErrorCodes,
+  /** The body field the base64 came in, as errors name it. */
+  { data_field = 'body.receipt_base64' }: { data_field?: string } = {},
 ): Uint8Array {
   if (!(RECEIPT_CONTENT_TYPES as readonly string[]).includes(input.content_type.toLowerCase())) {
     throw new AppError(codes.unsupported_type, `content_type must be one of ${RECEIPT_CONTENT_TYPES.join(', ')}`, [
@@ -58,12 +60,12 @@ export function decodeReceipt(
   }
   const bytes = decodeBase64(input.receipt_base64);
   if (!bytes)
-    throw new AppError(codes.malformed, 'receipt_base64 is not valid base64', [
-      { field: 'body.receipt_base64', message: 'malformed base64' },
+    throw new AppError(codes.malformed, `${data_field.replace('body.', '')} is not valid base64`, [
+      { field: data_field, message: 'malformed base64' },
     ]);
   if (bytes.byteLength > RECEIPT_MAX_BYTES) {
     throw new AppError('PAYLOAD_TOO_LARGE', `receipt is larger than ${RECEIPT_MAX_BYTES} bytes`, [
-      { field: 'body.receipt_base64', message: 'too large' },
+      { field: data_field, message: 'too large' },
     ]);
   }
   return bytes;

@@ -281,8 +281,8 @@ export interface paths {
         get: operations["listDisputes"];
         put?: never;
         /**
-         * Open a dispute on one of your sell orders (kind merchant_dispute, status opened)
-         * @description 409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute.
+         * Open a dispute on a sell order: one of yours (opened_by seller), or one your buy order filled (opened_by buyer)
+         * @description The seller disputes its own sell order in any status; a merchant whose buy order filled it disputes it while its cash leg is in flight or after it failed (else 409 DISPUTE_BAD_STATE), with its own payment slip as optional evidence. Anybody else: 403 GATEWAY_DISPUTE_CROSS_MERCHANT. 409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute. While the dispute is open the order's cash leg is not failed by the sweeper.
          */
         post: operations["createDispute"];
         delete?: never;
@@ -2030,11 +2030,16 @@ export interface components {
             kind: "cash_leg_failure" | "merchant_dispute" | "chargeback";
             merchant_id: string;
             notes: string;
+            /** @description seller: the sell order's owner; buyer: a merchant whose buy order filled it; gateway: the auto-open switch or an operator's chargeback */
+            opened_by: "seller" | "buyer" | "gateway";
+            /** @description The merchant who opened it (null when the gateway did) */
+            opened_by_merchant_id: string | null;
             opened_by_user_id: string;
             outcome: ("favor_merchant" | "favor_counterparty" | "no_action") | null;
             resolution: {
                 amount_micro_pay: number | null;
-                ledger_effect: "mint" | "burn" | "none";
+                /** @description What the resolution did to PAY: the disputed fills' PAY back from their buyers to the seller, the paid fills' PAY back from the seller to their buyers, the order in flight completed or failed as its cash leg, or nothing (mint and burn: resolutions made before resolutions followed the fiat) */
+                ledger_effect: "return_to_seller" | "return_to_buyers" | "complete_cash_leg" | "fail_cash_leg" | "none" | "mint" | "burn";
                 ledger_transfer_id: string | null;
                 outcome: "favor_merchant" | "favor_counterparty" | "no_action";
             } | null;
@@ -2285,7 +2290,7 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
             failed_at: string | null;
-            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cash_leg_disputed" | "cancelled_by_merchant" | null;
             /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
             filled_fiat_amount: number;
             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
@@ -5198,11 +5203,16 @@ export interface operations {
                             kind: "cash_leg_failure" | "merchant_dispute" | "chargeback";
                             merchant_id: string;
                             notes: string;
+                            /** @description seller: the sell order's owner; buyer: a merchant whose buy order filled it; gateway: the auto-open switch or an operator's chargeback */
+                            opened_by: "seller" | "buyer" | "gateway";
+                            /** @description The merchant who opened it (null when the gateway did) */
+                            opened_by_merchant_id: string | null;
                             opened_by_user_id: string;
                             outcome: ("favor_merchant" | "favor_counterparty" | "no_action") | null;
                             resolution: {
                                 amount_micro_pay: number | null;
-                                ledger_effect: "mint" | "burn" | "none";
+                                /** @description What the resolution did to PAY: the disputed fills' PAY back from their buyers to the seller, the paid fills' PAY back from the seller to their buyers, the order in flight completed or failed as its cash leg, or nothing (mint and burn: resolutions made before resolutions followed the fiat) */
+                                ledger_effect: "return_to_seller" | "return_to_buyers" | "complete_cash_leg" | "fail_cash_leg" | "none" | "mint" | "burn";
                                 ledger_transfer_id: string | null;
                                 outcome: "favor_merchant" | "favor_counterparty" | "no_action";
                             } | null;
@@ -5240,6 +5250,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    content_type?: "image/jpeg" | "image/png" | "image/webp" | "application/pdf";
+                    /** @description Your evidence (a payment slip, image or PDF), base64; with content_type */
+                    evidence_base64?: string;
                     /** @description 1 to 4000 characters */
                     notes: string;
                     /**
@@ -5273,11 +5286,16 @@ export interface operations {
                             kind: "cash_leg_failure" | "merchant_dispute" | "chargeback";
                             merchant_id: string;
                             notes: string;
+                            /** @description seller: the sell order's owner; buyer: a merchant whose buy order filled it; gateway: the auto-open switch or an operator's chargeback */
+                            opened_by: "seller" | "buyer" | "gateway";
+                            /** @description The merchant who opened it (null when the gateway did) */
+                            opened_by_merchant_id: string | null;
                             opened_by_user_id: string;
                             outcome: ("favor_merchant" | "favor_counterparty" | "no_action") | null;
                             resolution: {
                                 amount_micro_pay: number | null;
-                                ledger_effect: "mint" | "burn" | "none";
+                                /** @description What the resolution did to PAY: the disputed fills' PAY back from their buyers to the seller, the paid fills' PAY back from the seller to their buyers, the order in flight completed or failed as its cash leg, or nothing (mint and burn: resolutions made before resolutions followed the fiat) */
+                                ledger_effect: "return_to_seller" | "return_to_buyers" | "complete_cash_leg" | "fail_cash_leg" | "none" | "mint" | "burn";
                                 ledger_transfer_id: string | null;
                                 outcome: "favor_merchant" | "favor_counterparty" | "no_action";
                             } | null;
@@ -5296,6 +5314,7 @@ export interface operations {
             403: components["responses"]["ForbiddenAnd5More"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
@@ -5352,11 +5371,16 @@ export interface operations {
                             kind: "cash_leg_failure" | "merchant_dispute" | "chargeback";
                             merchant_id: string;
                             notes: string;
+                            /** @description seller: the sell order's owner; buyer: a merchant whose buy order filled it; gateway: the auto-open switch or an operator's chargeback */
+                            opened_by: "seller" | "buyer" | "gateway";
+                            /** @description The merchant who opened it (null when the gateway did) */
+                            opened_by_merchant_id: string | null;
                             opened_by_user_id: string;
                             outcome: ("favor_merchant" | "favor_counterparty" | "no_action") | null;
                             resolution: {
                                 amount_micro_pay: number | null;
-                                ledger_effect: "mint" | "burn" | "none";
+                                /** @description What the resolution did to PAY: the disputed fills' PAY back from their buyers to the seller, the paid fills' PAY back from the seller to their buyers, the order in flight completed or failed as its cash leg, or nothing (mint and burn: resolutions made before resolutions followed the fiat) */
+                                ledger_effect: "return_to_seller" | "return_to_buyers" | "complete_cash_leg" | "fail_cash_leg" | "none" | "mint" | "burn";
                                 ledger_transfer_id: string | null;
                                 outcome: "favor_merchant" | "favor_counterparty" | "no_action";
                             } | null;
@@ -5435,7 +5459,7 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             failed_at: string | null;
-                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cash_leg_disputed" | "cancelled_by_merchant" | null;
                             /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
@@ -5579,7 +5603,7 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             failed_at: string | null;
-                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cash_leg_disputed" | "cancelled_by_merchant" | null;
                             /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
@@ -5680,7 +5704,7 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             failed_at: string | null;
-                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cash_leg_disputed" | "cancelled_by_merchant" | null;
                             /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
@@ -5794,7 +5818,7 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             failed_at: string | null;
-                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cash_leg_disputed" | "cancelled_by_merchant" | null;
                             /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */
@@ -5914,7 +5938,7 @@ export interface operations {
                             /** Format: date-time */
                             expires_at: string;
                             failed_at: string | null;
-                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cancelled_by_merchant" | null;
+                            failure_reason: "expired_unmatched" | "cash_leg_retry_exhausted" | "cash_leg_disputed" | "cancelled_by_merchant" | null;
                             /** @description Fiat of the filled part at this order's price (target_fiat_amount per PAY): what the buyers owe you */
                             filled_fiat_amount: number;
                             /** @description PAY of this order filled by buy orders so far; `matched` once it equals amount_micro_pay */

@@ -6,6 +6,7 @@ import { paymentsFlow } from './payments.ts';
 import { pendingFundsFlow } from './pending-funds.ts';
 import { refundsFlow } from './refunds.ts';
 import { sellersFlow } from './sellers.ts';
+import { shortfallsFlow } from './shortfalls.ts';
 
 /** Every flow that moves PAY; a new flow adds its file here. */
 export const FLOWS: readonly Flow[] = [
@@ -15,5 +16,6 @@ export const FLOWS: readonly Flow[] = [
   sellersFlow,
   adjustmentsFlow,
   disputesFlow,
+  shortfallsFlow,
   refundsFlow,
 ];

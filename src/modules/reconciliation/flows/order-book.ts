@@ -5,7 +5,7 @@ import type { Expected, Flow, IdentityBreak } from './flow.ts';
  * Sell orders and the fills of buy orders, derived together because each fill's mint must be answered by its sell
  * order: the sell order reserves its PAY (available -> reserve), and when it ends releases what was not sold, burns
  * what was sold when its cash leg completes (key = the order id) or, on a failed order with several fills, the fills
- * whose transfer the seller confirmed (`burn-paid`). Each fill mints its PAY to the buyer from the order's mint source
+ * whose transfer was confirmed (the seller's verified slip, or a dispute resolved for the buyer: `burn-paid`). Each fill mints its PAY to the buyer from the order's mint source
  * (`buy_order:<buy>:fill:<sell>`) and, when the cash leg failed, the buyer's PAY is burned back (`:reversal`) up to
  * what it held, the rest recorded as its shortfall.
  *
@@ -29,6 +29,7 @@ export const orderBookFlow: Flow = {
         'order_fills.reversed_at',
         'order_fills.reversed_micro_pay',
         'order_fills.shortfall_micro_pay',
+        'order_fills.confirmed_at',
         'buy_orders.merchant_id',
       ])
       .execute();
@@ -73,7 +74,11 @@ export const orderBookFlow: Flow = {
         broken('mint_source', `mint source ${issuance} is not an issuance account of the order's mode`);
       expected.push(move(`sell_order:${order.id}:reserve`, 'transfer', available, reserve, amount));
       // Fills confirmed paid count only where the order has several (one fill confirmed completes the order).
-      const paid = own.length > 1 ? own.filter((fill) => confirmed.has(`${order.id}/${fill.buy_order_id}`)) : [];
+      // A fill is confirmed by a verified slip for its buyer's transfer or by a dispute resolved for its buyer.
+      const paid =
+        own.length > 1
+          ? own.filter((fill) => fill.confirmed_at !== null || confirmed.has(`${order.id}/${fill.buy_order_id}`))
+          : [];
       const paid_micro_pay = order.status === 'failed' ? paid.reduce((sum, fill) => sum + fill.amount_micro_pay, 0) : 0;
       const reserved = filled > 0 ? filled : amount;
       if (order.status === 'failed' && reserved > paid_micro_pay)
