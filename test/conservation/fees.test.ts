@@ -117,7 +117,7 @@ describe('fees are taken at completion and reported by the same figures in settl
       batch.fee_micro_pay,
     );
     const csv = (await t.call('GET', `/v1/settlements/${batch.id}/export.csv`, other.live)).body;
-    assert.match(csv.split('\r\n')[0]!, /,completed_at,fee_micro_pay$/);
+    assert.match(csv.split('\r\n')[0]!, /,completed_at,fee_micro_pay,refunded_minor,refunded$/);
   });
 
   it('a sandbox completion posts its legs and its fee on the sandbox ledger, and its statement reports them', async () => {
