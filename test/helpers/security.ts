@@ -13,8 +13,9 @@
  *   in `LIVE_ONLY` (the OpenAPI document does not carry `config.mode`).
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { multipart, uniquePng } from './files.ts';
+import { multipart, multipartParts, uniquePng } from './files.ts';
 import {
   buyBody,
   createBuy,
@@ -25,12 +26,20 @@ import {
   receipt as payoutReceipt,
   sellBody,
 } from './orders.ts';
-import { completedPayments } from './payments.ts';
+import { completedPayments, drainVerdicts } from './payments.ts';
 import { receipt, createPendingFunds } from './pending-funds.ts';
+import { newSlip } from './slips.ts';
 import { ADMIN_TOKEN, INTERNAL_TOKEN, thbSeller, type TestApp, type TestMerchant } from './app.ts';
 
 /** `apiKeyOrMerchant`: an operation that takes a secret API key, a merchant JWT or a session alike. */
-export type Scheme = 'apiKey' | 'apiKeyOrMerchant' | 'merchantJwt' | 'adminToken' | 'internalToken' | 'public';
+export type Scheme =
+  | 'apiKey'
+  | 'apiKeyOrMerchant'
+  | 'merchantJwt'
+  | 'sellerKey'
+  | 'adminToken'
+  | 'internalToken'
+  | 'public';
 
 export interface Operation {
   method: string;
@@ -148,19 +157,22 @@ export interface Credentials {
   api_key_sandbox: Record<string, string>;
   api_key_as_bearer: Record<string, string>;
   merchant_jwt: Record<string, string>;
+  /** The key of the seller that stands beside the merchant in the suite (`sel_live_…`). */
+  seller_key: Record<string, string>;
   admin: Record<string, string>;
   admin_wrong_role: Record<string, string>;
   admin_no_actor: Record<string, string>;
   internal: Record<string, string>;
 }
 
-export function credentialsFor(merchant: TestMerchant): Credentials {
+export function credentialsFor(merchant: TestMerchant, seller_key: string): Credentials {
   return {
     none: {},
     api_key_live: { 'x-api-key': merchant.live },
     api_key_sandbox: { 'x-api-key': merchant.sandbox },
     api_key_as_bearer: { authorization: `Bearer ${merchant.live}` },
     merchant_jwt: { authorization: `Bearer ${merchant.jwt}` },
+    seller_key: { 'x-api-key': seller_key },
     admin: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-actor-user-id': 'ops-1', 'x-actor-role': 'super_admin' },
     admin_wrong_role: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-actor-user-id': 'ops-1', 'x-actor-role': 'support' },
     admin_no_actor: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-actor-role': 'super_admin' },
@@ -173,6 +185,7 @@ export const RIGHT_CREDENTIAL: Record<Exclude<Scheme, 'public'>, keyof Credentia
   apiKey: 'api_key_live',
   apiKeyOrMerchant: 'api_key_live',
   merchantJwt: 'merchant_jwt',
+  sellerKey: 'seller_key',
   adminToken: 'admin',
   internalToken: 'internal',
 };
@@ -181,16 +194,28 @@ export const RIGHT_CREDENTIAL: Record<Exclude<Scheme, 'public'>, keyof Credentia
 export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credentials, number, string][]> = {
   apiKey: [
     ['merchant_jwt', 401, 'UNAUTHORIZED'],
+    ['seller_key', 403, 'FORBIDDEN'],
     ['admin', 401, 'UNAUTHORIZED'],
     ['internal', 401, 'UNAUTHORIZED'],
   ],
   apiKeyOrMerchant: [
+    ['seller_key', 403, 'FORBIDDEN'],
     ['admin', 401, 'UNAUTHORIZED'],
     ['internal', 401, 'UNAUTHORIZED'],
   ],
   merchantJwt: [
     ['api_key_live', 401, 'UNAUTHORIZED'],
     ['api_key_as_bearer', 401, 'UNAUTHORIZED'],
+    ['seller_key', 401, 'UNAUTHORIZED'],
+    ['admin', 401, 'UNAUTHORIZED'],
+    ['internal', 401, 'UNAUTHORIZED'],
+  ],
+  // A merchant's key on a seller route is the wrong kind of key (403); anything else is no seller key at all.
+  sellerKey: [
+    ['api_key_live', 403, 'FORBIDDEN'],
+    ['api_key_sandbox', 403, 'FORBIDDEN'],
+    ['api_key_as_bearer', 403, 'FORBIDDEN'],
+    ['merchant_jwt', 401, 'UNAUTHORIZED'],
     ['admin', 401, 'UNAUTHORIZED'],
     ['internal', 401, 'UNAUTHORIZED'],
   ],
@@ -211,6 +236,7 @@ export const WRONG_CREDENTIALS: Record<Exclude<Scheme, 'public'>, [keyof Credent
 /** Bodies the schema cannot describe (multipart uploads, base64 content), by `METHOD /path`. */
 export const BODIES: Record<string, () => { payload: Buffer | object; headers: Record<string, string> }> = {
   'POST /v1/payments/{id}/proof': () => multipart('proof', uniquePng(), 'slip.png', 'image/png'),
+  'POST /v1/refunds/{id}/proof': () => multipart('proof', uniquePng(), 'slip.png', 'image/png'),
   'POST /v1/pending-funds/{id}/receiver-confirm': () => ({ payload: receipt(), headers: {} }),
   'POST /v1/merchant-sell-orders/{id}/confirm-cash-leg': () => ({
     payload: { receipt_base64: payoutReceipt(), content_type: 'application/pdf' },
@@ -229,6 +255,8 @@ export interface FixtureContext {
   t: TestApp;
   a: TestMerchant;
   b: TestMerchant;
+  /** The seller beside merchant A (the seller routes' resource owner). */
+  seller_a: { id: string };
 }
 
 export interface Fixture {
@@ -275,6 +303,68 @@ async function createPayment({ t, a }: FixtureContext, mode: 'live' | 'sandbox',
   );
 }
 
+/** A refund of A's completed payment in `mode`, waiting for its claim (requires_action). */
+async function createRefund({ t, a }: FixtureContext, mode: 'live' | 'sandbox'): Promise<string> {
+  await t.createSeller(thbSeller(1_000_000, '35.00'));
+  const [payment_id] = await completedPayments(t, key(a, mode), [
+    { order_id: `sec-${++order_number}`, amount: 10_000 },
+  ]);
+  return created(
+    t.request({
+      method: 'POST',
+      url: `/v1/payments/${payment_id}/refunds`,
+      headers: { 'x-api-key': key(a, mode), 'idempotency-key': randomUUID() },
+    }),
+    'refund',
+  );
+}
+
+/**
+ * A live payment whose one leg waits for seller A's word (a slip_qr verdict): the other sellers are switched off
+ * while it is matched, then switched back on. Returns the payment's id (the leg is its first, `match_order` 1).
+ */
+async function createWaitingLeg({ t, a, seller_a }: FixtureContext): Promise<string> {
+  const others = await t.db
+    .updateTable('sellers')
+    .set({ active: false })
+    .where('id', '!=', seller_a.id)
+    .where('active', '=', true)
+    .returning('id')
+    .execute();
+  try {
+    const id = await created(
+      t.call('POST', '/v1/trades', a.live, {
+        order_id: `sec-${++order_number}`,
+        amount: 10_000,
+        currency: 'THB',
+        return_url: 'https://shop.example/return',
+      }),
+      'payment for a seller leg',
+    );
+    const { payload, headers } = multipartParts([{ name: 'proof', value: newSlip().bytes }]);
+    const upload = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${id}/proof`,
+      payload,
+      headers: { ...headers, 'x-api-key': a.live },
+    });
+    assert.equal(upload.statusCode, 200, `fixture seller leg proof: ${upload.body}`);
+    await drainVerdicts(t);
+    return id;
+  } finally {
+    if (others.length)
+      await t.db
+        .updateTable('sellers')
+        .set({ active: true })
+        .where(
+          'id',
+          'in',
+          others.map((row) => row.id),
+        )
+        .execute();
+  }
+}
+
 /** Path-parameter fixtures, matched by prefix (longest first). */
 export const FIXTURES: Fixture[] = [
   {
@@ -295,6 +385,27 @@ export const FIXTURES: Fixture[] = [
         t.call('POST', '/v1/payment-links', key(a, mode), { title: 'Security', currency: 'THB', amount: 100 }),
         'payment link',
       ),
+  },
+  {
+    prefix: '/v1/refunds/',
+    cross: [404, 'NOT_FOUND'],
+    create: createRefund,
+  },
+  {
+    prefix: '/v1/sandbox/refunds/',
+    cross: [404, 'NOT_FOUND'],
+    home_mode: 'sandbox',
+    read: (id) => `/v1/refunds?limit=100#${id}`,
+    create: (context) => createRefund(context, 'sandbox'),
+  },
+  {
+    // Seller B (the other seller key) is told the leg does not exist; A's merchant reads the payment unchanged.
+    prefix: '/v1/seller/legs/',
+    cross: [404, 'NOT_FOUND'],
+    live_only: true,
+    read: (id) => `/v1/payments?limit=100#${id}`,
+    read_with: 'api_key_live',
+    create: createWaitingLeg,
   },
   {
     prefix: '/v1/webhook-endpoints/',
@@ -417,9 +528,9 @@ export function hasPathParameter(path: string): boolean {
   return /\{[^}]+\}/.test(path);
 }
 
-/** The resource's id in every parameter but a fill's number (`{n}`), which is its first fill. */
+/** The resource's id in every parameter but a fill's number (`{n}`) and a leg's (`{match_order}`): its first. */
 export function fill(path: string, id: string): string {
-  return path.replace(/\{n\}/g, '1').replace(/\{[^}]+\}/g, id);
+  return path.replace(/\{(n|match_order)\}/g, '1').replace(/\{[^}]+\}/g, id);
 }
 
 export function assertErrorEnvelope(response: LightMyRequestResponse, status: number, code: string): void {

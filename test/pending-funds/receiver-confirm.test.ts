@@ -294,10 +294,13 @@ describe('pending funds: intake, receiver-confirm rules, sweeps and audit', () =
     assert.equal(all.json().data[0].validator_response, undefined);
     const failed = await t.admin(
       'GET',
-      '/admin/audit/receiver-confirm?outcome=failed,timeout&validator_kind=null_validator&stage=receiver_confirm',
+      '/admin/audit/receiver-confirm?outcome=failed,timeout&validator_kind=easyslip&stage=receiver_confirm',
     );
     assert.ok(failed.json().data.length > 0);
     assert.ok(failed.json().data.every((audit: { outcome: string }) => ['failed', 'timeout'].includes(audit.outcome)));
+    assert.ok(failed.json().data.every((audit: { validator_kind: string }) => audit.validator_kind === 'easyslip'));
+    const other_kind = await t.admin('GET', '/admin/audit/receiver-confirm?validator_kind=null_validator');
+    assert.deepEqual(other_kind.json().data, []);
     const one = all.json().data[0];
     const by_row = await t.admin('GET', `/admin/audit/receiver-confirm?pending_funds_id=${one.pending_funds_id}`);
     assert.ok(

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { allOperationsDocument, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { allOperationsDocument, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { MINT_SOURCE } from '../helpers/orders.ts';
 import {
   BODIES,
@@ -39,21 +39,24 @@ describe('security suite: every operation by its declared security', () => {
   let b: TestMerchant;
   let as_a: Credentials;
   let as_b: Credentials;
+  let seller_a: { id: string; seller_key: string };
   const made = new Map<string, Promise<string>>();
 
   before(async () => {
     t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE } });
     a = await t.createMerchant('Merchant A');
     b = await t.createMerchant('Merchant B');
-    as_a = credentialsFor(a);
-    as_b = credentialsFor(b);
+    seller_a = (await t.createSeller(thbSeller(1_000_000, '35.00', '0811111111'))) as typeof seller_a;
+    const seller_b = (await t.createSeller(thbSeller(1_000_000, '35.00', '0822222222'))) as typeof seller_a;
+    as_a = credentialsFor(a, seller_a.seller_key);
+    as_b = credentialsFor(b, seller_b.seller_key);
   });
   after(() => t.close());
 
   /** A's resource for a fixture, made once per mode and reused (B's requests must not change it). */
   const resource = (fixture: Fixture, mode: 'live' | 'sandbox') => {
     const cache_key = `${fixture.prefix} ${mode}`;
-    if (!made.has(cache_key)) made.set(cache_key, fixture.create!({ t, a, b }, mode));
+    if (!made.has(cache_key)) made.set(cache_key, fixture.create!({ t, a, b, seller_a }, mode));
     return made.get(cache_key)!;
   };
 
@@ -103,6 +106,7 @@ describe('security suite: every operation by its declared security', () => {
       'internalToken',
       'merchantJwt',
       'public',
+      'sellerKey',
     ]);
   });
 
