@@ -47,6 +47,15 @@ export interface SlipAnswer {
   reused: boolean;
 }
 
+/** Did a provider check this verdict against the bank's record (amount and payee), or did nobody? */
+export function checkedByProvider(verdict: ValidatorVerdict): boolean {
+  return (
+    verdict.outcome === 'verified' &&
+    verdict.validator_kind === 'easyslip' &&
+    (verdict.unverified_fields?.length ?? 0) === 0
+  );
+}
+
 const CONCLUSIVE = new Set(['verified', 'failed']);
 const identityOf = (reference: string | null, sha256: string) => reference ?? `sha256:${sha256}`;
 const ownerKind = (owner: string) => owner.slice(0, owner.indexOf(':'));
