@@ -245,6 +245,7 @@ export async function checkCashLegEvidence(
   const expected = await expectedCashLeg(deps.db, order, input.buy_order_id);
   const { verdict } = await judgeSlip(deps, {
     owner: expected.slip_owner,
+    is_sandbox: order.is_sandbox,
     image,
     content_type: input.content_type,
     expect: expected.check,
