@@ -180,7 +180,7 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     assert.match(slip.sha256, /^[0-9a-f]{64}$/);
   });
 
-  it('a reused slip: the same file is 409 PROOF_DUPLICATE at upload; another photo of it fails receipt_duplicate_slip, in either mode', async () => {
+  it('a reused slip: the same file is 409 PROOF_DUPLICATE at upload; another photo of it in the same mode fails receipt_duplicate_slip', async () => {
     const { reference, bytes } = newSlip();
     const first = await pay(bytes);
     await drainVerdicts(t);
@@ -188,10 +188,43 @@ describe('the default validator through the API (slip_qr on THB, null_validator 
     const same_file = await pay(bytes);
     assert.deepEqual([same_file.upload.statusCode, same_file.upload.json().error.code], [409, 'PROOF_DUPLICATE']);
     const photo = await pay(newSlip({ reference, format: 'jpeg', variant: 1 }).bytes);
-    const sandbox_photo = await pay(newSlip({ reference, variant: 4 }).bytes, 'THB', merchant.sandbox);
     await drainVerdicts(t);
     assert.deepEqual(await outcome(photo.id), ['failed', 'receipt_duplicate_slip']);
-    assert.deepEqual(await outcome(sandbox_photo.id, merchant.sandbox), ['failed', 'receipt_duplicate_slip']);
+  });
+
+  it('identity is per mode: a sandbox slip that claims a live reference first does not make the genuine live slip a duplicate; the same reference twice in one mode does', async () => {
+    const { reference } = newSlip();
+    const sandbox_first = await pay(newSlip({ reference, variant: 2 }).bytes, 'THB', merchant.sandbox);
+    await drainVerdicts(t);
+    assert.deepEqual(await outcome(sandbox_first.id, merchant.sandbox), ['completed', null]);
+    const sandbox_again = await pay(newSlip({ reference, variant: 3 }).bytes, 'THB', merchant.sandbox);
+    await drainVerdicts(t);
+    assert.deepEqual(await outcome(sandbox_again.id, merchant.sandbox), ['failed', 'receipt_duplicate_slip']);
+
+    const live = await pay(newSlip({ reference, variant: 4 }).bytes);
+    await drainVerdicts(t);
+    assert.deepEqual(await outcome(live.id), ['confirming', null]);
+    assert.equal(
+      (await t.call('GET', `/v1/payments/${live.id}`, merchant.live)).json().data.match_details[0].proof.status,
+      'awaiting_payee',
+    );
+    const live_again = await pay(newSlip({ reference, format: 'jpeg', variant: 5 }).bytes);
+    await drainVerdicts(t);
+    assert.deepEqual(await outcome(live_again.id), ['failed', 'receipt_duplicate_slip']);
+    assert.equal(await confirmAwaitingLegs(t, [live.id]), 1);
+    assert.deepEqual(await outcome(live.id), ['completed', null]);
+
+    const accepted = await t.db
+      .selectFrom('slips')
+      .select(['is_sandbox', 'identity'])
+      .where('reference', '=', reference)
+      .where('accepted', '=', true)
+      .orderBy('is_sandbox')
+      .execute();
+    assert.deepEqual(accepted, [
+      { is_sandbox: false, identity: `004:${reference}` },
+      { is_sandbox: true, identity: `004:${reference}` },
+    ]);
   });
 
   it('AUD keeps the null validator: a receipt without a slip QR waits for its seller, whose confirmation completes it', async () => {

@@ -211,17 +211,17 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
     assert.equal(fake.received.length, before_outage + 1, 'the stored verdict is reused, the provider not asked again');
   });
 
-  it('a slip accepted anywhere is duplicate_slip everywhere else, in either mode, without asking the provider', async () => {
+  it('a slip accepted anywhere is duplicate_slip everywhere else in its mode, without asking the provider', async () => {
     const { reference, bytes } = newSlip();
     const paid = await paymentWithSlip(bytes);
     fake.answer(onTime());
     assert.equal(await verdicts(), 1);
     assert.equal((await read(paid)).status, 'completed');
     const asked = fake.received.length;
-    // The same transfer photographed again (other bytes, same QR) on a sandbox payment: failed, provider not asked.
-    const again = await paymentWithSlip(newSlip({ reference, format: 'jpeg', variant: 3 }).bytes, merchant.sandbox);
+    // The same transfer photographed again (other bytes, same QR) on another live payment: failed, provider not asked.
+    const again = await paymentWithSlip(newSlip({ reference, format: 'jpeg', variant: 3 }).bytes);
     assert.equal(await verdicts(), 1);
-    const failed = await read(again, merchant.sandbox);
+    const failed = await read(again);
     assert.deepEqual([failed.status, failed.failure_reason], ['failed', 'receipt_duplicate_slip']);
     // ... as a pending fund's receipt, and as a cash leg's evidence.
     const pending = (await createPendingFunds(t, merchant.id, PAY)).json().data.id;
@@ -255,6 +255,37 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
       .execute();
     assert.equal(stored.filter((row) => row.accepted).length, 1);
     assert.equal(stored.filter((row) => row.reason === 'duplicate_slip').length, 3);
+    assert.ok(
+      stored.every((row) => !row.owner.startsWith('payment:') || row.accepted || row.reason === 'duplicate_slip'),
+    );
+  });
+
+  it('a sandbox check of a live slip, first at the provider, neither claims its reference nor makes the provider refuse the live check', async () => {
+    const { reference } = newSlip();
+    const sandbox = await paymentWithSlip(newSlip({ reference, variant: 7 }).bytes, merchant.sandbox);
+    fake.answer(onTime());
+    assert.equal(await verdicts(), 1);
+    assert.equal((await read(sandbox, merchant.sandbox)).status, 'completed');
+    assert.equal(fake.received.at(-1)!['checkDuplicate'], false, 'a sandbox check never asks for the duplicate flag');
+
+    const asked = fake.received.length;
+    const live = await paymentWithSlip(newSlip({ reference, format: 'jpeg', variant: 8 }).bytes);
+    fake.answer(onTime(), onTime());
+    assert.equal(await verdicts(), 1);
+    assert.equal((await read(live)).status, 'completed', 'the genuine live slip is not a duplicate');
+    assert.deepEqual(
+      fake.received.slice(asked).map((body) => body['checkDuplicate']),
+      [true, false],
+      'the provider remembered the sandbox check; the live slip was asked again without the flag',
+    );
+
+    const live_again = await paymentWithSlip(newSlip({ reference, variant: 9 }).bytes);
+    assert.equal(await verdicts(), 1);
+    assert.deepEqual(
+      [(await read(live_again)).status, (await read(live_again)).failure_reason],
+      ['failed', 'receipt_duplicate_slip'],
+    );
+    assert.equal(fake.received.length, asked + 2, 'a duplicate in its own mode is refused without asking');
   });
 
   it('10 owners judging one slip at once: exactly one accepts it, the others are duplicate_slip', async () => {

@@ -138,6 +138,7 @@ async function processClaim(deps: VerdictDeps, claim: { id: string; payment_id: 
   const payee = (await sellerPayees(deps.db, [leg.seller_id])).get(leg.seller_id)?.payee;
   const { verdict } = await judgeSlip(deps, {
     owner: slipOwner.paymentLeg(payment.id, leg.match_order),
+    is_sandbox: payment.is_sandbox,
     image: proof.data,
     content_type: proof.content_type,
     expect: {

@@ -34,6 +34,7 @@ export async function askValidator(
 ): Promise<ValidatorVerdict> {
   const { verdict } = await judgeSlip(deps, {
     owner: slipOwner.pendingFunds(row.id),
+    is_sandbox: row.is_sandbox,
     image,
     content_type,
     expect: {

@@ -147,6 +147,7 @@ export function createEasySlipValidator(options: EasySlipOptions): ReceiptValida
       const extra: Partial<ValidatorVerdict> = {
         ...(observed_amount_minor !== undefined ? { observed_amount_minor } : {}),
         ...(data.transRef ? { reference: data.transRef } : {}),
+        ...(data.sender?.bank?.id ? { sending_bank: data.sender.bank.id } : {}),
       };
       if (check.expected_amount_minor !== undefined && observed_amount_minor !== check.expected_amount_minor) {
         return verdict('failed', response, { ...extra, reason: 'amount_mismatch' });

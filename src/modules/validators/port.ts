@@ -12,6 +12,15 @@ export interface SlipQr {
   reference: string;
 }
 
+/**
+ * A Thai bank code as the slip QR prints it (`004`): digits padded to three, so a provider's `4` or `004` and the
+ * QR's `004` name the same bank; anything else upper-cased.
+ */
+export function normalizeBankCode(code: string): string {
+  const trimmed = code.trim();
+  return /^\d{1,3}$/.test(trimmed) ? trimmed.padStart(3, '0') : trimmed.toUpperCase();
+}
+
 /** What reading a receipt's image found: a slip QR, a QR that is not one (its text), or no QR at all. */
 export type SlipReading =
   | { kind: 'slip'; slip: SlipQr }
@@ -47,6 +56,8 @@ export interface ValidatorVerdict {
   observed_amount_minor?: number;
   /** Provider's transaction reference (duplicate detection). */
   reference?: string;
+  /** Provider's code of the sending bank (with the reference, the slip's identity). */
+  sending_bank?: string;
   /** What a `verified` verdict did not check (`amount`, `receiver`): the local slip check cannot see them. */
   unverified_fields?: string[];
 }

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import type { ReceiptCheck, ReceiptValidator, SlipReading, ValidatorVerdict } from './port.ts';
+import {
+  normalizeBankCode,
+  type ReceiptCheck,
+  type ReceiptValidator,
+  type SlipReading,
+  type ValidatorVerdict,
+} from './port.ts';
 import { readSlip } from './read-slip.ts';
 import type { SlipRow } from './tables.ts';
 
@@ -10,9 +16,10 @@ import type { SlipRow } from './tables.ts';
  * The slips ledger (DESIGN 3a "Slip identity"): every receipt the gateway judges goes through `judgeSlip`, whatever
  * the route (payment leg proof, pending-funds intake and receiver-confirm, confirm-cash-leg).
  *
- * - A slip is known by its bank reference (read locally from its slip-verification QR, or the provider's
- *   `transRef`) and otherwise by its SHA-256. One accepted by another owner is `duplicate_slip`, in either mode,
- *   without asking the validator; the partial unique index on accepted identities is the second half of that check.
+ * - A slip is known by (mode, sending bank, bank reference), the pair read locally from its slip-verification QR or
+ *   returned by the provider (normalized alike), and otherwise by its SHA-256 in that mode (DESIGN 3b): a sandbox
+ *   slip never claims a live reference. One accepted by another owner of the same mode is `duplicate_slip` without
+ *   asking the validator; the partial unique index on accepted (mode, identity) is the second half of that check.
  * - The validator's answer is stored before the caller acts on it. A retry for the same owner (after a timeout, a
  *   5xx, a deadlock, a ledger outage) reuses a conclusive stored verdict, and re-asks an inconclusive one without the
  *   provider's duplicate flag, so the gateway's own earlier question never turns a paid slip into a duplicate.
@@ -32,6 +39,8 @@ export const slipOwner = {
 
 export interface SlipQuestion {
   owner: string;
+  /** The owner's mode: identities never cross modes. An owner that does not say is live. */
+  is_sandbox?: boolean;
   image: Uint8Array;
   content_type: string;
   /** What the slip must show (amount, currency, receiver), passed to the validator. */
@@ -43,12 +52,25 @@ export interface SlipAnswer {
   sha256: string;
   /** The bank reference, when the slip's QR or the provider gave one. */
   reference: string | null;
+  /** The sending bank's code, when the slip's QR or the provider gave one. */
+  sending_bank: string | null;
   /** The verdict was stored by an earlier attempt for this owner and is reused (no validator call). */
   reused: boolean;
 }
 
+/** Did a provider check this verdict against the bank's record (amount and payee), or did nobody? */
+export function checkedByProvider(verdict: ValidatorVerdict): boolean {
+  return (
+    verdict.outcome === 'verified' &&
+    verdict.validator_kind === 'easyslip' &&
+    (verdict.unverified_fields?.length ?? 0) === 0
+  );
+}
+
 const CONCLUSIVE = new Set(['verified', 'failed']);
-const identityOf = (reference: string | null, sha256: string) => reference ?? `sha256:${sha256}`;
+/** `<sending bank>:<reference>` when both are known, else `sha256:<hex>` (unique per mode among accepted slips). */
+export const slipIdentity = (sending_bank: string | null, reference: string | null, sha256: string) =>
+  sending_bank && reference ? `${sending_bank}:${reference}` : `sha256:${sha256}`;
 const ownerKind = (owner: string) => owner.slice(0, owner.indexOf(':'));
 
 function isUniqueViolation(error: unknown): boolean {
@@ -61,6 +83,7 @@ function storedVerdict(row: SlipRow): ValidatorVerdict {
     validator_kind: row.validator_kind ?? 'null_validator',
     ...(row.reason ? { reason: row.reason } : {}),
     ...(row.reference ? { reference: row.reference } : {}),
+    ...(row.sending_bank ? { sending_bank: row.sending_bank } : {}),
     ...(row.unverified_fields.length ? { unverified_fields: row.unverified_fields } : {}),
     response: {
       ...(row.validator_response ?? {}),
@@ -69,21 +92,19 @@ function storedVerdict(row: SlipRow): ValidatorVerdict {
   };
 }
 
-/** The accepted slip of another owner with this identity or these bytes, if any. */
+/** The accepted slip of another owner of this mode with this identity or these bytes, if any. */
 async function acceptedElsewhere(
   db: Db,
-  owner: string,
-  sha256: string,
-  reference: string | null,
+  slip: { owner: string; is_sandbox: boolean; sha256: string },
+  identity: string,
 ): Promise<SlipRow | undefined> {
   return db
     .selectFrom('slips')
     .selectAll()
     .where('accepted', '=', true)
-    .where('owner', '!=', owner)
-    .where((eb) =>
-      reference ? eb.or([eb('sha256', '=', sha256), eb('identity', '=', reference)]) : eb('sha256', '=', sha256),
-    )
+    .where('is_sandbox', '=', slip.is_sandbox)
+    .where('owner', '!=', slip.owner)
+    .where((eb) => eb.or([eb('sha256', '=', slip.sha256), eb('identity', '=', identity)]))
     .executeTakeFirst();
 }
 
@@ -103,11 +124,11 @@ function duplicateVerdict(validator: ReceiptValidator, first: SlipRow): Validato
 async function store(
   db: Db,
   at: Date,
-  row: { owner: string; sha256: string; reference: string | null; sending_bank: string | null },
+  row: { owner: string; is_sandbox: boolean; sha256: string; reference: string | null; sending_bank: string | null },
   verdict: ValidatorVerdict | null,
   asked: boolean,
 ) {
-  const identity = identityOf(row.reference, row.sha256);
+  const identity = slipIdentity(row.sending_bank, row.reference, row.sha256);
   const accepted = verdict?.outcome === 'verified';
   const judged = verdict
     ? {
@@ -166,10 +187,12 @@ async function acceptedMine(db: Db, owner: string, sha256: string): Promise<Slip
  */
 export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise<SlipAnswer> {
   const { db, validator } = deps;
+  const is_sandbox = question.is_sandbox ?? false;
   const sha256 = sha256Hex(question.image);
   const reading: SlipReading = await readSlip(question.image);
   const local = reading.kind === 'slip' ? reading.slip : null;
   const local_reference = local?.reference ?? null;
+  const local_bank = local ? normalizeBankCode(local.sending_bank) : null;
   const mine = await db
     .selectFrom('slips')
     .selectAll()
@@ -182,27 +205,42 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
     .orderBy('accepted', 'desc')
     .execute();
   const known = mine.find((row) => row.outcome !== null && CONCLUSIVE.has(row.outcome));
-  if (known) return { verdict: storedVerdict(known), sha256, reference: known.reference, reused: true };
+  if (known)
+    return {
+      verdict: storedVerdict(known),
+      sha256,
+      reference: known.reference,
+      sending_bank: known.sending_bank,
+      reused: true,
+    };
 
-  const slip = { owner: question.owner, sha256, reference: local_reference, sending_bank: local?.sending_bank ?? null };
-  const first = await acceptedElsewhere(db, question.owner, sha256, local_reference);
+  const slip = { owner: question.owner, is_sandbox, sha256, reference: local_reference, sending_bank: local_bank };
+  const first = await acceptedElsewhere(db, slip, slipIdentity(local_bank, local_reference, sha256));
   if (first) {
     const verdict = duplicateVerdict(validator, first);
     await store(db, deps.clock.now(), slip, verdict, false);
-    return { verdict, sha256, reference: local_reference, reused: false };
+    return { verdict, sha256, reference: local_reference, sending_bank: local_bank, reused: false };
   }
 
   const asked_before = mine.some((row) => row.provider_asks > 0);
   await store(db, deps.clock.now(), slip, null, true);
   let verdict: ValidatorVerdict;
-  try {
-    verdict = await validator.validate({
+  const ask = (check_duplicate: boolean) =>
+    validator.validate({
       ...question.expect,
       image: question.image,
       content_type: question.content_type,
-      check_duplicate: !asked_before,
+      check_duplicate,
       reading,
     });
+  try {
+    // A sandbox check never asks for the provider's duplicate flag: it must not be refused for a live slip.
+    verdict = await ask(!asked_before && !is_sandbox);
+    // The provider remembers every slip its account was asked about, sandbox checks and refused slips included; this
+    // ledger decides duplicates per mode (below), so a live slip the provider calls a duplicate is asked once more
+    // without the flag for the provider's check of amount and payee.
+    if (verdict.outcome === 'failed' && verdict.reason === 'duplicate_slip' && validator.kind === 'easyslip')
+      verdict = await ask(false);
   } catch (error) {
     // A validator bug is not the payer's fault: unverified, asked again later.
     verdict = {
@@ -212,21 +250,34 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
       response: { error: (error as Error).message },
     };
   }
+  // The QR's pair when the slip carries one; else the provider's, normalized the same way.
   const reference = local_reference ?? verdict.reference ?? null;
+  const sending_bank = local_reference
+    ? local_bank
+    : verdict.sending_bank
+      ? normalizeBankCode(verdict.sending_bank)
+      : null;
+  const judged = { ...slip, reference, sending_bank };
   if (verdict.outcome === 'verified' && reference && !local_reference) {
-    const taken = await acceptedElsewhere(db, question.owner, sha256, reference);
+    const taken = await acceptedElsewhere(db, judged, slipIdentity(sending_bank, reference, sha256));
     if (taken)
       verdict = {
         ...duplicateVerdict(validator, taken),
         response: { ...verdict.response, ...duplicateVerdict(validator, taken).response },
       };
   }
-  const judged = { ...slip, reference, sending_bank: slip.sending_bank };
   try {
     await store(db, deps.clock.now(), judged, verdict, false);
     // A concurrent check of this owner accepted the slip first: its verdict stands, and is the answer.
     const accepted = verdict.outcome === 'verified' ? undefined : await acceptedMine(db, question.owner, sha256);
-    if (accepted) return { verdict: storedVerdict(accepted), sha256, reference: accepted.reference, reused: true };
+    if (accepted)
+      return {
+        verdict: storedVerdict(accepted),
+        sha256,
+        reference: accepted.reference,
+        sending_bank: accepted.sending_bank,
+        reused: true,
+      };
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     // Another owner's slip with this identity was accepted meanwhile (or this owner's other photo of it).
@@ -234,13 +285,15 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
       .selectFrom('slips')
       .selectAll()
       .where('accepted', '=', true)
-      .where('identity', '=', identityOf(reference, sha256))
+      .where('is_sandbox', '=', is_sandbox)
+      .where('identity', '=', slipIdentity(sending_bank, reference, sha256))
       .executeTakeFirstOrThrow();
-    if (winner.owner === question.owner) return { verdict: storedVerdict(winner), sha256, reference, reused: true };
+    if (winner.owner === question.owner)
+      return { verdict: storedVerdict(winner), sha256, reference, sending_bank, reused: true };
     verdict = duplicateVerdict(validator, winner);
     await store(db, deps.clock.now(), judged, verdict, false);
   }
-  return { verdict, sha256, reference, reused: false };
+  return { verdict, sha256, reference, sending_bank, reused: false };
 }
 
 /** The stored slips of some owners (a payment's legs), for views. */

@@ -8,10 +8,12 @@ export interface SlipTables {
     id: string;
     /** `payment:<id>:leg:<n>`, `pending_funds:<id>` or `cash_leg:<sell order id>` (plus `:fill:<buy order id>` when several buyers pay it). */
     owner: string;
+    /** The owner's mode: identities are unique per mode (migration 0340). */
+    is_sandbox: Generated<boolean>;
     sha256: string;
     reference: string | null;
     sending_bank: string | null;
-    /** The reference, else `sha256:<hex>`: unique among accepted slips. */
+    /** `<sending bank>:<reference>`, else `sha256:<hex>`: unique per mode among accepted slips. */
     identity: string;
     outcome: ValidatorOutcome | null;
     reason: string | null;
