@@ -126,7 +126,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     request: FastifyRequest,
     reply: FastifyReply,
     input: CreatePaymentInput,
-  ): Promise<CreateAnswer['body']> => {
+  ): Promise<CreateAnswer['body'] | FastifyReply> => {
     const scope = merchantScope(request);
     const credential_epoch = request.credential_epoch;
     const alone = async () => {
@@ -142,6 +142,8 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       alone,
     });
     if (answer.status !== undefined) reply.status(answer.status);
+    // a batch's answer is serialized once, beside its stored response and its event
+    if (answer.json !== undefined) return reply.type('application/json; charset=utf-8').send(answer.json);
     return answer.body;
   };
 
