@@ -23,7 +23,7 @@ import {
   refundSlipWaitsForBuyer,
 } from './errors.ts';
 import { holdMicroPay, moveRefundHold } from './ledger.ts';
-import { payoutDeps, startRefundPayout } from './payout.ts';
+import { inRefundTerms, payoutDeps, startRefundPayout } from './payout.ts';
 import { emitRefundEvents, latestProofs, presentRefund, viewOfRefund, type RefundView } from './present.ts';
 import type { CreateRefundInput } from './schema.ts';
 import { CANCELLABLE, COUNTED, findOwnedRefund, lockOwnedRefund, transition } from './state.ts';
@@ -230,7 +230,7 @@ export async function cancelRefund(deps: RefundsDeps, scope: MerchantScope, id: 
     if (payout && (payout.status !== 'pending' || payout.filled_micro_pay > 0))
       throw refundPayoutUnderway(payout.status);
     const view = await endRefund(deps, trx, refund, now, 'canceled', null);
-    if (payout) await cancelRefundPayout(payoutDeps(deps).sell_orders, trx, payout, now);
+    if (payout) await inRefundTerms(() => cancelRefundPayout(payoutDeps(deps).sell_orders, trx, payout, now));
     return view;
   });
 }
