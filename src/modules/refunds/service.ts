@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { decimalToMinor, isCurrency, type Currency } from '../../lib/money.ts';
 import type { Ledger } from '../ledger/port.ts';
+import { cashOutAllowance } from '../sell-orders/ledger.ts';
 import { cancelRefundPayout, lockRefundPayout } from '../sell-orders/refund-payouts.ts';
 import type { SellOrdersDeps } from '../sell-orders/service.ts';
 import { amountReceived } from '../payments/present.ts';
@@ -18,6 +19,7 @@ import {
   paymentNotRefundable,
   refundAmountInvalid,
   refundExceedsPayment,
+  refundInsufficientBalance,
   refundNotCancellable,
   refundPayoutUnderway,
   refundSlipWaitsForBuyer,
@@ -149,12 +151,29 @@ export async function createRefund(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  if (hold_micro_pay !== null) await ensureCashOutCovers(deps, trx, scope, hold_micro_pay);
   // Last in the transaction: with the HTTP ledger a refusal rolls the row back and nothing is kept.
   await moveRefundHold(deps.ledger, trx, row, 'hold');
   const paying = await startRefundPayout(deps, trx, row, now);
   const view = await emitRefundEvents(trx, now, deps.public_base_url, paying, 'created');
   if (paying.sell_order_id !== null) deps.onDestinationKnown?.();
   return view;
+}
+
+/**
+ * A refund from PAY cashes PAY out to the buyer, so it may take only what a sell order could (DESIGN 3b): available
+ * PAY less the PAY of fills whose cash leg is not confirmed yet (409 REFUND_INSUFFICIENT_BALANCE), under the same
+ * cash-out lock as sell orders.
+ */
+async function ensureCashOutCovers(deps: RefundsDeps, trx: Trx, scope: MerchantScope, hold_micro_pay: number) {
+  const { available, unconfirmed } = await inRefundTerms(() => cashOutAllowance(deps.ledger, trx, scope));
+  if (available - unconfirmed < hold_micro_pay)
+    throw refundInsufficientBalance([
+      {
+        field: 'body.amount',
+        message: `needs a hold of ${hold_micro_pay} micro-PAY; you may cash out ${Math.max(0, available - unconfirmed)} (available ${available}, of which ${unconfirmed} from fills whose cash leg is not confirmed yet)`,
+      },
+    ]);
 }
 
 export async function getRefund(deps: Pick<RefundsDeps, 'db' | 'public_base_url'>, scope: MerchantScope, id: string) {
