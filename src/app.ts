@@ -183,6 +183,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     ledger: ledger.ledger,
     validator: validators.validator,
     banks: reference.banks,
+    sell_orders: sell_orders.deps,
   });
   const sandbox = await sandboxModule.start(context, { completion: payments.deps.completion });
   const archival = await archivalModule.start(context, {});
@@ -191,6 +192,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     key_cache: merchants.key_cache,
     payments: { ...payments.deps, banks: reference.banks },
     payment_links: payment_links.deps,
+    refunds: refunds.deps,
     sandbox: sandbox.deps,
     webhooks: webhooks.deps,
     pending_funds: pending_funds.deps,

@@ -18,6 +18,7 @@ export interface PageContext {
 export type Section =
   | 'home'
   | 'payments'
+  | 'refunds'
   | 'balance'
   | 'settlements'
   | 'links'
@@ -30,6 +31,7 @@ export type Section =
 const NAV: { section: Exclude<Section, null>; href: string; key: Exclude<Section, null> }[] = [
   { section: 'home', href: '/dashboard', key: 'home' },
   { section: 'payments', href: '/dashboard/payments', key: 'payments' },
+  { section: 'refunds', href: '/dashboard/refunds', key: 'refunds' },
   { section: 'links', href: '/dashboard/links', key: 'links' },
   { section: 'balance', href: '/dashboard/balance', key: 'balance' },
   { section: 'settlements', href: '/dashboard/settlements', key: 'settlements' },

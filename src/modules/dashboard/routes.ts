@@ -8,6 +8,7 @@ import { developerRoutes } from './routes/developers.ts';
 import { homeRoutes } from './routes/home.ts';
 import { linkRoutes } from './routes/links.ts';
 import { paymentRoutes } from './routes/payments.ts';
+import { refundRoutes } from './routes/refunds.ts';
 import { settlementRoutes } from './routes/settlements.ts';
 import { teamRoutes } from './routes/team.ts';
 import { PAGE_SCHEMA, pageRouter, type DashboardDeps } from './routing.ts';
@@ -32,6 +33,7 @@ export const dashboardRoutes: FastifyPluginAsyncTypebox<{ deps: DashboardDeps }>
     authRoutes,
     homeRoutes,
     paymentRoutes,
+    refundRoutes,
     linkRoutes,
     balanceRoutes,
     settlementRoutes,

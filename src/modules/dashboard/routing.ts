@@ -11,6 +11,7 @@ import type { CredentialCache } from '../merchants/credential-cache.ts';
 import type { PaymentLinksDeps } from '../payment-links/service.ts';
 import type { PaymentsDeps } from '../payments/service.ts';
 import type { PendingFundsDeps } from '../pending-funds/service.ts';
+import type { RefundsDeps } from '../refunds/service.ts';
 import type { BankDirectory } from '../reference/banks.ts';
 import type { SandboxDeps } from '../sandbox/service.ts';
 import type { SellOrdersDeps } from '../sell-orders/service.ts';
@@ -41,6 +42,7 @@ export interface DashboardDeps {
   key_cache: CredentialCache;
   payments: PaymentsDeps & { banks: BankDirectory };
   payment_links: PaymentLinksDeps;
+  refunds: RefundsDeps;
   sandbox: SandboxDeps & { db: Db };
   webhooks: WebhooksDeps;
   pending_funds: PendingFundsDeps;

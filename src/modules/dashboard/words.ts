@@ -29,6 +29,10 @@ export const STATUS_WORDS: Words = {
   used_up: ['Used up', 'ใช้ครบแล้ว'],
   inactive: ['Deactivated', 'ปิดใช้งานแล้ว'],
   cancelled: ['Cancelled', 'ยกเลิกแล้ว'],
+  // a refund (Stripe's spelling) and its slip
+  requires_action: ["Awaiting the buyer's details", 'รอข้อมูลผู้ซื้อ'],
+  canceled: ['Canceled', 'ยกเลิกแล้ว'],
+  awaiting_buyer: ["Awaiting the buyer's confirmation", 'รอผู้ซื้อยืนยัน'],
   pending: ['Pending', 'รอดำเนินการ'],
   skipped: ['Skipped', 'ข้าม'],
   active: ['Active', 'ใช้งานอยู่'],
@@ -91,6 +95,24 @@ export const EVENT_WORDS: Words = {
   'settlement.retried': ['Settlement paid again', 'ชำระบัญชีอีกครั้งแล้ว'],
   'settlement.adjusted': ['Settlement adjusted', 'ปรับปรุงการชำระบัญชีแล้ว'],
   'webhook.test': ['Test event', 'เหตุการณ์ทดสอบ'],
+  'refund.created': ['Refund created', 'สร้างรายการคืนเงินแล้ว'],
+  'refund.updated': ['Refund updated', 'อัปเดตการคืนเงินแล้ว'],
+  'refund.succeeded': ['Refund succeeded', 'คืนเงินสำเร็จ'],
+  'refund.failed': ['Refund failed', 'คืนเงินล้มเหลว'],
+  'refund.canceled': ['Refund canceled', 'ยกเลิกการคืนเงินแล้ว'],
+  'payment.refunded': ['Payment refunded', 'คืนเงินครบแล้ว'],
+};
+
+/** Why a refund is made, and who pays it (the API's values). */
+export const REFUND_REASON_WORDS: Words = {
+  duplicate: ['Duplicate payment', 'ชำระซ้ำ'],
+  fraudulent: ['Fraudulent', 'ทุจริต'],
+  requested_by_customer: ['Requested by the customer', 'ลูกค้าขอคืน'],
+  partial_delivery: ['Partly delivered', 'ส่งสินค้าได้บางส่วน'],
+};
+export const FUNDING_WORDS: Words = {
+  merchant_transfer: ['Your bank transfer', 'โอนจากบัญชีของคุณ'],
+  pay_balance: ['Your PAY balance', 'ยอด PAY ของคุณ'],
 };
 
 export const ROLE_WORDS: Words = {
@@ -126,6 +148,9 @@ export const FIELD_WORDS: Words = {
   time_zone: ['Time zone', 'เขตเวลา'],
   cursor: ['Page', 'หน้า'],
   confirm: ['Confirmation', 'การยืนยัน'],
+  reason: ['Reason', 'เหตุผล'],
+  funding: ['Paid from', 'จ่ายจาก'],
+  proof: ['Slip', 'สลิป'],
 };
 
 /** Why a field was refused (the `message` of an error detail). */

@@ -773,7 +773,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a refund before the money moved (requires_action, or pending without a slip standing)
-         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled).
+         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled); with the ledger unreachable 502 LEDGER_UNAVAILABLE and nothing changes.
          */
         post: operations["cancelRefund"];
         delete?: never;
@@ -7488,6 +7488,7 @@ export interface operations {
             409: components["responses"]["RefundBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };

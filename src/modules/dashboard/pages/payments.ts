@@ -6,6 +6,8 @@ import type { DeliveryView, EventView } from '../../webhooks/service.ts';
 import { CURRENCIES } from '../../../lib/money.ts';
 import { formKey } from '../context.ts';
 import { deliveriesTable } from './deliveries.ts';
+import { paymentRefundsSection } from './refunds.ts';
+import type { RefundView } from '../../refunds/schema.ts';
 import { STATUS_WORDS, wordOf } from '../words.ts';
 import { html, query } from '../html.ts';
 import { csrfField, eventLabel, flash, page, type PageContext, statusBadge } from '../layout.ts';
@@ -75,7 +77,11 @@ export function paymentDetailPage(
     events: EventView[];
     deliveries: DeliveryView[];
     can_redeliver: boolean;
+    refunds: RefundView[];
+    can_refund: boolean;
     notice?: string | undefined;
+    error?: string | undefined;
+    values?: Record<string, string>;
   },
 ): string {
   const { t } = context;
@@ -87,7 +93,7 @@ export function paymentDetailPage(
   return page(context, {
     title: `${t('payments')} ${payment.order_id}`,
     section: 'payments',
-    body: html`<p><a href="/dashboard/payments">← ${t('payments')}</a></p><h1>${payment.order_id}</h1>${flash(model.notice)}
+    body: html`<p><a href="/dashboard/payments">← ${t('payments')}</a></p><h1>${payment.order_id}</h1>${flash(model.notice)}${flash(model.error, 'error')}
 ${waiting ? html`<div class="flash" role="status" id="awaiting-seller">${t('awaiting_seller_note')}</div>` : ''}${payment.status === 'partially_paid' ? html`<div class="flash" role="status" id="partially-paid">${t('partially_paid_note')}</div>` : ''}
 <div class="grid"><section class="card"><dl class="fields">
 <dt>${t('id')}</dt><dd class="mono" id="payment-id">${payment.id}</dd>
@@ -96,6 +102,7 @@ ${waiting ? html`<div class="flash" role="status" id="awaiting-seller">${t('awai
 <dt>${t('status')}</dt><dd id="payment-status">${statusBadge(context, payment.status)}</dd>
 <dt>${t('created')}</dt><dd>${when(context, payment.created_at)}</dd>
 <dt>${t('checkout_link')}</dt><dd class="mono"><a href="${payment.checkout_url}">${payment.checkout_url}</a></dd>
+${payment.amount_refunded > 0 ? html`<dt>${t('amount_refunded')}</dt><dd id="amount-refunded">${money(payment.amount_refunded, payment.currency)}</dd>` : ''}
 ${payment.receipt_url && payment.receipt_number !== null ? html`<dt>${t('receipt_link')}</dt><dd><a id="receipt-link" href="${payment.receipt_url}" target="_blank" rel="noopener">${t('receipt_link')} ${String(payment.receipt_number).padStart(6, '0')}</a></dd>` : ''}
 ${payment.payment_link_id ? html`<dt>${t('payment_link')}</dt><dd class="mono"><a id="payment-link" href="/dashboard/links/${payment.payment_link_id}">${payment.payment_link_id}</a></dd>` : ''}
 ${payment.failure_reason ? html`<dt>${t('failure_reason')}</dt><dd>${payment.failure_reason}</dd>` : ''}
@@ -107,6 +114,7 @@ ${payment.match_details.map((leg) => {
   const payee = model.checkout?.legs.find((candidate) => candidate.match_order === leg.match_order)?.payee;
   return html`<tr><td>${leg.match_order}</td><td class="mono">${leg.seller_id}${payee && 'display_name' in payee ? html`<br>${payee.display_name}` : ''}</td><td class="num">${money(leg.allocated_fiat_amount, payment.currency)}</td><td class="num">${leg.rate}</td><td class="num">${pay(leg.amount_micro_pay)}</td><td class="slip" data-leg="${leg.match_order}">${leg.proof ? html`${statusBadge(context, leg.proof.status)}${leg.proof.reason ? html`<br>${leg.proof.reason}` : ''}<br>${when(context, leg.proof.received_at)}` : '—'}</td><td>${qr ? html`<img class="qr" src="${qr}" alt="PromptPay QR ${leg.match_order}" width="200" height="200">` : '—'}</td></tr>`;
 })}</tbody></table></div></section>
+${paymentRefundsSection(context, { payment, refunds: model.refunds, can_refund: model.can_refund, values: model.values ?? {} })}
 <section class="card"><h2>${t('events')}</h2><table><thead><tr><th>${t('id')}</th><th>${t('type')}</th><th>${t('created')}</th><th>${t('status')}</th></tr></thead><tbody>
 ${model.events.map((event) => html`<tr><td class="mono" title="${event.id}">${event.id.slice(0, 12)}…</td><td>${eventLabel(context, event.type)}</td><td>${when(context, event.created_at)}</td><td>${event.delivery_status ? statusBadge(context, event.delivery_status) : '—'}</td></tr>`)}</tbody></table></section>
 <section class="card"><h2>${t('deliveries')}</h2>${deliveriesTable(context, model.deliveries, { can_redeliver: model.can_redeliver, back, events: model.events })}</section>`,

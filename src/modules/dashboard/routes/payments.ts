@@ -15,7 +15,8 @@ import { scenarioUnknown, simulateInSandboxView } from '../errors.ts';
 import { currencyField, isoDay, minorField, queryOf, safeBack, withFormKey } from '../forms.ts';
 import { html } from '../html.ts';
 import { paymentDetailPage, paymentsPage } from '../pages/payments.ts';
-import { noticeOf, redirect, type PageRouter, type Signed } from '../routing.ts';
+import { noticeOf, redirect, type DashboardDeps, type PageRouter, type Signed } from '../routing.ts';
+import { listRefunds } from '../../refunds/service.ts';
 
 const PAYMENT_ID = new RegExp(PAYMENT_ID_PATTERN);
 
@@ -26,6 +27,42 @@ function statusFilter(value: string | undefined): PaymentStatus[] | undefined {
   return status ? [status] : undefined;
 }
 const CSV_MAX_ROWS = 10_000;
+
+/** A payment's page: its legs (with their QR while the buyer may pay), events, deliveries and refunds. */
+export async function paymentDetail(
+  deps: DashboardDeps,
+  { id, context, session, scope }: Signed,
+  extra: { notice?: string | undefined; error?: string | undefined; values?: Record<string, string> },
+): Promise<string> {
+  const payment = await getPayment(deps.payments, scope, id);
+  const checkout = payment.match_details.length ? await getCheckoutForMerchant(deps.payments, scope, id) : null;
+  const qr_data_urls = new Map<number, string>();
+  if (checkout && (payment.status === 'matched' || payment.status === 'payment_pending')) {
+    for (const leg of checkout.legs) {
+      if (leg.payee.type === 'promptpay')
+        qr_data_urls.set(
+          leg.match_order,
+          `data:image/png;base64,${(await qrPng(leg.payee.qr_payload)).toString('base64')}`,
+        );
+    }
+  }
+  const events = (await listEvents(deps.webhooks, scope, { resource_id: payment.id, limit: 100 })).data;
+  const deliveries = (
+    await Promise.all(events.map((event) => listDeliveries(deps.webhooks, scope, { event_id: event.id, limit: 20 })))
+  ).flatMap((page) => page.data);
+  const refunds = (await listRefunds(deps.refunds, scope, { payment_id: payment.id, limit: 100 })).data;
+  return paymentDetailPage(context, {
+    payment,
+    checkout,
+    qr_data_urls,
+    events,
+    deliveries,
+    can_redeliver: can(session, 'webhooks'),
+    refunds,
+    can_refund: can(session, 'money'),
+    ...extra,
+  });
+}
 
 export function paymentRoutes({ deps, get, post }: PageRouter): void {
   get(
@@ -174,40 +211,13 @@ export function paymentRoutes({ deps, get, post }: PageRouter): void {
 
   get(
     '/dashboard/payments/:id',
-    'Payment detail: timeline, legs, QR, checkout link, events and deliveries',
+    'Payment detail: timeline, legs, QR, checkout link, refunds, events and deliveries',
     { id_pattern: PAYMENT_ID },
-    async ({ request, id, reply, context, session, scope }) => {
-      const payment = await getPayment(deps.payments, scope, id);
-      const checkout = payment.match_details.length ? await getCheckoutForMerchant(deps.payments, scope, id) : null;
-      const qr_data_urls = new Map<number, string>();
-      if (checkout && (payment.status === 'matched' || payment.status === 'payment_pending')) {
-        for (const leg of checkout.legs) {
-          if (leg.payee.type === 'promptpay')
-            qr_data_urls.set(
-              leg.match_order,
-              `data:image/png;base64,${(await qrPng(leg.payee.qr_payload)).toString('base64')}`,
-            );
-        }
-      }
-      const events = (await listEvents(deps.webhooks, scope, { resource_id: payment.id, limit: 100 })).data;
-      const deliveries = (
-        await Promise.all(
-          events.map((event) => listDeliveries(deps.webhooks, scope, { event_id: event.id, limit: 20 })),
-        )
-      ).flatMap((page) => page.data);
-      return sendPage(
-        reply,
-        paymentDetailPage(context, {
-          payment,
-          checkout,
-          qr_data_urls,
-          events,
-          deliveries,
-          can_redeliver: can(session, 'webhooks'),
-          notice: noticeOf(context, request.query),
-        }),
-      );
-    },
+    async (signed) =>
+      sendPage(
+        signed.reply,
+        await paymentDetail(deps, signed, { notice: noticeOf(signed.context, signed.request.query) }),
+      ),
   );
 
   post(
