@@ -110,12 +110,12 @@ export const refundRoutes: FastifyPluginAsyncTypebox<{ deps: RefundsDeps; proof_
   app.post(
     '/v1/refunds/:id/cancel',
     {
-      config: { auth: 'key', errors: [404, 'REFUND_BAD_STATE'] },
+      config: { auth: 'key', errors: [404, 'REFUND_BAD_STATE', 'LEDGER_UNAVAILABLE'] },
       schema: {
         tags: ['refunds'],
         summary: 'Cancel a refund before the money moved (requires_action, or pending without a slip standing)',
         description:
-          'Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled).',
+          'Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled); with the ledger unreachable 502 LEDGER_UNAVAILABLE and nothing changes.',
         params: UuidParams,
         response: { 200: Envelope(RefundRef) },
       },

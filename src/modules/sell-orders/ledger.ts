@@ -20,11 +20,14 @@ export const sellOrderLedgerKeys = {
 /** One of the ledger moves a sell order makes, named as its key is. */
 export type SellOrderMove = keyof typeof sellOrderLedgerKeys;
 
-type PayHolder = Pick<SellOrderRow, 'id' | 'merchant_id' | 'is_sandbox' | 'mint_source_account'>;
+type PayHolder = Pick<SellOrderRow, 'id' | 'merchant_id' | 'is_sandbox' | 'mint_source_account'> & {
+  refund_id?: string | null | undefined;
+};
 
 /**
- * The accounts of a move: into the seller's reserve, back to its available account, or burned from the reserve to the
- * issuance account the buyers' PAY was minted from (so a completed pair nets to zero there).
+ * The accounts of a move: into the seller's reserve (from its available account, or from the refund hold for an order
+ * that pays a refund out), back to its available account, or burned from the reserve to the issuance account the
+ * buyers' PAY was minted from (so a completed pair nets to zero there).
  */
 function moveAccounts(
   order: PayHolder,
@@ -32,7 +35,10 @@ function moveAccounts(
 ): Pick<TransferCommand, 'kind' | 'debit_account' | 'credit_account'> {
   const available = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
   const reserve = accounts.merchantReserve(order.merchant_id, order.is_sandbox);
-  if (move === 'reserve') return { kind: 'transfer', debit_account: available, credit_account: reserve };
+  if (move === 'reserve') {
+    const from = order.refund_id ? accounts.merchantRefundHold(order.merchant_id, order.is_sandbox) : available;
+    return { kind: 'transfer', debit_account: from, credit_account: reserve };
+  }
   if (move === 'release' || move === 'releaseUnfilled')
     return { kind: 'transfer', debit_account: reserve, credit_account: available };
   return {

@@ -773,7 +773,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a refund before the money moved (requires_action, or pending without a slip standing)
-         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled).
+         * @description Any other state is 409 REFUND_BAD_STATE. A pay_balance hold goes back to available (refund.canceled); with the ledger unreachable 502 LEDGER_UNAVAILABLE and nothing changes.
          */
         post: operations["cancelRefund"];
         delete?: never;
@@ -928,6 +928,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The seller's webhook endpoints, oldest first (never their secrets)
+         * @description A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        get: operations["listSellerWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create one of the seller's webhook endpoints; returns its signing secret once
+         * @description At most 16 endpoints (409 WEBHOOK_ENDPOINT_LIMIT); they must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN). A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        post: operations["createSellerWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a seller's webhook endpoint; its pending deliveries are skipped
+         * @description A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        delete: operations["deleteSellerWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a seller's webhook endpoint (URL, description, events, disabled)
+         * @description A disabled endpoint gets no new events. A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        patch: operations["updateSellerWebhookEndpoint"];
         trace?: never;
     };
     "/v1/settlements": {
@@ -7682,6 +7730,7 @@ export interface operations {
             409: components["responses"]["RefundBadState"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
@@ -8283,6 +8332,228 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    listSellerWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            disabled: boolean;
+                            enabled_events: string[];
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+                            is_default: boolean;
+                            mode: "live" | "sandbox";
+                            /** @description After a rotation the previous secret also signs until then */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    createSellerWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    disabled?: boolean;
+                    /** @description Event types (e.g. payment.completed), or ["*"] for every type (the default) */
+                    enabled_events?: string[];
+                    /**
+                     * Format: uri
+                     * @description http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            disabled: boolean;
+                            enabled_events: string[];
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+                            is_default: boolean;
+                            mode: "live" | "sandbox";
+                            /** @description After a rotation the previous secret also signs until then */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        } & {
+                            /** @description whsec_…: shown only in this response; keep it */
+                            secret: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    deleteSellerWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    updateSellerWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    disabled?: boolean;
+                    /** @description Event types (e.g. payment.completed), or ["*"] for every type (the default) */
+                    enabled_events?: string[];
+                    /**
+                     * Format: uri
+                     * @description http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            disabled: boolean;
+                            enabled_events: string[];
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+                            is_default: boolean;
+                            mode: "live" | "sandbox";
+                            /** @description After a rotation the previous secret also signs until then */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
