@@ -183,6 +183,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     ledger: ledger.ledger,
     validator: validators.validator,
     banks: reference.banks,
+    sell_orders: sell_orders.deps,
   });
   const sandbox = await sandboxModule.start(context, { completion: payments.deps.completion });
   const archival = await archivalModule.start(context, {});

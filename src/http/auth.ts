@@ -1,6 +1,6 @@
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../lib/errors.ts';
-import type { Authenticator, MerchantScope, Principal } from './principal.ts';
+import type { Authenticator, CarriedEpoch, MerchantScope, Principal } from './principal.ts';
 import { MemoryAuthCounters, type AuthCounters } from './auth-counters.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import {
@@ -59,9 +59,10 @@ async function keyPrincipal(
   request: FastifyRequest,
   config: FastifyContextConfig,
   authenticator: Authenticator,
+  carried: CarriedEpoch | undefined,
 ): Promise<Principal> {
   const raw = headerValue(request, 'x-api-key') ?? bearer(request);
-  const principal = raw ? await authenticator.byApiKey(raw) : null;
+  const principal = raw ? await authenticator.byApiKey(raw, carried) : null;
   // A seller's own key on a merchant route: the wrong kind of credential, not a missing one.
   if (!principal && raw?.startsWith('sel_') && (await authenticator.bySellerKey(raw))) throw sellerKeyOnMerchantRoute();
   if (!principal) throw missingApiKey(config.auth === 'key' && raw !== undefined && JWT_SHAPE.test(raw));
@@ -76,10 +77,18 @@ async function keyPrincipal(
 }
 
 /** A merchant JWT (Bearer) or a dashboard session (cookie); a role that may not move money only reads. */
-async function merchantPrincipal(request: FastifyRequest, authenticator: Authenticator): Promise<Principal> {
+async function merchantPrincipal(
+  request: FastifyRequest,
+  authenticator: Authenticator,
+  carried: CarriedEpoch | undefined,
+): Promise<Principal> {
   const token = bearer(request);
   const session = token ? undefined : sessionCookie(request);
-  const resolved = token ? await authenticator.byJwt(token) : session ? await authenticator.bySession(session) : null;
+  const resolved = token
+    ? await authenticator.byJwt(token, carried)
+    : session
+      ? await authenticator.bySession(session, carried)
+      : null;
   if (!resolved) throw missingMerchantCredential();
   if (!resolved.may_move_money && request.method !== 'GET' && request.method !== 'HEAD') {
     throw roleMayNotMoveMoney();
@@ -91,21 +100,22 @@ async function authenticate(
   request: FastifyRequest,
   config: FastifyContextConfig,
   authenticator: Authenticator,
+  carried: CarriedEpoch | undefined,
 ): Promise<Principal> {
   const auth = config.auth ?? 'public';
   switch (auth) {
     case 'public':
       return { kind: 'public' };
     case 'key':
-      return keyPrincipal(request, config, authenticator);
+      return keyPrincipal(request, config, authenticator, carried);
     case 'merchant':
-      return merchantPrincipal(request, authenticator);
+      return merchantPrincipal(request, authenticator, carried);
     case 'key_or_merchant': {
       const token = bearer(request);
       const jwt = token !== undefined && JWT_SHAPE.test(token);
       if (headerValue(request, 'x-api-key') !== undefined || (token !== undefined && !jwt))
-        return keyPrincipal(request, config, authenticator);
-      if (jwt || sessionCookie(request) !== undefined) return merchantPrincipal(request, authenticator);
+        return keyPrincipal(request, config, authenticator, carried);
+      if (jwt || sessionCookie(request) !== undefined) return merchantPrincipal(request, authenticator, carried);
       throw missingKeyOrMerchantCredential();
     }
     case 'seller': {
@@ -146,28 +156,23 @@ export function installAuth(
   // until the bucket holds a token again, from the first failure it sees after the budget was spent in any process.
   const blocked_until = new Map<string, number>();
   const now_ms = () => performance.timeOrigin + performance.now();
-  const refuseFailedAuth = (reply: import('fastify').FastifyReply, retry_after_seconds: number) => {
+  const refuseFailedAuth = (reply: FastifyReply, retry_after_seconds: number) => {
     reply.header('Retry-After', String(retry_after_seconds));
     return tooManyFailedAuthentications(retry_after_seconds);
   };
-  app.decorateRequest('principal', null as never);
-  app.addHook('onRequest', async (request, reply) => {
-    // Read once: Fastify builds a new routeOptions object on every access.
-    const { config, url } = request.routeOptions;
-    const failed_key = `failed-auth:${request.ip}`;
-    const auth = config.auth ?? 'public';
-    if (auth !== 'public' && blocked_until.size > 0) {
-      const until = blocked_until.get(failed_key);
-      if (until !== undefined) {
-        const wait_ms = until - now_ms();
-        if (wait_ms > 0) throw refuseFailedAuth(reply, Math.max(1, Math.ceil(wait_ms / 1000)));
-        blocked_until.delete(failed_key);
-      }
-    }
+  /** Sets the request's principal; a 401 takes a token from the address's failed-authentication budget. */
+  const authenticateCharged = async (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    config: FastifyContextConfig,
+    carried: CarriedEpoch | undefined,
+  ) => {
     try {
-      request.principal = await authenticate(request, config, authenticator);
+      request.principal = await authenticate(request, config, authenticator, carried);
+      request.credential_epoch = carried?.epoch;
     } catch (error) {
       if (error instanceof AppError && error.code === 'UNAUTHORIZED') {
+        const failed_key = `failed-auth:${request.ip}`;
         const charged = await counters.take(failed_key, failed_auth_per_second);
         // spent: refused here until the bucket holds a token again
         if (!charged.allowed || charged.remaining < 1) {
@@ -181,6 +186,26 @@ export function installAuth(
       }
       throw error;
     }
+  };
+  app.decorateRequest('principal', null as never);
+  app.decorateRequest('credential_epoch', undefined);
+  app.decorateRequest('reauthenticate', function (this: FastifyRequest, reply: FastifyReply) {
+    return authenticateCharged(this, reply, this.routeOptions.config, undefined);
+  });
+  app.addHook('onRequest', async (request, reply) => {
+    // Read once: Fastify builds a new routeOptions object on every access.
+    const { config, url } = request.routeOptions;
+    const auth = config.auth ?? 'public';
+    if (auth !== 'public' && blocked_until.size > 0) {
+      const failed_key = `failed-auth:${request.ip}`;
+      const until = blocked_until.get(failed_key);
+      if (until !== undefined) {
+        const wait_ms = until - now_ms();
+        if (wait_ms > 0) throw refuseFailedAuth(reply, Math.max(1, Math.ceil(wait_ms / 1000)));
+        blocked_until.delete(failed_key);
+      }
+    }
+    await authenticateCharged(request, reply, config, config.credential_epoch === 'carried' ? {} : undefined);
     if (config.rate_limit === false || !url) return;
     const bucket = rateLimitBucket(request);
     const outcome = await limiter.take(bucket.key, bucket.per_second);
@@ -211,6 +236,36 @@ export function installAuth(
         return { key: `ip:${request.ip}`, per_second: live, policy: 'public' };
     }
   }
+}
+
+/** A statement of a `credential_epoch: 'carried'` route saw an epoch other than the one its credential was cached under. */
+export class CredentialEpochMoved extends Error {
+  constructor() {
+    super('the credential epoch moved since the credential was cached');
+  }
+}
+
+/**
+ * Runs a `credential_epoch: 'carried'` route's work: `run` gets the epoch its statement must see (undefined: none to
+ * check) and throws CredentialEpochMoved when its statement saw another. The request then authenticates again against
+ * a fresh epoch read (a revoked credential is refused there) and `run` runs once more with nothing left to check, so
+ * `run` reads the principal (merchantScope) itself on each run. What a run wrote is its statement's own affair: a
+ * statement that checks the epoch refuses itself before keeping anything.
+ */
+export async function withCarriedEpoch<T>(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  run: (epoch: number | undefined) => Promise<T>,
+): Promise<T> {
+  const epoch = request.credential_epoch;
+  if (epoch === undefined) return run(undefined);
+  try {
+    return await run(epoch);
+  } catch (error) {
+    if (!(error instanceof CredentialEpochMoved)) throw error;
+  }
+  await request.reauthenticate(reply);
+  return run(undefined);
 }
 
 /** The merchant and mode whose rows a request may see. */

@@ -30,12 +30,23 @@ export type Principal =
 
 export type MerchantScope = { merchant_id: string; is_sandbox: boolean };
 
+/**
+ * A request whose statements check the credential epoch themselves: a credential served from the process's cache is
+ * returned without an epoch read, and `epoch` is set to the epoch it was read under (or, for one read from the
+ * database, to the epoch read before it). The request's statement must then still see that epoch, or the request
+ * authenticates again (auth.ts `withCarriedEpoch`); a change that lands between the authentication and the statement
+ * is caught too. Left unset when there is no cache.
+ */
+export interface CarriedEpoch {
+  epoch?: number;
+}
+
 /** Verifies credentials; implemented by the merchants module. Each method resolves to null when the credential is not valid. */
 export interface Authenticator {
-  byApiKey(raw_key: string): Promise<Extract<Principal, { kind: 'key' }> | null>;
+  byApiKey(raw_key: string, carried?: CarriedEpoch): Promise<Extract<Principal, { kind: 'key' }> | null>;
   bySellerKey(raw_key: string): Promise<Extract<Principal, { kind: 'seller' }> | null>;
-  byJwt(token: string): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
-  bySession(token: string): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
+  byJwt(token: string, carried?: CarriedEpoch): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
+  bySession(token: string, carried?: CarriedEpoch): Promise<Extract<Principal, { kind: 'merchant' }> | null>;
   isAdminToken(token: string): boolean;
   isInternalToken(token: string): boolean;
 }
@@ -44,6 +55,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthKind;
     mode?: ModeRule;
+    /**
+     * `carried`: the route's own statement reads the credential epoch beside its rows (or refuses itself when it
+     * moved), so a cached credential costs the request no epoch read; the handler runs through `withCarriedEpoch`.
+     */
+    credential_epoch?: 'carried';
     /** Routes that must not count against the rate limit (health checks, metrics). */
     rate_limit?: false;
     /** Error codes (or statuses: every code of that status) the route can answer beyond the common ones; openapi.ts documents them. */
@@ -61,6 +77,13 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal;
+    /**
+     * On a `credential_epoch: 'carried'` route: the epoch the request's credential was verified under, which its
+     * statement must still see; undefined when there is nothing left to check (authenticated again meanwhile).
+     */
+    credential_epoch: number | undefined;
+    /** Authenticates the request again against a fresh epoch read (its cached credential's epoch moved). */
+    reauthenticate(reply: import('fastify').FastifyReply): Promise<void>;
   }
 }
 

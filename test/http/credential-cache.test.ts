@@ -5,7 +5,8 @@ import { openDatabase } from '../../src/db/database.ts';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { CredentialCache } from '../../src/modules/merchants/credential-cache.ts';
 import { insertSession } from '../../src/modules/merchants/sessions.ts';
-import { startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import type { PaymentCreateBatcher } from '../../src/modules/payments/create-batch.ts';
+import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
 
 describe('credential cache: forgotten at the commit of a change, bounded', () => {
@@ -99,6 +100,97 @@ describe('credential cache: forgotten at the commit of a change, bounded', () =>
     cache.set('h3', principal('m1'), 8, Infinity, 0);
     cache.forgetMerchant('m1');
     assert.equal(cache.get('h3', 8, 0), undefined);
+  });
+});
+
+describe('credential epoch carried in the statement: a change between authentication and the statement holds', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+  before(async () => {
+    t = await startTestApp();
+    merchant = await t.createMerchant();
+    await t.createSeller(thbSeller());
+  });
+  after(() => t.close());
+  const batcher = () => t.application.payments.create_batcher as PaymentCreateBatcher;
+  const revoke = (kind: 'live' | 'test' | 'sandbox') =>
+    t.db
+      .updateTable('api_keys')
+      .set({ revoked_at: t.clock.now() })
+      .where('merchant_id', '=', merchant.id)
+      .where('kind', '=', kind)
+      .execute();
+  const trade = (key: string, order_id: string, headers?: Record<string, string>) =>
+    t.call(
+      'POST',
+      '/v1/trades',
+      key,
+      { return_url: 'https://shop.example/return', currency: 'THB', amount: 1_000, order_id },
+      headers,
+    );
+  const payments = async () =>
+    Number(
+      (
+        await t.db
+          .selectFrom('payments')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('merchant_id', '=', merchant.id)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
+  it('a key revoked after its request was authenticated and before the create call: 401, nothing created', async () => {
+    const created = await trade(merchant.sandbox, 'carried-1');
+    assert.equal(created.statusCode, 201, created.body);
+    const before_count = await payments();
+    const before_stats = { ...batcher().stats };
+    const create = batcher().create.bind(batcher());
+    // the revocation commits after the request's credential was verified (from the cache) and before its batch's call
+    batcher().create = async (job) => {
+      await revoke('sandbox');
+      return create(job);
+    };
+    try {
+      const refused = await trade(merchant.sandbox, 'carried-2', { 'idempotency-key': 'carried-key-2' });
+      assert.equal(refused.statusCode, 401, refused.body);
+    } finally {
+      batcher().create = create;
+    }
+    assert.equal(await payments(), before_count, 'the refused call kept nothing');
+    assert.equal(batcher().stats.refused, before_stats.refused + 1, 'the call refused itself');
+    const keys = await t.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'carried-key-2').execute();
+    assert.deepEqual(keys, [], 'no stored response');
+    assert.equal((await trade(merchant.sandbox, 'carried-3')).statusCode, 401);
+  });
+
+  it('a change to another credential moves the epoch: the cached key authenticates again and its create commits', async () => {
+    const created = await trade(merchant.test, 'carried-4');
+    assert.equal(created.statusCode, 201, created.body);
+    await t.db
+      .updateTable('credential_epoch')
+      .set((eb) => ({ epoch: eb('epoch', '+', 1) }))
+      .execute();
+    const again = await trade(merchant.test, 'carried-5');
+    assert.equal(again.statusCode, 201, again.body);
+    const read = await t.call('GET', `/v1/trades/${again.json().data.id}`, merchant.test);
+    assert.equal(read.statusCode, 200, read.body);
+    assert.equal(read.json().data.order_id, 'carried-5');
+  });
+
+  it('a read by id and a list with a key revoked after it was cached: 401, not the row', async () => {
+    const created = await trade(merchant.live, 'carried-6');
+    assert.equal(created.statusCode, 201, created.body);
+    const id = created.json().data.id;
+    assert.equal((await t.call('GET', `/v1/payments/${id}`, merchant.live)).statusCode, 200, 'cached now');
+    assert.equal((await t.call('GET', '/v1/payments?limit=25', merchant.live)).statusCode, 200);
+    await revoke('live');
+    assert.equal((await t.call('GET', `/v1/payments/${id}`, merchant.live)).statusCode, 401);
+    assert.equal(
+      (await t.call('GET', '/v1/payments/00000000-0000-4000-8000-000000000000', merchant.live)).statusCode,
+      401,
+    );
+    assert.equal((await t.call('GET', `/v1/trades/${id}`, merchant.live)).statusCode, 401);
+    assert.equal((await t.call('GET', '/v1/payments?limit=25', merchant.live)).statusCode, 401);
   });
 });
 

@@ -77,6 +77,21 @@ export class CredentialCache {
     return entry.principal as Kind;
   }
 
+  /**
+   * The entry and the epoch it was read under, whatever the current epoch, while the credential's own end is ahead:
+   * for a request whose statement carries the epoch check (auth.ts, `credential_epoch: 'carried'`), so it pays no
+   * epoch read of its own and trusts the entry only if its statement saw that same epoch.
+   */
+  peek<Kind extends CachedPrincipal>(key: string, now_ms: number): { principal: Kind; epoch: number } | undefined {
+    const entry = this.#entries.get(key);
+    if (!entry) return undefined;
+    if (entry.until_ms <= now_ms) {
+      this.#entries.delete(key);
+      return undefined;
+    }
+    return { principal: entry.principal as Kind, epoch: entry.epoch };
+  }
+
   /** Keeps a credential verified from rows read after `epoch` was read, until `until_ms` (its own end) at most. */
   set(key: string, principal: CachedPrincipal, epoch: number, until_ms: number, now_ms: number): void {
     this.#entries.delete(key);

@@ -136,10 +136,15 @@ export function createAuthenticator(deps: {
   }
 
   return {
-    async byApiKey(raw_key) {
+    async byApiKey(raw_key, carried) {
       if (!KEY_PATTERN.test(raw_key)) return null;
       const key_hash = sha256Hex(raw_key);
       const cache_key = `key:${key_hash}`;
+      const carried_hit = carried && cache?.peek<KeyPrincipal>(cache_key, deps.clock.now().getTime());
+      if (carried_hit) {
+        carried.epoch = carried_hit.epoch;
+        return carried_hit.principal;
+      }
       const epoch = await cache?.epoch();
       const cached =
         epoch === undefined ? undefined : cache?.get<KeyPrincipal>(cache_key, epoch, deps.clock.now().getTime());
@@ -154,8 +159,10 @@ export function createAuthenticator(deps: {
         key_kind: row.kind,
         is_sandbox: row.kind !== 'live',
       };
-      if (epoch !== undefined)
+      if (epoch !== undefined) {
         cache?.set(cache_key, principal, epoch, row.revoked_at?.getTime() ?? Infinity, now.getTime());
+        if (carried) carried.epoch = epoch;
+      }
       return principal;
     },
 
@@ -171,9 +178,14 @@ export function createAuthenticator(deps: {
       return row ? { kind: 'seller', seller_id: row.id } : null;
     },
 
-    async byJwt(token) {
+    async byJwt(token, carried) {
       const cache_key = `jwt:${sha256Hex(token)}`;
       try {
+        const carried_hit = carried && cache?.peek<MerchantPrincipal>(cache_key, deps.clock.now().getTime());
+        if (carried_hit) {
+          carried.epoch = carried_hit.epoch;
+          return carried_hit.principal;
+        }
         const epoch = await cache?.epoch();
         const cached =
           epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
@@ -216,16 +228,24 @@ export function createAuthenticator(deps: {
           is_sandbox: mode === 'sandbox',
           may_move_money: true,
         };
-        if (epoch !== undefined) cache?.set(cache_key, principal, epoch, until_ms, deps.clock.now().getTime());
+        if (epoch !== undefined) {
+          cache?.set(cache_key, principal, epoch, until_ms, deps.clock.now().getTime());
+          if (carried) carried.epoch = epoch;
+        }
         return principal;
       } catch {
         return null;
       }
     },
 
-    async bySession(token) {
+    async bySession(token, carried) {
       const token_hash = sha256Hex(token);
       const cache_key = `session:${token_hash}`;
+      const carried_hit = carried && cache?.peek<MerchantPrincipal>(cache_key, deps.clock.now().getTime());
+      if (carried_hit) {
+        carried.epoch = carried_hit.epoch;
+        return carried_hit.principal;
+      }
       const epoch = await cache?.epoch();
       const cached =
         epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
@@ -246,7 +266,10 @@ export function createAuthenticator(deps: {
       };
       // the session's idle end as read: a use past it asks the database again (another process may have slid it)
       const until_ms = Math.min(row.expires_at.getTime(), row.idle_expires_at?.getTime() ?? Infinity);
-      if (epoch !== undefined) cache?.set(cache_key, principal, epoch, until_ms, now.getTime());
+      if (epoch !== undefined) {
+        cache?.set(cache_key, principal, epoch, until_ms, now.getTime());
+        if (carried) carried.epoch = epoch;
+      }
       return principal;
     },
 

@@ -165,14 +165,28 @@ export class PaymentCreateBatcher {
   async #plan(jobs: readonly BatchedCreate[]): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
     const items = prepare(jobs);
+    // The call checks one credential epoch, the newest a request's cached credential was read under: a request
+    // cached under an older one runs alone (authenticated again) instead of refusing the whole batch.
+    let credential_epoch: number | null = null;
+    for (const job of jobs)
+      if (job.credential_epoch !== undefined && (credential_epoch === null || job.credential_epoch > credential_epoch))
+        credential_epoch = job.credential_epoch;
+    if (credential_epoch !== null)
+      for (const item of items)
+        if (item.job.credential_epoch !== undefined && item.job.credential_epoch !== credential_epoch)
+          item.error = ALONE;
     for (const item of live(items)) item.row = paymentRow(item, now);
     await planAll(this.#deps.db, items, false);
     // a request with a key gets its error only once its key is known unused (it may be a replay)
     for (const item of items) if (item.job.idempotency && item.error !== undefined) item.error = ALONE;
     const created = live(items);
-    if (!created.length) return { items };
+    if (!created.length) {
+      // no call checks the epoch: a request whose credential came from the cache gets its error alone, authenticated
+      for (const item of items) if (item.job.credential_epoch !== undefined) item.error = ALONE;
+      return { items };
+    }
     for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
-    return { items, write: writeParameters(created, now, true) };
+    return { items, write: writeParameters(created, now, true, credential_epoch) };
   }
 }
 
@@ -183,6 +197,7 @@ interface PlannedBatch {
 }
 
 type CreateBatchParameters = [
+  credential_epoch: number | null,
   claims: string | null,
   payments: string,
   legs: string,
@@ -201,7 +216,7 @@ type CreateBatchParameters = [
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   (db) =>
     db.selectNoFrom([
-      sql`mpay_create_batch(${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as(
+      sql`mpay_create_batch(${0}::bigint, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as(
         'done',
       ),
       sql`pg_notify(${sql.lit(EVENTS_CHANNEL)}, '')`.as('woken'),
@@ -209,8 +224,16 @@ const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'], notifies: true },
 );
 
-/** The call's parameters for `created` (planned, presented); `with_keys`: the requests' keys go in with their responses. */
-function writeParameters(created: readonly Item[], now: Date, with_keys: boolean): CreateBatchParameters {
+/**
+ * The call's parameters for `created` (planned, presented); `with_keys`: the requests' keys go in with their responses;
+ * `credential_epoch`: the epoch the call must still see (null: nothing to check).
+ */
+function writeParameters(
+  created: readonly Item[],
+  now: Date,
+  with_keys: boolean,
+  credential_epoch: number | null,
+): CreateBatchParameters {
   const keyed = with_keys ? created.filter((item) => item.job.idempotency) : [];
   const claims = keyClaimRows(
     keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) })),
@@ -218,6 +241,7 @@ function writeParameters(created: readonly Item[], now: Date, with_keys: boolean
   );
   const holds = heldPerSeller(created);
   return [
+    credential_epoch,
     claims.length ? JSON.stringify(claims) : null,
     JSON.stringify(created.map((item) => item.row)),
     JSON.stringify(created.flatMap(legRows)),
@@ -291,7 +315,7 @@ async function createOne(
   if (item!.error !== undefined) throw item!.error;
   item!.view = presentPayment(item!.row, legRows(item!), deps.public_base_url);
   try {
-    await createBatch(trx, ...writeParameters([item!], now, false));
+    await createBatch(trx, ...writeParameters([item!], now, false, null));
   } catch (error) {
     throw refusalOf(error) === 'an offer taken' ? new AllocationRaced() : error;
   }

@@ -30,6 +30,11 @@ export interface BatchedCreate {
   input: CreatePaymentInput;
   /** The request's idempotency identity when it carries a key (see idempotencyRequest). */
   idempotency: { identity: KeyIdentity; fingerprint: string } | undefined;
-  /** The request on its own (createAlone): a used key, or a batch that refused or failed. */
+  /**
+   * The credential epoch the request's credential was verified under (auth.ts withCarriedEpoch), which the batch's
+   * call must still see; undefined when there is nothing to check (no request, or authenticated again meanwhile).
+   */
+  credential_epoch?: number | undefined;
+  /** The request on its own (createAlone): a used key, or a batch that refused or failed; it authenticates again first when its credential epoch is unchecked. */
   alone: () => Promise<CreateAnswer>;
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { BatchedRead } from '../../db/batched-read.ts';
 import type { Db } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
+import { CredentialEpochMoved } from '../../http/auth.ts';
 import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
@@ -33,7 +34,8 @@ type StoredLeg = LegRow & {
   proof: { id: string; verdict: string | null; verdict_reason: string | null; created_at: string } | null;
 };
 
-type PaymentWithLegs = PresentedPayment & { legs: StoredLeg[] | string };
+/** `credential_epoch`: read in the same snapshot as the row (auth.ts withCarriedEpoch). */
+type PaymentWithLegs = PresentedPayment & { legs: StoredLeg[] | string; credential_epoch: number | string };
 
 /**
  * The read by id with its legs: the hot read, prepared (db/prepared.ts), for many ids at once. Named columns, not `*`:
@@ -44,6 +46,7 @@ const paymentsWithLegs = preparedQuery<PaymentWithLegs, [ids: string[]]>((db) =>
     .selectFrom('payments')
     .select(PRESENTED_COLUMNS)
     .select(legsJson.as('legs'))
+    .select(sql<number | string>`(select epoch from credential_epoch)`.as('credential_epoch'))
     .where(sql<boolean>`payments.id = any(${[] as string[]}::text[])`),
 );
 
@@ -74,10 +77,19 @@ function parseLegs(value: StoredLeg[] | string, payment_status: string): Present
 
 /**
  * Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). When
- * nothing expires, one statement shared with every read by id in flight beside it (batched by id).
+ * nothing expires, one statement shared with every read by id in flight beside it (batched by id). `epoch`: the
+ * credential epoch the request's cached credential was read under (auth.ts withCarriedEpoch), which the statement
+ * must have seen beside the row; a statement that found no row saw no epoch, so a missing row is checked again.
  */
-export async function getPayment(deps: PaymentsDeps, scope: MerchantScope, id: string): Promise<PaymentView> {
+export async function getPayment(
+  deps: PaymentsDeps,
+  scope: MerchantScope,
+  id: string,
+  epoch?: number,
+): Promise<PaymentView> {
   const row = await paymentReader(deps.db).read(id);
+  if (epoch !== undefined && (row === undefined || Number(row.credential_epoch) !== epoch))
+    throw new CredentialEpochMoved();
   const now = deps.clock.now();
   // The row is presented as it is (presentPayment picks its fields): no copy without `legs`.
   const payment = owned(row, scope, OWNERSHIP.payment);

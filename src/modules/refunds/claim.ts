@@ -2,6 +2,8 @@ import type { Trx } from '../../db/database.ts';
 import { AppError } from '../../lib/errors.ts';
 import { isCurrency, minorToDecimal, type Currency } from '../../lib/money.ts';
 import { merchantNames } from '../merchants/service.ts';
+import { confirmRefundPayoutByPayee, findRefundPayouts, lockRefundPayout } from '../sell-orders/refund-payouts.ts';
+import type { SellOrderRow } from '../sell-orders/tables.ts';
 import {
   parsePayoutDestination,
   PAYOUT_RAILS_BY_CURRENCY,
@@ -9,6 +11,7 @@ import {
   type PayoutRail,
 } from '../reference/payout-destinations.ts';
 import { emitRefundEvents, maskDestination, type RefundView } from './present.ts';
+import { followRefundPayout, inRefundTerms, payoutDeps, startRefundPayout } from './payout.ts';
 import { endRefund, succeedRefund, type RefundsDeps } from './service.ts';
 import { lockRefundByToken, transition } from './state.ts';
 import type { RefundRow } from './tables.ts';
@@ -38,8 +41,10 @@ export interface ClaimView {
 export const claimNotFound = () => new AppError('NOT_FOUND', 'Refund claim link not found');
 const claimClosed = (message: string) => new AppError('REFUND_BAD_STATE', message);
 
-function stageOf(refund: RefundRow, now: Date): ClaimStage {
+/** A pay_balance refund asks its buyer once a payer has been told to pay them (its sell order's cash leg is in flight). */
+function stageOf(refund: RefundRow, now: Date, payout: SellOrderRow | undefined): ClaimStage {
   if (refund.status === 'requires_action') return refund.claim_expires_at > now ? 'claim' : 'ended';
+  if (refund.status === 'pending' && payout) return payout.status === 'cash_leg_in_flight' ? 'confirm' : 'waiting';
   if (refund.status === 'pending') return refund.awaiting_buyer_since ? 'confirm' : 'waiting';
   return refund.status === 'succeeded' ? 'succeeded' : 'ended';
 }
@@ -52,8 +57,9 @@ async function viewOf(trx: Trx | RefundsDeps['db'], refund: RefundRow, now: Date
     .executeTakeFirstOrThrow();
   const names = await merchantNames(trx, [refund.merchant_id]);
   const currency = refund.currency as Currency;
+  const [payout] = await findRefundPayouts(trx, refund.sell_order_id ? [refund.sell_order_id] : []);
   return {
-    stage: stageOf(refund, now),
+    stage: stageOf(refund, now, payout),
     merchant_name: names.get(refund.merchant_id) ?? '',
     order_id: payment.order_id,
     amount_decimal: minorToDecimal(Number(refund.amount_minor), currency),
@@ -113,6 +119,13 @@ export async function submitClaim(
   if (!TOKEN.test(token)) throw claimNotFound();
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
+    // A refund's sell order is locked before the refund, as every path that ends the order takes them.
+    const seen = await trx
+      .selectFrom('refunds')
+      .select('sell_order_id')
+      .where('claim_token', '=', token)
+      .executeTakeFirst();
+    const payout = seen?.sell_order_id ? await lockRefundPayout(trx, seen.sell_order_id) : null;
     const refund = await lockRefundByToken(trx, token);
     if (!refund) throw claimNotFound();
     const action = form['action'] as ClaimAction | undefined;
@@ -131,9 +144,25 @@ export async function submitClaim(
         executor: trx,
       });
       const moved = await transition(trx, refund, 'pending', now, { destination: JSON.stringify(destination) });
-      await emitRefundEvents(trx, now, deps.public_base_url, moved, 'moved');
-      if (moved.funding === 'pay_balance') deps.onDestinationKnown?.();
-      return { view: await viewOf(trx, moved, now) };
+      const paying = await startRefundPayout(deps, trx, moved, now);
+      await emitRefundEvents(trx, now, deps.public_base_url, paying, 'moved');
+      if (paying.sell_order_id !== null) deps.onDestinationKnown?.();
+      return { view: await viewOf(trx, paying, now) };
+    }
+    if ((action === 'received' || action === 'not_received') && refund.sell_order_id !== null) {
+      // A pay_balance refund's payout: the buyer is the payee of its cash leg and vouches for it (DESIGN 3b).
+      if (refund.status !== 'pending' || payout?.id !== refund.sell_order_id || payout.status !== 'cash_leg_in_flight')
+        throw claimClosed('There is nothing to confirm for this refund now');
+      if (action === 'received') {
+        const completed = await inRefundTerms(() =>
+          confirmRefundPayoutByPayee(payoutDeps(deps).sell_orders, trx, payout, now),
+        );
+        await followRefundPayout(deps, trx, completed, now);
+      } else {
+        const denied = await transition(trx, refund, 'pending', now, { failure_reason: 'buyer_not_received' });
+        await emitRefundEvents(trx, now, deps.public_base_url, denied, 'moved');
+      }
+      return { view: await viewOf(trx, await reread(trx, refund.id), now) };
     }
     if (action === 'received' || action === 'not_received') {
       if (refund.status !== 'pending' || refund.awaiting_buyer_since === null)

@@ -37,3 +37,8 @@ export const refundNotAwaitingProof = (status: string, why?: string) =>
   );
 export const refundEnded = (status: string) =>
   new AppError('REFUND_BAD_STATE', `A ${status} refund has ended; only a requires_action or pending refund moves`);
+export const refundPayoutUnderway = (status: string) =>
+  new AppError(
+    'REFUND_BAD_STATE',
+    `This refund's payout has buyers paying it already (its sell order is ${status}); it can no longer be canceled`,
+  );

@@ -1,11 +1,13 @@
 import type { Ledger } from '../ledger/port.ts';
 import { defineModule } from '../module.ts';
 import type { BankDirectory } from '../reference/banks.ts';
+import type { SellOrdersDeps } from '../sell-orders/service.ts';
 import type { ReceiptValidator } from '../validators/port.ts';
 import { claimRoutes } from './claim-routes.ts';
 import { refundRoutes } from './routes.ts';
 import { RefundSchema } from './schema.ts';
 import type { RefundsDeps } from './service.ts';
+import { followRefundPayout } from './payout.ts';
 import { sweepRefunds } from './sweep.ts';
 
 /**
@@ -15,8 +17,11 @@ import { sweepRefunds } from './sweep.ts';
 export const refundsModule = defineModule({
   name: 'refunds',
   owns: ['refunds', 'refund_proofs'],
-  calls: ['events', 'ledger', 'merchants', 'payments', 'reference', 'validators'],
-  start: ({ config, db, clock }, needs: { ledger: Ledger; validator: ReceiptValidator; banks: BankDirectory }) => {
+  calls: ['events', 'ledger', 'merchants', 'payments', 'reference', 'sell-orders', 'validators'],
+  start: (
+    { config, db, clock, wake },
+    needs: { ledger: Ledger; validator: ReceiptValidator; banks: BankDirectory; sell_orders: SellOrdersDeps },
+  ) => {
     const deps: RefundsDeps = {
       db,
       clock,
@@ -26,6 +31,12 @@ export const refundsModule = defineModule({
       validator: needs.validator,
       claim_days: config.refund_claim_days,
       confirm_days: config.refund_confirm_days,
+      sell_orders: needs.sell_orders,
+      onDestinationKnown: () => wake('order-matcher'),
+    };
+    // Sell orders sit below refunds: a refund's payout tells its refund how it ended through this port.
+    needs.sell_orders.onRefundPayoutEnded = async (trx, order, at) => {
+      await followRefundPayout(deps, trx, order, at);
     };
     return {
       deps,

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { MerchantScope } from '../../http/principal.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { slipReceiver } from '../reference/payout-destinations.ts';
-import type { ValidatorVerdict } from '../validators/port.ts';
-import { judgeSlip } from '../validators/slips.ts';
+import { checkedByProvider, judgeSlip } from '../validators/slips.ts';
 import { refundNotAwaitingProof } from './errors.ts';
 import { emitRefundEvents, viewOfRefund, type RefundView } from './present.ts';
 import { succeedRefund, type RefundsDeps } from './service.ts';
@@ -20,15 +19,6 @@ import type { RefundRow } from './tables.ts';
  */
 
 export const refundSlipOwner = (refund_id: string) => `refund:${refund_id}`;
-
-/** Did a provider check this verdict against the bank's record (amount and payee), or did nobody? */
-export function checkedByProvider(verdict: ValidatorVerdict): boolean {
-  return (
-    verdict.outcome === 'verified' &&
-    verdict.validator_kind === 'easyslip' &&
-    (verdict.unverified_fields?.length ?? 0) === 0
-  );
-}
 
 function ensureTakesProof(refund: RefundRow): void {
   if (refund.status !== 'pending' || refund.destination === null) throw refundNotAwaitingProof(refund.status);

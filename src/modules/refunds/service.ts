@@ -7,6 +7,9 @@ import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { decimalToMinor, isCurrency, type Currency } from '../../lib/money.ts';
 import type { Ledger } from '../ledger/port.ts';
+import { cashOutAllowance } from '../sell-orders/ledger.ts';
+import { cancelRefundPayout, lockRefundPayout } from '../sell-orders/refund-payouts.ts';
+import type { SellOrdersDeps } from '../sell-orders/service.ts';
 import { amountReceived } from '../payments/present.ts';
 import { creditedMicroPay, lockPaymentForRefund, recordRefundSucceeded, REFUNDABLE } from '../payments/refunds.ts';
 import type { BankDirectory } from '../reference/banks.ts';
@@ -16,10 +19,13 @@ import {
   paymentNotRefundable,
   refundAmountInvalid,
   refundExceedsPayment,
+  refundInsufficientBalance,
   refundNotCancellable,
+  refundPayoutUnderway,
   refundSlipWaitsForBuyer,
 } from './errors.ts';
 import { holdMicroPay, moveRefundHold } from './ledger.ts';
+import { inRefundTerms, payoutDeps, startRefundPayout } from './payout.ts';
 import { emitRefundEvents, latestProofs, presentRefund, viewOfRefund, type RefundView } from './present.ts';
 import type { CreateRefundInput } from './schema.ts';
 import { CANCELLABLE, COUNTED, findOwnedRefund, lockOwnedRefund, transition } from './state.ts';
@@ -34,7 +40,9 @@ export interface RefundsDeps {
   validator: ReceiptValidator;
   claim_days: number;
   confirm_days: number;
-  /** Tells the payout job a pay_balance refund got its destination (in-process wake-up; other processes poll). */
+  /** The payout network's sell orders, which pay a live pay_balance refund out once its destination is known. */
+  sell_orders?: SellOrdersDeps | undefined;
+  /** Wakes the matcher when a refund's sell order joins the book (in-process; other processes poll). */
   onDestinationKnown?: () => void;
 }
 
@@ -143,11 +151,29 @@ export async function createRefund(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  if (hold_micro_pay !== null) await ensureCashOutCovers(deps, trx, scope, hold_micro_pay);
   // Last in the transaction: with the HTTP ledger a refusal rolls the row back and nothing is kept.
   await moveRefundHold(deps.ledger, trx, row, 'hold');
-  const view = await emitRefundEvents(trx, now, deps.public_base_url, row, 'created');
-  if (destination && funding === 'pay_balance') deps.onDestinationKnown?.();
+  const paying = await startRefundPayout(deps, trx, row, now);
+  const view = await emitRefundEvents(trx, now, deps.public_base_url, paying, 'created');
+  if (paying.sell_order_id !== null) deps.onDestinationKnown?.();
   return view;
+}
+
+/**
+ * A refund from PAY cashes PAY out to the buyer, so it may take only what a sell order could (DESIGN 3b): available
+ * PAY less the PAY of fills whose cash leg is not confirmed yet (409 REFUND_INSUFFICIENT_BALANCE), under the same
+ * cash-out lock as sell orders.
+ */
+async function ensureCashOutCovers(deps: RefundsDeps, trx: Trx, scope: MerchantScope, hold_micro_pay: number) {
+  const { available, unconfirmed } = await inRefundTerms(() => cashOutAllowance(deps.ledger, trx, scope));
+  if (available - unconfirmed < hold_micro_pay)
+    throw refundInsufficientBalance([
+      {
+        field: 'body.amount',
+        message: `needs a hold of ${hold_micro_pay} micro-PAY; you may cash out ${Math.max(0, available - unconfirmed)} (available ${available}, of which ${unconfirmed} from fills whose cash leg is not confirmed yet)`,
+      },
+    ]);
 }
 
 export async function getRefund(deps: Pick<RefundsDeps, 'db' | 'public_base_url'>, scope: MerchantScope, id: string) {
@@ -203,12 +229,27 @@ export async function succeedRefund(
   return view;
 }
 
-/** POST /v1/refunds/{id}/cancel: only before the money moved (`requires_action`, or `pending` with no slip standing). */
+/**
+ * POST /v1/refunds/{id}/cancel: only before the money moved (`requires_action`, or `pending` with no slip standing; a
+ * pay_balance refund's sell order with no fill yet, which is canceled with it and gives its reserve back to available).
+ * The sell order is locked before the refund, in the order every path that ends it takes, so a fill racing the cancel
+ * either lands first (409 REFUND_BAD_STATE) or finds the order failed.
+ */
 export async function cancelRefund(deps: RefundsDeps, scope: MerchantScope, id: string): Promise<RefundView> {
   return deps.db.transaction().execute(async (trx) => {
+    const now = deps.clock.now();
+    const seen = await findOwnedRefund(trx, scope, id);
+    const order = seen.sell_order_id === null ? null : await lockRefundPayout(trx, seen.sell_order_id);
     const refund = await lockOwnedRefund(trx, scope, id);
     if (!CANCELLABLE.includes(refund.status)) throw refundNotCancellable(refund.status);
     if (refund.awaiting_buyer_since !== null) throw refundSlipWaitsForBuyer();
-    return endRefund(deps, trx, refund, deps.clock.now(), 'canceled', null);
+    // The destination arrived between the read and the lock: its new sell order was created under the refund's lock.
+    const payout =
+      refund.sell_order_id === null ? null : (order ?? (await lockRefundPayout(trx, refund.sell_order_id)));
+    if (payout && (payout.status !== 'pending' || payout.filled_micro_pay > 0))
+      throw refundPayoutUnderway(payout.status);
+    const view = await endRefund(deps, trx, refund, now, 'canceled', null);
+    if (payout) await inRefundTerms(() => cancelRefundPayout(payoutDeps(deps).sell_orders, trx, payout, now));
+    return view;
   });
 }

@@ -1,3 +1,4 @@
+import { followEndedPayouts } from './payout.ts';
 import type { RefundsDeps } from './service.ts';
 import { endRefund, succeedRefund } from './service.ts';
 import { lockRefund } from './state.ts';
@@ -8,7 +9,8 @@ const BATCH = 100;
 /**
  * The refunds' clock, each refund in its own transaction: a claim link past `claim_expires_at` cancels its refund
  * (`claim_expired`, a PAY hold back to available); a slip nobody could check that the buyer has not disputed for
- * REFUND_CONFIRM_DAYS stands (`succeeded`). Returns how many refunds moved.
+ * REFUND_CONFIRM_DAYS stands (`succeeded`); a pay_balance refund whose sell order ended on a path that does not tell
+ * refunds (a dispute's resolution) follows it. Returns how many refunds moved.
  */
 export async function sweepRefunds(deps: RefundsDeps): Promise<number> {
   const now = deps.clock.now();
@@ -46,5 +48,5 @@ export async function sweepRefunds(deps: RefundsDeps): Promise<number> {
       return 1;
     });
   }
-  return moved;
+  return moved + (await followEndedPayouts(deps, BATCH));
 }

@@ -58,6 +58,7 @@ function sellOrder(merchant_id: string, now: Date, type: SyntheticEventType): Se
     last_cash_leg_outcome: failed ? 'failed' : completed ? 'verified' : null,
     failure_reason: failed ? 'cash_leg_retry_exhausted' : null,
     held_by_dispute_id: null,
+    refund_id: null,
     created_at: new Date(now.getTime() - HOUR_MS),
     matched_at: now,
     cash_leg_requested_at: now,

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Trx } from '../../db/database.ts';
-import { reverseFillsOfSellOrder } from '../buy-orders/ledger.ts';
+import { confirmFills, reverseFillsOfSellOrder } from '../buy-orders/ledger.ts';
+import { fillsOfSellOrders } from '../buy-orders/service.ts';
+import type { Ledger } from '../ledger/port.ts';
 import { expectedTransfers, paidFills } from './expected.ts';
 import { inSellOrderTerms, moveSellOrderPay, reservedMicroPay } from './ledger.ts';
 import { emitSellOrderEvent } from './present.ts';
@@ -51,7 +53,7 @@ export async function requestCashLegs(deps: Pick<SellOrdersDeps, 'db' | 'clock'>
  * the match. The reversal rides in `sell_order.failed` and in the auto-opened dispute.
  */
 export async function failCashLeg(
-  deps: Pick<SellOrdersDeps, 'ledger' | 'onCashLegFailure'>,
+  deps: Pick<SellOrdersDeps, 'ledger' | 'onCashLegFailure' | 'onRefundPayoutEnded'>,
   trx: Trx,
   order: SellOrderRow,
   now: Date,
@@ -84,5 +86,42 @@ export async function failCashLeg(
   );
   await emitSellOrderEvent(trx, now, failed, 'sell_order.failed', { reversal: { fills: reversals } });
   await deps.onCashLegFailure?.(trx, failed, now, reversals);
+  await refundPayoutEnded(deps, trx, failed, now);
   return failed;
+}
+
+/** An order that pays a refund out has ended (completed or failed): the refund follows it, in the same transaction. */
+export async function refundPayoutEnded(
+  deps: Pick<SellOrdersDeps, 'onRefundPayoutEnded'>,
+  trx: Trx,
+  order: SellOrderRow,
+  at: Date,
+): Promise<void> {
+  if (order.refund_id !== null) await deps.onRefundPayoutEnded?.(trx, order, at);
+}
+
+/**
+ * A cash leg confirmed other than by the seller's own slip (a dispute resolved for the buyers, or the payee of a
+ * refund's payout): the named fills' transfers count as confirmed (all of them when `buy_order_ids` is null), and
+ * once every fill is, the order completes: its reserve is burned (key = the sell order id) and `sell_order.completed`
+ * fires. Answers the order as it now is.
+ */
+export async function completeConfirmedCashLeg(
+  ledger: Ledger,
+  trx: Trx,
+  order: SellOrderRow,
+  buy_order_ids: ReadonlySet<string> | null,
+  now: Date,
+  memo: string,
+): Promise<SellOrderRow> {
+  const fills = await fillsOfSellOrders(trx, [order.id]);
+  for (const fill of fills)
+    if (buy_order_ids === null || buy_order_ids.has(fill.buy_order_id))
+      await confirmFills(trx, order.id, fill.buy_order_id, now);
+  const confirmed = await fillsOfSellOrders(trx, [order.id]);
+  if (!confirmed.every((fill) => fill.confirmed_at !== null)) return order;
+  const completed = await transition(trx, order, 'completed', now, { held_by_dispute_id: null });
+  await moveSellOrderPay(ledger, trx, completed, 'burn', completed.filled_micro_pay, memo);
+  await emitSellOrderEvent(trx, now, completed, 'sell_order.completed');
+  return completed;
 }

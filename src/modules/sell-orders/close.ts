@@ -1,5 +1,5 @@
 import type { Trx } from '../../db/database.ts';
-import { failCashLeg } from './cash-leg.ts';
+import { failCashLeg, refundPayoutEnded } from './cash-leg.ts';
 import { moveSellOrderPay, releaseReserve } from './ledger.ts';
 import { emitSellOrderEvent, presentSellOrder, type SellOrderView } from './present.ts';
 import type { SellOrdersDeps } from './service.ts';
@@ -9,7 +9,8 @@ import type { SellOrderFailureReason, SellOrderRow } from './tables.ts';
 /**
  * A pending order that closes (merchant cancel or expiry). Nothing filled: it fails with `reason` and its reserve is
  * released. Partly filled: the unfilled rest goes back to available and the order becomes `matched` for its filled
- * part, whose buyers were already minted their PAY: the cash leg is owed for it.
+ * part, whose buyers were already minted their PAY: the cash leg is owed for it. An order that pays a refund out owes
+ * the buyer the whole refund, so partly filled it stays in the book for another pending period instead.
  */
 export async function closePending(
   deps: SellOrdersDeps,
@@ -18,6 +19,16 @@ export async function closePending(
   now: Date,
   reason: Extract<SellOrderFailureReason, 'cancelled_by_merchant' | 'expired_unmatched'>,
 ): Promise<SellOrderView> {
+  if (order.filled_micro_pay > 0 && order.refund_id !== null) {
+    const kept = await trx
+      .updateTable('sell_orders')
+      .set({ expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000) })
+      .where('id', '=', order.id)
+      .where('status', '=', 'pending')
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return presentSellOrder(kept);
+  }
   if (order.filled_micro_pay > 0) {
     const matched = await transition(trx, order, 'matched', now);
     await moveSellOrderPay(
@@ -32,7 +43,9 @@ export async function closePending(
   }
   const failed = await transition(trx, order, 'failed', now, { failure_reason: reason });
   await releaseReserve(deps.ledger, trx, failed);
-  return emitSellOrderEvent(trx, now, failed, 'sell_order.failed');
+  const view = await emitSellOrderEvent(trx, now, failed, 'sell_order.failed');
+  await refundPayoutEnded(deps, trx, failed, now);
+  return view;
 }
 
 /**

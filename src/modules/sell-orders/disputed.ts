@@ -1,11 +1,7 @@
 import type { Trx } from '../../db/database.ts';
-import { confirmFills } from '../buy-orders/ledger.ts';
-import { fillsOfSellOrders } from '../buy-orders/service.ts';
 import type { Ledger } from '../ledger/port.ts';
-import { failCashLeg } from './cash-leg.ts';
-import { moveSellOrderPay } from './ledger.ts';
-import { emitSellOrderEvent } from './present.ts';
-import { lockSellOrder, transition } from './state.ts';
+import { completeConfirmedCashLeg, failCashLeg } from './cash-leg.ts';
+import { lockSellOrder } from './state.ts';
 import type { SellOrderRow } from './tables.ts';
 import { present } from '../../lib/assert.ts';
 
@@ -51,23 +47,14 @@ export async function completeDisputedCashLeg(
   buy_order_ids: ReadonlySet<string> | null,
   now: Date,
 ): Promise<SellOrderRow> {
-  const fills = await fillsOfSellOrders(trx, [order.id]);
-  for (const fill of fills)
-    if (buy_order_ids === null || buy_order_ids.has(fill.buy_order_id))
-      await confirmFills(trx, order.id, fill.buy_order_id, now);
-  const confirmed = await fillsOfSellOrders(trx, [order.id]);
-  if (!confirmed.every((fill) => fill.confirmed_at !== null)) return order;
-  const completed = await transition(trx, order, 'completed', now, { held_by_dispute_id: null });
-  await moveSellOrderPay(
+  return completeConfirmedCashLeg(
     ledger,
     trx,
-    completed,
-    'burn',
-    completed.filled_micro_pay,
+    order,
+    buy_order_ids,
+    now,
     `sell order ${order.id} cash leg confirmed by a dispute's resolution`,
   );
-  await emitSellOrderEvent(trx, now, completed, 'sell_order.completed');
-  return completed;
 }
 
 /**

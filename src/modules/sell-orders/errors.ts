@@ -21,3 +21,13 @@ export const changedWhileEvidenceChecked = () =>
   new AppError('SELL_ORDER_BAD_STATE', 'The sell order changed status while the evidence was checked; retry');
 export const batchChangedConcurrently = () =>
   new AppError('SELL_ORDER_BAD_STATE', 'A sell order of the batch changed status concurrently');
+export const refundPayoutUnderway = (status: string) =>
+  new AppError(
+    'SELL_ORDER_BAD_STATE',
+    `This sell order pays a refund out and buyers have filled part of it; it stays ${status} until it is paid in full`,
+  );
+export const refundPayoutAwaitsPayee = (outcome: string) =>
+  new AppError(
+    'SELL_ORDER_BAD_STATE',
+    `This sell order pays a refund out: only a slip a provider verified confirms its cash leg (this one: ${outcome}); otherwise the refund's buyer confirms receipt on the claim page`,
+  );

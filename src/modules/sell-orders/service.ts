@@ -12,8 +12,8 @@ import type { BankDirectory } from '../reference/banks.ts';
 import type { PayoutDestinationInput } from '../reference/payout-destinations.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
-import { judgeSlip } from '../validators/slips.ts';
-import { failCashLeg } from './cash-leg.ts';
+import { checkedByProvider, judgeSlip } from '../validators/slips.ts';
+import { failCashLeg, refundPayoutEnded } from './cash-leg.ts';
 import { closePending } from './close.ts';
 import { resolvePayoutDestination } from './destinations.ts';
 import { everyFillVerified, expectedCashLeg, retriesUsed } from './expected.ts';
@@ -25,6 +25,8 @@ import {
   batchChangedConcurrently,
   cashLegNotInFlight,
   changedWhileEvidenceChecked,
+  refundPayoutAwaitsPayee,
+  refundPayoutUnderway,
   sellOrderNotCancellable,
 } from './errors.ts';
 
@@ -40,7 +42,15 @@ export interface SellOrdersDeps {
   cash_leg_retry_timeout_hours: number;
   /** Called in the failing transaction when a cash leg is given up (the auto-open dispute switch plugs in here). */
   onCashLegFailure?: CashLegFailureHook;
+  /**
+   * Called in the ending transaction when an order that pays a refund out completes or fails (the refunds module,
+   * above this one, plugs in here once it has started).
+   */
+  onRefundPayoutEnded?: RefundPayoutEndedHook;
 }
+
+/** An order paying a refund out has ended (`completed` or `failed`), under its row lock. */
+export type RefundPayoutEndedHook = (trx: Trx, order: SellOrderRow, at: Date) => Promise<void>;
 
 /** What a given-up cash leg hands on: the order and the fills taken back from its buyers. */
 export type CashLegFailureHook = (
@@ -81,10 +91,56 @@ export interface ListSellOrdersQuery {
  * The sell order id is derived from the merchant's Idempotency-Key, so the ledger reserve (keyed by the id) of a
  * request whose commit failed after an HTTP ledger already applied it is replayed by the retry, never doubled.
  */
-function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): string {
+export function idFromIdempotencyKey(scope: MerchantScope, key: string | undefined): string {
   if (!key) return randomUUID();
   const hex = sha256Hex(`sell_order|${scope.merchant_id}|${scope.is_sandbox}|${key.toLowerCase()}`);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${((parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+export type NewOrder = Pick<
+  SellOrderRow,
+  | 'id'
+  | 'merchant_id'
+  | 'is_sandbox'
+  | 'amount_micro_pay'
+  | 'target_currency'
+  | 'target_fiat_amount'
+  | 'payout_destination'
+  | 'refund_id'
+>;
+
+/** A new `pending` order's row; its reserve is the caller's to move (last in the transaction). */
+export async function insertPendingOrder(
+  deps: Pick<SellOrdersDeps, 'pending_ttl_hours'>,
+  trx: Trx,
+  now: Date,
+  order: NewOrder,
+): Promise<SellOrderRow> {
+  return trx
+    .insertInto('sell_orders')
+    .values({
+      ...order,
+      status: 'pending',
+      currency: 'PAY',
+      filled_micro_pay: 0,
+      filled_fiat_amount: 0,
+      expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000),
+      payout_destination: JSON.stringify(order.payout_destination),
+      matched_buy_order_id: null,
+      mint_source_account: null,
+      cash_leg_attempts: 0,
+      cash_leg_retries_used: 0,
+      last_cash_leg_attempt_at: null,
+      last_cash_leg_outcome: null,
+      failure_reason: null,
+      created_at: now,
+      matched_at: null,
+      cash_leg_requested_at: null,
+      completed_at: null,
+      failed_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /**
@@ -104,36 +160,16 @@ export async function createSellOrder(
   let id = idFromIdempotencyKey(scope, idempotency_key);
   // A key reused after its 7-day retention would derive an id that exists: take a fresh one.
   if (await findSellOrder(trx, id)) id = randomUUID();
-  const order = await trx
-    .insertInto('sell_orders')
-    .values({
-      id,
-      merchant_id: scope.merchant_id,
-      is_sandbox: scope.is_sandbox,
-      status: 'pending',
-      amount_micro_pay: input.amount_micro_pay,
-      currency: 'PAY',
-      target_currency: input.target_currency,
-      target_fiat_amount: input.target_fiat_amount,
-      filled_micro_pay: 0,
-      filled_fiat_amount: 0,
-      expires_at: new Date(now.getTime() + deps.pending_ttl_hours * 3600_000),
-      payout_destination: JSON.stringify(payout_destination),
-      matched_buy_order_id: null,
-      mint_source_account: null,
-      cash_leg_attempts: 0,
-      cash_leg_retries_used: 0,
-      last_cash_leg_attempt_at: null,
-      last_cash_leg_outcome: null,
-      failure_reason: null,
-      created_at: now,
-      matched_at: null,
-      cash_leg_requested_at: null,
-      completed_at: null,
-      failed_at: null,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const order = await insertPendingOrder(deps, trx, now, {
+    id,
+    merchant_id: scope.merchant_id,
+    is_sandbox: scope.is_sandbox,
+    amount_micro_pay: input.amount_micro_pay,
+    target_currency: input.target_currency,
+    target_fiat_amount: input.target_fiat_amount,
+    payout_destination,
+    refund_id: null,
+  });
   // Last in the transaction: with the HTTP ledger a refusal or outage rolls the row back and nothing is kept.
   await reserveForSale(deps.ledger, trx, order);
   return presentSellOrder(order);
@@ -177,6 +213,8 @@ export async function cancelSellOrder(
 ): Promise<SellOrderView> {
   const order = await lockOwnedSellOrder(trx, scope, id);
   if (order.status !== 'pending') throw sellOrderNotCancellable(order.status);
+  // A refund's payout partly paid is owed to the buyer in full: it cannot be cut short.
+  if (order.refund_id !== null && order.filled_micro_pay > 0) throw refundPayoutUnderway(order.status);
   return closePending(deps, trx, order, deps.clock.now(), 'cancelled_by_merchant');
 }
 
@@ -236,6 +274,9 @@ export async function applyCashLeg(
   if (order.status !== 'cash_leg_in_flight') throw cashLegNotInFlight(order.status);
   const verdict = evidence.verdict;
   if (!verdict) throw changedWhileEvidenceChecked();
+  // The buyer of a refund is its payee, not this seller: the seller's slip counts only where a provider checked it
+  // against the bank's record; otherwise the buyer confirms on the refund's claim page (DESIGN 3b).
+  if (order.refund_id !== null && !checkedByProvider(verdict)) throw refundPayoutAwaitsPayee(verdict.outcome);
 
   const attempt_number = order.cash_leg_attempts + 1;
   await trx
@@ -283,7 +324,9 @@ export async function applyCashLeg(
     order.filled_micro_pay,
     `sell order ${order.id} cash leg confirmed`,
   );
-  return emitSellOrderEvent(trx, now, completed, 'sell_order.completed');
+  const view = await emitSellOrderEvent(trx, now, completed, 'sell_order.completed');
+  await refundPayoutEnded(deps, trx, completed, now);
+  return view;
 }
 
 /**

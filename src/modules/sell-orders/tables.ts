@@ -37,6 +37,11 @@ export interface SellOrderTables {
     last_cash_leg_attempt_at: Date | null;
     last_cash_leg_outcome: ValidatorOutcome | null;
     failure_reason: SellOrderFailureReason | null;
+    /**
+     * The refund this order pays out (funding pay_balance, migration 0360): its reserve came from the refund hold, its
+     * payout destination is the refund's buyer, and its end decides the refund. Null on a merchant's own order.
+     */
+    refund_id: ColumnType<string | null, string | null | undefined, string | null>;
     /** The open dispute holding the cash leg: while set, the sweeper does not fail the order. */
     held_by_dispute_id: ColumnType<string | null, string | null | undefined, string | null>;
     created_at: Date;

@@ -58,6 +58,15 @@ export interface SlipAnswer {
   reused: boolean;
 }
 
+/** Did a provider check this verdict against the bank's record (amount and payee), or did nobody? */
+export function checkedByProvider(verdict: ValidatorVerdict): boolean {
+  return (
+    verdict.outcome === 'verified' &&
+    verdict.validator_kind === 'easyslip' &&
+    (verdict.unverified_fields?.length ?? 0) === 0
+  );
+}
+
 const CONCLUSIVE = new Set(['verified', 'failed']);
 /** `<sending bank>:<reference>` when both are known, else `sha256:<hex>` (unique per mode among accepted slips). */
 export const slipIdentity = (sending_bank: string | null, reference: string | null, sha256: string) =>

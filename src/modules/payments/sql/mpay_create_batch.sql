@@ -5,12 +5,21 @@
 -- use, an order_id in use, an offer that no longer covers its holds. Column lists are explicit: a column added later
 -- gets its default here until this file names it. The statements keep PL/pgSQL's cached generic plans: none depends
 -- on the values.
-create or replace function mpay_create_batch(p_claims jsonb, p_payments jsonb, p_legs jsonb, p_events jsonb,
-                                             p_seller_ids uuid[], p_held_minor bigint[])
+drop function if exists mpay_create_batch(jsonb, jsonb, jsonb, jsonb, uuid[], bigint[]);
+
+-- p_credential_epoch: the credential epoch the batch's requests' credentials were verified under (null: nothing to
+-- check); the call refuses itself first when the epoch has moved since, so a credential revoked meanwhile creates
+-- nothing (its requests authenticate again and run alone).
+create or replace function mpay_create_batch(p_credential_epoch bigint, p_claims jsonb, p_payments jsonb,
+                                             p_legs jsonb, p_events jsonb, p_seller_ids uuid[], p_held_minor bigint[])
 returns void language plpgsql as $$
 declare
   written bigint;
 begin
+  if p_credential_epoch is not null and p_credential_epoch <> (select epoch from credential_epoch) then
+    perform mpay_refuse('credentials changed');
+  end if;
+
   if p_claims is not null then
     if mpay_store_idempotency_keys(p_claims) <> jsonb_array_length(p_claims) then
       perform mpay_refuse('an idempotency key in use');

@@ -72,7 +72,9 @@ export const orderBookFlow: Flow = {
 
       if (!isIssuanceOf(issuance, order.is_sandbox))
         broken('mint_source', `mint source ${issuance} is not an issuance account of the order's mode`);
-      expected.push(move(`sell_order:${order.id}:reserve`, 'transfer', available, reserve, amount));
+      // An order that pays a refund out reserves from the refund's hold: the refunds flow derives that move.
+      if (order.refund_id === null)
+        expected.push(move(`sell_order:${order.id}:reserve`, 'transfer', available, reserve, amount));
       // Fills confirmed paid count only where the order has several (one fill confirmed completes the order).
       // A fill is confirmed by a verified slip for its buyer's transfer or by a dispute resolved for its buyer.
       const paid =
