@@ -6313,6 +6313,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *           "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *           "title": "Thai silk scarf",
+                     *           "description": null,
+                     *           "currency": "THB",
+                     *           "amount": 45000,
+                     *           "amount_decimal": "450.00",
+                     *           "amount_range": null,
+                     *           "reusable": false,
+                     *           "max_payments": null,
+                     *           "payments_completed": 0,
+                     *           "active": true,
+                     *           "state": "open",
+                     *           "expires_at": null,
+                     *           "return_url": null,
+                     *           "metadata": {},
+                     *           "is_sandbox": false,
+                     *           "created_at": "2026-07-01T08:00:00.000Z",
+                     *           "deactivated_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"][];
                         has_more: boolean;
@@ -6392,6 +6421,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "title": "Thai silk scarf",
+                     *         "description": null,
+                     *         "currency": "THB",
+                     *         "amount": 45000,
+                     *         "amount_decimal": "450.00",
+                     *         "amount_range": null,
+                     *         "reusable": false,
+                     *         "max_payments": null,
+                     *         "payments_completed": 0,
+                     *         "active": true,
+                     *         "state": "open",
+                     *         "expires_at": null,
+                     *         "return_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-01T08:00:00.000Z",
+                     *         "deactivated_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"];
                         /** @enum {boolean} */
@@ -6433,6 +6488,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "title": "Thai silk scarf",
+                     *         "description": null,
+                     *         "currency": "THB",
+                     *         "amount": 45000,
+                     *         "amount_decimal": "450.00",
+                     *         "amount_range": null,
+                     *         "reusable": false,
+                     *         "max_payments": null,
+                     *         "payments_completed": 0,
+                     *         "active": true,
+                     *         "state": "open",
+                     *         "expires_at": null,
+                     *         "return_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-01T08:00:00.000Z",
+                     *         "deactivated_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"];
                         /** @enum {boolean} */
@@ -6488,6 +6569,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "title": "Thai silk scarf",
+                     *         "description": null,
+                     *         "currency": "THB",
+                     *         "amount": 45000,
+                     *         "amount_decimal": "450.00",
+                     *         "amount_range": null,
+                     *         "reusable": false,
+                     *         "max_payments": null,
+                     *         "payments_completed": 0,
+                     *         "active": false,
+                     *         "state": "inactive",
+                     *         "expires_at": null,
+                     *         "return_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-01T08:00:00.000Z",
+                     *         "deactivated_at": "2026-07-03T08:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"];
                         /** @enum {boolean} */
@@ -6965,6 +7072,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "requires_action",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": null,
+                     *         "next_action": {
+                     *           "type": "claim",
+                     *           "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *           "expires_at": "2026-08-01T09:30:00.000Z"
+                     *         },
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7387,6 +7528,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *           "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *           "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *           "amount": 10000,
+                     *           "amount_decimal": "100.00",
+                     *           "currency": "THB",
+                     *           "status": "requires_action",
+                     *           "reason": "requested_by_customer",
+                     *           "funding": "merchant_transfer",
+                     *           "destination_details": null,
+                     *           "next_action": {
+                     *             "type": "claim",
+                     *             "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *             "expires_at": "2026-08-01T09:30:00.000Z"
+                     *           },
+                     *           "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *           "failure_reason": null,
+                     *           "proof": null,
+                     *           "amount_micro_pay": null,
+                     *           "sell_order_id": null,
+                     *           "receipt_url": null,
+                     *           "metadata": {},
+                     *           "is_sandbox": false,
+                     *           "created_at": "2026-07-02T09:30:00.000Z",
+                     *           "succeeded_at": null,
+                     *           "failed_at": null,
+                     *           "canceled_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"][];
                         has_more: boolean;
@@ -7427,6 +7605,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "requires_action",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": null,
+                     *         "next_action": {
+                     *           "type": "claim",
+                     *           "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *           "expires_at": "2026-08-01T09:30:00.000Z"
+                     *         },
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7474,6 +7686,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "canceled",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": null,
+                     *         "next_action": null,
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": "2026-07-02T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7503,6 +7745,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "receipt_base64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg==",
+                 *       "content_type": "image/png"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description image/jpeg, image/png, image/webp or application/pdf */
+                    content_type: string;
+                    /** @description The slip, base64 (decoded at most 5 MB) */
+                    receipt_base64: string;
+                };
                 "multipart/form-data": {
                     /**
                      * Format: binary
@@ -7522,6 +7776,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "pending",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": {
+                     *           "rail": "promptpay",
+                     *           "masked": "xxxxxx5678"
+                     *         },
+                     *         "next_action": null,
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": {
+                     *           "id": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                     *           "status": "awaiting_buyer",
+                     *           "reason": null,
+                     *           "reference": "016183140928ATF04123",
+                     *           "received_at": "2026-07-02T11:05:00.000Z"
+                     *         },
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7672,6 +7965,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "succeeded"
+                 *     }
+                 */
                 "application/json": {
                     outcome: "succeeded" | "failed";
                 };
@@ -7688,6 +7986,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "succeeded",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": {
+                     *           "rail": "promptpay",
+                     *           "masked": "xxxxxx5678"
+                     *         },
+                     *         "next_action": null,
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": "https://pay.example.com/receipts/r7Hn3KxQ9wLp2VbM5cZt8YdF4gJs6AeN",
+                     *         "metadata": {},
+                     *         "is_sandbox": true,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": "2026-07-02T09:30:01.000Z",
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7730,6 +8061,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *           "match_order": 1,
+                     *           "seller_id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *           "status": "awaiting_payee",
+                     *           "amount_minor": 125000,
+                     *           "currency": "THB",
+                     *           "amount_micro_pay": 35714286,
+                     *           "reference": "016183140928ATF04123",
+                     *           "sending_bank": "014",
+                     *           "image_url": "https://pay.example.com/v1/seller/legs/3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c/1/slip",
+                     *           "received_at": "2026-07-02T09:12:00.000Z",
+                     *           "awaiting_payee_since": "2026-07-02T09:12:01.000Z",
+                     *           "reason": null,
+                     *           "decided_by": null
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The PAY this seller gives the merchant when the leg completes */
@@ -7791,6 +8146,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "match_order": 1,
+                     *         "seller_id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *         "status": "verified",
+                     *         "amount_minor": 125000,
+                     *         "currency": "THB",
+                     *         "amount_micro_pay": 35714286,
+                     *         "reference": "016183140928ATF04123",
+                     *         "sending_bank": "014",
+                     *         "image_url": "https://pay.example.com/v1/seller/legs/3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c/1/slip",
+                     *         "received_at": "2026-07-02T09:12:00.000Z",
+                     *         "awaiting_payee_since": "2026-07-02T09:12:01.000Z",
+                     *         "reason": null,
+                     *         "decided_by": "seller"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The PAY this seller gives the merchant when the leg completes */
@@ -7844,6 +8220,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "No transfer with this reference reached my account"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Why the money did not arrive */
                     reason: string;
@@ -7860,6 +8241,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "match_order": 1,
+                     *         "seller_id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *         "status": "rejected",
+                     *         "amount_minor": 125000,
+                     *         "currency": "THB",
+                     *         "amount_micro_pay": 35714286,
+                     *         "reference": "016183140928ATF04123",
+                     *         "sending_bank": "014",
+                     *         "image_url": "https://pay.example.com/v1/seller/legs/3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c/1/slip",
+                     *         "received_at": "2026-07-02T09:12:00.000Z",
+                     *         "awaiting_payee_since": "2026-07-02T09:12:01.000Z",
+                     *         "reason": "No transfer with this reference reached my account",
+                     *         "decided_by": "seller"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The PAY this seller gives the merchant when the leg completes */
