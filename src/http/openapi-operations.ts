@@ -226,7 +226,149 @@ export const REQUEST_EXAMPLES: Record<string, unknown> = {
   'POST /v1/merchant-buy-orders': { amount_micro_pay: 10_000_000, fiat_currency: 'THB', fiat_amount: 35_500 },
   'POST /v1/sandbox/payments/simulate': { scenario: 'matched_partial_fill', amount: 10_000, currency: 'THB' },
   'POST /v1/payments/{id}/refunds': { amount: '100.00', reason: 'requested_by_customer' },
+  'POST /v1/refunds/{id}/proof': {
+    receipt_base64: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg==',
+    content_type: 'image/png',
+  },
+  'POST /v1/sandbox/refunds/{id}/simulate': { outcome: 'succeeded' },
   'POST /v1/payment-links': { title: 'Thai silk scarf', currency: 'THB', amount: '450.00' },
+  'POST /v1/seller/legs/{payment_id}/{match_order}/reject': {
+    reason: 'No transfer with this reference reached my account',
+  },
+};
+
+const REFUND_ID = '8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c';
+const PAYMENT_ID = '3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c';
+
+/** A refund as `POST /v1/payments/{id}/refunds` answers it: waiting for the buyer's destination behind the claim link. */
+const REFUND_EXAMPLE = {
+  id: REFUND_ID,
+  merchant_id: 'b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
+  payment_id: PAYMENT_ID,
+  amount: 10_000,
+  amount_decimal: '100.00',
+  currency: 'THB',
+  status: 'requires_action',
+  reason: 'requested_by_customer',
+  funding: 'merchant_transfer',
+  destination_details: null,
+  next_action: {
+    type: 'claim',
+    claim_url: 'https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU',
+    expires_at: '2026-08-01T09:30:00.000Z',
+  },
+  claim_url: 'https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU',
+  failure_reason: null,
+  proof: null,
+  amount_micro_pay: null,
+  sell_order_id: null,
+  receipt_url: null,
+  metadata: {},
+  is_sandbox: false,
+  created_at: '2026-07-02T09:30:00.000Z',
+  succeeded_at: null,
+  failed_at: null,
+  canceled_at: null,
+};
+
+/** The same refund once the buyer gave a PromptPay ID and the merchant uploaded a slip nobody could check. */
+const REFUND_PENDING_EXAMPLE = {
+  ...REFUND_EXAMPLE,
+  status: 'pending',
+  destination_details: { rail: 'promptpay', masked: 'xxxxxx5678' },
+  next_action: null,
+  proof: {
+    id: '0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+    status: 'awaiting_buyer',
+    reason: null,
+    reference: '016183140928ATF04123',
+    received_at: '2026-07-02T11:05:00.000Z',
+  },
+};
+
+const LINK_EXAMPLE = {
+  id: 'plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f',
+  url: 'https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f',
+  title: 'Thai silk scarf',
+  description: null,
+  currency: 'THB',
+  amount: 45_000,
+  amount_decimal: '450.00',
+  amount_range: null,
+  reusable: false,
+  max_payments: null,
+  payments_completed: 0,
+  active: true,
+  state: 'open',
+  expires_at: null,
+  return_url: null,
+  metadata: {},
+  is_sandbox: false,
+  created_at: '2026-07-01T08:00:00.000Z',
+  deactivated_at: null,
+};
+
+const SELLER_LEG_EXAMPLE = {
+  payment_id: PAYMENT_ID,
+  match_order: 1,
+  seller_id: '7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a',
+  status: 'awaiting_payee',
+  amount_minor: 125_000,
+  currency: 'THB',
+  amount_micro_pay: 35_714_286,
+  reference: '016183140928ATF04123',
+  sending_bank: '014',
+  image_url: `https://pay.example.com/v1/seller/legs/${PAYMENT_ID}/1/slip`,
+  received_at: '2026-07-02T09:12:00.000Z',
+  awaiting_payee_since: '2026-07-02T09:12:01.000Z',
+  reason: null,
+  decided_by: null,
+};
+
+const one = (data: unknown) => ({ success: true, data });
+const page = (data: unknown) => ({ data: [data], has_more: false, next_cursor: null });
+
+/** Success response examples of the refund, payment-link and seller-leg routes (redocly checks each against its schema). */
+export const RESPONSE_EXAMPLES: Record<string, unknown> = {
+  'POST /v1/payments/{id}/refunds': one(REFUND_EXAMPLE),
+  'GET /v1/refunds': page(REFUND_EXAMPLE),
+  'GET /v1/refunds/{id}': one(REFUND_EXAMPLE),
+  'POST /v1/refunds/{id}/cancel': one({
+    ...REFUND_EXAMPLE,
+    status: 'canceled',
+    next_action: null,
+    canceled_at: '2026-07-02T10:00:00.000Z',
+  }),
+  'POST /v1/refunds/{id}/proof': one(REFUND_PENDING_EXAMPLE),
+  'POST /v1/sandbox/refunds/{id}/simulate': one({
+    ...REFUND_PENDING_EXAMPLE,
+    proof: null,
+    status: 'succeeded',
+    is_sandbox: true,
+    receipt_url: 'https://pay.example.com/receipts/r7Hn3KxQ9wLp2VbM5cZt8YdF4gJs6AeN',
+    succeeded_at: '2026-07-02T09:30:01.000Z',
+  }),
+  'POST /v1/payment-links': one(LINK_EXAMPLE),
+  'GET /v1/payment-links': page(LINK_EXAMPLE),
+  'GET /v1/payment-links/{id}': one(LINK_EXAMPLE),
+  'POST /v1/payment-links/{id}/deactivate': one({
+    ...LINK_EXAMPLE,
+    active: false,
+    state: 'inactive',
+    deactivated_at: '2026-07-03T08:00:00.000Z',
+  }),
+  'GET /v1/seller/legs': page(SELLER_LEG_EXAMPLE),
+  'POST /v1/seller/legs/{payment_id}/{match_order}/confirm': one({
+    ...SELLER_LEG_EXAMPLE,
+    status: 'verified',
+    decided_by: 'seller',
+  }),
+  'POST /v1/seller/legs/{payment_id}/{match_order}/reject': one({
+    ...SELLER_LEG_EXAMPLE,
+    status: 'rejected',
+    reason: 'No transfer with this reference reached my account',
+    decided_by: 'seller',
+  }),
 };
 
 /** Bodies whose every field is optional: the request may leave the body out (the route fills in `{}`). */

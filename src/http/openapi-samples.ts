@@ -28,6 +28,10 @@ const SDK_METHODS: Record<string, [string, ...Argument[]]> = {
   cancelRefund: ['refunds.cancel', 'id'],
   uploadRefundProof: ['refunds.uploadProof', 'id', 'file'],
   simulateSandboxRefund: ['sandbox.simulateRefund', 'id', 'body'],
+  createPaymentLink: ['paymentLinks.create', 'body'],
+  getPaymentLink: ['paymentLinks.retrieve', 'id'],
+  listPaymentLinks: ['paymentLinks.list', 'query'],
+  deactivatePaymentLink: ['paymentLinks.deactivate', 'id'],
   createSellOrder: ['sellOrders.create', 'body'],
   getSellOrder: ['sellOrders.retrieve', 'id'],
   listSellOrders: ['sellOrders.list', 'query'],
@@ -159,17 +163,22 @@ interface Call {
   method: string;
   path: string;
   operation: Operation;
-  credential: 'key' | 'merchant' | 'admin' | 'internal' | 'public';
+  /** `seller`: a seller's key (`sel_live_…`), sent as X-API-Key like a merchant's. */
+  credential: ReturnType<typeof credentialOf> | 'seller';
   path_values: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
+  /** An upload that also takes JSON: the JSON body, shown beside the multipart call. */
+  json_alternative: unknown;
   multipart: string[] | undefined;
   idempotency: boolean;
   response_type: string | undefined;
 }
 
 /** The credential an operation takes, from its security requirements (src/http/server.ts names the schemes). */
-export function credentialOf(security: Record<string, unknown>[] | undefined): Call['credential'] {
+export function credentialOf(
+  security: Record<string, unknown>[] | undefined,
+): 'key' | 'merchant' | 'admin' | 'internal' | 'public' {
   const schemes = new Set((security ?? []).flatMap((requirement) => Object.keys(requirement)));
   if (schemes.has('apiKey')) return 'key';
   if (schemes.has('merchantJwt')) return 'merchant';
@@ -191,7 +200,11 @@ function describeCall(
   for (const parameter of parameters) {
     const name = String(parameter['name']);
     if (parameter['in'] === 'path')
-      path_values[name] = path.startsWith('/v1/merchants/{id}') ? '$MPAY_MERCHANT_ID' : EXAMPLE_ID;
+      path_values[name] = path.startsWith('/v1/merchants/{id}')
+        ? '$MPAY_MERCHANT_ID'
+        : resolve(parameter['schema'] as Json | undefined)?.['type'] === 'integer'
+          ? '1'
+          : EXAMPLE_ID;
     if (parameter['in'] === 'header' && name.toLowerCase() === 'idempotency-key') idempotency = true;
     if (parameter['in'] === 'query' && (parameter['required'] === true || name === 'limit')) {
       query[name] = name === 'limit' ? 25 : sampleValue(parameter['schema'] as Json, name, resolve);
@@ -203,14 +216,17 @@ function describeCall(
   const form_schema = resolve(form?.schema);
   const success = Object.entries(operation.responses ?? {}).find(([status]) => status.startsWith('2'))?.[1];
   const response_content = (resolve(success)?.['content'] ?? {}) as Record<string, unknown>;
+  const json_body = json ? (json.example ?? sampleValue(json.schema, 'body', resolve)) : undefined;
+  const seller = (operation.security ?? []).some((requirement) => 'sellerKey' in requirement);
   return {
     method,
     path,
     operation,
-    credential: credentialOf(operation.security),
+    credential: seller ? 'seller' : credentialOf(operation.security),
     path_values,
     query,
-    body: json ? (json.example ?? sampleValue(json.schema, 'body', resolve)) : undefined,
+    body: form_schema ? undefined : json_body,
+    json_alternative: form_schema ? json_body : undefined,
     multipart: form_schema ? Object.keys((form_schema['properties'] ?? {}) as Json) : undefined,
     idempotency,
     response_type: Object.keys(response_content).find((type) => type !== 'application/json'),
@@ -236,6 +252,7 @@ function curlSample(call: Call, base_url: string): string {
   }
   const parts = [`curl -X ${call.method} "${base_url}${url_path}${search ? `?${search}` : ''}"`];
   if (call.credential === 'key') parts.push('-H "X-API-Key: $MPAY_API_KEY"');
+  if (call.credential === 'seller') parts.push('-H "X-API-Key: $MPAY_SELLER_KEY"');
   if (call.credential === 'merchant') parts.push('-H "Authorization: Bearer $MPAY_TOKEN"');
   if (call.credential === 'admin')
     parts.push(
@@ -251,6 +268,12 @@ function curlSample(call: Call, base_url: string): string {
   if (call.response_type?.startsWith('image/')) parts.push('-o qr.png');
   else if (call.response_type === 'text/csv') parts.push('-o settlement.csv');
   lines.push(parts.join(' \\\n  '));
+  if (call.json_alternative !== undefined) {
+    // The same upload as JSON: the file base64-encoded, with its type.
+    const json_parts = parts.filter((part) => !part.startsWith('-F ') && !part.startsWith('-o '));
+    json_parts.push('-H "Content-Type: application/json"', `-d ${shellQuote(JSON.stringify(call.json_alternative))}`);
+    lines.push('# or as JSON', json_parts.join(' \\\n  '));
+  }
   return lines.join('\n');
 }
 
@@ -273,12 +296,19 @@ function sdkSample(call: Call, base_url: string): string {
   } else {
     const input: Json = {};
     if (Object.keys(call.path_values).length > 0)
-      input['path'] = Object.fromEntries(Object.keys(call.path_values).map((name) => [name, EXAMPLE_ID]));
+      input['path'] = Object.fromEntries(
+        Object.entries(call.path_values).map(([name, value]) => [name, value === '1' ? 1 : EXAMPLE_ID]),
+      );
     if (Object.keys(call.query).length > 0) input['query'] = call.query;
     if (call.body !== undefined) input['body'] = call.body;
     expression = `mpay.request('${id}', ${literal(input)})`;
   }
-  const credential = call.credential === 'public' ? '' : 'apiKey: process.env.MPAY_API_KEY, ';
+  const credential =
+    call.credential === 'public'
+      ? ''
+      : call.credential === 'seller'
+        ? "headers: { 'X-API-Key': process.env.MPAY_SELLER_KEY ?? '' }, "
+        : 'apiKey: process.env.MPAY_API_KEY, ';
   return [
     ...head,
     '',

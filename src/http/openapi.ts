@@ -15,6 +15,7 @@ import {
   OPERATION_IDS,
   OPTIONAL_BODIES,
   REQUEST_EXAMPLES,
+  RESPONSE_EXAMPLES,
   TAGS,
 } from './openapi-operations.ts';
 
@@ -66,6 +67,19 @@ export interface RouteDoc {
   /** Single-resource GET: `ETag` on 200, `If-None-Match` -> 304 (conventions.ts). */
   etag: boolean;
   operation_id: string | undefined;
+  /** An upload route that also takes JSON (its `multipart_body` aside): the JSON body's schema. */
+  json_body: Json | undefined;
+}
+
+/** The JSON body of an upload route that takes either: its schema without the `null` that stands for multipart. */
+function jsonBodyOf(route: RouteOptions): Json | undefined {
+  const body = (route.schema as { body?: unknown } | undefined)?.body;
+  if (!route.config?.multipart_body || !body) return undefined;
+  const schema = JSON.parse(JSON.stringify(body)) as Json;
+  const variants = ((schema['anyOf'] as Json[] | undefined) ?? [schema]).filter(
+    (variant) => variant['type'] !== 'null',
+  );
+  return variants.length === 1 ? variants[0] : { anyOf: variants };
 }
 
 /** `/v1/payments/:id` -> `/v1/payments/{id}`, as OpenAPI names paths. */
@@ -264,6 +278,7 @@ export function describeRoute(route: RouteOptions): RouteDoc[] {
     html: (schema.produces?.includes('text/html') ?? false) || HTML_ROUTES.has(`${method} ${openapiPath(route.url)}`),
     etag: hasEntityTag(method, route.url),
     operation_id: route.config?.operation_id,
+    json_body: jsonBodyOf(route),
   }));
 }
 
@@ -306,11 +321,22 @@ export function decorateDocument(
       if (responses['200']?.['description'] === 'Default Response' && !responses['200']['content'])
         delete responses['200'];
       Object.assign(responses, EXTRA_RESPONSES[key]);
+      if (route.json_body) {
+        const request_body = (operation['requestBody'] ??= { content: {} }) as Json;
+        const content = (request_body['content'] ??= {}) as Json;
+        content['application/json'] = { schema: route.json_body };
+      }
       const example = REQUEST_EXAMPLES[key];
       const json_body = ((operation['requestBody'] as Json | undefined)?.['content'] as Json | undefined)?.[
         'application/json'
       ] as Json | undefined;
       if (example !== undefined && json_body) json_body['example'] = example;
+      const response_example = RESPONSE_EXAMPLES[key];
+      if (response_example !== undefined) {
+        const success = Object.entries(responses).find(([status]) => status.startsWith('2'))?.[1];
+        const success_json = (success?.['content'] as Json | undefined)?.['application/json'] as Json | undefined;
+        if (success_json) success_json['example'] = response_example;
+      }
       if (OPTIONAL_BODIES.has(key) && operation['requestBody']) (operation['requestBody'] as Json)['required'] = false;
       const error_codes = errorCodesByStatus(route);
       for (const [status, codes] of error_codes) {

@@ -256,7 +256,7 @@ export interface FixtureContext {
   a: TestMerchant;
   b: TestMerchant;
   /** The seller beside merchant A (the seller routes' resource owner). */
-  seller_a: { id: string };
+  seller_a: { id: string; seller_key: string };
 }
 
 export interface Fixture {
@@ -406,6 +406,24 @@ export const FIXTURES: Fixture[] = [
     read: (id) => `/v1/payments?limit=100#${id}`,
     read_with: 'api_key_live',
     create: createWaitingLeg,
+  },
+  {
+    // Seller A's endpoint: seller B's key is told it does not exist; A's list shows it unchanged.
+    prefix: '/v1/seller/webhook-endpoints/',
+    cross: [404, 'NOT_FOUND'],
+    live_only: true,
+    read: (id) => `/v1/seller/webhook-endpoints#${id}`,
+    read_with: 'seller_key',
+    create: ({ t, seller_a }) =>
+      created(
+        t.request({
+          method: 'POST',
+          url: '/v1/seller/webhook-endpoints',
+          headers: { 'x-api-key': seller_a.seller_key },
+          payload: { url: `https://hooks.example/seller-${++order_number}` },
+        }),
+        'seller webhook endpoint',
+      ),
   },
   {
     prefix: '/v1/webhook-endpoints/',

@@ -182,6 +182,53 @@ describe('OpenAPI document as a product', () => {
     }
   });
 
+  it('carries request and response examples on the refund, payment-link and seller-leg routes; the refund slip takes JSON too', () => {
+    const paths = merchant_doc['paths'];
+    const success = (operation: Json) =>
+      Object.entries<Json>(operation['responses']).find(([status]) => status.startsWith('2'))![1]['content'][
+        'application/json'
+      ];
+    for (const [path, method] of [
+      ['/v1/payments/{id}/refunds', 'post'],
+      ['/v1/refunds', 'get'],
+      ['/v1/refunds/{id}', 'get'],
+      ['/v1/refunds/{id}/cancel', 'post'],
+      ['/v1/refunds/{id}/proof', 'post'],
+      ['/v1/sandbox/refunds/{id}/simulate', 'post'],
+      ['/v1/payment-links', 'post'],
+      ['/v1/payment-links', 'get'],
+      ['/v1/payment-links/{id}', 'get'],
+      ['/v1/payment-links/{id}/deactivate', 'post'],
+      ['/v1/seller/legs', 'get'],
+      ['/v1/seller/legs/{payment_id}/{match_order}/confirm', 'post'],
+      ['/v1/seller/legs/{payment_id}/{match_order}/reject', 'post'],
+    ] as const) {
+      assert.ok(success(paths[path][method])['example'], `${method} ${path} has a response example`);
+      const body = paths[path][method]['requestBody']?.['content']?.['application/json'];
+      if (body) assert.ok(body['example'], `${method} ${path} has a request example`);
+    }
+    const proof = paths['/v1/refunds/{id}/proof']['post'];
+    assert.deepEqual(Object.keys(proof['requestBody']['content']), ['multipart/form-data', 'application/json']);
+    assert.deepEqual(proof['requestBody']['content']['application/json']['schema']['required'], [
+      'receipt_base64',
+      'content_type',
+    ]);
+    assert.match(
+      proof['x-codeSamples'][0]['source'],
+      /-F "proof=@slip\.jpg"\n# or as JSON\ncurl -X POST .+\n(.+\n)+ {2}-d '\{"receipt_base64":/,
+    );
+    const reject = paths['/v1/seller/legs/{payment_id}/{match_order}/reject']['post']['x-codeSamples'];
+    assert.match(
+      reject[0].source,
+      /\/v1\/seller\/legs\/[0-9a-f-]{36}\/1\/reject" \\\n {2}-H "X-API-Key: \$MPAY_SELLER_KEY"/,
+    );
+    assert.match(reject[1].source, /headers: \{ 'X-API-Key': process\.env\.MPAY_SELLER_KEY/);
+    assert.match(
+      paths['/v1/payment-links']['post']['x-codeSamples'][1].source,
+      /mpay\.paymentLinks\.create\(\{\n {2}"title": "Thai silk scarf"/,
+    );
+  });
+
   it('documents the 404 of GET /v1/payments/{id} and the HTML 200 of GET /checkout/{id}', () => {
     const payment = doc['paths']['/v1/payments/{id}']['get']['responses'];
     assert.deepEqual(

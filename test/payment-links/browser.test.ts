@@ -88,6 +88,8 @@ describe('the payment link page and the receipt on a phone, in headless Chromium
     await Promise.all([tab.waitForURL(/\/checkout\//), tab.click('#continue')]);
     assert.equal(await tab.locator('#amount').textContent(), '฿1250.50 THB');
     const payment_id = new URL(tab.url()).pathname.split('/').pop()!;
+    // The checkout reloads itself while it waits for the money: leave it, so its reload cannot race the receipt's load.
+    await tab.goto('about:blank');
     await uploadProof(t, merchant.live, payment_id);
     await drainVerdicts(t);
     const payment = (await t.call('GET', `/v1/payments/${payment_id}`, merchant.live)).json().data;

@@ -3,17 +3,22 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
+import { sweepRefunds } from '../../src/modules/refunds/sweep.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {
   buyBody,
   createBuy,
+  createSell,
   eventTypes,
   expectError,
+  fund,
   matchAndInstruct,
   merchantCall,
   MINT_SOURCE,
   receipt,
+  scriptedValidator,
+  sellBody,
   reconciliationDifferences,
 } from '../helpers/orders.ts';
 import { completedPayments } from '../helpers/payments.ts';
@@ -278,6 +283,43 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
     assert.equal((await readRefund(other.id)).status, 'canceled');
     assert.deepEqual(await ledgerOf(merchant.id), merchant_before);
     assert.deepEqual(await reconciliationDifferences(t), []);
+
+    // Reconciliation checks the order against the refund from the rows: an order selling more than the hold is listed.
+    await t.db
+      .updateTable('sell_orders')
+      .set({ amount_micro_pay: other.amount_micro_pay + 1 })
+      .where('id', '=', other.sell_order_id)
+      .execute();
+    const keys = (await reconciliationDifferences(t)).map((difference) => difference.key);
+    assert.ok(keys.includes(`identity:refund_payout:${other.id}`), keys.join(', '));
+    await t.db
+      .updateTable('sell_orders')
+      .set({ amount_micro_pay: other.amount_micro_pay })
+      .where('id', '=', other.sell_order_id)
+      .execute();
+    assert.deepEqual(await reconciliationDifferences(t), []);
+  });
+
+  it('a dispute resolved for the payer completes the order; the refunds sweep makes the refund follow it', async () => {
+    const payment_id = await paidPayment();
+    const created = await refund(payment_id, { amount: 1_500, destination: BUYER_DESTINATION });
+    await createBuy(t, payer.jwt, buyBody(created.amount_micro_pay, 'THB', 1_500));
+    assert.equal(await matchAndInstruct(t), 1);
+    const opened = await merchantCall(t, payer.jwt, 'POST', '/v1/merchant-disputes', {
+      sell_order_id: created.sell_order_id,
+      notes: 'I paid the buyer',
+    });
+    assert.equal(opened.statusCode, 201, opened.body);
+    const dispute_id = opened.json().data.id;
+    assert.equal((await t.admin('POST', `/admin/disputes/${dispute_id}/investigate`, {})).statusCode, 200);
+    const resolved = await t.admin('POST', `/admin/disputes/${dispute_id}/resolve`, { outcome: 'favor_counterparty' });
+    assert.equal(resolved.statusCode, 200, resolved.body);
+    assert.equal((await readSell(created.sell_order_id ?? '')).status, 'completed');
+    assert.equal((await readRefund(created.id)).status, 'pending');
+    assert.equal(await sweepRefunds(t.application.refunds), 1);
+    assert.equal((await readRefund(created.id)).status, 'succeeded');
+    assert.equal(await sweepRefunds(t.application.refunds), 0);
+    assert.deepEqual(await reconciliationDifferences(t), []);
   });
 
   it('cancel racing the matcher ends in one state: canceled with no fill, or filled with the cancel refused', async () => {
@@ -322,5 +364,85 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
       assert.deepEqual(await reconciliationDifferences(t), []);
     }
     assert.ok(outcomes.size >= 1);
+  });
+
+  it('a hold takes only PAY the merchant may cash out: not PAY from fills whose cash leg is unconfirmed (409)', async () => {
+    const shop = await t.createMerchant('Shop that bought PAY');
+    const [payment_id] = await completedPayments(t, shop.live, [{ order_id: 'unconfirmed-1', amount: 10_000 }]);
+    const payment = (await t.call('GET', `/v1/payments/${payment_id}`, shop.live)).json().data;
+    // The whole payment's PAY before its fee: more than the shop holds from it, by the fee.
+    const whole_hold = payment.match_details.reduce(
+      (sum: number, leg: { amount_micro_pay: number }) => sum + leg.amount_micro_pay,
+      0,
+    );
+    // The shop buys PAY from another merchant's sell order; its cash leg is not confirmed yet.
+    await fund(t, payer.id, whole_hold);
+    await createSell(t, payer.jwt, sellBody(whole_hold, 'THB', 1));
+    await createBuy(t, shop.jwt, buyBody(whole_hold, 'THB', 1));
+    assert.equal(await matchAndInstruct(t), 1);
+    const before_refund = await ledgerOf(shop.id);
+    assert.ok(before_refund.available >= whole_hold, 'the ledger alone would cover the hold');
+    const refused = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${payment_id}/refunds`,
+      headers: { 'x-api-key': shop.live, 'idempotency-key': randomUUID() },
+      payload: { funding: 'pay_balance', destination: BUYER_DESTINATION },
+    });
+    expectError(refused, 409, 'REFUND_INSUFFICIENT_BALANCE');
+    assert.deepEqual(await ledgerOf(shop.id), before_refund);
+    assert.deepEqual((await t.call('GET', `/v1/refunds?payment_id=${payment_id}`, shop.live)).json().data, []);
+    assert.deepEqual(await reconciliationDifferences(t, { except_test_funding: true }), []);
+  });
+});
+
+/** Where a provider checks slips, the payer's slip of the transfer to the buyer confirms the refund's cash leg. */
+describe('refunds: a pay_balance payout confirmed by a provider-checked slip', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+  let payer: TestMerchant;
+  const validator = scriptedValidator();
+
+  before(async () => {
+    t = await startTestApp({ env: { LEDGER_MINT_SOURCE_ACCOUNT: MINT_SOURCE }, overrides: { validator } });
+    merchant = await t.createMerchant('Refunding shop');
+    payer = await t.createMerchant('PAY buyer');
+    await t.createSeller(thbSeller());
+  });
+  after(() => t.close());
+
+  it("checks the slip against the buyer's destination and the fill's amount; verified, the refund succeeds", async () => {
+    const [payment_id] = await completedPayments(t, merchant.live, [{ order_id: 'provider-1', amount: 10_000 }]);
+    const created = await t.request({
+      method: 'POST',
+      url: `/v1/payments/${payment_id}/refunds`,
+      headers: { 'x-api-key': merchant.live, 'idempotency-key': randomUUID() },
+      payload: { funding: 'pay_balance', amount: 6_000, destination: BUYER_DESTINATION },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    const refund = created.json().data as RefundData;
+    assert.ok(refund.sell_order_id);
+    await createBuy(t, payer.jwt, buyBody(refund.amount_micro_pay, 'THB', 6_000));
+    assert.equal(await matchAndInstruct(t), 1);
+
+    // A slip the provider refuses is not counted against the payout (its merchant, not its payee, sent it): 409.
+    validator.next.push('failed');
+    const url = `/v1/merchant-sell-orders/${refund.sell_order_id}/confirm-cash-leg`;
+    const refused = await merchantCall(t, merchant.jwt, 'POST', url, {
+      receipt_base64: receipt(),
+      content_type: 'application/pdf',
+    });
+    expectError(refused, 409, 'SELL_ORDER_BAD_STATE');
+    const slip = await merchantCall(t, merchant.jwt, 'POST', url, {
+      receipt_base64: receipt(),
+      content_type: 'application/pdf',
+    });
+    assert.equal(slip.statusCode, 200, slip.body);
+    assert.equal(slip.json().data.status, 'completed');
+    const check = validator.checks.at(-1);
+    assert.deepEqual([check?.expected_amount_minor, check?.currency], [6_000, 'THB']);
+    assert.match(JSON.stringify(check?.receiver), /0899999999/);
+    const done = (await t.call('GET', `/v1/refunds/${refund.id}`, merchant.live)).json().data;
+    assert.equal(done.status, 'succeeded');
+    assert.deepEqual(await reconciliationDifferences(t), []);
   });
 });

@@ -22,7 +22,7 @@ import type { DisputeOutcome, DisputeRow, LedgerEffect } from './tables.ts';
 /** Ledger key of one fill's move by a resolution. */
 export const disputeMoveKey = (dispute_id: string, fill_id: string) => `dispute:${dispute_id}:fill:${fill_id}`;
 
-/** Effects that moved PAY between the parties: a second dispute of the same order never moves it again. */
+/** Effects that moved PAY between the parties: a fill they moved is never moved again by a later dispute. */
 export const MOVING_EFFECTS: readonly LedgerEffect[] = ['return_to_seller', 'return_to_buyers', 'mint', 'burn'];
 
 type Disputed = Pick<DisputeRow, 'id' | 'opened_by' | 'opened_by_merchant_id'>;
@@ -33,6 +33,32 @@ async function disputedFills(executor: Executor, dispute: Disputed, sell_order_i
   return dispute.opened_by === 'buyer'
     ? fills.filter((fill) => fill.buyer_merchant_id === dispute.opened_by_merchant_id)
     : fills;
+}
+
+/**
+ * The fills earlier resolutions of the order already moved between the parties (each fill moves at most once: the
+ * buyers of one order each dispute their own fills), or `all` when one made before resolutions followed the fiat
+ * minted or burned for the whole order.
+ */
+export async function fillsMovedEarlier(
+  executor: Executor,
+  sell_order_id: string,
+  dispute_id: string,
+): Promise<ReadonlySet<string> | 'all'> {
+  const earlier = await executor
+    .selectFrom('disputes')
+    .select(['id', 'opened_by', 'opened_by_merchant_id', 'ledger_effect'])
+    .where('sell_order_id', '=', sell_order_id)
+    .where('id', '<>', dispute_id)
+    .where('ledger_effect', 'in', [...MOVING_EFFECTS])
+    .execute();
+  if (earlier.some((dispute) => dispute.ledger_effect === 'mint' || dispute.ledger_effect === 'burn')) return 'all';
+  const moved = new Set<string>();
+  for (const dispute of earlier)
+    for (const fill of await disputedFills(executor, dispute, sell_order_id))
+      if (dispute.ledger_effect === 'return_to_buyers' ? fill.reversed_at !== null : fill.reversed_at === null)
+        moved.add(fill.id);
+  return moved;
 }
 
 /** The moves of a `return_to_seller` or `return_to_buyers` effect, each at its fill's whole PAY. */
@@ -80,7 +106,7 @@ export async function applyResolution(
   dispute: Disputed,
   order: SellOrderRow,
   outcome: DisputeOutcome,
-  already_moved: boolean,
+  moved_earlier: ReadonlySet<string> | 'all',
   now: Date,
 ): Promise<ResolutionEffect> {
   if (order.status === 'cash_leg_in_flight') {
@@ -98,7 +124,7 @@ export async function applyResolution(
     }
     return NOTHING;
   }
-  if (already_moved) return NOTHING;
+  if (moved_earlier === 'all') return NOTHING;
   const effect =
     order.status === 'completed' && outcome === 'favor_merchant'
       ? 'return_to_seller'
@@ -106,7 +132,7 @@ export async function applyResolution(
         ? 'return_to_buyers'
         : null;
   if (!effect) return NOTHING;
-  const moves = await movesOf(trx, dispute, order, effect);
+  const moves = (await movesOf(trx, dispute, order, effect)).filter((move) => !moved_earlier.has(move.fill_id));
   if (moves.length === 0) return NOTHING;
   const result: ResolutionEffect = { effect, amount_micro_pay: 0, transfer_id: null, moves: [] };
   for (const move of moves) {

@@ -13,7 +13,7 @@ import { holdCashLeg, liftCashLegHold, lockSellOrderForDispute } from '../sell-o
 import { fillsWithBuyers } from '../buy-orders/service.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
-import { applyResolution, MOVING_EFFECTS } from './resolution.ts';
+import { applyResolution, fillsMovedEarlier } from './resolution.ts';
 import type { FillReversal } from '../buy-orders/ledger.ts';
 import { orderDeliveriesAfter } from '../webhooks/dispatcher.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
@@ -391,14 +391,8 @@ export async function resolveDispute(
     const dispute = await lockDispute(trx, id);
     if (!canMove(DISPUTE_STATES, dispute.status, 'resolved')) throw disputeNotResolvable(dispute.status);
     const order = await lockSellOrderForDispute(trx, dispute.sell_order_id);
-    const earlier = await trx
-      .selectFrom('disputes')
-      .select('id')
-      .where('sell_order_id', '=', order.id)
-      .where('id', '<>', dispute.id)
-      .where('ledger_effect', 'in', [...MOVING_EFFECTS])
-      .executeTakeFirst();
-    const applied = await applyResolution(deps.ledger, trx, dispute, order, input.outcome, earlier !== undefined, now);
+    const moved_earlier = await fillsMovedEarlier(trx, order.id, dispute.id);
+    const applied = await applyResolution(deps.ledger, trx, dispute, order, input.outcome, moved_earlier, now);
     await liftCashLegHold(trx, order.id, dispute.id);
     const effect = applied.effect;
     const transfer_id = applied.transfer_id;

@@ -11,7 +11,7 @@ import {
   type PayoutRail,
 } from '../reference/payout-destinations.ts';
 import { emitRefundEvents, maskDestination, type RefundView } from './present.ts';
-import { followRefundPayout, payoutDeps, startRefundPayout } from './payout.ts';
+import { followRefundPayout, inRefundTerms, payoutDeps, startRefundPayout } from './payout.ts';
 import { endRefund, succeedRefund, type RefundsDeps } from './service.ts';
 import { lockRefundByToken, transition } from './state.ts';
 import type { RefundRow } from './tables.ts';
@@ -154,7 +154,9 @@ export async function submitClaim(
       if (refund.status !== 'pending' || payout?.id !== refund.sell_order_id || payout.status !== 'cash_leg_in_flight')
         throw claimClosed('There is nothing to confirm for this refund now');
       if (action === 'received') {
-        const completed = await confirmRefundPayoutByPayee(payoutDeps(deps).sell_orders, trx, payout, now);
+        const completed = await inRefundTerms(() =>
+          confirmRefundPayoutByPayee(payoutDeps(deps).sell_orders, trx, payout, now),
+        );
         await followRefundPayout(deps, trx, completed, now);
       } else {
         const denied = await transition(trx, refund, 'pending', now, { failure_reason: 'buyer_not_received' });

@@ -1,4 +1,5 @@
 import type { Trx } from '../../db/database.ts';
+import { AppError } from '../../lib/errors.ts';
 import { createRefundPayout, findRefundPayouts, lockRefundPayout } from '../sell-orders/refund-payouts.ts';
 import type { SellOrderRow } from '../sell-orders/tables.ts';
 import { endRefund, succeedRefund, type RefundsDeps } from './service.ts';
@@ -12,6 +13,24 @@ import type { RefundRow } from './tables.ts';
  * merchant cancels it), the PAY back in the merchant's available balance by the order's own release. A sandbox refund
  * has no payout network to pay a buyer: the sandbox simulation plays its end instead.
  */
+
+/**
+ * Runs a move of the refund's sell order in the refund's own words: a ledger outage is the refund routes' 502
+ * LEDGER_UNAVAILABLE (nothing kept: the transaction rolls back), as on the refund's own hold.
+ */
+export async function inRefundTerms<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'SELL_ORDER_LEDGER_UNAVAILABLE')
+      throw new AppError(
+        'LEDGER_UNAVAILABLE',
+        'The PAY ledger is unavailable; nothing was changed, retry',
+        error.details,
+      );
+    throw error;
+  }
+}
 
 export type PayoutDeps = RefundsDeps & { sell_orders: NonNullable<RefundsDeps['sell_orders']> };
 
@@ -34,21 +53,19 @@ const paysOutNow = (refund: RefundRow) =>
  * taken from the refund hold, and the refund pointing at it. Answers the refund row as it now is.
  */
 export async function startRefundPayout(deps: RefundsDeps, trx: Trx, refund: RefundRow, now: Date): Promise<RefundRow> {
-  if (!paysOutNow(refund) || refund.destination === null || refund.hold_micro_pay === null) return refund;
-  const order = await createRefundPayout(
-    payoutDeps(deps).sell_orders,
-    trx,
-    {
-      refund_id: refund.id,
-      merchant_id: refund.merchant_id,
-      is_sandbox: refund.is_sandbox,
-      hold_micro_pay: Number(refund.hold_micro_pay),
-      amount_minor: Number(refund.amount_minor),
-      currency: refund.currency,
-      destination: refund.destination,
-    },
-    now,
-  );
+  const destination = refund.destination;
+  if (!paysOutNow(refund) || destination === null || refund.hold_micro_pay === null) return refund;
+  const payout = {
+    refund_id: refund.id,
+    merchant_id: refund.merchant_id,
+    is_sandbox: refund.is_sandbox,
+    hold_micro_pay: Number(refund.hold_micro_pay),
+    amount_minor: Number(refund.amount_minor),
+    currency: refund.currency,
+    destination,
+  };
+  const sell_orders = payoutDeps(deps).sell_orders;
+  const order = await inRefundTerms(() => createRefundPayout(sell_orders, trx, payout, now));
   return trx
     .updateTable('refunds')
     .set({ sell_order_id: order.id })

@@ -7,6 +7,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { randomBase62, sha256Hex } from '../../lib/crypto.ts';
 import { decimalToMinor, isCurrency, type Currency } from '../../lib/money.ts';
 import type { Ledger } from '../ledger/port.ts';
+import { cashOutAllowance } from '../sell-orders/ledger.ts';
 import { cancelRefundPayout, lockRefundPayout } from '../sell-orders/refund-payouts.ts';
 import type { SellOrdersDeps } from '../sell-orders/service.ts';
 import { amountReceived } from '../payments/present.ts';
@@ -18,12 +19,13 @@ import {
   paymentNotRefundable,
   refundAmountInvalid,
   refundExceedsPayment,
+  refundInsufficientBalance,
   refundNotCancellable,
   refundPayoutUnderway,
   refundSlipWaitsForBuyer,
 } from './errors.ts';
 import { holdMicroPay, moveRefundHold } from './ledger.ts';
-import { payoutDeps, startRefundPayout } from './payout.ts';
+import { inRefundTerms, payoutDeps, startRefundPayout } from './payout.ts';
 import { emitRefundEvents, latestProofs, presentRefund, viewOfRefund, type RefundView } from './present.ts';
 import type { CreateRefundInput } from './schema.ts';
 import { CANCELLABLE, COUNTED, findOwnedRefund, lockOwnedRefund, transition } from './state.ts';
@@ -149,12 +151,29 @@ export async function createRefund(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
+  if (hold_micro_pay !== null) await ensureCashOutCovers(deps, trx, scope, hold_micro_pay);
   // Last in the transaction: with the HTTP ledger a refusal rolls the row back and nothing is kept.
   await moveRefundHold(deps.ledger, trx, row, 'hold');
   const paying = await startRefundPayout(deps, trx, row, now);
   const view = await emitRefundEvents(trx, now, deps.public_base_url, paying, 'created');
   if (paying.sell_order_id !== null) deps.onDestinationKnown?.();
   return view;
+}
+
+/**
+ * A refund from PAY cashes PAY out to the buyer, so it may take only what a sell order could (DESIGN 3b): available
+ * PAY less the PAY of fills whose cash leg is not confirmed yet (409 REFUND_INSUFFICIENT_BALANCE), under the same
+ * cash-out lock as sell orders.
+ */
+async function ensureCashOutCovers(deps: RefundsDeps, trx: Trx, scope: MerchantScope, hold_micro_pay: number) {
+  const { available, unconfirmed } = await inRefundTerms(() => cashOutAllowance(deps.ledger, trx, scope));
+  if (available - unconfirmed < hold_micro_pay)
+    throw refundInsufficientBalance([
+      {
+        field: 'body.amount',
+        message: `needs a hold of ${hold_micro_pay} micro-PAY; you may cash out ${Math.max(0, available - unconfirmed)} (available ${available}, of which ${unconfirmed} from fills whose cash leg is not confirmed yet)`,
+      },
+    ]);
 }
 
 export async function getRefund(deps: Pick<RefundsDeps, 'db' | 'public_base_url'>, scope: MerchantScope, id: string) {
@@ -230,7 +249,7 @@ export async function cancelRefund(deps: RefundsDeps, scope: MerchantScope, id: 
     if (payout && (payout.status !== 'pending' || payout.filled_micro_pay > 0))
       throw refundPayoutUnderway(payout.status);
     const view = await endRefund(deps, trx, refund, now, 'canceled', null);
-    if (payout) await cancelRefundPayout(payoutDeps(deps).sell_orders, trx, payout, now);
+    if (payout) await inRefundTerms(() => cancelRefundPayout(payoutDeps(deps).sell_orders, trx, payout, now));
     return view;
   });
 }

@@ -91,13 +91,7 @@ export async function reserveForSale(
   trx: Trx,
   order: PayHolder & Pick<SellOrderRow, 'amount_micro_pay'>,
 ): Promise<void> {
-  const mode = order.is_sandbox ? 'sandbox' : 'live';
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`mpay:cash-out:${order.merchant_id}:${mode}`}, 0))`.execute(
-    trx,
-  );
-  const available_account = accounts.merchantAvailable(order.merchant_id, order.is_sandbox);
-  const available = await inSellOrderTerms(() => ledger.balance(available_account, { trx }));
-  const unconfirmed = await unconfirmedFillsMicroPay(trx, order.merchant_id, order.is_sandbox);
+  const { available, unconfirmed } = await cashOutAllowance(ledger, trx, order);
   if (available - unconfirmed < order.amount_micro_pay)
     throw availableBelowAmount('SELL_ORDER_INSUFFICIENT_BALANCE', [
       {
@@ -106,6 +100,26 @@ export async function reserveForSale(
       },
     ]);
   await moveSellOrderPay(ledger, trx, order, 'reserve', order.amount_micro_pay, `sell order ${order.id} reserved`);
+}
+
+/**
+ * What a merchant may cash out (DESIGN 3b): its available PAY less the PAY of its fills whose cash leg is not
+ * confirmed yet, under the merchant and mode's cash-out lock (held to the end of the caller's transaction), so that
+ * many cash-outs at once (sell orders, refunds from PAY) never take more than allowed.
+ */
+export async function cashOutAllowance(
+  ledger: Ledger,
+  trx: Trx,
+  merchant: { merchant_id: string; is_sandbox: boolean },
+): Promise<{ available: number; unconfirmed: number }> {
+  const mode = merchant.is_sandbox ? 'sandbox' : 'live';
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`mpay:cash-out:${merchant.merchant_id}:${mode}`}, 0))`.execute(
+    trx,
+  );
+  const available_account = accounts.merchantAvailable(merchant.merchant_id, merchant.is_sandbox);
+  const available = await inSellOrderTerms(() => ledger.balance(available_account, { trx }));
+  const unconfirmed = await unconfirmedFillsMicroPay(trx, merchant.merchant_id, merchant.is_sandbox);
+  return { available, unconfirmed };
 }
 
 /**

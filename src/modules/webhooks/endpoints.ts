@@ -5,7 +5,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { iso } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { OWNERSHIP, ownedBy } from '../../http/ownership.ts';
 import { lockMerchant } from '../merchants/issued-secret.ts';
 import { generateWebhookSecret } from './signing.ts';
 import type { SecretBox } from './secret-box.ts';
@@ -70,7 +70,7 @@ export function presentEndpoint(row: EndpointRow, now: Date): EndpointView {
 }
 
 /** `*` anywhere means every type; otherwise the distinct types in the order given. */
-function normalizeEvents(events: readonly string[] | undefined): string[] {
+export function normalizeEvents(events: readonly string[] | undefined): string[] {
   if (!events || events.includes(ALL_EVENTS)) return [ALL_EVENTS];
   return [...new Set(events)];
 }
@@ -92,7 +92,8 @@ export async function assertTargetAllowed(
 async function findEndpoint(trx: Trx | Db, scope: MerchantScope, id: string, lock: boolean): Promise<EndpointRow> {
   let select = trx.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).where('deleted_at', 'is', null);
   if (lock) select = select.forUpdate();
-  return owned(await select.executeTakeFirst(), scope, OWNERSHIP.webhook_endpoint);
+  // A seller's endpoint (no merchant) is no merchant's: 404.
+  return ownedBy(await select.executeTakeFirst(), (row) => row.merchant_id ?? '', scope, OWNERSHIP.webhook_endpoint);
 }
 
 export async function insertEndpoint(
@@ -328,6 +329,7 @@ export function pendingDelivery(
     created_at,
     merchant_id: scope.merchant_id,
     is_sandbox: scope.is_sandbox,
+    seller_id: null,
     endpoint_id,
     status: 'pending',
     attempt_count: 0,

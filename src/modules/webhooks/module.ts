@@ -4,6 +4,7 @@ import { WEBHOOK_FALLBACK_POLL_MS, WebhookDispatcher, type DispatcherDeps } from
 import { webhookSetupPort } from './default-endpoint.ts';
 import type { WebhooksDeps } from './endpoints.ts';
 import { webhookRoutes } from './routes.ts';
+import { sellerWebhookRoutes } from './seller-routes.ts';
 import { eventStreamRoutes } from './stream.ts';
 import { resolveWebhookSecretsKey, SecretBox, sealPlaintextSecrets } from './secret-box.ts';
 import { EndpointSchema } from './schema.ts';
@@ -59,6 +60,7 @@ export const webhooksModule = defineModule({
       stopListening,
       routes: async (server) => {
         await server.register(webhookRoutes, { deps });
+        await server.register(sellerWebhookRoutes, { deps });
         await server.register(eventStreamRoutes, { deps: { db, clock, commits } });
       },
       schemas: { document: { WebhookEndpoint: EndpointSchema } },

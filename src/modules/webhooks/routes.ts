@@ -26,19 +26,22 @@ const SecretShownOnce = Type.Object({
   secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }),
 });
 
-const WebhookUrl = Type.String({
+export const WebhookUrl = Type.String({
   format: 'uri',
   pattern: '^https?://',
   maxLength: 2048,
   description: 'http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)',
 });
-const EnabledEvents = Type.Array(Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+)$', maxLength: 100 }), {
-  minItems: 1,
-  maxItems: 64,
-  description: 'Event types (e.g. payment.completed), or ["*"] for every type (the default)',
-});
+export const EnabledEvents = Type.Array(
+  Type.String({ pattern: '^(\\*|[a-z][a-z0-9_]*(\\.[a-z0-9_]+)+)$', maxLength: 100 }),
+  {
+    minItems: 1,
+    maxItems: 64,
+    description: 'Event types (e.g. payment.completed), or ["*"] for every type (the default)',
+  },
+);
 
-const EndpointWithSecretSchema = Type.Intersect([
+export const EndpointWithSecretSchema = Type.Intersect([
   EndpointSchema,
   Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) }),
 ]);

@@ -3,7 +3,7 @@ import type { Db, Trx } from '../../db/database.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { listPage } from '../../http/pagination.ts';
 import { iso } from '../../http/schemas.ts';
-import { OWNERSHIP, owned } from '../../http/ownership.ts';
+import { OWNERSHIP, owned, ownedBy } from '../../http/ownership.ts';
 import { wakeDispatchers } from '../events/outbox.ts';
 import { pendingDelivery, requireActiveEndpoint, subscribedEndpointIds, type WebhooksDeps } from './endpoints.ts';
 import type { AttemptRow, DeliveryRow, DeliveryStatus } from './tables.ts';
@@ -31,7 +31,7 @@ const EVENT_DELIVERY_STATUS = sql<DeliveryStatus | null>`(
     when bool_or(d.status = 'failed') then 'failed'
     when bool_or(d.status = 'succeeded') then 'succeeded'
     else 'skipped' end
-  from webhook_deliveries d where d.event_id = e.id)`;
+  from webhook_deliveries d where d.event_id = e.id and d.seller_id is null)`;
 
 export interface ListEventsQuery {
   type?: string | undefined;
@@ -139,7 +139,8 @@ export async function listDeliveries(deps: WebhooksDeps, scope: MerchantScope, q
     .selectAll('d')
     .select('e.type as event_type')
     .where('d.merchant_id', '=', scope.merchant_id)
-    .where('d.is_sandbox', '=', scope.is_sandbox);
+    .where('d.is_sandbox', '=', scope.is_sandbox)
+    .where('d.seller_id', 'is', null);
   if (query.status?.length) select = select.where('d.status', 'in', query.status);
   if (query.event_id) select = select.where('d.event_id', '=', query.event_id);
   if (query.endpoint_id) select = select.where('d.endpoint_id', '=', query.endpoint_id);
@@ -214,6 +215,8 @@ export async function redeliver(deps: WebhooksDeps, scope: MerchantScope, delive
         .selectFrom('webhook_deliveries')
         .selectAll()
         .where('id', '=', delivery_id)
+        // A delivery to a seller's endpoint is the seller's, not the event's merchant's.
+        .where('seller_id', 'is', null)
         .forUpdate()
         .executeTakeFirst(),
       scope,
@@ -269,7 +272,7 @@ export async function recoverSince(
         .where('id', '=', endpoint_id)
         .where('deleted_at', 'is', null)
         .executeTakeFirst();
-      owned(endpoint, scope, OWNERSHIP.webhook_endpoint);
+      ownedBy(endpoint, (row) => row.merchant_id ?? '', scope, OWNERSHIP.webhook_endpoint);
     }
     await requireActiveEndpoint(trx, scope);
     let select = trx
@@ -278,6 +281,7 @@ export async function recoverSince(
       .select(['d.id', 'd.event_id', 'd.event_seq', 'd.resource_id', 'd.ordering_key', 'd.endpoint_id', 'd.created_at'])
       .where('d.merchant_id', '=', scope.merchant_id)
       .where('d.is_sandbox', '=', scope.is_sandbox)
+      .where('d.seller_id', 'is', null)
       .where('d.status', 'in', ['failed', 'skipped'])
       .where('d.created_at', '>=', since_at)
       .where((eb) => eb.or([eb('d.endpoint_id', 'is', null), eb('w.deleted_at', 'is', null)]))

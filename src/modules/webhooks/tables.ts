@@ -13,7 +13,9 @@ export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'skipped';
 export interface WebhookTables {
   webhook_endpoints: {
     id: string;
-    merchant_id: string;
+    /** Null on a seller's endpoint (migration 0341): an endpoint has one owner, a merchant or a seller. */
+    merchant_id: string | null;
+    seller_id: ColumnType<string | null, string | null | undefined, string | null>;
     is_sandbox: boolean;
     url: string;
     description: string | null;
@@ -38,6 +40,8 @@ export interface WebhookTables {
     event_seq: number;
     merchant_id: string;
     is_sandbox: boolean;
+    /** Set on a delivery to a seller's endpoint: the seller's, never listed or redelivered for the merchant. */
+    seller_id: ColumnType<string | null, string | null | undefined, string | null>;
     /** Null only on a `skipped` row: no endpoint was subscribed when the event was written. */
     endpoint_id: string | null;
     resource_id: string;

@@ -930,6 +930,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/seller/webhook-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The seller's webhook endpoints, oldest first (never their secrets)
+         * @description A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        get: operations["listSellerWebhookEndpoints"];
+        put?: never;
+        /**
+         * Create one of the seller's webhook endpoints; returns its signing secret once
+         * @description At most 16 endpoints (409 WEBHOOK_ENDPOINT_LIMIT); they must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN). A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        post: operations["createSellerWebhookEndpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/seller/webhook-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a seller's webhook endpoint; its pending deliveries are skipped
+         * @description A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        delete: operations["deleteSellerWebhookEndpoint"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a seller's webhook endpoint (URL, description, events, disabled)
+         * @description A disabled endpoint gets no new events. A seller's endpoints receive the events about its own legs (leg.awaiting_payee), signed like a merchant's (Standard Webhooks headers) and retried on the same schedule; another seller's endpoint is 404.
+         */
+        patch: operations["updateSellerWebhookEndpoint"];
+        trace?: never;
+    };
     "/v1/settlements": {
         parameters: {
             query?: never;
@@ -6265,6 +6313,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *           "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *           "title": "Thai silk scarf",
+                     *           "description": null,
+                     *           "currency": "THB",
+                     *           "amount": 45000,
+                     *           "amount_decimal": "450.00",
+                     *           "amount_range": null,
+                     *           "reusable": false,
+                     *           "max_payments": null,
+                     *           "payments_completed": 0,
+                     *           "active": true,
+                     *           "state": "open",
+                     *           "expires_at": null,
+                     *           "return_url": null,
+                     *           "metadata": {},
+                     *           "is_sandbox": false,
+                     *           "created_at": "2026-07-01T08:00:00.000Z",
+                     *           "deactivated_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"][];
                         has_more: boolean;
@@ -6344,6 +6421,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "title": "Thai silk scarf",
+                     *         "description": null,
+                     *         "currency": "THB",
+                     *         "amount": 45000,
+                     *         "amount_decimal": "450.00",
+                     *         "amount_range": null,
+                     *         "reusable": false,
+                     *         "max_payments": null,
+                     *         "payments_completed": 0,
+                     *         "active": true,
+                     *         "state": "open",
+                     *         "expires_at": null,
+                     *         "return_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-01T08:00:00.000Z",
+                     *         "deactivated_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"];
                         /** @enum {boolean} */
@@ -6385,6 +6488,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "title": "Thai silk scarf",
+                     *         "description": null,
+                     *         "currency": "THB",
+                     *         "amount": 45000,
+                     *         "amount_decimal": "450.00",
+                     *         "amount_range": null,
+                     *         "reusable": false,
+                     *         "max_payments": null,
+                     *         "payments_completed": 0,
+                     *         "active": true,
+                     *         "state": "open",
+                     *         "expires_at": null,
+                     *         "return_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-01T08:00:00.000Z",
+                     *         "deactivated_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"];
                         /** @enum {boolean} */
@@ -6440,6 +6569,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "url": "https://pay.example.com/pay/plink_4f1c2a9e8b7d4c3a9e1f0b2d3c4a5e6f",
+                     *         "title": "Thai silk scarf",
+                     *         "description": null,
+                     *         "currency": "THB",
+                     *         "amount": 45000,
+                     *         "amount_decimal": "450.00",
+                     *         "amount_range": null,
+                     *         "reusable": false,
+                     *         "max_payments": null,
+                     *         "payments_completed": 0,
+                     *         "active": false,
+                     *         "state": "inactive",
+                     *         "expires_at": null,
+                     *         "return_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-01T08:00:00.000Z",
+                     *         "deactivated_at": "2026-07-03T08:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["PaymentLink"];
                         /** @enum {boolean} */
@@ -6917,6 +7072,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "requires_action",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": null,
+                     *         "next_action": {
+                     *           "type": "claim",
+                     *           "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *           "expires_at": "2026-08-01T09:30:00.000Z"
+                     *         },
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7339,6 +7528,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *           "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *           "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *           "amount": 10000,
+                     *           "amount_decimal": "100.00",
+                     *           "currency": "THB",
+                     *           "status": "requires_action",
+                     *           "reason": "requested_by_customer",
+                     *           "funding": "merchant_transfer",
+                     *           "destination_details": null,
+                     *           "next_action": {
+                     *             "type": "claim",
+                     *             "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *             "expires_at": "2026-08-01T09:30:00.000Z"
+                     *           },
+                     *           "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *           "failure_reason": null,
+                     *           "proof": null,
+                     *           "amount_micro_pay": null,
+                     *           "sell_order_id": null,
+                     *           "receipt_url": null,
+                     *           "metadata": {},
+                     *           "is_sandbox": false,
+                     *           "created_at": "2026-07-02T09:30:00.000Z",
+                     *           "succeeded_at": null,
+                     *           "failed_at": null,
+                     *           "canceled_at": null
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"][];
                         has_more: boolean;
@@ -7379,6 +7605,40 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "requires_action",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": null,
+                     *         "next_action": {
+                     *           "type": "claim",
+                     *           "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *           "expires_at": "2026-08-01T09:30:00.000Z"
+                     *         },
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7426,6 +7686,36 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "canceled",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": null,
+                     *         "next_action": null,
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": "2026-07-02T10:00:00.000Z"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7455,6 +7745,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "receipt_base64": "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGBgAAAABQABpfZFQAAAAABJRU5ErkJggg==",
+                 *       "content_type": "image/png"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description image/jpeg, image/png, image/webp or application/pdf */
+                    content_type: string;
+                    /** @description The slip, base64 (decoded at most 5 MB) */
+                    receipt_base64: string;
+                };
                 "multipart/form-data": {
                     /**
                      * Format: binary
@@ -7474,6 +7776,45 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "pending",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": {
+                     *           "rail": "promptpay",
+                     *           "masked": "xxxxxx5678"
+                     *         },
+                     *         "next_action": null,
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": {
+                     *           "id": "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                     *           "status": "awaiting_buyer",
+                     *           "reason": null,
+                     *           "reference": "016183140928ATF04123",
+                     *           "received_at": "2026-07-02T11:05:00.000Z"
+                     *         },
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": null,
+                     *         "metadata": {},
+                     *         "is_sandbox": false,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": null,
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7624,6 +7965,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "outcome": "succeeded"
+                 *     }
+                 */
                 "application/json": {
                     outcome: "succeeded" | "failed";
                 };
@@ -7640,6 +7986,39 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "id": "8e2f4c1a-5b7d-4e3f-9a6c-1d2e3f4a5b6c",
+                     *         "merchant_id": "b1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f",
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "amount": 10000,
+                     *         "amount_decimal": "100.00",
+                     *         "currency": "THB",
+                     *         "status": "succeeded",
+                     *         "reason": "requested_by_customer",
+                     *         "funding": "merchant_transfer",
+                     *         "destination_details": {
+                     *           "rail": "promptpay",
+                     *           "masked": "xxxxxx5678"
+                     *         },
+                     *         "next_action": null,
+                     *         "claim_url": "https://pay.example.com/refunds/claim/q8Zk2LrT5vXw9NbC3dYh7JmP4sGa6FeU",
+                     *         "failure_reason": null,
+                     *         "proof": null,
+                     *         "amount_micro_pay": null,
+                     *         "sell_order_id": null,
+                     *         "receipt_url": "https://pay.example.com/receipts/r7Hn3KxQ9wLp2VbM5cZt8YdF4gJs6AeN",
+                     *         "metadata": {},
+                     *         "is_sandbox": true,
+                     *         "created_at": "2026-07-02T09:30:00.000Z",
+                     *         "succeeded_at": "2026-07-02T09:30:01.000Z",
+                     *         "failed_at": null,
+                     *         "canceled_at": null
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: components["schemas"]["Refund"];
                         /** @enum {boolean} */
@@ -7682,6 +8061,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *           "match_order": 1,
+                     *           "seller_id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *           "status": "awaiting_payee",
+                     *           "amount_minor": 125000,
+                     *           "currency": "THB",
+                     *           "amount_micro_pay": 35714286,
+                     *           "reference": "016183140928ATF04123",
+                     *           "sending_bank": "014",
+                     *           "image_url": "https://pay.example.com/v1/seller/legs/3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c/1/slip",
+                     *           "received_at": "2026-07-02T09:12:00.000Z",
+                     *           "awaiting_payee_since": "2026-07-02T09:12:01.000Z",
+                     *           "reason": null,
+                     *           "decided_by": null
+                     *         }
+                     *       ],
+                     *       "has_more": false,
+                     *       "next_cursor": null
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The PAY this seller gives the merchant when the leg completes */
@@ -7743,6 +8146,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "match_order": 1,
+                     *         "seller_id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *         "status": "verified",
+                     *         "amount_minor": 125000,
+                     *         "currency": "THB",
+                     *         "amount_micro_pay": 35714286,
+                     *         "reference": "016183140928ATF04123",
+                     *         "sending_bank": "014",
+                     *         "image_url": "https://pay.example.com/v1/seller/legs/3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c/1/slip",
+                     *         "received_at": "2026-07-02T09:12:00.000Z",
+                     *         "awaiting_payee_since": "2026-07-02T09:12:01.000Z",
+                     *         "reason": null,
+                     *         "decided_by": "seller"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The PAY this seller gives the merchant when the leg completes */
@@ -7796,6 +8220,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "reason": "No transfer with this reference reached my account"
+                 *     }
+                 */
                 "application/json": {
                     /** @description Why the money did not arrive */
                     reason: string;
@@ -7812,6 +8241,27 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "success": true,
+                     *       "data": {
+                     *         "payment_id": "3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c",
+                     *         "match_order": 1,
+                     *         "seller_id": "7d8e9f0a-1b2c-4d3e-8f4a-5b6c7d8e9f0a",
+                     *         "status": "rejected",
+                     *         "amount_minor": 125000,
+                     *         "currency": "THB",
+                     *         "amount_micro_pay": 35714286,
+                     *         "reference": "016183140928ATF04123",
+                     *         "sending_bank": "014",
+                     *         "image_url": "https://pay.example.com/v1/seller/legs/3c9e7a10-2f4b-4d6e-8a1c-5b7d9e0f2a3c/1/slip",
+                     *         "received_at": "2026-07-02T09:12:00.000Z",
+                     *         "awaiting_payee_since": "2026-07-02T09:12:01.000Z",
+                     *         "reason": "No transfer with this reference reached my account",
+                     *         "decided_by": "seller"
+                     *       }
+                     *     }
+                     */
                     "application/json": {
                         data: {
                             /** @description The PAY this seller gives the merchant when the leg completes */
@@ -7882,6 +8332,228 @@ export interface operations {
                 };
             };
             400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    listSellerWebhookEndpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            disabled: boolean;
+                            enabled_events: string[];
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+                            is_default: boolean;
+                            mode: "live" | "sandbox";
+                            /** @description After a rotation the previous secret also signs until then */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        }[];
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    createSellerWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    disabled?: boolean;
+                    /** @description Event types (e.g. payment.completed), or ["*"] for every type (the default) */
+                    enabled_events?: string[];
+                    /**
+                     * Format: uri
+                     * @description http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)
+                     */
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            disabled: boolean;
+                            enabled_events: string[];
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+                            is_default: boolean;
+                            mode: "live" | "sandbox";
+                            /** @description After a rotation the previous secret also signs until then */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        } & {
+                            /** @description whsec_…: shown only in this response; keep it */
+                            secret: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentDuplicateOrderIdAnd24More"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    deleteSellerWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {boolean} */
+                            deleted: true;
+                            id: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationError_80b6e0"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["Internal_bc5d7f"];
+            503: components["responses"]["ServiceUnavailable_adea5d"];
+        };
+    };
+    updateSellerWebhookEndpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    description?: string | null;
+                    disabled?: boolean;
+                    /** @description Event types (e.g. payment.completed), or ["*"] for every type (the default) */
+                    enabled_events?: string[];
+                    /**
+                     * Format: uri
+                     * @description http(s) URL; live endpoints must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN)
+                     */
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "X-Request-Id": components["headers"]["XRequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            description: string | null;
+                            disabled: boolean;
+                            enabled_events: string[];
+                            /** Format: uuid */
+                            id: string;
+                            /** @description The endpoint PUT /v1/webhook-endpoint sets */
+                            is_default: boolean;
+                            mode: "live" | "sandbox";
+                            /** @description After a rotation the previous secret also signs until then */
+                            previous_secret_expires_at: string | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        };
+                        /** @enum {boolean} */
+                        success: true;
+                    };
+                };
+            };
+            400: components["responses"]["ValidationErrorOrWebhookUrlForbidden"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -11,8 +11,9 @@ import type { Expected, Flow } from './flow.ts';
  *   failure, its PAY from the seller back to its buyer;
  * - one transfer per fill (`dispute:<dispute id>:fill:<fill id>`) of the fill's whole PAY less what its payer could
  *   not pay (the shortfall recorded under the same key, collected later under keys of its own: the shortfalls flow);
- * - the disputed fills are the opening buyer's (a buyer's dispute) or all of them; the first such resolution of an
- *   order moves PAY, later ones nothing. An order resolved in flight completes or fails as its cash leg (order book).
+ * - the disputed fills are the opening buyer's (a buyer's dispute) or all of them; a fill moves at most once (the
+ *   first resolution that concerns it), so each buyer of an order gets its own fills back by its own dispute. An order
+ *   resolved in flight completes or fails as its cash leg (order book).
  * Resolutions made before resolutions followed the fiat minted or burned against the disputes issuance account (key =
  * the dispute id); those are derived as they were made.
  */
@@ -82,10 +83,12 @@ export const disputesFlow: Flow = {
           .execute()
       ).map((row) => [row.origin_key, Number(row.amount_micro_pay)]),
     );
-    const moved = new Set<string>();
+    /** Orders a resolution made before they followed the fiat moved whole; otherwise fill by fill. */
+    const moved_whole = new Set<string>();
+    const moved_fills = new Set<string>();
     const expected: Expected[] = [];
     for (const dispute of rows) {
-      if (moved.has(dispute.sell_order_id) || dispute.resolved_at === null) continue;
+      if (moved_whole.has(dispute.sell_order_id) || dispute.resolved_at === null) continue;
       const rows_of = [
         { table: 'disputes', id: dispute.id },
         { table: 'sell_orders', id: dispute.sell_order_id },
@@ -93,7 +96,7 @@ export const disputesFlow: Flow = {
       const seller = expectedAccount.available(dispute.merchant_id, dispute.is_sandbox);
       if (dispute.ledger_effect === 'mint' || dispute.ledger_effect === 'burn') {
         // made before resolutions followed the fiat
-        moved.add(dispute.sell_order_id);
+        moved_whole.add(dispute.sell_order_id);
         const filled = Number(dispute.filled_micro_pay);
         const issuance = expectedAccount.disputes(dispute.is_sandbox);
         const mint = dispute.ledger_effect === 'mint';
@@ -121,10 +124,11 @@ export const disputesFlow: Flow = {
       const disputed = (fills.get(dispute.sell_order_id) ?? []).filter(
         (fill) =>
           (dispute.opened_by !== 'buyer' || fill.buyer_id === dispute.opened_by_merchant_id) &&
-          (back_to_seller ? fill.reversed_at === null : fill.reversed_at !== null),
+          (back_to_seller ? fill.reversed_at === null : fill.reversed_at !== null) &&
+          !moved_fills.has(fill.id),
       );
-      if (disputed.length > 0) moved.add(dispute.sell_order_id);
       for (const fill of disputed) {
+        moved_fills.add(fill.id);
         const key = `dispute:${dispute.id}:fill:${fill.id}`;
         const buyer = expectedAccount.available(fill.buyer_id, dispute.is_sandbox);
         const amount_micro_pay = Number(fill.amount_micro_pay) - (owed.get(key) ?? 0);
