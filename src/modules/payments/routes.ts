@@ -119,7 +119,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     request: FastifyRequest,
     reply: FastifyReply,
     input: CreatePaymentInput,
-  ): Promise<CreateAnswer['body']> => {
+  ): Promise<CreateAnswer['body'] | FastifyReply> => {
     const scope = merchantScope(request);
     const alone = createAlone(deps, scope, input, { request, reply });
     if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
@@ -130,6 +130,8 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
       alone,
     });
     if (answer.status !== undefined) reply.status(answer.status);
+    // a batch's answer is serialized once, beside its stored response and its event
+    if (answer.json !== undefined) return reply.type('application/json; charset=utf-8').send(answer.json);
     return answer.body;
   };
 
