@@ -125,17 +125,32 @@ describe('dashboard: refund from the payment page, refunds list and detail (clai
     assert.doesNotMatch(only_canceled.body, new RegExp(`data-refund="${kept}"`));
     const all = await owner.get('/dashboard/refunds');
     assert.equal((all.body.match(/data-refund="/g) ?? []).length, 3);
-    const count_of = async (url: string) => {
+    // Paging: 25 a page, newest first, the filter kept on the next page's link.
+    const [many] = await completedPayments(t, merchant.live, [{ order_id: 'desk-many', amount: 100_000 }]);
+    for (let n = 0; n < 24; n += 1) {
+      const made_by_api = await t.request({
+        method: 'POST',
+        url: `/v1/payments/${many}/refunds`,
+        headers: { 'x-api-key': merchant.live, 'idempotency-key': crypto.randomUUID() },
+        payload: { amount: 100 },
+      });
+      assert.equal(made_by_api.statusCode, 201, made_by_api.body);
+    }
+    const pageOf = async (url: string) => {
       const body = (await owner.get(url)).body;
       return {
-        ids: [...body.matchAll(/data-refund="([0-9a-f-]{36})"/g)].map((match) => match[1]),
+        ids: [...body.matchAll(/data-refund="([0-9a-f-]{36})"/g)].map((match) => match[1]!),
         next: /id="next-page" href="([^"]+)"/.exec(body)?.[1]?.replaceAll('&amp;', '&'),
       };
     };
-    // Paging: the API's own cursor, 25 a page; with 3 refunds one page and no next link.
-    const first_page = await count_of('/dashboard/refunds?status=requires_action,canceled');
-    assert.equal(first_page.ids.length, 3);
-    assert.equal(first_page.next, undefined);
+    const first_page = await pageOf('/dashboard/refunds?status=requires_action,canceled');
+    assert.equal(first_page.ids.length, 25);
+    assert.match(first_page.next ?? '', /^\/dashboard\/refunds\?status=requires_action%2Ccanceled&cursor=/);
+    const second_page = await pageOf(first_page.next!);
+    assert.equal(second_page.ids.length, 2);
+    assert.equal(second_page.next, undefined);
+    assert.equal(new Set([...first_page.ids, ...second_page.ids]).size, 27);
+    assert.ok(second_page.ids.includes(to_cancel) || first_page.ids.includes(to_cancel));
     assert.equal((await owner.get('/dashboard/refunds?cursor=not-a-cursor')).statusCode, 400);
   });
 

@@ -93,10 +93,10 @@ describe('the batching allocator: many creates in one transaction, each with its
     assert.equal(events.length, 3);
   });
 
-  it('batches in a row (each plans while the one before writes) stay FIFO and never overbook', async () => {
+  it('batches in a row (each plans from the offers the call before it answered) stay FIFO and never overbook', async () => {
     const best = await t.createSeller(thbSeller(10_000, '35.00'));
     const next_best = await t.createSeller(thbSeller(10_000, '36.00'));
-    // one create per batch: the second and third plan from a read taken while the one before them writes
+    // one create per batch: the first reads the offers, each after it plans from what the call before it answered
     const one_by_one = new PaymentCreateBatcher(t.application.payments, { max_batch: 1, gather_ms: 0 });
     const scope = { merchant_id: merchant.id, is_sandbox: false };
     const outcomes = await Promise.allSettled(
@@ -136,6 +136,8 @@ describe('the batching allocator: many creates in one transaction, each with its
       { best: 10_000, next: 6_000 },
     );
     assert.equal(one_by_one.stats.failed_batches, 0);
+    assert.equal(one_by_one.stats.refused, 0, 'no batch planned from offers its reservation then found taken');
+    assert.equal(one_by_one.stats.planned_from_answer, 4, 'no offers read after the first batch');
   });
 
   it('the same key twice in one batch: one payment, the other request replays it', async () => {

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { runMatcher } from '../../src/modules/payouts/matcher.ts';
+import { sweepRefunds } from '../../src/modules/refunds/sweep.ts';
 import { sweepSellOrders } from '../../src/modules/sell-orders/close.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import {
@@ -281,6 +282,43 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
     assert.equal(by_order.statusCode, 200, by_order.body);
     assert.equal((await readRefund(other.id)).status, 'canceled');
     assert.deepEqual(await ledgerOf(merchant.id), merchant_before);
+    assert.deepEqual(await reconciliationDifferences(t), []);
+
+    // Reconciliation checks the order against the refund from the rows: an order selling more than the hold is listed.
+    await t.db
+      .updateTable('sell_orders')
+      .set({ amount_micro_pay: other.amount_micro_pay + 1 })
+      .where('id', '=', other.sell_order_id)
+      .execute();
+    const keys = (await reconciliationDifferences(t)).map((difference) => difference.key);
+    assert.ok(keys.includes(`identity:refund_payout:${other.id}`), keys.join(', '));
+    await t.db
+      .updateTable('sell_orders')
+      .set({ amount_micro_pay: other.amount_micro_pay })
+      .where('id', '=', other.sell_order_id)
+      .execute();
+    assert.deepEqual(await reconciliationDifferences(t), []);
+  });
+
+  it('a dispute resolved for the payer completes the order; the refunds sweep makes the refund follow it', async () => {
+    const payment_id = await paidPayment();
+    const created = await refund(payment_id, { amount: 1_500, destination: BUYER_DESTINATION });
+    await createBuy(t, payer.jwt, buyBody(created.amount_micro_pay, 'THB', 1_500));
+    assert.equal(await matchAndInstruct(t), 1);
+    const opened = await merchantCall(t, payer.jwt, 'POST', '/v1/merchant-disputes', {
+      sell_order_id: created.sell_order_id,
+      notes: 'I paid the buyer',
+    });
+    assert.equal(opened.statusCode, 201, opened.body);
+    const dispute_id = opened.json().data.id;
+    assert.equal((await t.admin('POST', `/admin/disputes/${dispute_id}/investigate`, {})).statusCode, 200);
+    const resolved = await t.admin('POST', `/admin/disputes/${dispute_id}/resolve`, { outcome: 'favor_counterparty' });
+    assert.equal(resolved.statusCode, 200, resolved.body);
+    assert.equal((await readSell(created.sell_order_id ?? '')).status, 'completed');
+    assert.equal((await readRefund(created.id)).status, 'pending');
+    assert.equal(await sweepRefunds(t.application.refunds), 1);
+    assert.equal((await readRefund(created.id)).status, 'succeeded');
+    assert.equal(await sweepRefunds(t.application.refunds), 0);
     assert.deepEqual(await reconciliationDifferences(t), []);
   });
 

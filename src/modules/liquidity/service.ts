@@ -79,6 +79,11 @@ export interface OfferState {
   available_minor: number;
 }
 
+/** An offer as a page holds it: `created_at` as text (a Date would lose its microseconds), the keyset's last column but one. */
+export interface OfferPageRow extends OfferState {
+  created_at: string;
+}
+
 /** How many offers one read takes: planning reads the next ones only when those read so far fall short. */
 export const OFFER_PAGE = 32;
 
@@ -98,10 +103,15 @@ export class OfferBook {
   #after: { rate: string; created_at: string; id: string } | undefined;
   #exhausted = false;
 
-  constructor(executor: Executor, offer: OfferKey, lock: boolean) {
+  /**
+   * `first_page`: the book's first page as a statement that just wrote it answered (the batched create's call), read
+   * as if by this book; planning reads on from its last offer when it falls short.
+   */
+  constructor(executor: Executor, offer: OfferKey, lock: boolean, first_page?: readonly OfferPageRow[]) {
     this.#executor = executor;
     this.#offer = offer;
     this.#lock = lock;
+    if (first_page) this.#take(first_page);
   }
 
   /** Plans `amount_minor` over the book (planLegs), reading more offers while those read fall short. */
@@ -139,14 +149,20 @@ export class OfferBook {
       .orderBy('id', 'asc')
       .limit(OFFER_PAGE);
     const rows = await (this.#lock ? query.forNoKeyUpdate() : query).execute();
-    for (const row of rows)
-      this.#offers.push({
+    this.#take(
+      rows.map((row) => ({
         id: row.id,
         rate: String(row.rate),
         available_minor: Number(row.liquidity_minor) - Number(row.reserved_minor),
-      });
+        created_at: row.created_at_text,
+      })),
+    );
+  }
+
+  #take(rows: readonly OfferPageRow[]): void {
+    for (const row of rows) this.#offers.push({ id: row.id, rate: row.rate, available_minor: row.available_minor });
     const last = rows.at(-1);
-    if (last) this.#after = { rate: String(last.rate), created_at: last.created_at_text, id: last.id };
+    if (last) this.#after = { rate: last.rate, created_at: last.created_at, id: last.id };
     if (rows.length < OFFER_PAGE) this.#exhausted = true;
   }
 }

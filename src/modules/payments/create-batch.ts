@@ -14,7 +14,9 @@ import {
   AllocationRaced,
   allocateSynthetic,
   OPTIMISTIC_ALLOCATION_ATTEMPTS,
+  OFFER_PAGE,
   OfferBook,
+  type OfferPageRow,
   raceLost,
   type HeldLeg,
   type Leg,
@@ -47,6 +49,10 @@ interface Item {
   legs?: Leg[];
   /** The payment as the API shows it (set once its legs are planned). */
   view?: PaymentView;
+  /** `{"success":true,"data":<view>}`, serialized once: the response, the stored idempotent response and the event reuse it. */
+  body_json?: string;
+  /** The view's JSON inside `body_json`. */
+  view_json?: string;
   error?: unknown;
 }
 
@@ -69,6 +75,8 @@ export interface CreateBatcherStats {
   /** Batches whose call refused (a key or an order_id in use, an offer taken meanwhile): their requests ran alone. */
   refused: number;
   failed_batches: number;
+  /** Batches planned from the offers the call of the batch before them answered (no offers read of their own). */
+  planned_from_answer: number;
 }
 
 /**
@@ -91,8 +99,24 @@ export class PaymentCreateBatcher {
   /** The last batch the database was too slow for: when, and with what. */
   #too_slow: { at_ms: number; error: unknown } | null = null;
   readonly #arrived_ms = new WeakMap<BatchedCreate, number>();
+  /**
+   * The offers the last call answered (its books as its reservation left them) and when: a batch whose first request
+   * arrived before that answer plans from them instead of reading the offers (they are at least as fresh as a read it
+   * would have made beside that call), so a batch under load is one round trip. A batch that starts on an idle
+   * allocator reads them.
+   */
+  #answered: { pages: OfferPages | undefined; at_ms: number } | undefined;
+  /** Settles when the batch started last has answered its call (or failed). */
+  #call_done: Promise<void> = Promise.resolve();
   readonly #group: GroupCommit<BatchedCreate, Outcome>;
-  readonly stats: CreateBatcherStats = { batches: 0, batched: 0, alone: 0, refused: 0, failed_batches: 0 };
+  readonly stats: CreateBatcherStats = {
+    batches: 0,
+    batched: 0,
+    alone: 0,
+    refused: 0,
+    failed_batches: 0,
+    planned_from_answer: 0,
+  };
 
   constructor(deps: PaymentsDeps, options: CreateBatcherOptions = {}) {
     this.#deps = deps;
@@ -144,25 +168,45 @@ export class PaymentCreateBatcher {
    */
   async #batch(jobs: BatchedCreate[], previous: Promise<void>): Promise<Outcome[]> {
     const first_arrived_ms = Math.min(...jobs.map((job) => this.#arrived_ms.get(job) ?? performance.now()));
-    const planned = await this.#plan(jobs);
-    await previous;
-    // requests that were already waiting when the database was last too slow get that answer now
-    const too_slow = this.#too_slow;
-    if (too_slow && too_slow.at_ms >= first_arrived_ms) throw too_slow.error;
-    if (planned.write) await createBatch(this.#deps.db, ...planned.write);
-    this.stats.batches++;
-    return planned.items.map((item): Outcome => {
-      if (item.error === ALONE) return ALONE;
-      this.stats.batched++;
-      return item.error !== undefined ? { error: item.error } : { answer: { status: 201, body: ok(item.view!) } };
-    });
+    const before = this.#call_done;
+    let called!: () => void;
+    this.#call_done = new Promise<void>((resolve) => (called = resolve));
+    try {
+      await before;
+      const answered = this.#answered;
+      const pages = answered && first_arrived_ms <= answered.at_ms ? answered.pages : undefined;
+      if (pages) this.stats.planned_from_answer++;
+      const planned = await this.#plan(jobs, pages);
+      await previous;
+      // requests that were already waiting when the database was last too slow get that answer now
+      const too_slow = this.#too_slow;
+      if (too_slow && too_slow.at_ms >= first_arrived_ms) throw too_slow.error;
+      if (planned.write) {
+        const [result] = await createBatch(this.#deps.db, ...planned.write).catch((error: unknown) => {
+          this.#answered = undefined;
+          throw error;
+        });
+        this.#answered = { pages: offerPages(result?.done), at_ms: performance.now() };
+      }
+      called();
+      this.stats.batches++;
+      return planned.items.map((item): Outcome => {
+        if (item.error === ALONE) return ALONE;
+        this.stats.batched++;
+        return item.error !== undefined
+          ? { error: item.error }
+          : { answer: { status: 201, body: ok(item.view!), json: item.body_json! } };
+      });
+    } finally {
+      called();
+    }
   }
 
   /**
    * The batch's call, planned from a plain read of the offers (FIFO over it as below). The call's text is fixed and
    * its rows are jsonb parameters, so PostgreSQL runs it as a prepared statement. Throws when the read fails.
    */
-  async #plan(jobs: readonly BatchedCreate[]): Promise<PlannedBatch> {
+  async #plan(jobs: readonly BatchedCreate[], pages: OfferPages | undefined): Promise<PlannedBatch> {
     const now = this.#deps.clock.now();
     const items = prepare(jobs);
     // The call checks one credential epoch, the newest a request's cached credential was read under: a request
@@ -176,7 +220,7 @@ export class PaymentCreateBatcher {
         if (item.job.credential_epoch !== undefined && item.job.credential_epoch !== credential_epoch)
           item.error = ALONE;
     for (const item of live(items)) item.row = paymentRow(item, now);
-    await planAll(this.#deps.db, items, false);
+    await planAll(this.#deps.db, items, false, pages);
     // a request with a key gets its error only once its key is known unused (it may be a replay)
     for (const item of items) if (item.job.idempotency && item.error !== undefined) item.error = ALONE;
     const created = live(items);
@@ -185,8 +229,8 @@ export class PaymentCreateBatcher {
       for (const item of items) if (item.job.credential_epoch !== undefined) item.error = ALONE;
       return { items };
     }
-    for (const item of created) item.view = presentPayment(item.row, legRows(item), this.#deps.public_base_url);
-    return { items, write: writeParameters(created, now, true, credential_epoch) };
+    for (const item of created) present(item, this.#deps.public_base_url);
+    return { items, write: writeParameters(created, now, true, credential_epoch, OFFER_PAGE) };
   }
 }
 
@@ -196,6 +240,24 @@ interface PlannedBatch {
   write?: CreateBatchParameters;
 }
 
+/** The first page of each live book a call drew from, by `OfferBook` name (`false/<currency>/<rail>`). */
+type OfferPages = Map<string, OfferPageRow[]>;
+
+/** The pages the call answered (null when it was asked for none). */
+function offerPages(done: unknown): OfferPages | undefined {
+  if (!Array.isArray(done)) return undefined;
+  const pages: OfferPages = new Map();
+  for (const book of done as { currency: string; payment_method: string; offers: OfferPageRow[] }[])
+    pages.set(
+      bookName({ is_sandbox: false, currency: book.currency, payment_method: book.payment_method }),
+      book.offers,
+    );
+  return pages;
+}
+
+const bookName = (key: { is_sandbox: boolean; currency: string; payment_method: string }) =>
+  `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
+
 type CreateBatchParameters = [
   credential_epoch: number | null,
   claims: string | null,
@@ -204,6 +266,7 @@ type CreateBatchParameters = [
   events: string,
   seller_ids: string[],
   held_minor: number[],
+  offer_page: number,
 ];
 
 /**
@@ -216,7 +279,7 @@ type CreateBatchParameters = [
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   (db) =>
     db.selectNoFrom([
-      sql`mpay_create_batch(${0}::bigint, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[])`.as(
+      sql`mpay_create_batch(${0}::bigint, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[], ${0}::integer)`.as(
         'done',
       ),
       sql`pg_notify(${sql.lit(EVENTS_CHANNEL)}, '')`.as('woken'),
@@ -224,30 +287,50 @@ const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'], notifies: true },
 );
 
+/** The view as the API shows it, serialized once for every place it goes. */
+function present(item: Item, public_base_url: string): void {
+  item.view = presentPayment(item.row, legRows(item), public_base_url);
+  item.view_json = JSON.stringify(item.view);
+  item.body_json = `{"success":true,"data":${item.view_json}}`;
+}
+
+/** `object` as JSON with one more field, `key`, whose value is JSON already (so it is not serialized again). */
+function withJsonField(object: object, key: string, json: string): string {
+  const head = JSON.stringify(object);
+  return `${head.length > 2 ? `${head.slice(0, -1)},` : '{'}${JSON.stringify(key)}:${json}}`;
+}
+
 /**
  * The call's parameters for `created` (planned, presented); `with_keys`: the requests' keys go in with their responses;
- * `credential_epoch`: the epoch the call must still see (null: nothing to check).
+ * `credential_epoch`: the epoch the call must still see (null: nothing to check); `offer_page`: how many offers of
+ * each book the call answers (0: none). The stored responses and the events take each view's JSON as it is.
  */
 function writeParameters(
   created: readonly Item[],
   now: Date,
   with_keys: boolean,
   credential_epoch: number | null,
+  offer_page: number,
 ): CreateBatchParameters {
   const keyed = with_keys ? created.filter((item) => item.job.idempotency) : [];
   const claims = keyClaimRows(
-    keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: ok(item.view!) })),
+    keyed.map((item) => ({ ...item.job.idempotency!, status: 201, body: undefined })),
     now,
-  );
+  ).map((claim, index) => withJsonField(claim, 'response_body', keyed[index]!.body_json!));
+  const events = eventRows(now, created.map(matchedEvent)).rows.map(({ payload, ...row }, index) => {
+    const { data: _view, ...envelope } = payload;
+    return withJsonField(row, 'payload', withJsonField(envelope, 'data', created[index]!.view_json!));
+  });
   const holds = heldPerSeller(created);
   return [
     credential_epoch,
-    claims.length ? JSON.stringify(claims) : null,
+    claims.length ? `[${claims.join(',')}]` : null,
     JSON.stringify(created.map((item) => item.row)),
     JSON.stringify(created.flatMap(legRows)),
-    JSON.stringify(eventRows(now, created.map(matchedEvent)).rows),
+    `[${events.join(',')}]`,
     holds.map((hold) => hold.seller_id),
     holds.map((hold) => hold.allocated_fiat_amount),
+    offer_page,
   ];
 }
 
@@ -313,13 +396,13 @@ async function createOne(
   item!.row = paymentRow(item!, now);
   await planAll(trx, [item!], lock_offers);
   if (item!.error !== undefined) throw item!.error;
-  item!.view = presentPayment(item!.row, legRows(item!), deps.public_base_url);
+  present(item!, deps.public_base_url);
   try {
-    await createBatch(trx, ...writeParameters([item!], now, false, null));
+    await createBatch(trx, ...writeParameters([item!], now, false, null, 0));
   } catch (error) {
     throw refusalOf(error) === 'an offer taken' ? new AllocationRaced() : error;
   }
-  return item!.view;
+  return item!.view!;
 }
 
 /**
@@ -361,7 +444,12 @@ function prepare(jobs: readonly BatchedCreate[]): Item[] {
  * time, as far as the batch needs) or one read of the synthetic sellers (sandbox); too little liquidity fails that
  * item alone.
  */
-async function planAll(executor: Executor, items: readonly Item[], lock_offers: boolean): Promise<void> {
+async function planAll(
+  executor: Executor,
+  items: readonly Item[],
+  lock_offers: boolean,
+  pages?: OfferPages,
+): Promise<void> {
   const books = new Map<string, OfferBook>();
   const sandbox = new Map<string, Leg>();
   for (const item of live(items)) {
@@ -370,7 +458,7 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
       currency: item.job.input.currency,
       payment_method: item.payment_method,
     };
-    const name = `${key.is_sandbox}/${key.currency}/${key.payment_method}`;
+    const name = bookName(key);
     try {
       if (key.is_sandbox && item.rate_override !== undefined) {
         item.legs = await allocateSynthetic(executor, key, [item.amount_minor], { rate_override: item.rate_override });
@@ -390,7 +478,7 @@ async function planAll(executor: Executor, items: readonly Item[], lock_offers: 
         continue;
       }
       let book = books.get(name);
-      if (!book) books.set(name, (book = new OfferBook(executor, key, lock_offers)));
+      if (!book) books.set(name, (book = new OfferBook(executor, key, lock_offers, pages?.get(name))));
       item.legs = await book.plan(item.amount_minor, item.rate_override);
     } catch (error) {
       item.error = error;

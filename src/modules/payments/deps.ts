@@ -22,6 +22,8 @@ export interface PaymentsDeps {
 export interface CreateAnswer {
   status?: number;
   body: { success: true; data: PaymentView };
+  /** `body` serialized already (a batch's answer): sent as it is. */
+  json?: string;
 }
 
 /** A create request as the batcher takes it (create-batch.ts). */

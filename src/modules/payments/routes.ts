@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { adminActor, merchantScope, withCarriedEpoch } from '../../http/auth.ts';
+import { adminActor, merchantScope } from '../../http/auth.ts';
 import { idempotencyRequest } from '../../http/idempotency.ts';
 import { CsvEnum, Envelope, ListQuery, ok, Page, splitCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
@@ -20,6 +20,7 @@ import {
 import { createAlone } from './create-batch.ts';
 import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY, SellerLegSchema } from './schema.ts';
 import { decideLeg } from './payee.ts';
+import { listSellerLegs } from './seller.ts';
 import type { ErrorCode } from '../../lib/errors.ts';
 import { createPaymentsGone } from './errors.ts';
 
@@ -113,35 +114,24 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
 ) => {
   const PaymentRef = Type.Ref('Payment');
 
-  /** GET /v1/payments/{id} and /v1/trades/{id}: the batched read checks the cached credential's epoch beside the row. */
-  const readPayment = (request: FastifyRequest, reply: FastifyReply, id: string) =>
-    withCarriedEpoch(request, reply, (epoch) => getPayment(deps, merchantScope(request), id, epoch));
-
-  /**
-   * POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher).
-   * The credential is checked by the batch's call (it refuses itself when the credential epoch moved since the
-   * credential was verified); a create that runs alone authenticates against a fresh epoch read first.
-   */
+  /** POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher). */
   const create = async (
     request: FastifyRequest,
     reply: FastifyReply,
     input: CreatePaymentInput,
-  ): Promise<CreateAnswer['body']> => {
+  ): Promise<CreateAnswer['body'] | FastifyReply> => {
     const scope = merchantScope(request);
-    const credential_epoch = request.credential_epoch;
-    const alone = async () => {
-      if (request.credential_epoch !== undefined) await request.reauthenticate(reply);
-      return createAlone(deps, merchantScope(request), input, { request, reply })();
-    };
+    const alone = createAlone(deps, scope, input, { request, reply });
     if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
     const answer = await deps.create_batcher.create({
       scope,
       input,
       idempotency: idempotencyRequest(request, { required: false }),
-      credential_epoch,
       alone,
     });
     if (answer.status !== undefined) reply.status(answer.status);
+    // a batch's answer is serialized once, beside its stored response and its event
+    if (answer.json !== undefined) return reply.type('application/json; charset=utf-8').send(answer.json);
     return answer.body;
   };
 
@@ -150,7 +140,6 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       config: {
         auth: 'key',
-        credential_epoch: 'carried',
         errors: [...CREATE_ERRORS, 'GONE'],
       },
       schema: {
@@ -181,7 +170,6 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       config: {
         auth: 'key',
-        credential_epoch: 'carried',
         errors: [
           ...CREATE_ERRORS,
           'NOT_FOUND',
@@ -207,7 +195,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.get(
     '/v1/trades/:id',
     {
-      config: { auth: 'key', errors: [404], credential_epoch: 'carried' },
+      config: { auth: 'key', errors: [404] },
       schema: {
         tags: ['payments'],
         summary: 'Read a trade (the same payment object)',
@@ -215,7 +203,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Envelope(PaymentRef) },
       },
     },
-    async (request, reply) => ok(await readPayment(request, reply, request.params.id)),
+    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.get(
@@ -254,7 +242,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.get(
     '/v1/payments/:id',
     {
-      config: { auth: 'key', credential_epoch: 'carried' },
+      config: { auth: 'key' },
       schema: {
         tags: ['payments'],
         summary: 'Read a payment; a matched or payment_pending one past expires_at becomes expired (payment.expired)',
@@ -262,7 +250,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Envelope(PaymentRef) },
       },
     },
-    async (request, reply) => ok(await readPayment(request, reply, request.params.id)),
+    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
   );
 
   app.post(
@@ -318,6 +306,33 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   const RejectBody = Type.Object(
     { reason: Type.String({ minLength: 1, maxLength: 500, description: 'Why the money did not arrive' }) },
     { additionalProperties: false },
+  );
+
+  app.get(
+    '/admin/legs',
+    {
+      config: { auth: 'admin' },
+      schema: {
+        tags: ['admin'],
+        summary:
+          "Every seller's live legs that carry a slip, newest first; status=awaiting_payee: those an operator may confirm or reject for their seller",
+        querystring: ListQuery({
+          status: Type.Optional(
+            Type.Union(
+              ['awaiting_payee', 'checking', 'verified', 'rejected', 'not_checked'].map((s) => Type.Literal(s)),
+              { description: "The leg's slip state" },
+            ),
+          ),
+        }),
+        response: { 200: Page(SellerLegSchema) },
+      },
+    },
+    async (request) =>
+      listSellerLegs(deps, null, {
+        limit: request.query.limit,
+        cursor: request.query.cursor,
+        status: request.query.status as never,
+      }),
   );
 
   app.post(

@@ -11,8 +11,9 @@ import type { SellerLegView } from './schema.ts';
 
 export type SellerLegStatus = SellerLegView['status'];
 
-const sellerLegRows = (db: Db, seller_id: string) =>
-  db
+/** Live legs with a slip: one seller's, or every seller's (null: the operator's view, `GET /admin/legs`). */
+const sellerLegRows = (db: Db, seller_id: string | null) => {
+  const rows = db
     .selectFrom('payment_proofs as proof')
     .innerJoin('payment_legs as leg', (join) =>
       join.onRef('leg.payment_id', '=', 'proof.payment_id').onRef('leg.match_order', '=', 'proof.match_order'),
@@ -35,8 +36,9 @@ const sellerLegRows = (db: Db, seller_id: string) =>
       'payments.currency',
       'payments.status as payment_status',
     ])
-    .where('leg.seller_id', '=', seller_id)
     .where('payments.is_sandbox', '=', false);
+  return seller_id === null ? rows : rows.where('leg.seller_id', '=', seller_id);
+};
 
 type SellerLegRow = Awaited<ReturnType<ReturnType<typeof sellerLegRows>['execute']>>[number];
 
@@ -52,10 +54,13 @@ async function present(db: Db, public_base_url: string, rows: readonly SellerLeg
   );
 }
 
-/** `GET /v1/seller/legs`: the seller's legs with a slip, newest first; `awaiting_payee` names those waiting for it. */
+/**
+ * `GET /v1/seller/legs`: the seller's legs with a slip, newest first; `awaiting_payee` names those waiting for it.
+ * With no seller (`GET /admin/legs`), every seller's: what an operator may decide for them.
+ */
 export async function listSellerLegs(
   deps: { db: Db; public_base_url: string },
-  seller_id: string,
+  seller_id: string | null,
   query: PageQuery & { status?: SellerLegStatus | undefined },
 ) {
   let select = sellerLegRows(deps.db, seller_id);

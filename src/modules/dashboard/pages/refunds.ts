@@ -1,14 +1,12 @@
 import { minorToDecimal, isCurrency } from '../../../lib/money.ts';
 import type { PaymentView } from '../../payments/present.ts';
+import { REFUNDABLE } from '../../payments/refunds.ts';
 import { REFUND_FUNDINGS, REFUND_REASONS, REFUND_STATUSES, type RefundView } from '../../refunds/schema.ts';
 import { formKey } from '../context.ts';
 import { money, pay, when } from '../format.ts';
 import { html, query, type Html } from '../html.ts';
 import { csrfField, flash, page, type PageContext, statusBadge } from '../layout.ts';
 import { FUNDING_WORDS, REFUND_REASON_WORDS, STATUS_WORDS, wordOf } from '../words.ts';
-
-/** Payment statuses a refund may be made of (they received money). */
-const REFUNDABLE = ['completed', 'settled', 'partially_paid'];
 
 /** What remains to refund of a payment: what it received less its refunds that did not fail or get canceled. */
 export function remainingToRefund(payment: PaymentView, refunds: RefundView[]): number {

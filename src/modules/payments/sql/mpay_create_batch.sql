@@ -6,13 +6,17 @@
 -- gets its default here until this file names it. The statements keep PL/pgSQL's cached generic plans: none depends
 -- on the values.
 drop function if exists mpay_create_batch(jsonb, jsonb, jsonb, jsonb, uuid[], bigint[]);
+drop function if exists mpay_create_batch(bigint, jsonb, jsonb, jsonb, jsonb, uuid[], bigint[]);
 
 -- p_credential_epoch: the credential epoch the batch's requests' credentials were verified under (null: nothing to
 -- check); the call refuses itself first when the epoch has moved since, so a credential revoked meanwhile creates
--- nothing (its requests authenticate again and run alone).
+-- nothing (its requests authenticate again and run alone). Answers, unless p_offer_page is 0, the first p_offer_page
+-- offers of each live book (currency and rail) the batch drew from as its reservation left them, which the batch
+-- gathered beside this one plans from instead of reading them (OfferBook's page: FIFO, the same columns).
 create or replace function mpay_create_batch(p_credential_epoch bigint, p_claims jsonb, p_payments jsonb,
-                                             p_legs jsonb, p_events jsonb, p_seller_ids uuid[], p_held_minor bigint[])
-returns void language plpgsql as $$
+                                             p_legs jsonb, p_events jsonb, p_seller_ids uuid[], p_held_minor bigint[],
+                                             p_offer_page integer)
+returns jsonb language plpgsql as $$
 declare
   written bigint;
 begin
@@ -48,5 +52,27 @@ begin
       perform mpay_refuse('an offer taken');
     end if;
   end if;
+
+  if p_offer_page = 0 then return null; end if;
+  -- the first page of each live book the batch drew from, as the reservation left it (OfferBook's read, FIFO)
+  return (
+    select coalesce(jsonb_agg(jsonb_build_object('currency', b.currency, 'payment_method', b.payment_method,
+      'offers', (
+        select coalesce(jsonb_agg(jsonb_build_object('id', s.id, 'rate', s.rate::text,
+          'available_minor', s.liquidity_minor - s.reserved_minor, 'created_at', s.created_at::text)
+          order by s.rate, s.created_at, s.id), '[]')
+        from (
+          select o.id, o.rate, o.liquidity_minor, o.reserved_minor, o.created_at from sellers o
+          where o.is_sandbox = false and o.currency = b.currency and o.payment_method = b.payment_method and o.active
+            and o.liquidity_minor > o.reserved_minor
+          order by o.rate, o.created_at, o.id
+          limit p_offer_page
+        ) s))), '[]')
+    from (
+      select distinct p.currency, p.payment_method
+      from jsonb_to_recordset(p_payments) as p (currency text, payment_method text, is_sandbox boolean)
+      where not p.is_sandbox
+    ) b
+  );
 end
 $$;
