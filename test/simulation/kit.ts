@@ -155,8 +155,8 @@ export interface Truth {
   silent_sellers: Set<string>;
   /** Net PAY the operator's audited adjustments minted (+) or burned (-), per mode `live`, as answered 2xx. */
   adjusted_micro_pay: number;
-  /** Each refund's slip that stands (a provider verified it, or it waits for the buyer): its SHA-256. */
-  refund_slips: Map<string, string>;
+  /** Refunds whose merchant really paid the buyer (it sent a slip of a real transfer). */
+  paid_refunds: Set<string>;
   /** What the live sellers' funding is worth at their rates (the mint each funding must make). */
   seller_funding_micro_pay: number;
 }
@@ -369,8 +369,9 @@ export async function fillsOf(world: World, sell_order_id: string): Promise<Fill
 }
 
 /**
- * The fill an honest seller confirms on an order in flight: one not yet confirmed whose buyer paid; when none of its
- * buyers paid, now and then one anyway (the seller is fooled, and will dispute it). Undefined: nothing to confirm.
+ * The fill an honest seller confirms on an order in flight: one not yet confirmed whose buyer paid; on an order of one
+ * fill never paid, now and then that one anyway (the seller is fooled, and will dispute it). Undefined: nothing to
+ * confirm.
  */
 export async function fillToConfirm(world: World, sell_order_id: string): Promise<string | undefined> {
   const fills = (await fillsOf(world, sell_order_id)).filter((fill) => !fill.confirmed);
@@ -380,7 +381,8 @@ export async function fillToConfirm(world: World, sell_order_id: string): Promis
   );
   if (arrived) return arrived.buy_order_id;
   const all = await fillsOf(world, sell_order_id);
-  if (fills.length > 0 && all.every((fill) => !fill.paid) && world.random() < 0.15) {
+  // Only an order of one fill: confirming it completes the order, which the seller's dispute can then take back.
+  if (fills.length === 1 && all.length === 1 && !fills[0]!.paid && world.random() < 0.15) {
     world.truth.fooled_sells.add(sell_order_id);
     return fills[0]!.buy_order_id;
   }

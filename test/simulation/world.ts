@@ -476,7 +476,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       silent_sells: new Set(),
       fooled_sells: new Set(),
       silent_sellers: new Set(),
-      refund_slips: new Map(),
+      paid_refunds: new Set(),
       adjusted_micro_pay: 0,
       seller_funding_micro_pay: 0,
     },
