@@ -98,6 +98,18 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
       ).statusCode,
       303,
     );
+    const sell_order = await t.db
+      .selectFrom('sell_orders')
+      .select('id')
+      .where('merchant_id', '=', merchant.id)
+      .executeTakeFirstOrThrow();
+    const dispute = await owner.post('/dashboard/disputes', {
+      _key: crypto.randomUUID(),
+      sell_order_id: sell_order.id,
+      notes: 'every page',
+    });
+    assert.equal(dispute.statusCode, 303, dispute.body.slice(0, 300));
+    const dispute_path = String(dispute.headers.location).split('?')[0]!;
     await t.call('GET', '/v1/payments?limit=1', merchant.live);
     // Sandbox: a completed, a settled and an expired payment, an endpoint and a test event.
     assert.equal((await owner.post('/dashboard/mode', { mode: 'sandbox' })).statusCode, 303);
@@ -130,6 +142,7 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
       ['home', '/dashboard'],
       ['payments', '/dashboard/payments'],
       ['balance', '/dashboard/balance'],
+      ['dispute', dispute_path],
       ['settlements', '/dashboard/settlements'],
       ['developers', '/dashboard/developers'],
       ['team', '/dashboard/team'],

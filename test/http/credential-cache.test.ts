@@ -60,6 +60,33 @@ describe('credential cache: forgotten at the commit of a change, bounded', () =>
     assert.equal((await whoami(merchant.test)).statusCode, 401, "the cache never grants past the key's own end");
   });
 
+  it('a seller key rolled (POST /admin/sellers/{id}/keys) is refused on the very next request; any writer of its hash moves the epoch, a liquidity change does not', async () => {
+    const seller = (await t.createSeller(thbSeller(100_000, '35.00', '0833333333'))) as {
+      id: string;
+      seller_key: string;
+    };
+    const legs = (key: string) => t.request({ method: 'GET', url: '/v1/seller/legs', headers: { 'x-api-key': key } });
+    const epoch = async () =>
+      Number((await t.db.selectFrom('credential_epoch').select('epoch').executeTakeFirstOrThrow()).epoch);
+    assert.equal((await legs(seller.seller_key)).statusCode, 200, 'cached now');
+    assert.equal((await legs(seller.seller_key)).statusCode, 200, 'served from the cache');
+    const before_liquidity = await epoch();
+    await t.db.updateTable('sellers').set({ active: false }).where('id', '=', seller.id).execute();
+    assert.equal(await epoch(), before_liquidity, 'a change that is not a credential keeps the cache');
+    const rolled = await t.admin('POST', `/admin/sellers/${seller.id}/keys`);
+    assert.equal(rolled.statusCode, 201, rolled.body);
+    assert.equal(await epoch(), before_liquidity + 1);
+    assert.equal((await legs(seller.seller_key)).statusCode, 401);
+    const fresh = rolled.json().data.seller_key as string;
+    assert.equal((await legs(fresh)).statusCode, 200, 'cached now');
+    await t.db
+      .updateTable('sellers')
+      .set({ key_hash: sha256Hex(randomUUID()) })
+      .where('id', '=', seller.id)
+      .execute();
+    assert.equal((await legs(fresh)).statusCode, 401, 'a raw write of the hash is heard too');
+  });
+
   it('roll: 404 for an unknown merchant, 400 for an unknown kind, 401 without the admin token', async () => {
     assert.equal(
       (
@@ -92,7 +119,7 @@ describe('credential cache: forgotten at the commit of a change, bounded', () =>
     cache.set('h3', principal('m1'), 7, Infinity, 0);
     assert.equal(cache.size, 2);
     assert.equal(cache.get('h1', 7, 0), undefined);
-    assert.equal(cache.get('h2', 7, 999)?.merchant_id, 'm2');
+    assert.equal(cache.get<ReturnType<typeof principal>>('h2', 7, 999)?.merchant_id, 'm2');
     assert.equal(cache.get('h2', 7, 1_000), undefined, 'past its own end');
     assert.equal(cache.get('h3', 8, 0), undefined, 'read under another epoch');
     cache.set('h3', principal('m1'), 8, Infinity, 0);
@@ -228,6 +255,20 @@ describe('credential cache: two application instances on one PostgreSQL database
     assert.equal(rolled.statusCode, 201, rolled.body);
     assert.equal((await b.call('GET', '/v1/payments?limit=1', merchant.live)).statusCode, 401);
     assert.equal((await b.call('GET', '/v1/payments?limit=1', rolled.json().data.key)).statusCode, 200);
+  });
+
+  it('a seller key rolled through one instance is refused by the other on its next request', async () => {
+    const seller = (await a.createSeller(thbSeller(100_000, '35.00', '0844444444'))) as {
+      id: string;
+      seller_key: string;
+    };
+    const legs = (key: string) => b.request({ method: 'GET', url: '/v1/seller/legs', headers: { 'x-api-key': key } });
+    assert.equal((await legs(seller.seller_key)).statusCode, 200, 'cached in b');
+    assert.equal((await legs(seller.seller_key)).statusCode, 200);
+    const rolled = await a.admin('POST', `/admin/sellers/${seller.id}/keys`);
+    assert.equal(rolled.statusCode, 201, rolled.body);
+    assert.equal((await legs(seller.seller_key)).statusCode, 401);
+    assert.equal((await legs(rolled.json().data.seller_key)).statusCode, 200);
   });
 
   it("a merchant's tokens revoked through one instance: its JWT is refused by the other at once", async () => {

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { accounts } from '../../src/modules/ledger/port.ts';
 import { feeOf, paymentFee } from '../../src/modules/payments/fees.ts';
 import { expireDuePayments } from '../../src/modules/payments/service.ts';
+import { dailyPaymentStats } from '../../src/modules/payments/stats.ts';
 import { runSettlements } from '../../src/modules/settlements/service.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipartParts } from '../helpers/files.ts';
@@ -134,6 +135,18 @@ describe('evidence of a live payment leg, and partially_paid', () => {
 
   it('a rejection after another leg was verified ends partially_paid: the verified leg completes with its own fee, the other releases', async () => {
     validator.kind = 'easyslip';
+    const stats = async () =>
+      (await dailyPaymentStats(t.db, { merchant_id: merchant.id, is_sandbox: false }, new Date(0)))
+        .filter((row) => row.currency === 'THB')
+        .reduce(
+          (sum, row) => ({
+            count: sum.count + row.count,
+            completed_count: sum.completed_count + row.completed_count,
+            completed_amount_minor: sum.completed_amount_minor + row.completed_amount_minor,
+          }),
+          { count: 0, completed_count: 0, completed_amount_minor: 0 },
+        );
+    const stats_before = await stats();
     const p = await payment(2);
     const [one, two] = p.match_details as [(typeof p.match_details)[0], (typeof p.match_details)[0]];
     const before = await available();
@@ -168,6 +181,15 @@ describe('evidence of a live payment leg, and partially_paid', () => {
     assert.ok(
       sellers.every((seller) => Number(seller.reserved_minor) === 0),
       'nothing stays reserved',
+    );
+    assert.deepEqual(
+      await stats(),
+      {
+        count: stats_before.count + 1,
+        completed_count: stats_before.completed_count + 1,
+        completed_amount_minor: stats_before.completed_amount_minor + one.allocated_fiat_amount,
+      },
+      "the dashboard's figures count a partly paid payment as succeeded, with what it received",
     );
     const event = await t.event<{ data: { status: string; amount_received: number } }>(p.id, 'payment.partially_paid');
     assert.deepEqual([event.data.status, event.data.amount_received], ['partially_paid', one.allocated_fiat_amount]);

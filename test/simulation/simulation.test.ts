@@ -39,13 +39,19 @@ const TRANSITIONS = [
   'settlement.completed',
   'settlement.failed',
   'settlement.retried',
+  'leg.awaiting_payee',
+  'refund.created',
+  'refund.updated',
+  'refund.succeeded',
+  'refund.failed',
+  'refund.canceled',
 ];
 const AT_LEAST = 3;
 
 describe('whole-flow simulation', () => {
   const reports: SimulationReport[] = [];
   for (const seed of SEEDS) {
-    it(`seed ${seed}: ${STEPS} steps with injected faults end conserved, reconciled and with nothing stuck`, async () => {
+    it(`seed ${seed}: ${STEPS} steps with injected faults and cheaters end conserved, reconciled, with no honest party out of pocket and nothing stuck`, async () => {
       const report = await simulate({ seed, steps: STEPS, restarts, crashes: restarts });
       reports.push(report);
       assert.deepEqual(

@@ -7,28 +7,45 @@
  * liquidity left, every payment, order, pending fund and dispute in a terminal or live state, and no 5xx on the way.
  * A failing seed replays exactly: `./run simulate --seed N --steps K`.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
-import { AppError } from '../../src/lib/errors.ts';
+import pg from 'pg';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { createInProcessLedger } from '../../src/modules/ledger/in-process.ts';
-import type { Ledger } from '../../src/modules/ledger/port.ts';
-import type { ReceiptCheck, ReceiptValidator, ValidatorVerdict } from '../../src/modules/validators/port.ts';
 import { openDatabase, type DatabaseHandle } from '../../src/db/database.ts';
 import type { ScratchDatabase } from '../../src/db/scratch.ts';
-import {
-  ADMIN_HEADERS,
-  INTERNAL_TOKEN,
-  startTestApp,
-  thbSeller,
-  type TestApp,
-  type TestMerchant,
-} from '../helpers/app.ts';
+import { ADMIN_HEADERS, INTERNAL_TOKEN, startTestApp, thbSeller } from '../helpers/app.ts';
 import { openTestDatabase } from '../helpers/database.ts';
-import pg from 'pg';
-import { PNG } from 'pngjs';
 import { PAY } from '../helpers/orders.ts';
 import { seededRandom } from '../helpers/random.ts';
+import { CHEATERS, decideLeg, legsAwaitingPayee, PROOF_CHECK_HOURS } from './cheaters.ts';
+import { checkConservation, fundingMicroPay } from './checks.ts';
+import {
+  aimed,
+  between,
+  confirmCashLeg,
+  fillsOf,
+  fillToConfirm,
+  openDispute,
+  truthfulOutcome,
+  drain,
+  FaultyLedger,
+  FaultyValidator,
+  idsIn,
+  merchantRequest,
+  multipartParts,
+  paymentView,
+  pick,
+  pickRecent,
+  record,
+  runJob,
+  seededPng,
+  type Action,
+  type SimulationReport,
+  type World,
+} from './kit.ts';
+import { buyersAnswerAll, REFUND_ACTIONS, REFUND_DAYS } from './refunds.ts';
+
+export type { SimulationReport } from './kit.ts';
 
 export interface SimulationOptions {
   seed: number;
@@ -40,207 +57,11 @@ export interface SimulationOptions {
   log?: (line: string) => void;
 }
 
-export interface SimulationReport {
-  seed: number;
-  steps: number;
-  /** How often each action ran, and how often it answered 2xx. */
-  actions: Record<string, { runs: number; ok: number }>;
-  /** Final status counts per resource kind. */
-  final: Record<string, Record<string, number>>;
-  faults: { validator: number; ledger: number; restarts: number };
-  /**
-   * What the run reached: each status transition per flow (the event the transition emits, counted from the outbox)
-   * and each answer per action (`201`, `409 SELL_ORDER_BAD_STATE`, ...).
-   */
-  coverage: { transitions: Record<string, number>; answers: Record<string, Record<string, number>> };
-  /** This seed's workload (swarm testing): each action's weight after the seed scaled or switched it off. */
-  weights: Record<string, number>;
-  /** Every broken invariant; empty when the seed passed. */
-  problems: string[];
-}
-
-type Random = () => number;
-
 const PAYMENT_LIVE = new Set<string>([]);
 const PAYMENT_TERMINAL = new Set(['completed', 'partially_paid', 'settled', 'failed', 'expired', 'cancelled']);
 const SELL_DONE = new Set(['completed', 'failed', 'cancelled']);
 const BUY_DONE = new Set(['matched', 'cancelled', 'expired', 'partially_filled']);
 const PENDING_FUNDS_TERMINAL = new Set(['confirmed', 'failed', 'expired']);
-
-/**
- * A verification provider (it stands for one that checks amount, payee and reference, so its verified completes a live
- * leg) whose verdicts a seeded generator picks while faults are on; healed, it verifies every receipt.
- */
-class FaultyValidator implements ReceiptValidator {
-  readonly kind = 'easyslip' as const;
-  faults = true;
-  injected = 0;
-  readonly #asked = new Map<string, number>();
-  readonly #seed: number;
-  constructor(seed: number) {
-    this.#seed = seed;
-  }
-
-  async validate(check: ReceiptCheck): Promise<ValidatorVerdict> {
-    // The verdict depends on the receipt and how often it was asked, not on the order concurrent checks arrive in.
-    const digest = createHash('sha256').update(check.image).digest('hex');
-    const asked = (this.#asked.get(digest) ?? 0) + 1;
-    this.#asked.set(digest, asked);
-    const roll = this.faults ? seededRandom(this.#seed ^ Number.parseInt(digest.slice(0, 8), 16) ^ asked)() : 0;
-    if (roll < 0.72) return { outcome: 'verified', validator_kind: 'easyslip', response: { simulated: 'verified' } };
-    this.injected += 1;
-    if (roll < 0.84)
-      return {
-        outcome: 'failed',
-        reason: 'amount_mismatch',
-        validator_kind: 'easyslip',
-        response: { simulated: 'failed' },
-      };
-    if (roll < 0.9) return { outcome: 'timeout', validator_kind: 'easyslip', response: { simulated: 'timeout' } };
-    if (roll < 0.96) return { outcome: 'unverified', validator_kind: 'easyslip', response: { simulated: 'http_503' } };
-    throw new Error('simulated validator crash');
-  }
-}
-
-/** The in-process ledger behind a switch the simulation flips: while down, every call fails as an unreachable ledger. */
-class FaultyLedger implements Ledger {
-  readonly kind = 'in_process' as const;
-  down_steps = 0;
-  injected = 0;
-  #inner: Ledger | undefined;
-
-  attach(t: TestApp): void {
-    this.#inner = createInProcessLedger({ db: t.db, clock: t.clock });
-  }
-
-  #ready(): Ledger {
-    if (!this.#inner) throw new Error('FaultyLedger: attach() first');
-    if (this.down_steps > 0) {
-      this.injected += 1;
-      throw new AppError('LEDGER_UNAVAILABLE', 'ledger unreachable (simulated)');
-    }
-    return this.#inner;
-  }
-
-  transfer: Ledger['transfer'] = (command, options) => this.#ready().transfer(command, options);
-  transferAll: Ledger['transferAll'] = (commands, options) => this.#ready().transferAll(commands, options);
-  transferBatch: Ledger['transferBatch'] = (commands, options) => this.#ready().transferBatch(commands, options);
-  // Reads and the invariant check never fail: the simulation injects faults into moves only.
-  balance: Ledger['balance'] = (account, options) => this.#inner!.balance(account, options);
-  balances: Ledger['balances'] = (names, options) => this.#inner!.balances(names, options);
-  creditedSince: Ledger['creditedSince'] = (account, since, options) =>
-    this.#inner!.creditedSince(account, since, options);
-  verify: Ledger['verify'] = () => this.#inner!.verify();
-}
-
-interface World {
-  t: TestApp;
-  random: Random;
-  merchants: TestMerchant[];
-  payments: { id: string; key: string }[];
-  sells: { id: string; jwt: string; merchant_id: string }[];
-  buys: { id: string; jwt: string; merchant_id: string }[];
-  pending_funds: { id: string; key: string }[];
-  disputes: string[];
-  /** Every slip a buyer uploaded for a payment (a cheater re-uploads them). */
-  slips: Buffer[];
-  problems: string[];
-  actions: SimulationReport['actions'];
-  answers: SimulationReport['coverage']['answers'];
-  final?: Record<string, Record<string, number>>;
-  /** Set while a crash step kills the database's connections. */
-  crashing?: boolean;
-}
-
-const pick = <T>(random: Random, items: readonly T[]): T | undefined =>
-  items.length ? items[Math.floor(random() * items.length)] : undefined;
-/** Mostly one of the newest items (the ones still open), sometimes any (to probe finished ones). */
-const pickRecent = <T>(random: Random, items: readonly T[]): T | undefined =>
-  random() < 0.8 ? pick(random, items.slice(-6)) : pick(random, items);
-const between = (random: Random, low: number, high: number) => low + Math.floor(random() * (high - low + 1));
-
-async function record(
-  world: World,
-  action: string,
-  response: LightMyRequestResponse | undefined,
-): Promise<LightMyRequestResponse | undefined> {
-  const entry = (world.actions[action] ??= { runs: 0, ok: 0 });
-  entry.runs += 1;
-  if (!response) return undefined;
-  if (response.statusCode < 300) entry.ok += 1;
-  const code = response.statusCode >= 400 ? errorCode(response) : undefined;
-  const answer = code ? `${response.statusCode} ${code}` : String(response.statusCode);
-  const answers = (world.answers[action] ??= {});
-  answers[answer] = (answers[answer] ?? 0) + 1;
-  // 502/503 are the documented answers to an unreachable dependency (the injected ledger outage); 500 never is.
-  if (response.statusCode === 500 || response.statusCode > 503)
-    world.problems.push(`${action}: ${response.statusCode} ${response.body.slice(0, 300)}`);
-  return response;
-}
-
-function errorCode(response: LightMyRequestResponse): string | undefined {
-  try {
-    return (response.json() as { error?: { code?: string } }).error?.code;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Ids of the simulation's resources now in one of `statuses`: actions aim at a state where they can succeed (most of
- * the time) as often as at one where they must be refused (the rest), so both paths are explored in-run.
- */
-async function idsIn(
-  world: World,
-  table: 'payments' | 'sell_orders' | 'buy_orders' | 'pending_funds' | 'disputes' | 'settlements',
-  statuses: readonly string[],
-): Promise<string[]> {
-  const rows = await world.t.db
-    .selectFrom(table)
-    .select('id')
-    .where('status', 'in', statuses as never)
-    .orderBy('id')
-    .execute();
-  return rows.map((row) => row.id as string);
-}
-
-/** With probability `aim`, one of `targets` known to the world; else `fallback()` (any recent one, to probe). */
-async function aimed<T extends { id: string }>(
-  world: World,
-  items: readonly T[],
-  targets: () => Promise<string[]>,
-  aim = 0.75,
-): Promise<T | undefined> {
-  if (world.random() < aim) {
-    const wanted = new Set(await targets());
-    const hit = pick(
-      world.random,
-      items.filter((item) => wanted.has(item.id)),
-    );
-    if (hit) return hit;
-  }
-  return pickRecent(world.random, items);
-}
-
-function merchantRequest(world: World, jwt: string, method: 'GET' | 'POST', url: string, body?: unknown) {
-  const headers: Record<string, string> = { authorization: `Bearer ${jwt}` };
-  if (method === 'POST') headers['idempotency-key'] = randomUUID();
-  return world.t.request({ method, url, headers, ...(body === undefined ? {} : { payload: body as object }) });
-}
-
-async function paymentView(world: World, payment: { id: string; key: string }) {
-  const response = await world.t.call('GET', `/v1/payments/${payment.id}`, payment.key);
-  return response.statusCode === 200
-    ? (response.json().data as { status: string; match_details?: { match_order: number }[] })
-    : undefined;
-}
-
-/** Every action: a name, a weight and what it does. An action may be refused (4xx): only a 5xx is a problem. */
-interface Action {
-  name: string;
-  weight: number;
-  run: (world: World) => Promise<LightMyRequestResponse | undefined>;
-}
 
 /** Create and cancel on one side of the order book: they differ only in the path, the body and where ids are kept. */
 function orderActions(
@@ -284,8 +105,13 @@ function orderActions(
           }
         }
         const response = await merchantRequest(world, merchant.jwt, 'POST', path, body(amount_micro_pay, fiat_amount));
-        if (response.statusCode === 201)
-          book(world).push({ id: response.json().data.id, jwt: merchant.jwt, merchant_id: merchant.id });
+        if (response.statusCode === 201) {
+          const id = response.json().data.id as string;
+          book(world).push({ id, jwt: merchant.jwt, merchant_id: merchant.id });
+          // Some buyers never pay their sellers; some sellers never confirm, paid or not.
+          if (world.random() < (side === 'buy' ? 0.2 : 0.15))
+            (side === 'buy' ? world.truth.unpaying_buys : world.truth.silent_sells).add(id);
+        }
         return response;
       },
     },
@@ -477,7 +303,9 @@ const ACTIONS: Action[] = [
         for (const job of ['order-matcher', 'sell-order-cash-legs']) await runJob(world, job);
         in_flight = new Set(await idsIn(world, 'sell_orders', ['cash_leg_in_flight']));
       }
-      const candidates = world.sells.filter((entry) => in_flight.has(entry.id));
+      const candidates = world.sells.filter(
+        (entry) => in_flight.has(entry.id) && !world.truth.silent_sells.has(entry.id),
+      );
       const roll = world.random();
       const sell =
         candidates.length > 0 && roll < 0.9
@@ -485,13 +313,12 @@ const ACTIONS: Action[] = [
           : roll < 0.85 || candidates.length > 0
             ? pickRecent(world.random, world.sells)
             : undefined;
-      return (
-        sell &&
-        merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${sell.id}/confirm-cash-leg`, {
-          receipt_base64: seededPng(world.random).toString('base64'),
-          content_type: 'image/png',
-        })
-      );
+      if (!sell) return undefined;
+      if (!in_flight.has(sell.id)) return confirmCashLeg(world, sell, undefined);
+      // An honest seller confirms a transfer that arrived; a seller none of whose buyers paid is now and then fooled
+      // into confirming one (and disputes its order later). Nothing arrived and not fooled: it waits.
+      const buy_order_id = await fillToConfirm(world, sell.id);
+      return buy_order_id === undefined ? undefined : confirmCashLeg(world, sell, buy_order_id);
     },
   },
   {
@@ -501,14 +328,11 @@ const ACTIONS: Action[] = [
       const sell = await aimed(world, world.sells, () =>
         idsIn(world, 'sell_orders', ['cash_leg_in_flight', 'completed', 'failed']),
       );
-      const response =
-        sell &&
-        (await merchantRequest(world, sell.jwt, 'POST', '/v1/merchant-disputes', {
-          sell_order_id: sell.id,
-          notes: 'simulated',
-        }));
-      if (response?.statusCode === 201) world.disputes.push(response.json().data.id);
-      return response;
+      if (!sell) return undefined;
+      // The seller disputes its own order, or one of its buyers does (the buyer's recourse), now and then with its slip.
+      const fill = world.random() < 0.5 ? pick(world.random, await fillsOf(world, sell.id)) : undefined;
+      const opener = (fill && world.buys.find((buy) => buy.id === fill.buy_order_id)) ?? sell;
+      return openDispute(world, opener.jwt, sell.id, world.random() < 0.5);
     },
   },
   {
@@ -532,10 +356,8 @@ const ACTIONS: Action[] = [
           status
         ] ?? 'resolve';
       const step = world.random() < 0.85 ? next! : pick(world.random, ['investigate', 'escalate', 'resolve'])!;
-      const body =
-        step === 'resolve'
-          ? { outcome: pick(world.random, ['favor_merchant', 'favor_counterparty', 'no_action'])! }
-          : {};
+      // The operator looked at the bank statement: the outcome follows what really happened.
+      const body = step === 'resolve' ? { outcome: await truthfulOutcome(world, id) } : {};
       return world.t.request({
         method: 'POST',
         url: `/admin/disputes/${id}/${step}`,
@@ -574,12 +396,16 @@ const ACTIONS: Action[] = [
     async run(world) {
       const merchant = pick(world.random, world.merchants)!;
       const direction = world.random() < 0.6 ? 'credit' : 'debit';
-      return world.t.request({
+      const amount_micro_pay = between(world.random, 1, 20) * PAY;
+      const response = await world.t.request({
         method: 'POST',
         url: `/admin/merchants/${merchant.id}/ledger-adjustments`,
         headers: { ...ADMIN_HEADERS, 'idempotency-key': randomUUID() },
-        payload: { amount_micro_pay: between(world.random, 1, 20) * PAY, direction, reason: 'simulated adjustment' },
+        payload: { amount_micro_pay, direction, reason: 'simulated adjustment' },
       });
+      if (response.statusCode === 201 || response.statusCode === 200)
+        world.truth.adjusted_micro_pay += direction === 'credit' ? amount_micro_pay : -amount_micro_pay;
+      return response;
     },
   },
   {
@@ -601,61 +427,9 @@ const ACTIONS: Action[] = [
       });
     },
   },
+  ...CHEATERS,
+  ...REFUND_ACTIONS,
 ];
-
-/** A small PNG whose bytes come from the action's own generator, so a seed replays the same files. */
-function seededPng(random: Random): Buffer {
-  const png = new PNG({ width: 4, height: 4 });
-  for (let index = 0; index < png.data.length; index += 1) png.data[index] = Math.floor(random() * 256);
-  return PNG.sync.write(png);
-}
-
-/** A multipart/form-data body of several parts: files (`bytes`) and plain fields (`value`). */
-function multipartParts(parts: ({ name: string; bytes: Buffer } | { name: string; value: string })[]): {
-  payload: Buffer;
-  headers: Record<string, string>;
-} {
-  const boundary = `----mpaysim${parts.length}x${Date.now().toString(36)}`;
-  const chunks = parts.flatMap((part) =>
-    'bytes' in part
-      ? [
-          Buffer.from(
-            `--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"; filename="slip.png"\r\nContent-Type: image/png\r\n\r\n`,
-          ),
-          part.bytes,
-          Buffer.from('\r\n'),
-        ]
-      : [Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${part.name}"\r\n\r\n${part.value}\r\n`)],
-  );
-  return {
-    payload: Buffer.concat([...chunks, Buffer.from(`--${boundary}--\r\n`)]),
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
-  };
-}
-
-async function runJob(world: World, name: string): Promise<number> {
-  try {
-    return await world.t.application.scheduler.runOnce(name);
-  } catch (error) {
-    // A worker pass may meet an injected ledger outage; it must leave its rows for the next pass, never corrupt them.
-    if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') return 0;
-    // A pass whose connection the server killed (a crash step) dies with it, as a killed worker would; its
-    // transaction rolled back and the next pass finds the rows as they were.
-    if (world.crashing) return 0;
-    world.problems.push(`job ${name} threw: ${error instanceof Error ? error.message : String(error)}`);
-    return 0;
-  }
-}
-
-/** Runs every job until none has anything left to do (bounded). */
-async function drain(world: World): Promise<void> {
-  for (let round = 0; round < 20; round += 1) {
-    let did = 0;
-    for (const name of world.t.application.scheduler.names()) did += await runJob(world, name);
-    if (did === 0) return;
-  }
-  world.problems.push('workers still had work after 20 rounds');
-}
 
 export async function simulate(options: SimulationOptions): Promise<SimulationReport> {
   const random = seededRandom(options.seed);
@@ -674,7 +448,12 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       database: handle,
       clock,
       overrides: { validator, ledger },
-      env: { RECEIPT_VALIDATOR: 'null_validator' },
+      env: {
+        RECEIPT_VALIDATOR: 'null_validator',
+        PROOF_CHECK_HOURS: String(PROOF_CHECK_HOURS),
+        REFUND_CLAIM_DAYS: String(REFUND_DAYS),
+        REFUND_CONFIRM_DAYS: String(REFUND_DAYS),
+      },
     });
     ledger.attach(app);
     return app;
@@ -689,6 +468,18 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     pending_funds: [],
     disputes: [],
     slips: [],
+    sellers: [],
+    refunds: [],
+    validator,
+    truth: {
+      unpaying_buys: new Set(),
+      silent_sells: new Set(),
+      fooled_sells: new Set(),
+      silent_sellers: new Set(),
+      paid_refunds: new Set(),
+      adjusted_micro_pay: 0,
+      seller_funding_micro_pay: 0,
+    },
     problems: [],
     actions: {},
     answers: {},
@@ -705,6 +496,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       return ACTIONS[ACTIONS.length - 1]!;
     };
     for (let step = 0; step < options.steps; step += 1) {
+      if (validator.outage_steps > 0) validator.outage_steps -= 1;
       if (ledger.down_steps > 0) ledger.down_steps -= 1;
       else if (random() < 0.02) ledger.down_steps = between(random, 1, 4);
       const restart = options.restarts && random() < 0.02;
@@ -742,33 +534,32 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         log(`step ${step}: ${crash ? 'killed every connection and restarted' : 'restarted'} the application`);
       }
     }
-    // Heal, then let time pass every deadline (payment expiry, cash-leg retries, pending-funds TTL) with workers running.
+    // Heal, then let time pass every deadline (payment expiry, cash-leg retries, pending-funds TTL, refund claims and
+    // confirmations) with workers running.
     validator.faults = false;
+    validator.outage_steps = 0;
     ledger.down_steps = 0;
     await drain(world);
-    // Most sellers whose cash leg is in flight were paid and confirm it; the rest let it time out.
-    const in_flight = await world.t.db
-      .selectFrom('sell_orders')
-      .select('id')
-      .where('status', '=', 'cash_leg_in_flight')
-      .orderBy('id')
-      .execute();
-    for (const { id } of in_flight) {
-      const sell = world.sells.find((entry) => entry.id === id);
-      if (!sell || random() < 0.3) continue;
-      const body = { receipt_base64: seededPng(random).toString('base64'), content_type: 'image/png' };
-      await record(
-        world,
-        'final.confirm_cash_leg',
-        await merchantRequest(world, sell.jwt, 'POST', `/v1/merchant-sell-orders/${id}/confirm-cash-leg`, body),
-      );
-    }
+    await honestSellersAnswer(world);
     for (let day = 0; day < 6; day += 1) {
       await drain(world);
+      await honestSellersAnswer(world);
       clock.advance(24 * 3600 * 1000);
     }
+    // The recourse: buyers who paid and whose fills were taken back dispute, fooled sellers dispute their orders, and
+    // the operator resolves every dispute as the bank statements say; orders released by a resolution then run out.
+    for (let round = 0; round < 2; round += 1) {
+      await settleDisputes(world);
+      for (let day = 0; day < 3; day += 1) {
+        await drain(world);
+        await honestSellersAnswer(world);
+        clock.advance(24 * 3600 * 1000);
+      }
+    }
+    await settleDisputes(world);
     await drain(world);
     await check(world);
+    await checkConservation(world);
     transitions = await reachedTransitions(world);
   } finally {
     await world.t
@@ -791,6 +582,93 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     weights,
     problems: world.problems,
   };
+}
+
+/**
+ * Honest parties answer what waits for them: each seller confirms every transfer that arrived on its orders in flight
+ * (fill by fill) and every leg waiting for it; silent ones do neither (their cash legs time out, their legs wait).
+ */
+async function honestSellersAnswer(world: World): Promise<void> {
+  for (const id of await idsIn(world, 'sell_orders', ['cash_leg_in_flight'])) {
+    const sell = world.sells.find((entry) => entry.id === id);
+    if (!sell || world.truth.silent_sells.has(id)) continue;
+    for (const fill of await fillsOf(world, id))
+      if (!fill.confirmed && fill.paid)
+        await record(world, 'final.confirm_cash_leg', await confirmCashLeg(world, sell, fill.buy_order_id));
+  }
+  for (const leg of await legsAwaitingPayee(world))
+    if (!world.truth.silent_sellers.has(leg.seller_id))
+      await record(world, 'final.seller_leg', await decideLeg(world, leg, false));
+  // Refund buyers answer what waits for their word (silence would let a forged slip stand).
+  await buyersAnswerAll(world, (response) => record(world, 'final.refund_answer', response));
+}
+
+/**
+ * The end of every dispute: each buyer who paid for a fill that was taken back opens one (unless one of its own or a
+ * resolution for the buyers already answered it), each fooled seller disputes its completed order, and the operator
+ * investigates and resolves every open dispute as the bank statements say (truthfulOutcome). Rounds, because a sell
+ * order has one unresolved dispute at a time.
+ */
+async function settleDisputes(world: World): Promise<void> {
+  for (let round = 0; round < 4; round += 1) {
+    const resolved = await world.t.db
+      .selectFrom('disputes')
+      .select(['sell_order_id', 'opened_by', 'opened_by_merchant_id', 'outcome'])
+      .where('status', '=', 'resolved')
+      .execute();
+    // A buyer's own resolved dispute, or one for every buyer (the seller's or the gateway's, resolved for them).
+    const answered = (sell_order_id: string, buyer_id: string) =>
+      resolved.some(
+        (entry) =>
+          entry.sell_order_id === sell_order_id &&
+          (entry.opened_by === 'buyer'
+            ? entry.opened_by_merchant_id === buyer_id
+            : entry.outcome === 'favor_counterparty'),
+      );
+    for (const id of await idsIn(world, 'sell_orders', ['failed'])) {
+      for (const fill of await fillsOf(world, id)) {
+        const buy = world.buys.find((entry) => entry.id === fill.buy_order_id);
+        if (buy && fill.reversed && fill.paid && !answered(id, buy.merchant_id))
+          await record(world, 'final.dispute_open', await openDispute(world, buy.jwt, id, true));
+      }
+    }
+    for (const id of await idsIn(world, 'sell_orders', ['completed'])) {
+      const sell = world.sells.find((entry) => entry.id === id);
+      if (sell && world.truth.fooled_sells.has(id) && !resolved.some((entry) => entry.sell_order_id === id))
+        await record(world, 'final.dispute_open', await openDispute(world, sell.jwt, id, false));
+    }
+    const open = await world.t.db
+      .selectFrom('disputes')
+      .select(['id', 'status'])
+      .where('status', 'in', ['opened', 'investigating', 'escalated'])
+      .orderBy('id')
+      .execute();
+    if (open.length === 0) return;
+    for (const dispute of open) {
+      if (dispute.status === 'opened')
+        await record(
+          world,
+          'final.dispute_resolve',
+          await world.t.request({
+            method: 'POST',
+            url: `/admin/disputes/${dispute.id}/investigate`,
+            headers: ADMIN_HEADERS,
+            payload: {},
+          }),
+        );
+      await record(
+        world,
+        'final.dispute_resolve',
+        await world.t.request({
+          method: 'POST',
+          url: `/admin/disputes/${dispute.id}/resolve`,
+          headers: ADMIN_HEADERS,
+          payload: { outcome: await truthfulOutcome(world, dispute.id) },
+        }),
+      );
+    }
+    await drain(world);
+  }
 }
 
 /** Actions every workload keeps (time and the workers move every flow; without payments nothing is backed). */
@@ -848,10 +726,17 @@ async function setUp(world: World): Promise<void> {
   await t.admin('PUT', '/admin/fx/reference-prices', { base: 'PAY', quote: 'THB', price: '35.50' });
   // Sellers at several rates with little liquidity each, so that larger payments split into legs and some find none.
   const rates = ['34.90', '35.20', '35.50', '36.10'];
-  for (const [index, rate] of rates.entries())
-    await t.createSeller(
-      thbSeller(between(world.random, 20_000, 120_000) * 100, rate, `08${String(12345670 + index)}`),
-    );
+  for (const [index, rate] of rates.entries()) {
+    const liquidity_minor = between(world.random, 20_000, 120_000) * 100;
+    const seller = (await t.createSeller(thbSeller(liquidity_minor, rate, `08${String(12345670 + index)}`))) as {
+      id: string;
+      seller_key: string;
+    };
+    world.sellers.push({ id: seller.id, key: seller.seller_key });
+    world.truth.seller_funding_micro_pay += fundingMicroPay(liquidity_minor, rate);
+    // A seller who never answers a leg waiting for it.
+    if (world.random() < 0.25) world.truth.silent_sellers.add(seller.id);
+  }
   for (const name of ['Merchant A', 'Merchant B', 'Merchant C']) {
     const merchant = await t.createMerchant(name);
     world.merchants.push(merchant);
@@ -862,6 +747,7 @@ async function setUp(world: World): Promise<void> {
       payload: { amount_micro_pay: 200 * PAY, direction: 'credit', reason: 'simulation opening balance' },
     });
     await record(world, 'setup.fund', funded);
+    if (funded.statusCode < 300) world.truth.adjusted_micro_pay += 200 * PAY;
     // Sell orders are paid to the merchant's default payout destination.
     const promptpay_id = `08${String(20000000 + world.merchants.length)}`;
     await record(

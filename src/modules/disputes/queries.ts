@@ -34,6 +34,22 @@ export async function getMerchantDispute(deps: Pick<DisputesDeps, 'db'>, scope: 
   return { ...presentDispute(dispute), events: await loadEvents(deps.db, id) };
 }
 
+/**
+ * The opener's evidence on a dispute the caller may read (what the dashboard's dispute page shows): its type and when
+ * it came, or null when none was attached.
+ */
+export async function disputeEvidenceOf(
+  deps: Pick<DisputesDeps, 'db'>,
+  dispute_id: string,
+): Promise<{ content_type: string; created_at: Date } | null> {
+  const row = await deps.db
+    .selectFrom('dispute_evidence')
+    .select(['content_type', 'created_at'])
+    .where('dispute_id', '=', dispute_id)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
 export interface ListDisputesQuery {
   status?: DisputeStatus[] | undefined;
   kind?: DisputeKind[] | undefined;

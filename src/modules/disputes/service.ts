@@ -66,6 +66,7 @@ export const disputesIssuanceAccount = (is_sandbox: boolean) => accounts.mintSou
 export type { DisputeEventView, DisputeView } from './schema.ts';
 export { presentDispute } from './present.ts';
 export {
+  disputeEvidenceOf,
   getDisputeForAdmin,
   getMerchantDispute,
   type ListDisputesQuery,

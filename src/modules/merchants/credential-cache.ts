@@ -10,11 +10,12 @@ export const CREDENTIAL_CACHE_MAX_ENTRIES = 10_000;
 /** The longest an entry is kept without being read again (a bound for memory, not for revocation). */
 export const CREDENTIAL_CACHE_MAX_AGE_MS = 60_000;
 
-type CachedPrincipal = Extract<Principal, { kind: 'key' | 'merchant' }>;
+type CachedPrincipal = Extract<Principal, { kind: 'key' | 'merchant' | 'seller' }>;
 
 interface Entry {
   principal: CachedPrincipal;
-  merchant_id: string;
+  /** Null for a seller key (no merchant). */
+  merchant_id: string | null;
   /** The credential epoch the entry was read under. */
   epoch: number;
   /** The credential's own end (a rolled key's grace, a token's exp, a session's absolute or idle end), capped by max age. */
@@ -26,7 +27,7 @@ const readEpoch = preparedQuery<{ epoch: number }, []>((db) =>
 );
 
 /**
- * Verified credentials of every kind (API keys by their SHA-256, merchant JWTs, dashboard sessions), keyed by kind
+ * Verified credentials of every kind (API keys and seller keys by their SHA-256, merchant JWTs, dashboard sessions), keyed by kind
  * and credential, so a request whose credential was verified before reads no key, session or merchant row. The cache
  * only grants: a credential it does not hold, or holds past its own end, is read from the database again (which may
  * refuse it).
@@ -99,7 +100,7 @@ export class CredentialCache {
       this.#entries.delete(present(this.#entries.keys().next().value, 'a full cache has a first entry'));
     this.#entries.set(key, {
       principal,
-      merchant_id: principal.merchant_id,
+      merchant_id: principal.kind === 'seller' ? null : principal.merchant_id,
       epoch,
       until_ms: Math.min(until_ms, now_ms + this.#max_age_ms),
     });

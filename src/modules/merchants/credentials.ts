@@ -70,6 +70,7 @@ export async function issueMerchantJwt(
 
 type KeyPrincipal = Extract<Principal, { kind: 'key' }>;
 type MerchantPrincipal = Extract<Principal, { kind: 'merchant' }>;
+type SellerPrincipal = Extract<Principal, { kind: 'seller' }>;
 
 /** A key's row as the authenticator reads it (by hash, or by id for a token traded for a key). */
 interface KeyRow {
@@ -123,6 +124,17 @@ export function createAuthenticator(deps: {
     (hashes) => sessionsByTokenHash(deps.db, hashes),
     (row) => row.token_hash,
   );
+  const sellers_by_hash = new BatchedRead<string, { id: string; key_hash: string }>(
+    (hashes) =>
+      deps.db
+        .selectFrom('sellers')
+        .select(['id', 'key_hash'])
+        .where('key_hash', 'in', hashes)
+        .where('is_sandbox', '=', false)
+        .$narrowType<{ key_hash: string }>()
+        .execute(),
+    (row) => row.key_hash,
+  );
   const cache = deps.cache;
 
   /** A token traded for an API key lives only while that key works and only in that key's mode. */
@@ -166,16 +178,21 @@ export function createAuthenticator(deps: {
       return principal;
     },
 
-    // Seller keys: the same credential path as API keys (SHA-256 lookup), on the seller's own row.
+    // Seller keys: the same credential path as API keys (SHA-256 lookup, cached under the credential epoch, which a
+    // rolled seller key moves), on the seller's own row.
     async bySellerKey(raw_key) {
       if (!SELLER_KEY_PATTERN.test(raw_key)) return null;
-      const row = await deps.db
-        .selectFrom('sellers')
-        .select('id')
-        .where('key_hash', '=', sha256Hex(raw_key))
-        .where('is_sandbox', '=', false)
-        .executeTakeFirst();
-      return row ? { kind: 'seller', seller_id: row.id } : null;
+      const key_hash = sha256Hex(raw_key);
+      const cache_key = `seller:${key_hash}`;
+      const epoch = await cache?.epoch();
+      const cached =
+        epoch === undefined ? undefined : cache?.get<SellerPrincipal>(cache_key, epoch, deps.clock.now().getTime());
+      if (cached) return cached;
+      const row = await sellers_by_hash.read(key_hash);
+      if (!row) return null;
+      const principal: SellerPrincipal = { kind: 'seller', seller_id: row.id };
+      if (epoch !== undefined) cache?.set(cache_key, principal, epoch, Infinity, deps.clock.now().getTime());
+      return principal;
     },
 
     async byJwt(token, carried) {

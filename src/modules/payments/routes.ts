@@ -356,7 +356,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/admin/payments/:id/legs/:n/confirm',
     {
-      config: { auth: 'admin', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      config: { auth: 'admin', errors: [404, 'LEG_NOT_AWAITING_PAYEE', 'LEDGER_UNAVAILABLE'] },
       schema: {
         tags: ['admin'],
         summary: 'Confirm for its seller that a leg waiting for its payee was paid (the leg completes; audited)',
@@ -379,7 +379,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.post(
     '/admin/payments/:id/legs/:n/reject',
     {
-      config: { auth: 'admin', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      config: { auth: 'admin', errors: [404, 'LEG_NOT_AWAITING_PAYEE', 'LEDGER_UNAVAILABLE'] },
       schema: {
         tags: ['admin'],
         summary:

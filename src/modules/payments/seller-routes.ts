@@ -79,7 +79,11 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
   app.post(
     '/v1/seller/legs/:payment_id/:match_order/confirm',
     {
-      config: { operation_id: 'confirmSellerLeg', auth: 'seller', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      config: {
+        operation_id: 'confirmSellerLeg',
+        auth: 'seller',
+        errors: [404, 'LEG_NOT_AWAITING_PAYEE', 'LEDGER_UNAVAILABLE'],
+      },
       schema: {
         tags: ['seller'],
         summary:
@@ -103,7 +107,11 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
   app.post(
     '/v1/seller/legs/:payment_id/:match_order/reject',
     {
-      config: { operation_id: 'rejectSellerLeg', auth: 'seller', errors: [404, 'LEG_NOT_AWAITING_PAYEE'] },
+      config: {
+        operation_id: 'rejectSellerLeg',
+        auth: 'seller',
+        errors: [404, 'LEG_NOT_AWAITING_PAYEE', 'LEDGER_UNAVAILABLE'],
+      },
       schema: {
         tags: ['seller'],
         summary:

@@ -9,11 +9,12 @@ export interface DailyPaymentStats {
   currency: string;
   count: number;
   completed_count: number;
-  /** Sum of completed and settled payments, minor units. */
+  /** Sum of what succeeded payments received (completed, settled, and partly paid), minor units. */
   completed_amount_minor: number;
 }
 
-const SUCCEEDED = ['completed', 'settled'];
+/** A partly paid payment succeeded for what it received (DESIGN 3b "Partly paid"). */
+const SUCCEEDED = ['completed', 'settled', 'partially_paid'];
 
 /** Per UTC day and currency since `from`: how many payments were created, how many succeeded and their volume (the dashboard's charts). */
 export async function dailyPaymentStats(db: Db, scope: MerchantScope, from: Date): Promise<DailyPaymentStats[]> {
@@ -25,7 +26,7 @@ export async function dailyPaymentStats(db: Db, scope: MerchantScope, from: Date
       'currency',
       (eb) => eb.fn.countAll<string>().as('count'),
       sql<string>`count(*) filter (where status in (${sql.join(SUCCEEDED)}))`.as('completed_count'),
-      sql<string>`coalesce(sum(amount_minor) filter (where status in (${sql.join(SUCCEEDED)})), 0)`.as(
+      sql<string>`coalesce(sum(case when status = 'partially_paid' then amount_received_minor else amount_minor end) filter (where status in (${sql.join(SUCCEEDED)})), 0)`.as(
         'completed_amount_minor',
       ),
     ])

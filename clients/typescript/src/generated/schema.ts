@@ -8203,6 +8203,7 @@ export interface operations {
             409: components["responses"]["LegNotAwaitingPayee"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };
@@ -8298,6 +8299,7 @@ export interface operations {
             409: components["responses"]["LegNotAwaitingPayee"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["Internal_bc5d7f"];
+            502: components["responses"]["LedgerUnavailable"];
             503: components["responses"]["ServiceUnavailable_adea5d"];
         };
     };

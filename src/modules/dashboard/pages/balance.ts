@@ -144,13 +144,25 @@ ${
   });
 }
 
-export function disputePage(context: PageContext, dispute: DisputeView & { events: DisputeEventView[] }): string {
+const OPENER_WORDS = {
+  buyer: 'opened_by_buyer',
+  seller: 'opened_by_seller',
+  gateway: 'opened_by_gateway',
+} as const satisfies Record<DisputeView['opened_by'], MessageKey>;
+
+export function disputePage(
+  context: PageContext,
+  dispute: DisputeView & {
+    events: DisputeEventView[];
+    evidence: { content_type: string; created_at: Date } | null;
+  },
+): string {
   const { t } = context;
   return page(context, {
     title: t('disputes'),
     section: 'balance',
     body: html`<p><a href="/dashboard/balance#disputes">← ${t('disputes')}</a></p><h1>${t('disputes')}</h1>
-<section class="card"><dl class="fields"><dt>${t('id')}</dt><dd class="mono">${dispute.id}</dd><dt>${t('status')}</dt><dd>${statusBadge(context, dispute.status)}</dd><dt>${t('kind')}</dt><dd>${statusBadge(context, dispute.kind)}</dd><dt>${t('notes')}</dt><dd>${dispute.notes}</dd><dt>${t('outcome')}</dt><dd>${dispute.outcome ? statusBadge(context, dispute.outcome) : '—'}</dd></dl></section>
+<section class="card"><dl class="fields"><dt>${t('id')}</dt><dd class="mono">${dispute.id}</dd><dt>${t('status')}</dt><dd>${statusBadge(context, dispute.status)}</dd><dt>${t('kind')}</dt><dd>${statusBadge(context, dispute.kind)}</dd><dt>${t('opened_by')}</dt><dd>${t(OPENER_WORDS[dispute.opened_by])}</dd><dt>${t('evidence')}</dt><dd>${dispute.evidence ? html`${t('evidence_attached')} (<span class="mono">${dispute.evidence.content_type}</span>, ${when(context, dispute.evidence.created_at.toISOString())})` : t('evidence_none')}</dd><dt>${t('notes')}</dt><dd>${dispute.notes}</dd><dt>${t('outcome')}</dt><dd>${dispute.outcome ? statusBadge(context, dispute.outcome) : '—'}</dd></dl></section>
 <section class="card"><h2>${t('events')}</h2><ol>${dispute.events.map((event) => html`<li>${when(context, event.created_at)} · ${statusBadge(context, event.action)} → ${statusBadge(context, event.to_status)} ${event.notes ?? ''}</li>`)}</ol></section>`,
   });
 }

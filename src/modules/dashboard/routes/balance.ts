@@ -1,7 +1,12 @@
 import { idempotent } from '../../../http/idempotency.ts';
 import { ok } from '../../../http/schemas.ts';
 import { cancelBuyOrder, createBuyOrder, listBuyOrders } from '../../buy-orders/service.ts';
-import { getMerchantDispute, listMerchantDisputes, openMerchantDispute } from '../../disputes/service.ts';
+import {
+  disputeEvidenceOf,
+  getMerchantDispute,
+  listMerchantDisputes,
+  openMerchantDispute,
+} from '../../disputes/service.ts';
 import { listPendingFunds, receiverConfirm } from '../../pending-funds/service.ts';
 import {
   applyCashLeg,
@@ -183,6 +188,7 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
 
   get('/dashboard/disputes/:id', 'A dispute and its event log', {}, async ({ id, reply, context, scope }) => {
     const dispute = await getMerchantDispute(deps.disputes, scope, id);
-    return sendPage(reply, disputePage(context, dispute));
+    const evidence = await disputeEvidenceOf(deps.disputes, dispute.id);
+    return sendPage(reply, disputePage(context, { ...dispute, evidence }));
   });
 }

@@ -1,5 +1,5 @@
 -- Moves the credential epoch (credential_epoch, one row) in the transaction of every change that takes a right away or
--- changes a principal: an API key revoked or rolled, a merchant's tokens revoked, a session ended or switched between
+-- changes a principal: an API key revoked or rolled, a seller key rolled, a merchant's tokens revoked, a session ended or switched between
 -- modes, a dashboard user's role changed or the user removed. The api processes' credential caches trust an entry only
 -- while the epoch read after the request arrived is the one the entry was read under (credential-cache.ts), so the
 -- change holds for every process from its commit. A session's idle deadline sliding on each use does not move it: the
@@ -25,4 +25,8 @@ create or replace trigger merchant_sessions_credentials_changed
 
 create or replace trigger merchant_users_credentials_changed
   after update of role, removed_at, merchant_id or delete on merchant_users
+  for each statement execute function mpay_credentials_changed();
+
+create or replace trigger sellers_credentials_changed
+  after update of key_hash, is_sandbox or delete on sellers
   for each statement execute function mpay_credentials_changed();
