@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { sql } from 'kysely';
 import { expireDuePayments } from '../../src/modules/payments/service.ts';
 import { processProofVerdicts } from '../../src/modules/payments/verdicts.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
@@ -279,6 +280,30 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     assert.equal(response.statusCode, 409);
     assert.equal(response.json().error.code, 'PAYMENT_BAD_STATE');
     assert.equal((await t.call('GET', `/v1/payments/${payment.id}`, merchant.live)).json().data.status, 'expired');
+  });
+
+  it('a listed payment (timestamps formatted by the database) reads exactly as its read by id, microseconds cut alike', async () => {
+    const lister = await t.createMerchant('Formats');
+    const id = (await newPayment(lister.live)).id;
+    const at = (ms: number, micros: string) =>
+      `${new Date(t.clock.now().getTime() + ms).toISOString().slice(0, 23)}${micros}Z`;
+    await t.db
+      .updateTable('payments')
+      .set({
+        created_at: sql`${at(-5_000, '987')}::timestamptz`,
+        matched_at: sql`${at(-4_000, '500')}::timestamptz`,
+        expires_at: sql`${at(600_000, '001')}::timestamptz`,
+      })
+      .where('id', '=', id)
+      .execute();
+    const listed = await t.call('GET', '/v1/payments?limit=25', lister.live);
+    const filtered = await t.call('GET', '/v1/payments?limit=25&status=matched', lister.live);
+    const read = await t.call('GET', `/v1/payments/${id}`, lister.live);
+    assert.equal(read.statusCode, 200, read.body);
+    assert.deepEqual(listed.json().data, [read.json().data]);
+    assert.deepEqual(filtered.json().data, [read.json().data]);
+    assert.match(read.json().data.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.equal(read.json().data.completed_at, null);
   });
 
   it('lists newest first with status, date, cursor, limit and offset, scoped to the merchant and mode', async () => {

@@ -92,8 +92,20 @@ export function isRefunded(
   return received > 0 && Number(payment.amount_refunded_minor) >= received;
 }
 
+/** A payment to present: its timestamps as Dates, or as the ISO text a list selects. */
+export type PresentablePayment = Omit<PresentedPayment, 'expires_at' | 'created_at' | 'matched_at' | 'completed_at'> & {
+  expires_at: Date | string;
+  created_at: Date | string;
+  matched_at: Date | string | null;
+  completed_at: Date | string | null;
+};
+
+/** A timestamp as the view shows it: ISO text as it is, a Date formatted. */
+const shown = (value: Date | string | null): string | null =>
+  value === null || typeof value === 'string' ? value : iso(value);
+
 export function presentPayment(
-  payment: PresentedPayment,
+  payment: PresentablePayment,
   legs: readonly PresentedLeg[],
   public_base_url: string,
 ): PaymentView {
@@ -109,11 +121,11 @@ export function presentPayment(
     return_url: payment.return_url,
     checkout_url: `${public_base_url}/checkout/${payment.id}`,
     status: payment.status,
-    expires_at: iso(payment.expires_at),
+    expires_at: shown(payment.expires_at)!,
     is_sandbox: payment.is_sandbox,
-    created_at: iso(payment.created_at),
-    matched_at: iso(payment.matched_at),
-    completed_at: iso(payment.completed_at),
+    created_at: shown(payment.created_at)!,
+    matched_at: shown(payment.matched_at),
+    completed_at: shown(payment.completed_at),
     failure_reason: payment.failure_reason,
     metadata: payment.metadata,
     quote_lock_id: payment.quote_lock_id,

@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 import { CredentialEpochMoved } from '../../http/auth.ts';
 import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
-import { listPage } from '../../http/pagination.ts';
+import { listPage, toPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { notFound } from '../../lib/errors.ts';
 import type { PaymentsDeps } from './deps.ts';
@@ -46,7 +46,7 @@ const paymentsWithLegs = preparedQuery<PaymentWithLegs, [ids: string[]]>((db) =>
     .selectFrom('payments')
     .select(PRESENTED_COLUMNS)
     .select(legsJson.as('legs'))
-    .select(sql<number | string>`(select epoch from credential_epoch)`.as('credential_epoch'))
+    .select(credentialEpoch)
     .where(sql<boolean>`payments.id = any(${[] as string[]}::text[])`),
 );
 
@@ -74,6 +74,50 @@ function parseLegs(value: StoredLeg[] | string, payment_status: string): Present
     proof: leg.proof ? legProof(leg.proof, payment_status) : null,
   }));
 }
+
+/** A timestamp as the view shows it, formatted by the database (no parse and format again per row). */
+const isoText = (column: 'expires_at' | 'created_at' | 'matched_at' | 'completed_at') =>
+  sql<string>`to_char(${sql.ref(`payments.${column}`)} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`.as(column);
+
+/** The list's columns: the presented ones, timestamps as ISO text (a list shows 25 rows of four each). */
+const LISTED_COLUMNS = [
+  ...PRESENTED_COLUMNS.filter(
+    (column) =>
+      column !== 'expires_at' && column !== 'created_at' && column !== 'matched_at' && column !== 'completed_at',
+  ),
+  isoText('expires_at'),
+  isoText('created_at'),
+  isoText('matched_at'),
+  isoText('completed_at'),
+] as const;
+
+const credentialEpoch = sql<number | string>`(select epoch from credential_epoch)`.as('credential_epoch');
+
+type ListedPayment = Omit<PresentedPayment, 'expires_at' | 'created_at' | 'matched_at' | 'completed_at'> & {
+  expires_at: string;
+  created_at: string;
+  matched_at: string | null;
+  completed_at: string | null;
+  legs: StoredLeg[] | string;
+  credential_epoch: number | string;
+};
+
+/**
+ * The first page of a merchant's payments in one mode, unfiltered, newest first: the list's hot read, prepared
+ * (db/prepared.ts). Any filter, a cursor or an offset goes through the built query instead.
+ */
+const firstPage = preparedQuery<ListedPayment, [merchant_id: string, is_sandbox: boolean, limit: number]>((db) =>
+  db
+    .selectFrom('payments')
+    .select(LISTED_COLUMNS)
+    .select(legsJson.as('legs'))
+    .select(credentialEpoch)
+    .where('payments.merchant_id', '=', '')
+    .where('payments.is_sandbox', '=', false)
+    .orderBy('payments.created_at', 'desc')
+    .orderBy('payments.id', 'desc')
+    .limit(0),
+);
 
 /**
  * Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). When
@@ -115,30 +159,72 @@ export interface ListPaymentsQuery {
   offset?: number | undefined;
 }
 
-export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery) {
+/**
+ * A page of the merchant's payments in one mode, newest first. `epoch`: the credential epoch the request's credential
+ * was verified under (auth.ts withCarriedEpoch), which the list's statement must have seen beside its rows; an empty
+ * page saw none, so it is checked again.
+ */
+export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, query: ListPaymentsQuery, epoch?: number) {
+  let seen: number | undefined;
+  const present = (row: ListedPayment) => {
+    seen ??= Number(row.credential_epoch);
+    // the row is presented as it is (presentPayment picks its fields): no copy without `legs`
+    return presentPayment(row, parseLegs(row.legs, row.status), deps.public_base_url);
+  };
+  const checked = <Page>(page: Page): Page => {
+    if (epoch !== undefined && seen !== epoch) throw new CredentialEpochMoved();
+    return page;
+  };
+  const unfiltered =
+    !query.status?.length &&
+    query.order_id === undefined &&
+    query.payment_link_id === undefined &&
+    !query.order_id_prefix &&
+    !query.from &&
+    !query.to &&
+    query.cursor === undefined &&
+    !query.offset;
+  if (unfiltered)
+    return checked(
+      toPage(
+        await firstPage(deps.db, scope.merchant_id, scope.is_sandbox, query.limit + 1),
+        query.limit,
+        present,
+        listedPosition,
+      ),
+    );
   let select = deps.db
     .selectFrom('payments')
-    .select(PRESENTED_COLUMNS)
+    .select(LISTED_COLUMNS)
     .select(legsJson.as('legs'))
-    .where(ofMerchant(scope));
-  if (query.status?.length) select = select.where('status', 'in', query.status);
-  if (query.order_id !== undefined) select = select.where('order_id', '=', query.order_id);
-  if (query.payment_link_id !== undefined) select = select.where('payment_link_id', '=', query.payment_link_id);
+    .select(credentialEpoch)
+    .where(ofMerchant(scope, 'payments.merchant_id'));
+  if (query.status?.length) select = select.where('payments.status', 'in', query.status);
+  if (query.order_id !== undefined) select = select.where('payments.order_id', '=', query.order_id);
+  if (query.payment_link_id !== undefined)
+    select = select.where('payments.payment_link_id', '=', query.payment_link_id);
   if (query.order_id_prefix)
-    select = select.where('order_id', 'like', `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`);
-  if (query.from) select = select.where('created_at', '>=', new Date(query.from));
-  if (query.to) select = select.where('created_at', '<', new Date(query.to));
+    select = select.where(
+      'payments.order_id',
+      'like',
+      `${query.order_id_prefix.replace(/[\\%_]/g, (char) => `\\${char}`)}%`,
+    );
+  if (query.from) select = select.where('payments.created_at', '>=', new Date(query.from));
+  if (query.to) select = select.where('payments.created_at', '<', new Date(query.to));
   // The deprecated offset pages only without a cursor.
   if (query.cursor === undefined && query.offset) select = select.offset(query.offset);
-  return listPage(
-    select,
-    query,
-    ({ legs, ...row }) => presentPayment(row, parseLegs(legs, row.status), deps.public_base_url),
-    {
+  return checked(
+    await listPage(select, query, present, {
+      created_at: 'payments.created_at',
+      id: 'payments.id',
       id_format: 'payment_id',
-    },
+      positionOf: listedPosition,
+    }),
   );
 }
+
+/** A listed row's cursor position (its created_at selected as ISO text). */
+const listedPosition = (row: ListedPayment) => ({ created_at: new Date(row.created_at), id: row.id });
 
 /** Reads a payment by id alone: the public checkout and QR routes, where the unguessable id is the credential. */
 export async function findPaymentById(

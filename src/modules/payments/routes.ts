@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { adminActor, merchantScope } from '../../http/auth.ts';
+import { adminActor, merchantScope, withCarriedEpoch } from '../../http/auth.ts';
 import { idempotencyRequest } from '../../http/idempotency.ts';
 import { CsvEnum, Envelope, ListQuery, ok, Page, splitCsv, PAYMENT_ID_PATTERN, Timestamp } from '../../http/schemas.ts';
 import { CURRENCIES, PAYMENT_METHODS } from '../../lib/money.ts';
@@ -114,19 +114,32 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
 ) => {
   const PaymentRef = Type.Ref('Payment');
 
-  /** POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher). */
+  /** GET /v1/payments/{id} and /v1/trades/{id}: the batched read checks the cached credential's epoch beside the row. */
+  const readPayment = (request: FastifyRequest, reply: FastifyReply, id: string) =>
+    withCarriedEpoch(request, reply, (epoch) => getPayment(deps, merchantScope(request), id, epoch));
+
+  /**
+   * POST /v1/trades and /v1/payments: through the process's batching allocator, or alone (a quote lock, no batcher).
+   * The credential is checked by the batch's call (it refuses itself when the credential epoch moved since the
+   * credential was verified); a create that runs alone authenticates against a fresh epoch read first.
+   */
   const create = async (
     request: FastifyRequest,
     reply: FastifyReply,
     input: CreatePaymentInput,
   ): Promise<CreateAnswer['body'] | FastifyReply> => {
     const scope = merchantScope(request);
-    const alone = createAlone(deps, scope, input, { request, reply });
+    const credential_epoch = request.credential_epoch;
+    const alone = async () => {
+      if (request.credential_epoch !== undefined) await request.reauthenticate(reply);
+      return createAlone(deps, merchantScope(request), input, { request, reply })();
+    };
     if (!deps.create_batcher || input.quote_lock_id !== undefined) return (await alone()).body;
     const answer = await deps.create_batcher.create({
       scope,
       input,
       idempotency: idempotencyRequest(request, { required: false }),
+      credential_epoch,
       alone,
     });
     if (answer.status !== undefined) reply.status(answer.status);
@@ -140,6 +153,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       config: {
         auth: 'key',
+        credential_epoch: 'carried',
         errors: [...CREATE_ERRORS, 'GONE'],
       },
       schema: {
@@ -170,6 +184,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
     {
       config: {
         auth: 'key',
+        credential_epoch: 'carried',
         errors: [
           ...CREATE_ERRORS,
           'NOT_FOUND',
@@ -195,7 +210,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
   app.get(
     '/v1/trades/:id',
     {
-      config: { auth: 'key', errors: [404] },
+      config: { auth: 'key', errors: [404], credential_epoch: 'carried' },
       schema: {
         tags: ['payments'],
         summary: 'Read a trade (the same payment object)',
@@ -203,13 +218,13 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Envelope(PaymentRef) },
       },
     },
-    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
+    async (request, reply) => ok(await readPayment(request, reply, request.params.id)),
   );
 
   app.get(
     '/v1/payments',
     {
-      config: { auth: 'key', errors: [404] },
+      config: { auth: 'key', errors: [404], credential_epoch: 'carried' },
       schema: {
         tags: ['payments'],
         summary: 'List payments, newest first',
@@ -236,13 +251,16 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Page(PaymentRef) },
       },
     },
-    async (request) => listPayments(deps, merchantScope(request), splitCsv(request.query, 'status')),
+    async (request, reply) =>
+      withCarriedEpoch(request, reply, (epoch) =>
+        listPayments(deps, merchantScope(request), splitCsv(request.query, 'status'), epoch),
+      ),
   );
 
   app.get(
     '/v1/payments/:id',
     {
-      config: { auth: 'key' },
+      config: { auth: 'key', credential_epoch: 'carried' },
       schema: {
         tags: ['payments'],
         summary: 'Read a payment; a matched or payment_pending one past expires_at becomes expired (payment.expired)',
@@ -250,7 +268,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         response: { 200: Envelope(PaymentRef) },
       },
     },
-    async (request) => ok(await getPayment(deps, merchantScope(request), request.params.id)),
+    async (request, reply) => ok(await readPayment(request, reply, request.params.id)),
   );
 
   app.post(
