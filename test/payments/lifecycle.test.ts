@@ -306,6 +306,39 @@ describe('payment lifecycle: read, list, expiry, cancel, proof, verdicts', () =>
     assert.equal(read.json().data.completed_at, null);
   });
 
+  it('first pages asked for at once (one statement per merchant, mode and size) each get their own rows', async () => {
+    const a = await t.createMerchant('Pages A');
+    const b = await t.createMerchant('Pages B');
+    const a_live = [(await newPayment(a.live)).id, (await newPayment(a.live)).id];
+    const a_sandbox = (await newPayment(a.sandbox)).id;
+    const b_live = (await newPayment(b.live)).id;
+    const ids = (response: { json(): { data: { id: string }[] } }) =>
+      response
+        .json()
+        .data.map((p) => p.id)
+        .sort();
+    const lists = await Promise.all([
+      t.call('GET', '/v1/payments?limit=25', a.live),
+      t.call('GET', '/v1/payments?limit=25', a.sandbox),
+      t.call('GET', '/v1/payments?limit=25', b.live),
+      t.call('GET', '/v1/payments?limit=1', a.live),
+      t.call('GET', '/v1/payments?limit=25', a.live),
+    ]);
+    assert.deepEqual(
+      lists.map((list) => list.statusCode),
+      [200, 200, 200, 200, 200],
+    );
+    assert.deepEqual(ids(lists[0]!), [...a_live].sort());
+    assert.deepEqual(ids(lists[1]!), [a_sandbox]);
+    assert.deepEqual(ids(lists[2]!), [b_live]);
+    assert.equal(lists[3]!.json().data.length, 1);
+    assert.equal(lists[3]!.json().has_more, true);
+    assert.deepEqual(ids(lists[4]!), [...a_live].sort());
+    // a list asked for after a create answered shows it, though another list of the merchant is in flight
+    const [, created] = await Promise.all([t.call('GET', '/v1/payments?limit=25', b.live), newPayment(b.live)]);
+    assert.ok(ids(await t.call('GET', '/v1/payments?limit=25', b.live)).includes(created.id));
+  });
+
   it('lists newest first with status, date, cursor, limit and offset, scoped to the merchant and mode', async () => {
     const lister = await t.createMerchant('Lister');
     const ids: string[] = [];

@@ -7,6 +7,7 @@ import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
 import { listPage, toPage } from '../../http/pagination.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { notFound } from '../../lib/errors.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { legsWithProofs, loadLegs } from './legs.ts';
 import { expireIfDue, passDeadline } from './lifecycle.ts';
@@ -120,6 +121,33 @@ const firstPage = preparedQuery<ListedPayment, [merchant_id: string, is_sandbox:
 );
 
 /**
+ * Concurrent unfiltered first pages of one merchant, mode and size share one statement, by the reads by id's rule
+ * (a `GroupCommit`): the lists asked for while earlier ones are in flight (at most 2 batches at once) or in the same
+ * turn go together, so each still sees everything committed before it arrived. Each request presents the rows itself.
+ */
+const firstPageReaders = new WeakMap<Db, GroupCommit<string, ListedPayment[]>>();
+function firstPageReader(db: Db): GroupCommit<string, ListedPayment[]> {
+  let reader = firstPageReaders.get(db);
+  if (!reader)
+    firstPageReaders.set(
+      db,
+      (reader = new GroupCommit<string, ListedPayment[]>(
+        async (keys) => {
+          const pages = new Map<string, Promise<ListedPayment[]>>();
+          for (const key of keys)
+            if (!pages.has(key)) {
+              const [merchant_id, mode, rows] = key.split('/');
+              pages.set(key, firstPage(db, merchant_id!, mode === 'sandbox', Number(rows)));
+            }
+          return Promise.all(keys.map((key) => pages.get(key)!));
+        },
+        { max_batch: 256, max_in_flight: 2 },
+      )),
+    );
+  return reader;
+}
+
+/**
  * Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). When
  * nothing expires, one statement shared with every read by id in flight beside it (batched by id). `epoch`: the
  * credential epoch the request's cached credential was read under (auth.ts withCarriedEpoch), which the statement
@@ -187,7 +215,9 @@ export async function listPayments(deps: PaymentsDeps, scope: MerchantScope, que
   if (unfiltered)
     return checked(
       toPage(
-        await firstPage(deps.db, scope.merchant_id, scope.is_sandbox, query.limit + 1),
+        await firstPageReader(deps.db).submit(
+          `${scope.merchant_id}/${scope.is_sandbox ? 'sandbox' : 'live'}/${query.limit + 1}`,
+        ),
         query.limit,
         present,
         listedPosition,
