@@ -9,7 +9,7 @@ import { nullValidator } from '../../src/modules/validators/null-validator.ts';
 import { confirmAwaitingLegs } from '../helpers/payments.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { decodeQr, uniquePng } from '../helpers/files.ts';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { newSlip } from '../helpers/slips.ts';
 
 /** MPAY_CHECKOUT_SCREENSHOT=path saves the page as the buyer first sees it (docs/checkout.png is made this way). */
@@ -17,7 +17,7 @@ const SCREENSHOT = process.env['MPAY_CHECKOUT_SCREENSHOT'];
 /** MPAY_CHECKOUT_TWO_LEGS_SCREENSHOT=path saves a two-leg payment's page after its first slip. */
 const TWO_LEGS_SCREENSHOT = process.env['MPAY_CHECKOUT_TWO_LEGS_SCREENSHOT'];
 
-describe('hosted checkout in headless Chromium', { skip: chromiumMissing() }, () => {
+describe('hosted checkout in headless Chromium', { skip: browserTestsSkipped() }, () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let browser: Browser;

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { addUser, PASSWORD } from './helpers.ts';
 
@@ -12,7 +12,7 @@ const PNG_RECEIPT = Buffer.from([
   0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52, 7, 7, 7,
 ]);
 
-describe('merchant dashboard in headless Chromium', { skip: chromiumMissing() }, () => {
+describe('merchant dashboard in headless Chromium', { skip: browserTestsSkipped() }, () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let browser: Browser;

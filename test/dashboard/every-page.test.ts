@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { EVENT_WORDS, STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { addUser, PASSWORD, signIn as signInByHttp } from './helpers.ts';
 
@@ -37,7 +37,7 @@ const ENGLISH_WORDS = [
 ];
 
 describe('every dashboard page in both languages at 1366 px and 390 px (Chromium + axe)', {
-  skip: chromiumMissing(),
+  skip: browserTestsSkipped(),
   concurrency: 2,
 }, () => {
   let t: TestApp;

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
 import { scriptedValidator } from '../helpers/validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 import { addUser, signIn } from './helpers.ts';
 
@@ -14,7 +14,7 @@ const SCREENSHOTS = process.env['MPAY_DASHBOARD_LINKS_SCREENSHOT'];
 
 /** The dashboard's payment-link pages and a paid link's payment, in both languages at 1366 px and 390 px (axe). */
 describe('dashboard payment-link pages in Chromium: both languages, 1366 px and 390 px, no axe violation', {
-  skip: chromiumMissing(),
+  skip: browserTestsSkipped(),
 }, () => {
   let t: TestApp;
   let merchant: TestMerchant;

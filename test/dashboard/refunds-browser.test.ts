@@ -4,7 +4,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { EVENT_WORDS, STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { completedPayments } from '../helpers/payments.ts';
 import { addUser, signIn } from './helpers.ts';
 
@@ -23,7 +23,7 @@ const ENGLISH_WORDS = [
  * the browser. They sit beside every-page.test.ts, which is at its time limit.
  */
 describe('dashboard refund pages in Chromium: both languages, 1366 px and 390 px, no axe violation', {
-  skip: chromiumMissing(),
+  skip: browserTestsSkipped(),
 }, () => {
   let t: TestApp;
   let merchant: TestMerchant;

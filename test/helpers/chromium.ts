@@ -19,6 +19,20 @@ export function chromiumMissing(): string | undefined {
   return reason;
 }
 
+/**
+ * The browser tests' skip reason: Chromium missing (above), or a run on PostgreSQL (`DATABASE_URL` set) unless
+ * `BROWSER_TESTS_ON_POSTGRES=true`. What a browser checks (the HTML a page renders, its layout at a width, its
+ * accessibility, its script) does not depend on the store, and the routes behind every page run on PostgreSQL in
+ * their own tests; so the suite drives Chromium once, on its PGlite run.
+ */
+export function browserTestsSkipped(): string | undefined {
+  const missing = chromiumMissing();
+  if (missing) return missing;
+  if (process.env['DATABASE_URL'] && process.env['BROWSER_TESTS_ON_POSTGRES'] !== 'true')
+    return 'browser tests run on the PGlite run (BROWSER_TESTS_ON_POSTGRES=true runs them on PostgreSQL too)';
+  return undefined;
+}
+
 /** Headless, and nothing that reaches for the network on its own (this machine's network is closed). */
 export const CHROMIUM_ARGS = [
   '--headless',

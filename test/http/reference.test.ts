@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser } from 'playwright-core';
-import { chromiumMissing, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, launchChromium } from '../helpers/chromium.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const DOCS = new URL('../../docs/', import.meta.url);
@@ -95,7 +95,7 @@ describe('API reference and guides at /docs', () => {
   });
 });
 
-const skip = chromiumMissing();
+const skip = browserTestsSkipped();
 
 describe('API reference and guides in Chromium: no critical or serious axe violation', { skip }, () => {
   let t: TestApp;

@@ -4,7 +4,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { scriptedValidator } from '../helpers/validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { decodeQr } from '../helpers/files.ts';
 import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 
@@ -25,7 +25,9 @@ async function accessible(page: Page, what: string): Promise<void> {
   assert.ok(width <= 391, `${what} does not scroll sideways on a phone (${width}px)`);
 }
 
-describe('the payment link page and the receipt on a phone, in headless Chromium', { skip: chromiumMissing() }, () => {
+describe('the payment link page and the receipt on a phone, in headless Chromium', {
+  skip: browserTestsSkipped(),
+}, () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let browser: Browser;

@@ -4,14 +4,14 @@ import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { chromiumMissing, freePort, launchChromium } from '../helpers/chromium.ts';
+import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { completedPayments } from '../helpers/payments.ts';
 import { newSlip } from '../helpers/slips.ts';
 
 /** MPAY_REFUND_SCREENSHOTS=dir saves the claim page at each step (docs/refund-claim-*.png are made this way). */
 const SCREENSHOTS = process.env['MPAY_REFUND_SCREENSHOTS'];
 
-describe('refund claim page in headless Chromium (390 px, no JavaScript)', { skip: chromiumMissing() }, () => {
+describe('refund claim page in headless Chromium (390 px, no JavaScript)', { skip: browserTestsSkipped() }, () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let browser: Browser;

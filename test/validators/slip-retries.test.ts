@@ -295,7 +295,7 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
       Array.from({ length: 10 }, (_, index) =>
         judgeSlip(
           { db: t.db, clock: t.clock, validator },
-          { owner: `cash_leg:race-${index}`, image: bytes, content_type: 'image/png', expect: {} },
+          { owner: `cash_leg:race-${index}`, is_sandbox: false, image: bytes, content_type: 'image/png', expect: {} },
         ),
       ),
     );
@@ -380,7 +380,7 @@ describe('slip verdicts survive retries (payment proof, receiver-confirm, confir
       },
     };
     const deps = { db: t.db, clock: t.clock, validator: racing };
-    const question = { owner, image: bytes, content_type: 'image/png', expect: {} };
+    const question = { owner, is_sandbox: false, image: bytes, content_type: 'image/png', expect: {} };
     const answers = await Promise.all([judgeSlip(deps, question), judgeSlip(deps, question)]);
     assert.equal(calls, 2, 'both checks asked the validator');
     assert.deepEqual(

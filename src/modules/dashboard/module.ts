@@ -23,9 +23,11 @@ export const dashboardModule = defineModule({
     'payments',
     'pending-funds',
     'reference',
+    'refunds',
     'sandbox',
     'sell-orders',
     'settlements',
+    'validators',
     'webhooks',
   ],
   start: (

@@ -52,6 +52,7 @@ export async function uploadRefundProof(
   if (!destination) throw refundNotAwaitingProof(refund.status);
   const answer = await judgeSlip(deps, {
     owner: refundSlipOwner(refund.id),
+    is_sandbox: refund.is_sandbox,
     image: slip.bytes,
     content_type: slip.content_type,
     expect: {

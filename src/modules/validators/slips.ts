@@ -39,8 +39,8 @@ export const slipOwner = {
 
 export interface SlipQuestion {
   owner: string;
-  /** The owner's mode: identities never cross modes. An owner that does not say is live. */
-  is_sandbox?: boolean;
+  /** The owner's mode: identities never cross modes. */
+  is_sandbox: boolean;
   image: Uint8Array;
   content_type: string;
   /** What the slip must show (amount, currency, receiver), passed to the validator. */
@@ -187,7 +187,7 @@ async function acceptedMine(db: Db, owner: string, sha256: string): Promise<Slip
  */
 export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise<SlipAnswer> {
   const { db, validator } = deps;
-  const is_sandbox = question.is_sandbox ?? false;
+  const is_sandbox = question.is_sandbox;
   const sha256 = sha256Hex(question.image);
   const reading: SlipReading = await readSlip(question.image);
   const local = reading.kind === 'slip' ? reading.slip : null;
