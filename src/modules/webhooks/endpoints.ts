@@ -76,6 +76,40 @@ export function normalizeEvents(events: readonly string[] | undefined): string[]
 }
 
 /** Refuses a target the SSRF guard does not allow for this mode: 400 WEBHOOK_URL_FORBIDDEN. */
+/** Writes the fields an update names (a merchant's or a seller's endpoint, found and locked by the caller). */
+export async function applyEndpointUpdate(
+  trx: Trx,
+  id: string,
+  input: UpdateEndpointInput,
+  now: Date,
+): Promise<EndpointView> {
+  const row = await trx
+    .updateTable('webhook_endpoints')
+    .set({
+      ...(input.url !== undefined ? { url: input.url } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(input.enabled_events !== undefined
+        ? { enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)) }
+        : {}),
+      ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
+      updated_at: now,
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return presentEndpoint(row, now);
+}
+
+/** A deleted endpoint's deliveries still pending are skipped: nothing is sent to it any more. */
+export async function skipPendingDeliveries(trx: Trx, endpoint_id: string): Promise<void> {
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ status: 'skipped', claim_token: null, claimed_until: null, last_error: 'webhook endpoint deleted' })
+    .where('endpoint_id', '=', endpoint_id)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
 export async function assertTargetAllowed(
   deps: Pick<WebhooksDeps, 'allow_private_targets' | 'self_origin'>,
   is_sandbox: boolean,
@@ -174,21 +208,7 @@ export async function updateEndpoint(
   if (input.url !== undefined) await assertTargetAllowed(deps, scope.is_sandbox, input.url);
   return deps.db.transaction().execute(async (trx) => {
     await findEndpoint(trx, scope, id, true);
-    const row = await trx
-      .updateTable('webhook_endpoints')
-      .set({
-        ...(input.url !== undefined ? { url: input.url } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.enabled_events !== undefined
-          ? { enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)) }
-          : {}),
-        ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
-        updated_at: deps.clock.now(),
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return presentEndpoint(row, deps.clock.now());
+    return applyEndpointUpdate(trx, id, input, deps.clock.now());
   });
 }
 
@@ -209,12 +229,7 @@ export async function deleteEndpoint(
       .set({ deleted_at: now, is_default: false, updated_at: now })
       .where('id', '=', id)
       .execute();
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({ status: 'skipped', claim_token: null, claimed_until: null, last_error: 'webhook endpoint deleted' })
-      .where('endpoint_id', '=', id)
-      .where('status', '=', 'pending')
-      .execute();
+    await skipPendingDeliveries(trx, id);
     return { id, deleted: true as const };
   });
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db, Trx } from '../../db/database.ts';
 import { notFound } from '../../lib/errors.ts';
 import {
+  applyEndpointUpdate,
   assertTargetAllowed,
   type CreateEndpointInput,
   type EndpointView,
@@ -9,6 +10,7 @@ import {
   MAX_ENDPOINTS_PER_MODE,
   normalizeEvents,
   presentEndpoint,
+  skipPendingDeliveries,
   type UpdateEndpointInput,
   type WebhooksDeps,
 } from './endpoints.ts';
@@ -96,21 +98,7 @@ export async function updateSellerEndpoint(
   if (input.url !== undefined) await assertTargetAllowed(deps, false, input.url);
   return deps.db.transaction().execute(async (trx) => {
     await findSellerEndpoint(trx, seller_id, id, true);
-    const row = await trx
-      .updateTable('webhook_endpoints')
-      .set({
-        ...(input.url !== undefined ? { url: input.url } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-        ...(input.enabled_events !== undefined
-          ? { enabled_events: JSON.stringify(normalizeEvents(input.enabled_events)) }
-          : {}),
-        ...(input.disabled !== undefined ? { disabled: input.disabled } : {}),
-        updated_at: deps.clock.now(),
-      })
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return presentEndpoint(row, deps.clock.now());
+    return applyEndpointUpdate(trx, id, input, deps.clock.now());
   });
 }
 
@@ -124,12 +112,7 @@ export async function deleteSellerEndpoint(
     await findSellerEndpoint(trx, seller_id, id, true);
     const now = deps.clock.now();
     await trx.updateTable('webhook_endpoints').set({ deleted_at: now, updated_at: now }).where('id', '=', id).execute();
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({ status: 'skipped', claim_token: null, claimed_until: null, last_error: 'webhook endpoint deleted' })
-      .where('endpoint_id', '=', id)
-      .where('status', '=', 'pending')
-      .execute();
+    await skipPendingDeliveries(trx, id);
     return { id, deleted: true as const };
   });
 }
