@@ -18,7 +18,7 @@ import {
   type PaymentsDeps,
 } from './service.ts';
 import { createAlone } from './create-batch.ts';
-import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY, SellerLegSchema } from './schema.ts';
+import { PAYMENT_STATUSES, PROOF_MULTIPART_BODY, SellerLegSchema, SellerLegsQuery } from './schema.ts';
 import { decideLeg } from './payee.ts';
 import { listSellerLegs } from './seller.ts';
 import type { ErrorCode } from '../../lib/errors.ts';
@@ -334,14 +334,7 @@ export const paymentRoutes: FastifyPluginAsyncTypebox<PaymentRoutesOptions> = as
         tags: ['admin'],
         summary:
           "Every seller's live legs that carry a slip, newest first; status=awaiting_payee: those an operator may confirm or reject for their seller",
-        querystring: ListQuery({
-          status: Type.Optional(
-            Type.Union(
-              ['awaiting_payee', 'checking', 'verified', 'rejected', 'not_checked'].map((s) => Type.Literal(s)),
-              { description: "The leg's slip state" },
-            ),
-          ),
-        }),
+        querystring: SellerLegsQuery,
         response: { 200: Page(SellerLegSchema) },
       },
     },

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { NullableTimestamp, Timestamp } from '../../http/schemas.ts';
+import { ListQuery, NullableTimestamp, Timestamp } from '../../http/schemas.ts';
 import type { PaymentStatus } from './tables.ts';
 
 /** A payment and its legs as the API shows them: the response schemas, and the view types derived from them. */
@@ -151,3 +151,13 @@ export const PROOF_MULTIPART_BODY = {
     optional: true,
   },
 };
+
+/** The query of a list of legs that carry a slip (a seller's own, or every seller's for an operator). */
+export const SellerLegsQuery = ListQuery({
+  status: Type.Optional(
+    Type.Union(
+      ['awaiting_payee', 'checking', 'verified', 'rejected', 'not_checked'].map((s) => Type.Literal(s)),
+      { description: "The leg's slip state" },
+    ),
+  ),
+});

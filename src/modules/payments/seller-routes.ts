@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { sellerOf } from '../../http/auth.ts';
-import { Envelope, ListQuery, ok, Page, PAYMENT_ID_PATTERN } from '../../http/schemas.ts';
+import { Envelope, ok, Page, PAYMENT_ID_PATTERN } from '../../http/schemas.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { decideLeg } from './payee.ts';
-import { SellerLegSchema } from './schema.ts';
+import { SellerLegSchema, SellerLegsQuery } from './schema.ts';
 import { listSellerLegs, sellerLegSlip } from './seller.ts';
 
 const SlipTypes = ['image/jpeg', 'image/png', 'image/webp', 'image/heic', 'application/pdf'];
@@ -27,14 +27,7 @@ export const sellerRoutes: FastifyPluginAsyncTypebox<{ deps: PaymentsDeps }> = a
         tags: ['seller'],
         summary:
           "The seller's live legs that carry a slip, newest first; status=awaiting_payee: those waiting for its word",
-        querystring: ListQuery({
-          status: Type.Optional(
-            Type.Union(
-              ['awaiting_payee', 'checking', 'verified', 'rejected', 'not_checked'].map((s) => Type.Literal(s)),
-              { description: "The leg's slip state" },
-            ),
-          ),
-        }),
+        querystring: SellerLegsQuery,
         response: { 200: Page(SellerLegSchema) },
       },
     },
