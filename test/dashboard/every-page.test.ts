@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { EVENT_WORDS, STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
 import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { INTERNAL_TOKEN, startTestApp, type TestApp, type TestMerchant } from '../helpers/app.ts';
+import { assertAccessibleAt, dashboardTab, wordsShown } from './browser-checks.ts';
 import { addUser, PASSWORD, signIn as signInByHttp } from './helpers.ts';
 
 /** Screenshots of a few visits (gitignored; docs/dashboard-*.png are copies of them). */
@@ -166,48 +166,18 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
   });
 
   async function check(page: Page, name: string, width: number, lang: string): Promise<void> {
-    const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    assert.deepEqual(
-      results.violations.map(
-        (violation) =>
-          `${violation.id} (${violation.impact}): ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`,
-      ),
-      [],
-      `${name} (${lang}) at ${width}px has no accessibility violation`,
-    );
-    const scroll_width = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(
-      scroll_width <= width + 1,
-      `${name} (${lang}) at ${width}px does not scroll sideways (${scroll_width}px)`,
-    );
+    await assertAccessibleAt(page, `${name} (${lang}) at ${width}px`, width);
     if (lang === 'th') {
-      const english = await page.evaluate((words) => {
-        const found: string[] = [];
-        // Status badges and event names show their Thai word, never the English one or the API's value.
-        for (const element of document.querySelectorAll<HTMLElement>('[data-status], span[title]')) {
-          const text = element.innerText.trim();
-          if (text && words.includes(text)) found.push(text);
-        }
-        // Nor does any visible text outside ids, code and inputs.
-        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-          const parent = node.parentElement;
-          if (
-            !parent ||
-            parent.closest('.mono, pre, code, script, style, option, .secret, [hidden]') ||
-            !parent.checkVisibility()
-          )
-            continue;
-          for (const word of words)
-            if (
-              new RegExp(`(^|[^\\w])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w])`).test(
-                node.textContent ?? '',
-              )
-            )
-              found.push(`${word} in "${node.textContent?.trim().slice(0, 60)}"`);
-        }
-        return found;
-      }, ENGLISH_WORDS);
+      // Status badges and event names show their Thai word, never the English one or the API's value.
+      const badges = await page.evaluate(
+        (words) =>
+          [...document.querySelectorAll<HTMLElement>('[data-status], span[title]')]
+            .map((element) => element.innerText.trim())
+            .filter((text) => text && words.includes(text)),
+        ENGLISH_WORDS,
+      );
+      // Nor does any visible text outside ids, code and inputs.
+      const english = [...badges, ...(await wordsShown(page, ENGLISH_WORDS))];
       assert.deepEqual(english, [], `${name} at ${width}px shows English status words on a Thai page`);
     }
     if (SCREENSHOTS.has(`${name}-${lang}-${width}`))
@@ -217,14 +187,7 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
   for (const width of WIDTHS) {
     for (const lang of LANGS) {
       it(`${lang} at ${width} px: sign-in, every live page, every sandbox page`, async () => {
-        const context = await browser.newContext({
-          viewport: { width, height: 900 },
-          locale: lang === 'th' ? 'th-TH' : 'en-US',
-        });
-        await context.addCookies([{ name: 'mpay_lang', value: lang, url: base_url }]);
-        const page = await context.newPage();
-        const errors: string[] = [];
-        page.on('pageerror', (error) => errors.push(error.message));
+        const { context, page, errors } = await dashboardTab(browser, base_url, lang, width);
         await page.goto(`${base_url}/dashboard/sign-in`);
         assert.equal(await page.locator('html').getAttribute('lang'), lang);
         await check(page, 'sign-in', width, lang);

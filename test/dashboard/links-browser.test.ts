@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
 import { scriptedValidator } from '../helpers/validator.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
+import { assertAccessibleAt, dashboardTab } from './browser-checks.ts';
 import { addUser, signIn } from './helpers.ts';
 
 /** MPAY_DASHBOARD_LINKS_SCREENSHOT=dir saves each page at each width in English (the docs' copies come from here). */
@@ -65,16 +65,7 @@ describe('dashboard payment-link pages in Chromium: both languages, 1366 px and 
   });
 
   async function check(page: Page, what: string, width: number, lang: string): Promise<void> {
-    const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    assert.deepEqual(
-      results.violations.map(
-        (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target).join(', ')}`,
-      ),
-      [],
-      `${what} has no accessibility violation`,
-    );
-    const scroll_width = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(scroll_width <= width + 1, `${what} does not scroll sideways (${scroll_width}px)`);
+    await assertAccessibleAt(page, what, width);
     if (lang === 'th') {
       const english = await page.evaluate(
         (words) =>
@@ -90,18 +81,7 @@ describe('dashboard payment-link pages in Chromium: both languages, 1366 px and 
   for (const width of [1366, 390]) {
     for (const lang of ['en', 'th'] as const) {
       it(`${lang} at ${width} px`, async () => {
-        const context = await browser.newContext({
-          viewport: { width, height: 900 },
-          locale: lang === 'th' ? 'th-TH' : 'en-US',
-        });
-        const [name, value] = cookie.split('=') as [string, string];
-        await context.addCookies([
-          { name: 'mpay_lang', value: lang, url: base_url },
-          { name, value, url: base_url },
-        ]);
-        const page = await context.newPage();
-        const errors: string[] = [];
-        page.on('pageerror', (error) => errors.push(error.message));
+        const { context, page, errors } = await dashboardTab(browser, base_url, lang, width, cookie);
         for (const [what, path] of pages) {
           await page.goto(`${base_url}${path}`);
           assert.equal(await page.locator('html').getAttribute('lang'), lang);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { AxeBuilder } from '@axe-core/playwright';
 import type { Browser, Page } from 'playwright-core';
 import { EVENT_WORDS, STATUS_WORDS } from '../../src/modules/dashboard/words.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { browserTestsSkipped, freePort, launchChromium } from '../helpers/chromium.ts';
 import { completedPayments } from '../helpers/payments.ts';
+import { assertAccessibleAt, dashboardTab, wordsShown } from './browser-checks.ts';
 import { addUser, signIn } from './helpers.ts';
 
 /** Words a Thai page must not show: the English names of statuses and events, and the API's own values. */
@@ -77,57 +77,15 @@ describe('dashboard refund pages in Chromium: both languages, 1366 px and 390 px
   });
 
   async function check(page: Page, what: string, width: number, lang: string): Promise<void> {
-    const results = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']).analyze();
-    assert.deepEqual(
-      results.violations.map(
-        (violation) => `${violation.id}: ${violation.nodes.map((node) => node.target).join(', ')}`,
-      ),
-      [],
-      `${what} has no accessibility violation`,
-    );
-    const scroll_width = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(scroll_width <= width + 1, `${what} does not scroll sideways (${scroll_width}px)`);
-    if (lang === 'th') {
-      const english = await page.evaluate((words) => {
-        const found: string[] = [];
-        const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
-        for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-          const parent = node.parentElement;
-          if (
-            !parent ||
-            parent.closest('.mono, pre, code, script, style, option, .secret, [hidden]') ||
-            !parent.checkVisibility()
-          )
-            continue;
-          for (const word of words)
-            if (
-              new RegExp(`(^|[^\\w])${word.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}($|[^\\w])`).test(
-                node.textContent ?? '',
-              )
-            )
-              found.push(`${word} in "${node.textContent?.trim().slice(0, 60)}"`);
-        }
-        return found;
-      }, ENGLISH_WORDS);
-      assert.deepEqual(english, [], `${what} shows no English status words`);
-    }
+    await assertAccessibleAt(page, what, width);
+    if (lang === 'th')
+      assert.deepEqual(await wordsShown(page, ENGLISH_WORDS), [], `${what} shows no English status words`);
   }
 
   for (const width of [390, 1366]) {
     for (const lang of ['en', 'th'] as const) {
       it(`${lang} at ${width} px`, async () => {
-        const context = await browser.newContext({
-          viewport: { width, height: 900 },
-          locale: lang === 'th' ? 'th-TH' : 'en-US',
-        });
-        const [name, value] = cookie.split('=') as [string, string];
-        await context.addCookies([
-          { name: 'mpay_lang', value: lang, url: base_url },
-          { name, value, url: base_url },
-        ]);
-        const page = await context.newPage();
-        const errors: string[] = [];
-        page.on('pageerror', (error) => errors.push(error.message));
+        const { context, page, errors } = await dashboardTab(browser, base_url, lang, width, cookie);
         for (const [what, path] of pages) {
           await page.goto(`${base_url}${path}`);
           assert.equal(await page.locator('html').getAttribute('lang'), lang);
