@@ -154,6 +154,30 @@ describe('refunds: claim page, slips, the buyer confirms', () => {
     const after_page = await t.request({ method: 'GET', url: pathOf(refund.claim_url) });
     assert.match(after_page.body, /data-stage="succeeded"/);
   });
+  it("a slip is known in its refund's mode: a sandbox refund's slip never makes the live one's a duplicate", async () => {
+    const destination = { rail: 'promptpay', promptpay_id: '0812345678' };
+    const [sandbox_payment] = await completedPayments(t, merchant.sandbox, [{ order_id: 'mode-1', amount: 10_000 }]);
+    const [live_payment, other_payment] = await completedPayments(t, merchant.live, [
+      { order_id: 'mode-1', amount: 10_000 },
+      { order_id: 'mode-2', amount: 10_000 },
+    ]);
+    const slip = newSlip();
+    const sandbox_refund = await refundOf(t, merchant.sandbox, sandbox_payment!, { destination });
+    const in_sandbox = await slipJson(t, merchant.sandbox, sandbox_refund.id, slip.bytes);
+    assert.equal(in_sandbox.statusCode, 200, in_sandbox.body);
+    assert.equal(in_sandbox.json().data.failure_reason, null, in_sandbox.body);
+
+    const live_refund = await refundOf(t, merchant.live, live_payment!, { destination });
+    const live = await slipJson(t, merchant.live, live_refund.id, slip.bytes);
+    assert.equal(live.statusCode, 200, live.body);
+    assert.deepEqual([live.json().data.proof.status, live.json().data.failure_reason], ['awaiting_buyer', null]);
+
+    // In its own mode the same slip is still a duplicate.
+    const other_refund = await refundOf(t, merchant.live, other_payment!, { destination });
+    const again = await slipJson(t, merchant.live, other_refund.id, slip.bytes);
+    assert.equal(again.statusCode, 200, again.body);
+    assert.deepEqual([again.json().data.status, again.json().data.failure_reason], ['pending', 'duplicate_slip']);
+  });
 });
 
 /** Slips that are refused or rejected, and the refunds' clock. */
