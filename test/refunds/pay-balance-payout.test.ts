@@ -131,6 +131,9 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
     assert.equal((await ledgerOf(payer.id)).available, payer_before.available + hold);
     const claim = await t.request({ method: 'GET', url: `${new URL(created.claim_url).pathname}?lang=en` });
     assert.match(claim.body, /data-stage="confirm"/);
+    // The buyer is told who pays: the network's payers, not the merchant's own transfer.
+    assert.match(claim.body, /is being paid to .* by our payment partners/);
+    assert.doesNotMatch(claim.body, /says it sent/);
 
     // The merchant is not the payee: its own slip, unchecked by a provider, does not confirm the cash leg.
     const own_slip = await merchantCall(

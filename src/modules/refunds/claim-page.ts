@@ -31,6 +31,8 @@ const EN = {
   waiting_body: '{merchant} will send {amount} to {destination}. Come back to this page to confirm when it arrives.',
   confirm_title: 'Did you receive your refund?',
   confirm_body: '{merchant} says it sent {amount} to {destination}. Check your account, then tell us.',
+  confirm_body_network:
+    '{amount} from {merchant} is being paid to {destination} by our payment partners. Check your account, then tell us.',
   yes: 'Yes, I received it',
   no: 'No, it has not arrived',
   denied: 'You told us the money has not arrived. {merchant} has been asked to send it again.',
@@ -72,6 +74,8 @@ const TH: Strings = {
   waiting_body: '{merchant} จะโอน {amount} ไปที่ {destination} กลับมาที่หน้านี้เพื่อยืนยันเมื่อได้รับเงินแล้ว',
   confirm_title: 'คุณได้รับเงินคืนแล้วหรือยัง',
   confirm_body: '{merchant} แจ้งว่าโอน {amount} ไปที่ {destination} แล้ว กรุณาตรวจสอบบัญชีของคุณแล้วแจ้งเรา',
+  confirm_body_network:
+    'พันธมิตรการชำระเงินของเรากำลังโอนเงินคืน {amount} จาก {merchant} ไปที่ {destination} กรุณาตรวจสอบบัญชีของคุณแล้วแจ้งเรา',
   yes: 'ได้รับแล้ว',
   no: 'ยังไม่ได้รับ',
   denied: 'คุณแจ้งว่ายังไม่ได้รับเงิน เราได้แจ้งให้ {merchant} โอนใหม่แล้ว',
@@ -230,7 +234,7 @@ ${errors}${view.rails.map((rail) => railForm(model, rail)).join('\n')}`;
       body = `${view.failure_reason === 'buyer_not_received' ? `<div class="notice">${escapeHtml(fill(t.denied, slots))}</div>` : ''}<section class="card" data-stage="waiting"><h2>${t.waiting_title}</h2><p>${escapeHtml(fill(t.waiting_body, slots))}</p></section>`;
       break;
     case 'confirm':
-      body = `${errors}<section class="card" data-stage="confirm"><h2>${t.confirm_title}</h2><p>${escapeHtml(fill(t.confirm_body, slots))}</p>
+      body = `${errors}<section class="card" data-stage="confirm"><h2>${t.confirm_title}</h2><p>${escapeHtml(fill(view.through_network ? t.confirm_body_network : t.confirm_body, slots))}</p>
 <form method="post" action="${escapeHtml(model.action)}"><input type="hidden" name="action" value="received"><button type="submit">${t.yes}</button></form>
 <form method="post" action="${escapeHtml(model.action)}"><input type="hidden" name="action" value="not_received"><button type="submit" class="secondary">${t.no}</button></form>
 </section>`;

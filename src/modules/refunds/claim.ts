@@ -36,6 +36,8 @@ export interface ClaimView {
   destination: RefundView['destination_details'];
   failure_reason: string | null;
   is_sandbox: boolean;
+  /** A pay_balance refund: paid by the payout network's payers, not by the merchant's own transfer. */
+  through_network: boolean;
 }
 
 export const claimNotFound = () => new AppError('NOT_FOUND', 'Refund claim link not found');
@@ -69,6 +71,7 @@ async function viewOf(trx: Trx | RefundsDeps['db'], refund: RefundRow, now: Date
     destination: refund.destination ? maskDestination(refund.destination) : null,
     failure_reason: refund.failure_reason,
     is_sandbox: refund.is_sandbox,
+    through_network: refund.funding === 'pay_balance',
   };
 }
 
