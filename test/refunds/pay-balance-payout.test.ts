@@ -171,6 +171,17 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
       'sell_order.cash_leg_requested',
       'sell_order.completed',
     ]);
+    // The buyer vouched for the payout: the refunding merchant cannot dispute it back to itself.
+    const dispute = await merchantCall(t, merchant.jwt, 'POST', '/v1/merchant-disputes', {
+      sell_order_id: created.sell_order_id,
+      notes: 'the buyer was not paid after all',
+    });
+    expectError(dispute, 409, 'DISPUTE_BAD_STATE');
+    assert.equal(
+      (await t.db.selectFrom('disputes').select('id').where('sell_order_id', '=', created.sell_order_id).execute())
+        .length,
+      0,
+    );
     assert.deepEqual(await reconciliationDifferences(t), []);
   });
 

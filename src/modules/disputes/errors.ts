@@ -14,3 +14,8 @@ export const buyerDisputeBadState = (status: string) =>
     `A buyer disputes a sell order while its cash leg is in flight or after it failed; this one is ${status}`,
     [{ field: 'body.sell_order_id', message: `sell order is ${status}` }],
   );
+export const refundPayoutConfirmed = () =>
+  new AppError(
+    'DISPUTE_BAD_STATE',
+    'This sell order paid a refund that its buyer confirmed receiving: the refund has succeeded and its payout cannot be disputed by the refunding merchant',
+  );

@@ -125,8 +125,10 @@ export async function applyResolution(
     return NOTHING;
   }
   if (moved_earlier === 'all') return NOTHING;
+  // A refund's payout completed on its buyer's own word that the money arrived (the payee vouched): nothing goes back
+  // to the refunding merchant, whose refund has succeeded.
   const effect =
-    order.status === 'completed' && outcome === 'favor_merchant'
+    order.status === 'completed' && outcome === 'favor_merchant' && order.refund_id === null
       ? 'return_to_seller'
       : order.status === 'failed' && order.filled_micro_pay > 0 && outcome === 'favor_counterparty'
         ? 'return_to_buyers'

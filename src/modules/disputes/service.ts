@@ -22,7 +22,12 @@ import { present } from '../../lib/assert.ts';
 import type { DisputeView } from './schema.ts';
 import { presentDispute } from './present.ts';
 import { loadEvents } from './queries.ts';
-import { buyerDisputeBadState, disputeNotResolvable, unresolvedDisputeExists } from './errors.ts';
+import {
+  buyerDisputeBadState,
+  disputeNotResolvable,
+  refundPayoutConfirmed,
+  unresolvedDisputeExists,
+} from './errors.ts';
 
 export interface DisputesDeps {
   db: Db;
@@ -210,6 +215,7 @@ async function openerOf(trx: Trx, scope: MerchantScope, order: SellOrderRow | un
     }
   }
   const own = owned(order, scope, OWNERSHIP.disputed_sell_order);
+  if (own.refund_id !== null && own.status === 'completed') throw refundPayoutConfirmed();
   return { opened_by: 'seller', merchant_id: own.merchant_id };
 }
 

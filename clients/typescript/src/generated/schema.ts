@@ -282,7 +282,7 @@ export interface paths {
         put?: never;
         /**
          * Open a dispute on a sell order: one of yours (opened_by seller), or one your buy order filled (opened_by buyer)
-         * @description The seller disputes its own sell order in any status; a merchant whose buy order filled it disputes it while its cash leg is in flight or after it failed (else 409 DISPUTE_BAD_STATE), with its own payment slip as optional evidence. Anybody else: 403 GATEWAY_DISPUTE_CROSS_MERCHANT. 409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute. While the dispute is open the order's cash leg is not failed by the sweeper.
+         * @description The seller disputes its own sell order in any status; a merchant whose buy order filled it disputes it while its cash leg is in flight or after it failed (else 409 DISPUTE_BAD_STATE), with its own payment slip as optional evidence. Anybody else: 403 GATEWAY_DISPUTE_CROSS_MERCHANT. 409 DISPUTE_BAD_STATE when the sell order already has an unresolved dispute. A refund's payout (a sell order paying a pay_balance refund) that its buyer confirmed receiving is not the refunding merchant's to dispute: 409 DISPUTE_BAD_STATE. While the dispute is open the order's cash leg is not failed by the sweeper.
          */
         post: operations["createDispute"];
         delete?: never;
