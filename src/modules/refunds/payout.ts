@@ -94,28 +94,34 @@ export async function followRefundPayout(deps: RefundsDeps, trx: Trx, order: Sel
 
 /**
  * For the refunds' sweep: pending refunds whose sell order ended on a path that does not tell refunds (a dispute's
- * resolution) follow it here. Returns how many moved.
+ * resolution) follow it here. Every waiting refund is looked at, page by page (orders still in the book would
+ * otherwise fill a first page for ever). Returns how many moved.
  */
 export async function followEndedPayouts(deps: RefundsDeps, batch: number): Promise<number> {
-  const waiting = await deps.db
-    .selectFrom('refunds')
-    .select(['id', 'sell_order_id'])
-    .where('status', '=', 'pending')
-    .where('funding', '=', 'pay_balance')
-    .where('sell_order_id', 'is not', null)
-    .orderBy('destination_at')
-    .limit(batch)
-    .execute();
-  const orders = await findRefundPayouts(
-    deps.db,
-    waiting.flatMap((row) => (row.sell_order_id ? [row.sell_order_id] : [])),
-  );
   let moved = 0;
-  for (const ended of orders.filter((order) => order.status === 'completed' || order.status === 'failed')) {
-    const followed = await deps.db
-      .transaction()
-      .execute(async (trx) => followRefundPayout(deps, trx, await lockRefundPayout(trx, ended.id), deps.clock.now()));
-    if (followed) moved += 1;
+  let after: string | null = null;
+  for (;;) {
+    const waiting = await deps.db
+      .selectFrom('refunds')
+      .select(['id', 'sell_order_id'])
+      .where('status', '=', 'pending')
+      .where('funding', '=', 'pay_balance')
+      .where('sell_order_id', 'is not', null)
+      .$if(after !== null, (query) => query.where('id', '>', after!))
+      .orderBy('id')
+      .limit(batch)
+      .execute();
+    const orders = await findRefundPayouts(
+      deps.db,
+      waiting.flatMap((row) => (row.sell_order_id ? [row.sell_order_id] : [])),
+    );
+    for (const ended of orders.filter((order) => order.status === 'completed' || order.status === 'failed')) {
+      const followed = await deps.db
+        .transaction()
+        .execute(async (trx) => followRefundPayout(deps, trx, await lockRefundPayout(trx, ended.id), deps.clock.now()));
+      if (followed) moved += 1;
+    }
+    if (waiting.length < batch) return moved;
+    after = waiting.at(-1)!.id;
   }
-  return moved;
 }
