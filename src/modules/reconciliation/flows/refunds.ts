@@ -167,8 +167,8 @@ function payoutMismatch(
     return `it asks ${order.target_fiat_amount} ${order.target_currency}, the refund is ${refund.amount_minor} ${refund.currency}`;
   if (refund.status === 'succeeded' && order.status !== 'completed')
     return `the refund succeeded but the order is ${order.status}`;
-  if ((refund.status === 'failed' || refund.status === 'canceled') && order.status === 'completed')
-    return `the refund is ${refund.status} but the order completed`;
+  if ((refund.status === 'failed' || refund.status === 'canceled') && order.status !== 'failed')
+    return `the refund is ${refund.status} but the order is ${order.status}`;
   if (refund.status === 'canceled' && Number(order.filled_micro_pay) > 0)
     return 'the refund was canceled after buyers filled its order';
   return null;
