@@ -236,20 +236,22 @@ export async function succeedRefund(
  * either lands first (409 REFUND_BAD_STATE) or finds the order failed.
  */
 export async function cancelRefund(deps: RefundsDeps, scope: MerchantScope, id: string): Promise<RefundView> {
-  return deps.db.transaction().execute(async (trx) => {
-    const now = deps.clock.now();
-    const seen = await findOwnedRefund(trx, scope, id);
-    const order = seen.sell_order_id === null ? null : await lockRefundPayout(trx, seen.sell_order_id);
-    const refund = await lockOwnedRefund(trx, scope, id);
-    if (!CANCELLABLE.includes(refund.status)) throw refundNotCancellable(refund.status);
-    if (refund.awaiting_buyer_since !== null) throw refundSlipWaitsForBuyer();
-    // The destination arrived between the read and the lock: its new sell order was created under the refund's lock.
-    const payout =
-      refund.sell_order_id === null ? null : (order ?? (await lockRefundPayout(trx, refund.sell_order_id)));
-    if (payout && (payout.status !== 'pending' || payout.filled_micro_pay > 0))
-      throw refundPayoutUnderway(payout.status);
-    const view = await endRefund(deps, trx, refund, now, 'canceled', null);
-    if (payout) await inRefundTerms(() => cancelRefundPayout(payoutDeps(deps).sell_orders, trx, payout, now));
-    return view;
-  });
+  for (;;) {
+    const view = await deps.db.transaction().execute(async (trx) => {
+      const now = deps.clock.now();
+      const seen = await findOwnedRefund(trx, scope, id);
+      const order = seen.sell_order_id === null ? null : await lockRefundPayout(trx, seen.sell_order_id);
+      const refund = await lockOwnedRefund(trx, scope, id);
+      // The destination arrived between the read and the lock (its sell order made under the refund's lock): start
+      // again, so the new order is locked before the refund like everywhere else. It happens once at most.
+      if (refund.sell_order_id !== seen.sell_order_id) return null;
+      if (!CANCELLABLE.includes(refund.status)) throw refundNotCancellable(refund.status);
+      if (refund.awaiting_buyer_since !== null) throw refundSlipWaitsForBuyer();
+      if (order && (order.status !== 'pending' || order.filled_micro_pay > 0)) throw refundPayoutUnderway(order.status);
+      const ended = await endRefund(deps, trx, refund, now, 'canceled', null);
+      if (order) await inRefundTerms(() => cancelRefundPayout(payoutDeps(deps).sell_orders, trx, order, now));
+      return ended;
+    });
+    if (view) return view;
+  }
 }
