@@ -41,6 +41,27 @@ export const EnabledEvents = Type.Array(
   },
 );
 
+/** A webhook endpoint's create body (a merchant's or a seller's). */
+export const CreateEndpointBody = Type.Object(
+  {
+    url: WebhookUrl,
+    description: Type.Optional(Description),
+    enabled_events: Type.Optional(EnabledEvents),
+    disabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+/** A webhook endpoint's update body: at least one of the create's fields. */
+export const UpdateEndpointBody = Type.Object(
+  {
+    url: Type.Optional(WebhookUrl),
+    description: Type.Optional(Description),
+    enabled_events: Type.Optional(EnabledEvents),
+    disabled: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
 export const EndpointWithSecretSchema = Type.Intersect([
   EndpointSchema,
   Type.Object({ secret: Type.String({ description: 'whsec_…: shown only in this response; keep it' }) }),
@@ -123,15 +144,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
         tags: ['webhooks'],
         summary: "Create a webhook endpoint in the caller's mode; returns its signing secret once",
         description: `At most ${MAX_ENDPOINTS_PER_MODE} endpoints per mode (409 WEBHOOK_ENDPOINT_LIMIT). Live endpoints must resolve to public addresses; sandbox ones may also be loopback (400 WEBHOOK_URL_FORBIDDEN). ${ENDPOINT_NOTE}`,
-        body: Type.Object(
-          {
-            url: WebhookUrl,
-            description: Type.Optional(Description),
-            enabled_events: Type.Optional(EnabledEvents),
-            disabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: CreateEndpointBody,
         response: { 201: Envelope(EndpointWithSecretSchema) },
       },
     },
@@ -179,15 +192,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps }> = 
         summary: "Change a webhook endpoint's URL, description, events or disabled flag",
         description: `A disabled endpoint gets no new events; its queued deliveries wait until it is enabled again. ${ENDPOINT_NOTE}`,
         params: UuidParams,
-        body: Type.Object(
-          {
-            url: Type.Optional(WebhookUrl),
-            description: Type.Optional(Description),
-            enabled_events: Type.Optional(EnabledEvents),
-            disabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false, minProperties: 1 },
-        ),
+        body: UpdateEndpointBody,
         response: { 200: Envelope(EndpointSchema) },
       },
     },

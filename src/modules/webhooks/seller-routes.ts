@@ -3,8 +3,8 @@ import { Type } from 'typebox';
 import { sellerOf } from '../../http/auth.ts';
 import { Envelope, ok, UuidParams } from '../../http/schemas.ts';
 import { MAX_ENDPOINTS_PER_MODE, type WebhooksDeps } from './endpoints.ts';
-import { EnabledEvents, EndpointWithSecretSchema, WebhookUrl } from './routes.ts';
-import { Description, EndpointSchema } from './schema.ts';
+import { CreateEndpointBody, EndpointWithSecretSchema, UpdateEndpointBody } from './routes.ts';
+import { EndpointSchema } from './schema.ts';
 import {
   createSellerEndpoint,
   deleteSellerEndpoint,
@@ -25,15 +25,7 @@ export const sellerWebhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps
         tags: ['seller'],
         summary: "Create one of the seller's webhook endpoints; returns its signing secret once",
         description: `At most ${MAX_ENDPOINTS_PER_MODE} endpoints (409 WEBHOOK_ENDPOINT_LIMIT); they must resolve to public addresses (400 WEBHOOK_URL_FORBIDDEN). ${SELLER_NOTE}`,
-        body: Type.Object(
-          {
-            url: WebhookUrl,
-            description: Type.Optional(Description),
-            enabled_events: Type.Optional(EnabledEvents),
-            disabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false },
-        ),
+        body: CreateEndpointBody,
         response: { 201: Envelope(EndpointWithSecretSchema) },
       },
     },
@@ -64,15 +56,7 @@ export const sellerWebhookRoutes: FastifyPluginAsyncTypebox<{ deps: WebhooksDeps
         summary: "Change a seller's webhook endpoint (URL, description, events, disabled)",
         description: `A disabled endpoint gets no new events. ${SELLER_NOTE}`,
         params: UuidParams,
-        body: Type.Object(
-          {
-            url: Type.Optional(WebhookUrl),
-            description: Type.Optional(Description),
-            enabled_events: Type.Optional(EnabledEvents),
-            disabled: Type.Optional(Type.Boolean()),
-          },
-          { additionalProperties: false, minProperties: 1 },
-        ),
+        body: UpdateEndpointBody,
         response: { 200: Envelope(EndpointSchema) },
       },
     },
