@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
@@ -193,17 +194,31 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
   const local = reading.kind === 'slip' ? reading.slip : null;
   const local_reference = local?.reference ?? null;
   const local_bank = local ? normalizeBankCode(local.sending_bank) : null;
-  const mine = await db
+  const identity = slipIdentity(local_bank, local_reference, sha256);
+  // One read for both questions: this owner's rows for the slip, and the slip accepted by another owner of the mode.
+  const seen = await db
     .selectFrom('slips')
     .selectAll()
-    .where('owner', '=', question.owner)
     .where((eb) =>
-      local_reference
-        ? eb.or([eb('sha256', '=', sha256), eb('reference', '=', local_reference)])
-        : eb('sha256', '=', sha256),
+      eb.or([
+        eb.and([
+          eb('owner', '=', question.owner),
+          local_reference
+            ? eb.or([eb('sha256', '=', sha256), eb('reference', '=', local_reference)])
+            : eb('sha256', '=', sha256),
+        ]),
+        eb.and([
+          // literal, so the planner uses the partial indexes on accepted slips
+          eb('accepted', '=', sql.lit(true)),
+          eb('is_sandbox', '=', is_sandbox),
+          eb('owner', '!=', question.owner),
+          eb.or([eb('sha256', '=', sha256), eb('identity', '=', identity)]),
+        ]),
+      ]),
     )
     .orderBy('accepted', 'desc')
     .execute();
+  const mine = seen.filter((row) => row.owner === question.owner);
   const known = mine.find((row) => row.outcome !== null && CONCLUSIVE.has(row.outcome));
   if (known)
     return {
@@ -215,7 +230,7 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
     };
 
   const slip = { owner: question.owner, is_sandbox, sha256, reference: local_reference, sending_bank: local_bank };
-  const first = await acceptedElsewhere(db, slip, slipIdentity(local_bank, local_reference, sha256));
+  const first = seen.find((row) => row.owner !== question.owner);
   if (first) {
     const verdict = duplicateVerdict(validator, first);
     await store(db, deps.clock.now(), slip, verdict, false);
