@@ -6,44 +6,45 @@ import type { ValidatorVerdict } from '../validators/port.ts';
 import { presentAudit, presentAuditFull } from './present.ts';
 import type { PendingFundsRow } from './tables.ts';
 
+export interface AuditEntry {
+  row: PendingFundsRow;
+  stage: 'intake' | 'receiver_confirm';
+  verdict: ValidatorVerdict;
+  receipt_sha256: string;
+  content_type: string;
+  status_after: string;
+  applied: boolean;
+  actor_merchant_id: string | null;
+}
+
 /** Writes one append-only audit row: a validator verdict on a row's receipt, at intake or at a receiver-confirm. */
-export async function writeAudit(
-  trx: Trx,
-  at: Date,
-  entry: {
-    row: PendingFundsRow;
-    stage: 'intake' | 'receiver_confirm';
-    verdict: ValidatorVerdict;
-    receipt_sha256: string;
-    content_type: string;
-    status_after: string;
-    applied: boolean;
-    actor_merchant_id: string | null;
-  },
-): Promise<string> {
-  const id = randomUUID();
-  await trx
-    .insertInto('receiver_confirm_audit')
-    .values({
-      id,
-      pending_funds_id: entry.row.id,
-      stage: entry.stage,
-      outcome: entry.verdict.outcome,
-      validator_kind: entry.verdict.validator_kind,
-      validator_response: JSON.stringify(entry.verdict.response),
-      failure_reason: entry.verdict.reason ?? null,
-      observed_amount_minor: entry.verdict.observed_amount_minor ?? null,
-      provider_reference: entry.verdict.reference ?? null,
-      receipt_sha256: entry.receipt_sha256,
-      content_type: entry.content_type,
-      status_before: entry.row.status,
-      status_after: entry.status_after,
-      applied: entry.applied,
-      actor_merchant_id: entry.actor_merchant_id,
-      created_at: at,
-    })
-    .execute();
-  return id;
+export async function writeAudit(trx: Trx, at: Date, entry: AuditEntry): Promise<string> {
+  return (await writeAudits(trx, at, [entry]))[0] as string;
+}
+
+/** Writes several audit rows in one statement (the batched receiver-confirm's); answers their ids, in order. */
+export async function writeAudits(trx: Trx, at: Date, entries: readonly AuditEntry[]): Promise<string[]> {
+  if (entries.length === 0) return [];
+  const rows = entries.map((entry) => ({
+    id: randomUUID(),
+    pending_funds_id: entry.row.id,
+    stage: entry.stage,
+    outcome: entry.verdict.outcome,
+    validator_kind: entry.verdict.validator_kind,
+    validator_response: JSON.stringify(entry.verdict.response),
+    failure_reason: entry.verdict.reason ?? null,
+    observed_amount_minor: entry.verdict.observed_amount_minor ?? null,
+    provider_reference: entry.verdict.reference ?? null,
+    receipt_sha256: entry.receipt_sha256,
+    content_type: entry.content_type,
+    status_before: entry.row.status,
+    status_after: entry.status_after,
+    applied: entry.applied,
+    actor_merchant_id: entry.actor_merchant_id,
+    created_at: at,
+  }));
+  await trx.insertInto('receiver_confirm_audit').values(rows).execute();
+  return rows.map((row) => row.id);
 }
 
 export interface AuditQuery {

@@ -1,26 +1,22 @@
-import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Trx } from '../../db/database.ts';
+import { isDatabaseTooSlow } from '../../db/resilience.ts';
 import { OWNERSHIP } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
+import { GroupCommit } from '../../lib/group-commit.ts';
+import { recordEvents, type NewEvent } from '../events/outbox.ts';
 import { accounts, type TransferCommand } from '../ledger/port.ts';
 import type { ValidatorVerdict } from '../validators/port.ts';
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
-import { writeAudit } from './audit.ts';
+import { type AuditEntry, writeAudits } from './audit.ts';
 import { HOUR_MS, type PendingFundsDeps } from './deps.ts';
 import { passedDeadline, pendingFundsLedgerUnavailable } from './errors.ts';
 import { askValidator } from './intake.ts';
 import { presentPendingFunds, type PendingFundsView } from './present.ts';
 import { loadForReceiver } from './reads.ts';
-import {
-  AWAITING_RECEIVER,
-  dueMove,
-  emitPendingFundsEvent,
-  lockPendingFunds,
-  MAX_ATTEMPTS_REASON,
-  refusal,
-  transition,
-} from './state.ts';
+import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, movedRow, refusal } from './state.ts';
 import { sweepOne } from './sweep.ts';
 import type { PendingFundsRow } from './tables.ts';
 
@@ -37,10 +33,11 @@ export interface ReceiverConfirmResult {
  *    no audit row; then 404 for an unknown row; 1. 403 PENDING_FUNDS_NOT_RECEIVER for anyone but the receiver;
  * 2. 409 outside `validated_pending_receiver_confirm` (PENDING_FUNDS_TERMINAL for a terminal row,
  *    PENDING_FUNDS_VALIDATION_UNVERIFIED otherwise; a row past its TTL or window is swept first).
- * The validator runs outside any transaction; then one transaction locks the row and writes 4. the audit row
- * together with the status change and, on `verified`, the mint (key = row id, last, so that 5. a ledger failure
- * rolls everything back: 502, no audit row, no attempt used). A call whose row changed status while the
- * validator ran is still audited (`applied: false`) and answered 409.
+ * The validator runs outside any transaction; then the confirm joins the next batch (applyConfirms), whose one
+ * transaction locks its rows and writes 4. each confirm's audit row together with its status change and, on
+ * `verified`, the mint (key = row id), so that 5. a ledger failure rolls everything back: 502, no audit row, no
+ * attempt used. A call whose row changed status while the validator ran is still audited (`applied: false`) and
+ * answered 409.
  */
 export async function receiverConfirm(
   deps: PendingFundsDeps,
@@ -59,92 +56,242 @@ export async function receiverConfirm(
   if (refused) throw refused;
 
   const verdict = await askValidator(deps, image, content_type, row);
-  const receipt_sha256 = sha256Hex(image);
+  const answer = await confirmsOf(deps).submit({
+    id,
+    verdict,
+    receipt_sha256: sha256Hex(image),
+    content_type,
+    actor_merchant_id: scope.merchant_id,
+  });
+  if ('error' in answer) throw answer.error;
+  return answer.result;
+}
 
-  const outcome = await deps.db.transaction().execute(async (trx) => {
+/** One judged confirm waiting for its batch. */
+interface ConfirmItem {
+  id: string;
+  verdict: ValidatorVerdict;
+  receipt_sha256: string;
+  content_type: string;
+  actor_merchant_id: string;
+}
+
+/** A confirm's own answer: its result, or its 409 with the audit row that recorded it as not applied. */
+type ConfirmAnswer = { result: ReceiverConfirmResult } | { error: AppError; audit_id: string };
+
+/** The batcher of each module instance (the api's, the dashboard's), made on first use. */
+const batchers = new WeakMap<PendingFundsDeps, GroupCommit<ConfirmItem, ConfirmAnswer>>();
+
+function confirmsOf(deps: PendingFundsDeps): GroupCommit<ConfirmItem, ConfirmAnswer> {
+  let group = batchers.get(deps);
+  if (!group) {
+    group = new GroupCommit((items) => applyConfirms(deps, items), {
+      // the batches of one receiver queue on its available account's lock in the mint; two keep one gathering
+      max_in_flight: 2,
+      max_batch: 64,
+      // a batch that fails (a ledger outage, a deadlock) runs its confirms alone: one confirm never fails another
+      onBatchFailed: (error, items) =>
+        deps.logger?.debug({ err: error, confirms: items.length }, 'receiver-confirm batch failed; confirms run alone'),
+      refusesEveryItem: isDatabaseTooSlow,
+    });
+    batchers.set(deps, group);
+  }
+  return group;
+}
+
+/** What one confirm of a batch does to its row, decided in memory under the batch's locks. */
+interface Planned {
+  item: ConfirmItem;
+  /** The row as this confirm found it (after the confirms before it in the batch). */
+  current: PendingFundsRow;
+  next: PendingFundsRow;
+  /** The 409 of a confirm that came too late (the row left the status, or passed its deadline). */
+  late: AppError | null;
+  event: string | null;
+}
+
+/**
+ * One transaction for a batch of confirms: their rows locked in id order (so two batches never deadlock), each
+ * confirm decided in arrival order against its row as the confirms before it left it (a second confirm of a row
+ * sees the first's move), then the mints in one ledger call, every row's final state in one UPDATE, every audit row
+ * in one INSERT and every event in one INSERT. The mints go first so that each confirmed row is written once, with
+ * the transfer id the ledger gave. Any failure rolls the whole batch back and GroupCommit runs its confirms alone,
+ * where a ledger failure answers that confirm's 502 with nothing written.
+ */
+async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem[]): Promise<ConfirmAnswer[]> {
+  return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
-    const current = await lockPendingFunds(trx, id);
-    const audit = (status_after: string, applied: boolean) =>
-      writeAudit(trx, now, {
-        row: current,
-        stage: 'receiver_confirm',
-        verdict,
-        receipt_sha256,
-        content_type,
-        status_after,
-        applied,
-        actor_merchant_id: scope.merchant_id,
-      });
-    const late = refusal(current) ?? (dueMove(current, now) ? passedDeadline(id) : null);
-    if (late) {
-      return { error: late, audit_id: await audit(current.status, false) };
-    }
+    const ids = [...new Set(items.map((item) => item.id))].sort();
+    const locked = await trx
+      .selectFrom('pending_funds')
+      .selectAll()
+      .where('id', 'in', ids)
+      .orderBy('id')
+      .forUpdate()
+      .execute();
+    const rows = new Map(locked.map((row) => [row.id, row]));
+    const planned = items.map((item): Planned => {
+      const current = rows.get(item.id);
+      if (!current) throw new Error(`pending-funds row ${item.id} vanished before its confirm`);
+      const step = decide(deps, item, current, now);
+      rows.set(item.id, step.next);
+      return step;
+    });
 
-    const first_attempt_at = current.first_receiver_attempt_at ?? now;
-    const counters = {
-      attempts: current.attempts + 1,
-      first_receiver_attempt_at: first_attempt_at,
-      receiver_window_expires_at:
-        current.receiver_window_expires_at ?? new Date(first_attempt_at.getTime() + deps.window_hours * HOUR_MS),
-      validator_kind: verdict.validator_kind,
-    };
-    let next: PendingFundsRow;
-    let event: string | null = null;
-    if (verdict.outcome === 'verified') {
-      // The row id is the mint key, so the HTTP ledger's retry after a failed commit replays instead of minting twice.
-      next = await transition(trx, current, 'confirmed', now, { ...counters, ledger_transfer_id: randomUUID() });
-      event = 'pending_funds.confirmed';
-    } else if (verdict.outcome === 'failed') {
-      next = await transition(trx, current, 'failed', now, {
-        ...counters,
-        failure_reason: verdict.reason ?? 'validator_failed',
-      });
-      event = 'pending_funds.failed';
-    } else if (verdict.outcome === 'unverified') {
-      const unverified_attempts = current.unverified_attempts + 1;
-      const exhausted = unverified_attempts >= deps.max_attempts;
-      next = await transition(trx, current, exhausted ? 'failed' : AWAITING_RECEIVER, now, {
-        ...counters,
-        unverified_attempts,
-        ...(exhausted ? { failure_reason: MAX_ATTEMPTS_REASON } : {}),
-      });
-      if (exhausted) event = 'pending_funds.failed';
-    } else {
-      next = await transition(trx, current, AWAITING_RECEIVER, now, counters);
-    }
-    const audit_id = await audit(next.status, true);
-    if (event) await emitPendingFundsEvent(trx, now, next, event);
-
-    if (verdict.outcome === 'verified') {
+    const minting = planned.filter((step) => step.item.verdict.outcome === 'verified' && !step.late);
+    if (minting.length > 0) {
+      let transfers: { id: string }[];
       try {
-        const transfer = await deps.ledger.transfer(
-          { ...confirmationMint(current), memo: `pending funds ${current.id}` },
+        transfers = await deps.ledger.transferAll(
+          minting.map((step) => ({ ...confirmationMint(step.current), memo: `pending funds ${step.current.id}` })),
           { trx },
         );
-        next = await trx
-          .updateTable('pending_funds')
-          .set({ ledger_transfer_id: transfer.id })
-          .where('id', '=', current.id)
-          .returningAll()
-          .executeTakeFirstOrThrow();
       } catch (error) {
-        if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') {
-          throw pendingFundsLedgerUnavailable();
-        }
+        if (error instanceof AppError && error.code === 'LEDGER_UNAVAILABLE') throw pendingFundsLedgerUnavailable();
         throw error;
       }
+      for (const [index, step] of minting.entries()) {
+        step.next = { ...step.next, ledger_transfer_id: (transfers[index] as { id: string }).id };
+        rows.set(step.next.id, step.next);
+      }
     }
+
+    await writeMoves(
+      trx,
+      locked.filter((row) => rows.get(row.id) !== row),
+      rows,
+    );
+    const audit_ids = await writeAudits(
+      trx,
+      now,
+      planned.map(
+        (step): AuditEntry => ({
+          row: step.current,
+          stage: 'receiver_confirm',
+          verdict: step.item.verdict,
+          receipt_sha256: step.item.receipt_sha256,
+          content_type: step.item.content_type,
+          status_after: step.next.status,
+          applied: !step.late,
+          actor_merchant_id: step.item.actor_merchant_id,
+        }),
+      ),
+    );
+    await recordEvents(
+      trx,
+      now,
+      planned.flatMap((step): NewEvent[] =>
+        step.event
+          ? [
+              {
+                merchant_id: step.next.receiver_merchant_id,
+                is_sandbox: step.next.is_sandbox,
+                type: step.event,
+                resource_type: 'pending_funds',
+                resource_id: step.next.id,
+                data: presentPendingFunds(step.next) as unknown as Record<string, unknown>,
+              },
+            ]
+          : [],
+      ),
+    );
+    return planned.map((step, index): ConfirmAnswer => {
+      const audit_id = audit_ids[index] as string;
+      if (step.late) return { error: step.late, audit_id };
+      return {
+        result: {
+          outcome: step.item.verdict.outcome,
+          reason: step.item.verdict.reason ?? null,
+          audit_id,
+          pending_funds: presentPendingFunds(step.next),
+        },
+      };
+    });
+  });
+}
+
+/**
+ * One confirm's move (the contract's rules): verified -> confirmed (minted by the batch); failed -> failed with the
+ * validator's code; unverified counts towards max_attempts and fails the row at the last; timeout counts an attempt
+ * only. Every applied confirm counts an attempt and opens the receiver window at the first.
+ */
+function decide(deps: PendingFundsDeps, item: ConfirmItem, current: PendingFundsRow, now: Date): Planned {
+  const late = refusal(current) ?? (dueMove(current, now) ? passedDeadline(current.id) : null);
+  if (late) return { item, current, next: current, late, event: null };
+  const { verdict } = item;
+  const first_attempt_at = current.first_receiver_attempt_at ?? now;
+  const counters = {
+    attempts: current.attempts + 1,
+    first_receiver_attempt_at: first_attempt_at,
+    receiver_window_expires_at:
+      current.receiver_window_expires_at ?? new Date(first_attempt_at.getTime() + deps.window_hours * HOUR_MS),
+    validator_kind: verdict.validator_kind,
+  };
+  const step = (next: PendingFundsRow, event: string | null): Planned => ({ item, current, next, late: null, event });
+  if (verdict.outcome === 'verified')
+    return step(movedRow(current, 'confirmed', now, counters), 'pending_funds.confirmed');
+  if (verdict.outcome === 'failed')
+    return step(
+      movedRow(current, 'failed', now, { ...counters, failure_reason: verdict.reason ?? 'validator_failed' }),
+      'pending_funds.failed',
+    );
+  if (verdict.outcome === 'unverified') {
+    const unverified_attempts = current.unverified_attempts + 1;
+    const exhausted = unverified_attempts >= deps.max_attempts;
+    const next = movedRow(current, exhausted ? 'failed' : AWAITING_RECEIVER, now, {
+      ...counters,
+      unverified_attempts,
+      ...(exhausted ? { failure_reason: MAX_ATTEMPTS_REASON } : {}),
+    });
+    return step(next, exhausted ? 'pending_funds.failed' : null);
+  }
+  return step(movedRow(current, AWAITING_RECEIVER, now, counters), null);
+}
+
+/**
+ * Every moved row's final state in one UPDATE (each row once, however many confirms of the batch moved it), guarded
+ * by the status the batch locked it in.
+ */
+async function writeMoves(
+  trx: Trx,
+  moved: readonly PendingFundsRow[],
+  rows: ReadonlyMap<string, PendingFundsRow>,
+): Promise<void> {
+  if (moved.length === 0) return;
+  const values = moved.map((before) => {
+    const row = rows.get(before.id) as PendingFundsRow;
     return {
-      result: {
-        outcome: verdict.outcome,
-        reason: verdict.reason ?? null,
-        audit_id,
-        pending_funds: presentPendingFunds(next),
-      },
+      id: row.id,
+      status_before: before.status,
+      status: row.status,
+      attempts: row.attempts,
+      unverified_attempts: row.unverified_attempts,
+      first_receiver_attempt_at: row.first_receiver_attempt_at,
+      receiver_window_expires_at: row.receiver_window_expires_at,
+      validator_kind: row.validator_kind,
+      failure_reason: row.failure_reason,
+      ledger_transfer_id: row.ledger_transfer_id,
+      updated_at: row.updated_at,
+      validated_at: row.validated_at,
+      confirmed_at: row.confirmed_at,
+      failed_at: row.failed_at,
     };
   });
-  if ('error' in outcome) throw outcome.error;
-  return outcome.result;
+  const updated = await sql<{ id: string }>`
+    update pending_funds as p set
+      status = v.status, attempts = v.attempts, unverified_attempts = v.unverified_attempts,
+      first_receiver_attempt_at = v.first_receiver_attempt_at, receiver_window_expires_at = v.receiver_window_expires_at,
+      validator_kind = v.validator_kind, failure_reason = v.failure_reason, ledger_transfer_id = v.ledger_transfer_id,
+      updated_at = v.updated_at, validated_at = v.validated_at, confirmed_at = v.confirmed_at, failed_at = v.failed_at
+    from jsonb_to_recordset(${JSON.stringify(values)}::jsonb) as v(
+      id uuid, status_before text, status text, attempts integer, unverified_attempts integer,
+      first_receiver_attempt_at timestamptz, receiver_window_expires_at timestamptz, validator_kind text,
+      failure_reason text, ledger_transfer_id uuid, updated_at timestamptz, validated_at timestamptz,
+      confirmed_at timestamptz, failed_at timestamptz)
+    where p.id = v.id and p.status = v.status_before
+    returning p.id`.execute(trx);
+  if (updated.rows.length !== moved.length)
+    throw new AppError('PENDING_FUNDS_TERMINAL', 'A pending-funds row changed status concurrently');
 }
 
 /** The mint a confirmed row makes: key = row id, the world account -> the receiver's available PAY. */

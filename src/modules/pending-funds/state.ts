@@ -1,5 +1,5 @@
 import type { Trx } from '../../db/database.ts';
-import { defineStateMachine, mover } from '../../db/state-machine.ts';
+import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { presentPendingFunds } from './present.ts';
@@ -34,6 +34,26 @@ export const PENDING_FUNDS_STATES = defineStateMachine({
 
 /** One move (staying in `validated_pending_receiver_confirm` is a move too: it records an attempt); a concurrent move loses with 409. */
 export const transition = mover(PENDING_FUNDS_STATES);
+
+/**
+ * One move computed in memory, by `transition`'s rules (the move allowed, `updated_at` and the entered status's
+ * timestamp set to `at`), for a caller that writes many rows' moves in one statement (the batched receiver-confirm)
+ * and holds their locks.
+ */
+export function movedRow(
+  row: PendingFundsRow,
+  to: PendingFundsStatus,
+  at: Date,
+  patch: Partial<Omit<PendingFundsRow, 'id' | 'status'>>,
+): PendingFundsRow {
+  if (!canMove(PENDING_FUNDS_STATES, row.status, to))
+    throw new AppError(
+      PENDING_FUNDS_STATES.refused?.(row.status) ?? PENDING_FUNDS_STATES.conflict,
+      `A ${row.status} pending-funds row cannot become ${to}`,
+    );
+  const stamp = to === row.status ? undefined : PENDING_FUNDS_STATES.entered_at[to];
+  return { ...row, ...patch, status: to, updated_at: at, ...(stamp ? { [stamp]: at } : {}) };
+}
 
 /** Locks a row for the rest of the transaction (it must exist). */
 export async function lockPendingFunds(trx: Trx, id: string): Promise<PendingFundsRow> {
