@@ -79,7 +79,7 @@ interface ConfirmItem {
 /** A confirm's own answer: its result, or its 409 with the audit row that recorded it as not applied. */
 type ConfirmAnswer = { result: ReceiverConfirmResult } | { error: AppError; audit_id: string };
 
-/** The batcher of each module instance (the api's, the dashboard's), made on first use. */
+/** One batcher per deps object (each started pending-funds module has its own), made on first use. */
 const batchers = new WeakMap<PendingFundsDeps, GroupCommit<ConfirmItem, ConfirmAnswer>>();
 
 function confirmsOf(deps: PendingFundsDeps): GroupCommit<ConfirmItem, ConfirmAnswer> {
