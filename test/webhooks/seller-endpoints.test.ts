@@ -158,7 +158,10 @@ describe("sellers' webhook endpoints (/v1/seller/webhook-endpoints)", () => {
   });
 
   it(`allows a seller ${MAX_ENDPOINTS_PER_MODE} endpoints, even under concurrent creates (409 WEBHOOK_ENDPOINT_LIMIT)`, async () => {
-    const seller = (await t.createSeller(thbSeller(1_000, '35.00', '0833333333'))) as { seller_key: string };
+    const seller = (await t.createSeller(thbSeller(1_000, '35.00', '0833333333'))) as {
+      id: string;
+      seller_key: string;
+    };
     const responses = await Promise.all(
       Array.from({ length: MAX_ENDPOINTS_PER_MODE + 6 }, (_, i) =>
         sellerCall('POST', '/v1/seller/webhook-endpoints', seller.seller_key, { url: receiverAt(`/limit-${i}`) }),
