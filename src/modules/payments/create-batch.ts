@@ -9,7 +9,7 @@ import type { MerchantScope } from '../../http/principal.ts';
 import { ok } from '../../http/schemas.ts';
 import { GroupCommit } from '../../lib/group-commit.ts';
 import { fiatMinorToMicroPay, type Currency, type PaymentMethod } from '../../lib/money.ts';
-import { EVENTS_CHANNEL, eventRows, type NewEvent } from '../events/outbox.ts';
+import { eventRows, type NewEvent } from '../events/outbox.ts';
 import {
   AllocationRaced,
   allocateSynthetic,
@@ -270,11 +270,11 @@ type CreateBatchParameters = [
 ];
 
 /**
- * Every payment create's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL, and the
- * dispatchers' wake-up in the same statement: its NOTIFY is delivered when the call commits, so a batch is one round
- * trip. (A NOTIFY makes its commit wait for the other notifying commits, which costs nothing here: the batches of a
- * process commit one after another anyway.) The commit watch learns that it writes the outbox and has woken the
- * dispatchers itself.
+ * Every payment create's writes in one call (`mpay_create_batch`), a named prepared statement on PostgreSQL. The call
+ * wakes the dispatchers itself when its events queued a delivery to send (its NOTIFY is delivered when it commits), so
+ * a batch is one round trip and a batch whose merchants subscribe to nothing wakes nobody. (A NOTIFY makes its commit
+ * wait for the other notifying commits, which costs nothing here: the batches of a process commit one after another
+ * anyway.) The commit watch learns that it writes the outbox and needs no other wake-up.
  */
 const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
   (db) =>
@@ -282,7 +282,6 @@ const createBatch = preparedQuery<{ done: unknown }, CreateBatchParameters>(
       sql`mpay_create_batch(${0}::bigint, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${''}::jsonb, ${[]}::uuid[], ${[]}::bigint[], ${0}::integer)`.as(
         'done',
       ),
-      sql`pg_notify(${sql.lit(EVENTS_CHANNEL)}, '')`.as('woken'),
     ]),
   { writes: ['idempotency_keys', 'payments', 'payment_legs', 'events', 'sellers'], notifies: true },
 );
