@@ -1,16 +1,21 @@
 /**
- * `node bench/create-call.ts [--concurrency 10,30] [--seconds 6] [--prefill 20000] [--explain 40] [--setup <sql>]`
+ * `node bench/create-call.ts [--concurrency 10,30] [--seconds 6] [--prefill 20000] [--explain 40] [--setup <sql>]
+ *   [--variant <sql> --undo <sql> --rounds 6]`
  *
  * Where PostgreSQL's time goes in the batched payment create (`mpay_create_batch`), per create. On a scratch
  * PostgreSQL database (DATABASE_URL's server, dropped at the end): one merchant, one seller with ample liquidity,
  * optionally `--prefill` payments (with their legs, events and deliveries) so the indexes have a realistic size. Then,
  * for each concurrency, that many loops call `POST /v1/trades` through the real application (`app.inject`, the
- * batching allocator, the real call) for `--seconds`, and it prints per create: every statement the api sent (calls,
- * time to answer and the backend's CPU while it ran, read from /proc/<backend>/schedstat before and after: exact to
- * the nanosecond), the whole database's backends' CPU, and the batches' mean size. With `--explain N`, N more calls
- * run with auto_explain loaded in the pool's sessions (log_nested_statements, log_analyze): it prints each inner
- * statement's time per call (the call's statements, the delivery trigger's, the foreign-key checks). Prints figures
- * only; nothing gates on them.
+ * batching allocator, the real call) for `--seconds`: the loops' requests arrive together, so a batch holds about as
+ * many creates as there are loops (and, starting on an idle allocator, reads its offers first). It prints per create:
+ * every statement the api sent (calls, time to answer and the backend's CPU while it ran, read from
+ * /proc/<backend>/schedstat before and after), the whole database's backends' CPU, and the batches' mean size. With
+ * `--variant`, it alternates rounds of A (`--undo` applied) and B (`--variant` applied) instead and prints both
+ * medians: on a shared machine only such a side-by-side figure tells a few per cent apart. With `--explain N`, N more
+ * calls run with auto_explain loaded in the pool's sessions (log_nested_statements, log_analyze): it prints each inner
+ * statement's time per call (the call's statements, the delivery trigger's, the foreign-key checks; auto_explain's own
+ * logging inflates the many small ones). The last call's parameters go to /tmp/create-call-parameters.json (for an
+ * EXPLAIN by hand). Prints figures only; nothing gates on them.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
