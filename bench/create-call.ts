@@ -14,8 +14,8 @@
  * medians: on a shared machine only such a side-by-side figure tells a few per cent apart. With `--explain N`, N more
  * calls run with auto_explain loaded in the pool's sessions (log_nested_statements, log_analyze): it prints each inner
  * statement's time per call (the call's statements, the delivery trigger's, the foreign-key checks; auto_explain's own
- * logging inflates the many small ones). The last call's parameters go to /tmp/create-call-parameters.json (for an
- * EXPLAIN by hand). Prints figures only; nothing gates on them.
+ * logging inflates the many small ones), and writes the last call's plans to /tmp/create-call-plans.txt. The last
+ * call's parameters go to /tmp/create-call-parameters.json (for an EXPLAIN by hand). Prints figures only; nothing gates on them.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -300,6 +300,7 @@ async function explain(concurrency: number, calls: number): Promise<void> {
   await loops(concurrency, () => (explained?.length ?? 0) >= calls);
   const plans = explained;
   explained = undefined;
+  writeFileSync('/tmp/create-call-plans.txt', (plans.at(-1) ?? []).join('\n\n'));
   const creates = batcher.stats.batched - stats_before.batched;
   const per_statement = new Map<string, { n: number; ms: number }>();
   const triggers = new Map<string, { calls: number; ms: number }>();
