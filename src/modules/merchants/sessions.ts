@@ -116,6 +116,8 @@ export async function sessionsByTokenHash(executor: Db | Trx, token_hashes: stri
       'u.role',
     ])
     .where('s.token_hash', 'in', token_hashes)
+    // a removed user's sessions end with the removal (which also revokes them); this holds even without that
+    .where((eb) => eb.or([eb('s.merchant_user_id', 'is', null), eb('u.removed_at', 'is', null)]))
     .execute();
 }
 
