@@ -1,6 +1,6 @@
 /**
  * The bench's server side: its own database (a fresh PostgreSQL database, dropped at the end, or PGlite in
- * memory), the real application with the api and ledger roles, and the baseline endpoints registered only here
+ * memory), the real application (roles api and ledger unless asked for others), and the baseline endpoints registered only here
  * (one bare INSERT, one bare SELECT by id) so every figure has a baseline through the same server and pool.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -46,6 +46,8 @@ export async function openBenchContext(options: {
   pglite: boolean;
   connections: number;
   seconds: number;
+  /** The application's ROLES (default api,ledger). */
+  roles?: string;
 }): Promise<BenchContext> {
   // A fresh database of the bench's own, migrated here (not from the tests' template), dropped on close.
   const server_url = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -57,7 +59,7 @@ export async function openBenchContext(options: {
   const database_url = database.url;
   const env: Record<string, string> = {
     ...(database_url ? { DATABASE_URL: database_url } : {}),
-    ROLES: 'api,ledger',
+    ROLES: options.roles ?? 'api,ledger',
     LOG_LEVEL: 'silent',
     ADMIN_SERVICE_TOKEN: BENCH_TOKEN,
     INTERNAL_SERVICE_TOKEN: BENCH_TOKEN,

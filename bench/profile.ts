@@ -1,5 +1,5 @@
 /**
- * `./run bench:profile [--seconds 10] [--connections 32] [--out bench/profiles/<name>]`
+ * `./run bench:profile [--seconds 10] [--connections 32] [--roles api,worker,ledger] [--out bench/profiles/<name>]`
  *
  * Where a request's CPU goes: the create (`POST /v1/trades`, one seller), the read (`GET /v1/payments/{id}`) and the
  * list (`GET /v1/payments?limit=25`), each served by an api process of its own, CPU-profiled (V8's sampling
@@ -9,6 +9,7 @@
  * the profile, bench/layers.ts) and in all (from /proc), PostgreSQL's backends' CPU, and every statement the api
  * process sent (calls, rows and time to answer per request). pg_stat_statements needs the server's
  * shared_preload_libraries, so the statements are counted at the driver. Writes `summary.md` beside the profiles.
+ * The profiled process has every role by default, as `./run start` runs the service (its dispatcher hears each NOTIFY).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -23,6 +24,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     out: { type: 'string' },
+    roles: { type: 'string', default: 'api,worker,ledger' },
   },
 });
 const out = values.out ?? `bench/profiles/${new Date().toISOString().replace(/[:.]/g, '-')}`;
@@ -67,7 +69,7 @@ function ask<T>(child: ChildProcess, message: string | object, field: string): P
 
 async function measure(load: string, target: (url: string) => LoadTarget): Promise<Measured> {
   const child = fork(new URL('./api-process.ts', import.meta.url).pathname, [], {
-    env: { ...process.env, ...context.env, ROLES: 'api', BENCH_STATEMENTS: '1' },
+    env: { ...process.env, ...context.env, ROLES: values.roles, BENCH_STATEMENTS: '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const url = await new Promise<string>((resolve, reject) => {

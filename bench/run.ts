@@ -22,10 +22,14 @@ const { values, positionals } = parseArgs({
     connections: { type: 'string', default: '32' },
     runs: { type: 'string' },
     out: { type: 'string' },
+    roles: { type: 'string' },
   },
 });
 const targets_run = positionals.length === 0 || (positionals.length === 1 && positionals[0] === 'targets');
 const runs = Number(values.runs ?? (targets_run ? 3 : 1));
+// The target rows measure the service as `./run start` runs it (every role in one process: its dispatcher hears each
+// NOTIFY); other scenarios leave the worker out, so the webhooks scenario's worker processes are the only dispatchers.
+const roles = values.roles ?? (targets_run ? 'api,worker,ledger' : 'api,ledger');
 const requested = targets_run ? [...TARGETS.postgres] : positionals.flatMap((name) => ALIASES[name] ?? [name]);
 const unknown = requested.filter((name) => !SCENARIOS[name]);
 if (unknown.length) {
@@ -50,6 +54,7 @@ for (const pass of passes) {
     pglite: pass.pglite,
     connections: Number(values.connections),
     seconds: Number(values.seconds),
+    roles,
   });
   kinds.push(context.kind);
   // an interrupted run still drops its database

@@ -400,6 +400,75 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
   return [await measure(1), await measure(8)];
 }
 
+/**
+ * What a create costs beside what its batch costs: the one-seller create with batches capped at 2, 4, 8 and 16 creates
+ * and uncapped, each beside the bare INSERT of the run. The CPU per create of the api process and of PostgreSQL,
+ * against one over the mean batch size, is fitted by least squares as `per create + per batch / batch size`: the
+ * part no batch size removes, and what one more create per batch saves.
+ */
+async function batchCostRows(context: BenchContext): Promise<Row[]> {
+  await onlySellers(context, 1);
+  const batcher = context.application.payments.create_batcher;
+  if (!(batcher instanceof PaymentCreateBatcher))
+    return [{ scenario: 'batch_cost', figure: 'batch cost', per_s: 0, unit: '-', note: 'no batching allocator' }];
+  const baseline = await insertBaseline(context);
+  const uncapped = batcher.max_batch;
+  const rows: Row[] = [];
+  const points: { inverse: number; api: number; db: number }[] = [];
+  try {
+    for (const cap of [2, 4, 8, 16, uncapped]) {
+      batcher.max_batch = cap;
+      const before = batcherStats(context)!;
+      const result = await context.load({
+        targets: [
+          {
+            url: `${context.base_url}/v1/trades`,
+            method: 'POST',
+            headers: { 'x-api-key': context.merchant.api_keys.live },
+            body: TRADE,
+            unique_field: 'order_id',
+          },
+        ],
+      });
+      const after = batcherStats(context)!;
+      const row = httpRow(
+        'batch_cost',
+        `POST /v1/trades, 1 seller, batches of at most ${cap}`,
+        result,
+        { figure: bareName(context, 'INSERT'), result: baseline },
+        { note: batchNote(before, after) },
+      );
+      rows.push(row);
+      const size = (after.batched - before.batched) / Math.max(1, after.batches - before.batches);
+      if (row.cpu && size > 0) points.push({ inverse: 1 / size, api: row.cpu.api_us, db: row.cpu.db_us });
+    }
+  } finally {
+    batcher.max_batch = uncapped;
+  }
+  const fit = (value: (point: (typeof points)[number]) => number) => {
+    const mean_x = points.reduce((sum, point) => sum + point.inverse, 0) / points.length;
+    const mean_y = points.reduce((sum, point) => sum + value(point), 0) / points.length;
+    const covariance = points.reduce((sum, point) => sum + (point.inverse - mean_x) * (value(point) - mean_y), 0);
+    const variance = points.reduce((sum, point) => sum + (point.inverse - mean_x) ** 2, 0);
+    const per_batch = variance > 0 ? covariance / variance : 0;
+    return { per_create: mean_y - per_batch * mean_x, per_batch };
+  };
+  if (points.length >= 2) {
+    const api = fit((point) => point.api);
+    const db = fit((point) => point.db);
+    const bare = rows[0]?.baseline?.cpu;
+    const us = (value: number) => Math.round(value).toLocaleString('en');
+    rows.push({
+      scenario: 'batch_cost',
+      figure: 'CPU us per create = per create + per batch / batch size (least squares)',
+      per_s: 0,
+      unit: '-',
+      note: `api process ${us(api.per_create)} + ${us(api.per_batch)}/n, PostgreSQL ${us(db.per_create)} + ${us(db.per_batch)}/n${bare ? `; the bare INSERT: api ${us(bare.api_us)}, PostgreSQL ${us(bare.db_us)} per request` : ''}`,
+    });
+  }
+  return rows;
+}
+
 /** The sell/buy matcher over a book inserted in bulk, beside the bare ledger mints it makes (one per pair). */
 async function matcherRows(context: BenchContext): Promise<Row[]> {
   const { db } = context.database;
@@ -763,6 +832,7 @@ export const SCENARIOS: Record<string, (context: BenchContext) => Promise<Row[]>
   matcher: matcherRows,
   webhooks: webhookRows,
   scale: scaleRows,
+  batch_cost: batchCostRows,
 };
 
 /** Names that stand for several scenarios. */

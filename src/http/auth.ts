@@ -171,6 +171,9 @@ export function installAuth(
       request.principal = await authenticate(request, config, authenticator, carried);
       request.credential_epoch = carried?.epoch;
     } catch (error) {
+      // nothing is answered or logged under a credential that failed (a cached one that failed its check again)
+      request.principal = { kind: 'public' };
+      request.credential_epoch = undefined;
       if (error instanceof AppError && error.code === 'UNAUTHORIZED') {
         const failed_key = `failed-auth:${request.ip}`;
         const charged = await counters.take(failed_key, failed_auth_per_second);

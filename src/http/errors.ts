@@ -80,7 +80,18 @@ export function installErrorHandler(
   app: FastifyInstance,
   options: { allowedMethods?: (path: string) => string[] } = {},
 ): void {
-  app.setErrorHandler((error: FastifyError | AppError | Error, request, reply) => {
+  app.setErrorHandler(async (caught: FastifyError | AppError | Error, request, reply) => {
+    let error = caught;
+    // A cached credential on a route whose statement carries the credential epoch is checked by that statement; a
+    // request that fails before it (bad input, a rate limit) or apart from it is checked now, so a credential revoked
+    // meanwhile gets its 401 and nothing else.
+    if (request.credential_epoch !== undefined && !(error instanceof AppError && error.code === 'UNAUTHORIZED')) {
+      try {
+        await request.reauthenticate(reply);
+      } catch (refused) {
+        error = refused as Error;
+      }
+    }
     if (error instanceof AppError) {
       const status = ERROR_STATUS[error.code];
       if (status >= 500) request.log.error({ err: error }, 'dependency failure');

@@ -219,6 +219,20 @@ describe('credential epoch carried in the statement: a change between authentica
     assert.equal((await t.call('GET', `/v1/trades/${id}`, merchant.live)).statusCode, 401);
     assert.equal((await t.call('GET', '/v1/payments?limit=25', merchant.live)).statusCode, 401);
   });
+
+  it('a request that fails before its statement (bad input) with a key revoked after it was cached: 401, not the 400', async () => {
+    const shop = await t.createMerchant('Revoked Before Statement');
+    assert.equal((await t.call('GET', '/v1/payments?limit=1', shop.live)).statusCode, 200, 'cached now');
+    const bad_body = () => t.call('POST', '/v1/trades', shop.live, { currency: 'THB', amount: 'ten' });
+    const bad_query = () => t.call('GET', '/v1/payments?limit=zero', shop.live);
+    assert.equal((await bad_body()).statusCode, 400, 'a working key gets the validation error');
+    assert.equal((await bad_query()).statusCode, 400);
+    await t.db.updateTable('api_keys').set({ revoked_at: t.clock.now() }).where('merchant_id', '=', shop.id).execute();
+    for (const refused of [await bad_body(), await bad_query()]) {
+      assert.equal(refused.statusCode, 401, refused.body);
+      assert.equal(refused.json().error.code, 'UNAUTHORIZED');
+    }
+  });
 });
 
 describe('credential cache: two application instances on one PostgreSQL database', {

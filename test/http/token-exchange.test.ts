@@ -218,6 +218,36 @@ describe('POST /v1/auth/token: a secret API key traded for a merchant JWT in its
     assert.equal((await me(fresh)).statusCode, 200);
   });
 
+  it("the operator's roll by kind ends a key still in an earlier roll's grace at once, and never lengthens a grace", async () => {
+    const shop = await t.createMerchant('Leaked Key Shop');
+    const deps = { db: t.db, clock: t.clock };
+    const leaked_id = String(decodeJwt((await tokenFor(shop.live)).access_token)['key_id']);
+    const dashboard_roll = await rollKeys(deps, shop.id, { key_id: leaked_id }, 86_400);
+    assert.equal((await exchange({ 'x-api-key': shop.live })).statusCode, 200, 'the rolled key works in its grace');
+
+    const rolled = await t.admin('POST', `/admin/merchants/${shop.id}/api-keys/roll`, { kind: 'live' });
+    assert.equal(rolled.statusCode, 201, rolled.body);
+    expectError(await exchange({ 'x-api-key': shop.live }), 401, 'UNAUTHORIZED');
+    expectError(await exchange({ 'x-api-key': dashboard_roll.raw_key }), 401, 'UNAUTHORIZED');
+    const ended = await t.db
+      .selectFrom('api_keys')
+      .select(['id', 'revoked_at'])
+      .where('id', 'in', [leaked_id, dashboard_roll.key.id])
+      .execute();
+    for (const key of ended) assert.equal(key.revoked_at?.getTime(), t.clock.now().getTime(), key.id);
+
+    // a roll with a longer grace than a key has left keeps the key's own end
+    const short = await rollKeys(deps, shop.id, { kind: 'live' }, 60);
+    await rollKeys(deps, shop.id, { kind: 'live' }, 3_600);
+    const end = async (id: string) =>
+      (
+        await t.db.selectFrom('api_keys').select('revoked_at').where('id', '=', id).executeTakeFirstOrThrow()
+      ).revoked_at?.getTime();
+    assert.equal(short.previous.length, 1);
+    assert.equal(await end(short.previous[0]!.id), t.clock.now().getTime() + 60_000, 'the shorter grace stands');
+    assert.equal(await end(short.key.id), t.clock.now().getTime() + 3_600_000, 'the working key gets the new grace');
+  });
+
   it("the merchant's token revocation ends key tokens too; a new exchange works afterwards", async () => {
     const shop = await t.createMerchant('Revoking Shop');
     const token = (await tokenFor(shop.live)).access_token;

@@ -155,7 +155,7 @@ describe('the batching allocator: many creates in one transaction, each with its
     assert.equal(responses.filter((r) => r.headers['idempotent-replayed'] === 'true').length, 1);
   });
 
-  it('a batch and a lone create both wake the listeners of commits that wrote events (the outbox wake-up)', async () => {
+  it('a batch wakes the dispatchers itself only when its events queued a delivery to send; a lone create wakes the listeners after its commit', async () => {
     await t.createSeller(thbSeller(100_000));
     let woken = 0;
     const notified: boolean[] = [];
@@ -165,21 +165,41 @@ describe('the batching allocator: many creates in one transaction, each with its
       woken++;
       notified.push(commit.notified);
     });
-    try {
-      const batched = await Promise.all([
+    const batch = async () => {
+      const responses = await Promise.all([
         create({ order_id: next(), amount: 1_000 }),
         create({ order_id: next(), amount: 1_000 }),
       ]);
       assert.deepEqual(
-        batched.map((r) => r.statusCode),
+        responses.map((r) => r.statusCode),
         [201, 201],
       );
-      const after_batch = woken;
-      assert.ok(after_batch >= 1, 'the batch woke the listener');
+    };
+    const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+    try {
+      await settle();
+      heard = 0;
+      // no endpoint subscribed: the events get skipped deliveries, and no dispatcher is woken for them
+      await batch();
+      const after_quiet = woken;
+      assert.ok(after_quiet >= 1, 'the batch told the commit watch');
+      assert.ok(notified.every(Boolean), 'no commit of the batch asked for a wake-up of its own');
+      await settle();
+      assert.equal(heard, 0, 'nothing to send: no NOTIFY');
+
+      const endpoint = await t.call('POST', '/v1/webhook-endpoints', merchant.live, {
+        url: 'https://93.184.215.14/hooks',
+        enabled_events: ['payment.matched'],
+      });
+      assert.equal(endpoint.statusCode, 201, endpoint.body);
+      await settle();
+      heard = 0;
+      await batch();
       // the batch's call sent the dispatchers' NOTIFY itself, delivered at its commit: no second statement for it
       assert.ok(notified.every(Boolean), 'every commit of the batch notified by itself');
       for (let wait = 0; heard === 0 && wait < 100; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
       assert.ok(heard >= 1, 'a LISTEN on the outbox channel heard the batch');
+      const after_batch = woken;
       const scope = { merchant_id: merchant.id, is_sandbox: false };
       const input = { order_id: next(), amount: 1_000, currency: 'THB' as const, return_url: RETURN_URL };
       assert.equal((await createAlone(t.application.payments, scope, input)()).status, 201);

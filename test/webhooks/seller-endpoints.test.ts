@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { verifyServiceSignature, verifyStandardSignature } from '../../clients/typescript/src/webhooks.js';
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
+import { MAX_ENDPOINTS_PER_MODE } from '../../src/modules/webhooks/endpoints.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { multipartParts } from '../helpers/files.ts';
 import { drainVerdicts } from '../helpers/payments.ts';
@@ -154,5 +155,23 @@ describe("sellers' webhook endpoints (/v1/seller/webhook-endpoints)", () => {
     const deleted = await sellerCall('DELETE', `/v1/seller/webhook-endpoints/${mine.id}`, sellers[0]!.seller_key);
     assert.deepEqual(deleted.json().data, { id: mine.id, deleted: true });
     assert.deepEqual((await sellerCall('GET', '/v1/seller/webhook-endpoints', sellers[0]!.seller_key)).json().data, []);
+  });
+
+  it(`allows a seller ${MAX_ENDPOINTS_PER_MODE} endpoints, even under concurrent creates (409 WEBHOOK_ENDPOINT_LIMIT)`, async () => {
+    const seller = (await t.createSeller(thbSeller(1_000, '35.00', '0833333333'))) as {
+      id: string;
+      seller_key: string;
+    };
+    const responses = await Promise.all(
+      Array.from({ length: MAX_ENDPOINTS_PER_MODE + 6 }, (_, i) =>
+        sellerCall('POST', '/v1/seller/webhook-endpoints', seller.seller_key, { url: receiverAt(`/limit-${i}`) }),
+      ),
+    );
+    const statuses = responses.map((response) => response.statusCode);
+    assert.equal(statuses.filter((status) => status === 201).length, MAX_ENDPOINTS_PER_MODE);
+    for (const response of responses.filter((answer) => answer.statusCode !== 201))
+      assert.deepEqual([response.statusCode, response.json().error.code], [409, 'WEBHOOK_ENDPOINT_LIMIT']);
+    const listed = (await sellerCall('GET', '/v1/seller/webhook-endpoints', seller.seller_key)).json().data;
+    assert.equal(listed.length, MAX_ENDPOINTS_PER_MODE);
   });
 });

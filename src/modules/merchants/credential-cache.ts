@@ -7,7 +7,7 @@ import { GroupCommit } from '../../lib/group-commit.ts';
 
 /** Most credentials kept; beyond it the oldest entry goes first. */
 export const CREDENTIAL_CACHE_MAX_ENTRIES = 10_000;
-/** The longest an entry is kept without being read again (a bound for memory, not for revocation). */
+/** The longest an entry is kept from when it was stored (a bound for memory, not for revocation). */
 export const CREDENTIAL_CACHE_MAX_AGE_MS = 60_000;
 
 type CachedPrincipal = Extract<Principal, { kind: 'key' | 'merchant' | 'seller' }>;

@@ -160,7 +160,11 @@ export function createAuthenticator(deps: {
       const epoch = await cache?.epoch();
       const cached =
         epoch === undefined ? undefined : cache?.get<KeyPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-      if (cached) return cached;
+      if (cached) {
+        // the statement still checks the epoch this credential was found under (a change after this read is caught)
+        if (carried) carried.epoch = epoch;
+        return cached;
+      }
       const row = await keys_by_hash.read(key_hash);
       const now = deps.clock.now();
       if (!row || !keyWorks(row, now)) return null;
@@ -206,7 +210,10 @@ export function createAuthenticator(deps: {
         const epoch = await cache?.epoch();
         const cached =
           epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-        if (cached) return cached;
+        if (cached) {
+          if (carried) carried.epoch = epoch;
+          return cached;
+        }
         const { payload } = await jwtVerify(token, jwt_key, {
           algorithms: ['HS256'],
           issuer: JWT_ISSUER,
@@ -266,7 +273,10 @@ export function createAuthenticator(deps: {
       const epoch = await cache?.epoch();
       const cached =
         epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-      if (cached) return cached;
+      if (cached) {
+        if (carried) carried.epoch = epoch;
+        return cached;
+      }
       // Sessions carry the view's mode; a dashboard sign-in's also ends on sign-out and after the idle timeout.
       const row = await sessions_by_hash.read(token_hash);
       const now = deps.clock.now();

@@ -56,7 +56,8 @@ export type KeyRollTarget = { key_id: string } | { kind: KeyKind };
 
 /**
  * The one key roll: a new key of the target's kind (its raw value exists only in the result) and the replaced keys keep
- * working for `grace_seconds` (0 ends them at once), in one transaction. A key id must name an active key of the
+ * working for `grace_seconds` (0 ends them at once), in one transaction; a roll by kind replaces every key of the kind
+ * that still works, one in an earlier roll's grace too (a grace is only ever shortened). A key id must name an active key of the
  * merchant (404 unknown, 403 already rolled); rolling one key twice at once, one loses. This process forgets the
  * merchant's cached keys at once; other processes within the cache's TTL.
  */
@@ -76,7 +77,10 @@ export async function rollKeys(
     select =
       'key_id' in target
         ? select.where('id', '=', target.key_id)
-        : select.where('kind', '=', target.kind).where('revoked_at', 'is', null);
+        : // every key of the kind that still works, those in a roll's grace included: a roll never lengthens a grace
+          select
+            .where('kind', '=', target.kind)
+            .where((eb) => eb.or([eb('revoked_at', 'is', null), eb('revoked_at', '>', revoked_at)]));
     const old = await select.forUpdate().execute();
     let kind: KeyKind;
     if ('key_id' in target) {

@@ -96,7 +96,10 @@ export interface SessionForAuth {
   role: string | null;
 }
 
-/** The sessions with these token hashes (SHA-256 of the token), in one statement. */
+/**
+ * The sessions with these token hashes (SHA-256 of the token), in one statement; none of a removed user (removing a
+ * user revokes its sessions too, and this holds without that).
+ */
 export async function sessionsByTokenHash(executor: Db | Trx, token_hashes: string[]): Promise<SessionForAuth[]> {
   return executor
     .selectFrom('merchant_sessions as s')
@@ -116,6 +119,7 @@ export async function sessionsByTokenHash(executor: Db | Trx, token_hashes: stri
       'u.role',
     ])
     .where('s.token_hash', 'in', token_hashes)
+    .where((eb) => eb.or([eb('s.merchant_user_id', 'is', null), eb('u.removed_at', 'is', null)]))
     .execute();
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { Db, Trx } from '../../db/database.ts';
 import { notFound } from '../../lib/errors.ts';
 import {
@@ -44,6 +45,9 @@ export async function createSellerEndpoint(
 ): Promise<EndpointWithSecret> {
   await assertTargetAllowed(deps, false, input.url);
   return deps.db.transaction().execute(async (trx) => {
+    // Concurrent creates for one seller count one after another, so the limit holds under a race; an advisory lock,
+    // not the seller's row, which the payment creates' reservations lock.
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`mpay:seller-endpoints:${seller_id}`}, 0))`.execute(trx);
     const count = await trx
       .selectFrom('webhook_endpoints')
       .select((eb) => eb.fn.countAll<string>().as('n'))

@@ -20,7 +20,8 @@ create or replace trigger merchants_credentials_changed
   for each statement execute function mpay_credentials_changed();
 
 create or replace trigger merchant_sessions_credentials_changed
-  after update of revoked_at, is_sandbox, expires_at, merchant_id, merchant_user_id or delete on merchant_sessions
+  after update of revoked_at, is_sandbox, expires_at, merchant_id, merchant_user_id, token_hash, user_id or delete
+  on merchant_sessions
   for each statement execute function mpay_credentials_changed();
 
 create or replace trigger merchant_users_credentials_changed

@@ -46,6 +46,14 @@ begin
   from jsonb_populate_recordset(null::payment_legs, p_legs);
 
   perform mpay_append_events(p_events);
+  -- The dispatchers' wake-up, delivered when the call commits, and only when an event queued a delivery to send: an
+  -- event of a merchant with no subscribed endpoint gets a skipped delivery, which no dispatcher needs to hear of.
+  -- (an index probe per event, `= any` of the ids, whatever the statistics say of the pending backlog)
+  if exists (select 1 from webhook_deliveries d
+             where d.event_id = any (array(select e.value->>'id' from jsonb_array_elements(p_events) as e(value)))
+               and d.status = 'pending') then
+    perform pg_notify('mpay_events', '');
+  end if;
 
   if cardinality(p_seller_ids) > 0 then
     if mpay_reserve_offers(p_seller_ids, p_held_minor) <> cardinality(p_seller_ids) then
