@@ -77,7 +77,12 @@ async function once(job: LoadJob, duration_s: number, amount: number | undefined
       }),
     ),
   );
-  const seconds = Math.max(...results.map((result) => result.duration));
+  // from the first start to the last finish, in milliseconds: autocannon's own `duration` is whole seconds, too coarse
+  // for a counted run of a few seconds
+  const seconds =
+    (Math.max(...results.map((result) => new Date(result.finish).getTime())) -
+      Math.min(...results.map((result) => new Date(result.start).getTime()))) /
+    1000;
   const total = results.reduce((sum, result) => sum + result.requests.total, 0);
   return {
     requests_per_s: total / seconds,
