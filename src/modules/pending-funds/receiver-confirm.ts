@@ -86,8 +86,10 @@ function confirmsOf(deps: PendingFundsDeps): GroupCommit<ConfirmItem, ConfirmAns
   let group = batchers.get(deps);
   if (!group) {
     group = new GroupCommit((items) => applyConfirms(deps, items), {
-      // the batches of one receiver queue on its available account's lock in the mint; two keep one gathering
-      max_in_flight: 2,
+      // one batch at a time: batches that share a receiver would queue on its available account's lock in the mint
+      // anyway, so the next batch gathers everything that arrives meanwhile instead (larger batches, no batch holding
+      // its rows locked while it waits for another's commit; measured: less CPU per confirm than two in flight)
+      max_in_flight: 1,
       max_batch: 64,
       // a batch that fails (a ledger outage, a deadlock) runs its confirms alone: one confirm never fails another
       onBatchFailed: (error, items) =>
