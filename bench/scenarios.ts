@@ -15,7 +15,7 @@ import { PaymentCreateBatcher, type CreateBatcherStats } from '../src/modules/pa
 import { runMatcher } from '../src/modules/payouts/matcher.ts';
 import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
 import type { CpuSpent } from './cpu.ts';
-import type { LoadResult } from './load.ts';
+import type { LoadResult, LoadTarget } from './load.ts';
 
 export interface Row {
   scenario: string;
@@ -52,6 +52,17 @@ const THB_SELLER = {
 export const TRADE = { amount: 10_000, currency: 'THB', return_url: 'https://shop.example/r' };
 
 /** `count` live sellers at the best rates; with `deeper`, that many more active offers behind them (worse rates). */
+/** The create's load target: `POST /v1/trades` with a new order id per request, with the merchant's live key by default. */
+function tradeTarget(context: BenchContext, key = context.merchant.api_keys.live): LoadTarget {
+  return {
+    url: `${context.base_url}/v1/trades`,
+    method: 'POST',
+    headers: { 'x-api-key': key },
+    body: TRADE,
+    unique_field: 'order_id',
+  };
+}
+
 export async function onlySellers(context: BenchContext, count: number, deeper = 0): Promise<void> {
   const { db } = context.database;
   await db.updateTable('sellers').set({ active: false }).where('synthetic', '=', false).execute();
@@ -150,15 +161,7 @@ async function createRows(
     try {
       const before = batcherStats(context);
       const create = await context.load({
-        targets: [
-          {
-            url: `${context.base_url}/v1/trades`,
-            method: 'POST',
-            headers: { 'x-api-key': key },
-            body: TRADE,
-            unique_field: 'order_id',
-          },
-        ],
+        targets: [tradeTarget(context, key)],
       });
       const after = batcherStats(context);
       return httpRow(
@@ -204,15 +207,7 @@ export async function paymentPaths(context: BenchContext): Promise<string[]> {
   if (rows.length < 100) {
     await onlySellers(context, 1);
     await context.load({
-      targets: [
-        {
-          url: `${context.base_url}/v1/trades`,
-          method: 'POST',
-          headers: { 'x-api-key': context.merchant.api_keys.live },
-          body: TRADE,
-          unique_field: 'order_id',
-        },
-      ],
+      targets: [tradeTarget(context)],
       amount: 1000,
     });
     rows = await db
@@ -439,15 +434,7 @@ async function batchCostRows(context: BenchContext): Promise<Row[]> {
       batcher.max_batch = cap;
       const before = batcherStats(context)!;
       const result = await context.load({
-        targets: [
-          {
-            url: `${context.base_url}/v1/trades`,
-            method: 'POST',
-            headers: { 'x-api-key': context.merchant.api_keys.live },
-            body: TRADE,
-            unique_field: 'order_id',
-          },
-        ],
+        targets: [tradeTarget(context)],
       });
       const after = batcherStats(context)!;
       const row = httpRow(
