@@ -38,6 +38,31 @@ export const canMove = <T extends StatusTable>(machine: StateMachine<T>, from: S
   machine.moves[from].includes(to);
 
 /**
+ * The columns one move sets (the patch, the status, the machine's touched column and the entered status's timestamp),
+ * after checking the move is allowed (the machine's 409 otherwise): what `moveStatus` writes, and what a caller that
+ * writes many rows' moves in one statement applies in memory.
+ */
+export function moveColumns<T extends StatusTable>(
+  machine: StateMachine<T>,
+  row: { status: StatusOf<T> },
+  to: StatusOf<T>,
+  at: Date,
+  patch: MovePatch<T> = {} as MovePatch<T>,
+): Record<string, unknown> {
+  if (!canMove(machine, row.status, to)) {
+    throw new AppError(
+      machine.refused?.(row.status) ?? machine.conflict,
+      `A ${row.status} ${machine.noun} cannot become ${to}`,
+    );
+  }
+  const stamp = to === row.status ? undefined : machine.entered_at[to];
+  const set: Record<string, unknown> = { ...patch, status: to };
+  if (machine.touched_at) set[machine.touched_at] = at;
+  if (stamp) set[stamp] = at;
+  return set;
+}
+
+/**
  * Applies one move inside the caller's transaction with `UPDATE ... WHERE id = <id> AND status = <from>`, so a
  * concurrent move loses cleanly with the machine's 409 instead of overwriting state. Answers the updated row.
  */
@@ -49,16 +74,7 @@ export async function moveStatus<T extends StatusTable>(
   at: Date,
   patch: MovePatch<T> = {} as MovePatch<T>,
 ): Promise<Selectable<Database[T]>> {
-  if (!canMove(machine, row.status, to)) {
-    throw new AppError(
-      machine.refused?.(row.status) ?? machine.conflict,
-      `A ${row.status} ${machine.noun} cannot become ${to}`,
-    );
-  }
-  const stamp = to === row.status ? undefined : machine.entered_at[to];
-  const set: Record<string, unknown> = { ...patch, status: to };
-  if (machine.touched_at) set[machine.touched_at] = at;
-  if (stamp) set[stamp] = at;
+  const set = moveColumns(machine, row, to, at, patch);
   // The table name is a type parameter here, which Kysely's builder cannot follow; the machine's types guard the call.
   const untyped = trx as unknown as Kysely<Record<string, { id: string; status: string }>>;
   const updated = await untyped

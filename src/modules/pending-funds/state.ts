@@ -1,5 +1,5 @@
 import type { Trx } from '../../db/database.ts';
-import { canMove, defineStateMachine, mover } from '../../db/state-machine.ts';
+import { defineStateMachine, moveColumns, mover } from '../../db/state-machine.ts';
 import { AppError } from '../../lib/errors.ts';
 import { recordEvent } from '../events/outbox.ts';
 import { presentPendingFunds } from './present.ts';
@@ -46,13 +46,7 @@ export function movedRow(
   at: Date,
   patch: Partial<Omit<PendingFundsRow, 'id' | 'status'>>,
 ): PendingFundsRow {
-  if (!canMove(PENDING_FUNDS_STATES, row.status, to))
-    throw new AppError(
-      PENDING_FUNDS_STATES.refused?.(row.status) ?? PENDING_FUNDS_STATES.conflict,
-      `A ${row.status} pending-funds row cannot become ${to}`,
-    );
-  const stamp = to === row.status ? undefined : PENDING_FUNDS_STATES.entered_at[to];
-  return { ...row, ...patch, status: to, updated_at: at, ...(stamp ? { [stamp]: at } : {}) };
+  return { ...row, ...moveColumns(PENDING_FUNDS_STATES, row, to, at, patch) } as PendingFundsRow;
 }
 
 /** Locks a row for the rest of the transaction (it must exist). */
