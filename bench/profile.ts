@@ -1,8 +1,10 @@
 /**
- * `./run bench:profile [--seconds 10] [--connections 32] [--roles api,worker,ledger] [--out bench/profiles/<name>]`
+ * `./run bench:profile [--loads create,read,list,confirm] [--seconds 10] [--connections 32] [--roles api,worker,ledger]
+ *   [--out bench/profiles/<name>]`
  *
- * Where a request's CPU goes: the create (`POST /v1/trades`, one seller), the read (`GET /v1/payments/{id}`) and the
- * list (`GET /v1/payments?limit=25`), each served by an api process of its own, CPU-profiled (V8's sampling
+ * Where a request's CPU goes: the create (`POST /v1/trades`, one seller), the read (`GET /v1/payments/{id}`), the
+ * list (`GET /v1/payments?limit=25`) and the receiver-confirm (each on its own pending-funds row, over 8 receivers;
+ * rows are used up, so a fixed count after a warm-up on rows of its own), each served by an api process of its own, CPU-profiled (V8's sampling
  * profiler, as `--cpu-prof`, started after the warm-up and stopped at the end of the measured run) under the same
  * load as the bench (autocannon in its own process, 32 connections, PostgreSQL). For each it writes the CPU profile
  * (`<load>.cpuprofile`, open it in Chrome's DevTools) and prints, per request: the api process's CPU by layer (from
@@ -17,7 +19,8 @@ import { parseArgs } from 'node:util';
 import { openBenchContext } from './context.ts';
 import { cpuByLayer, LAYERS, topFunctions, type CpuProfile, type Layer } from './layers.ts';
 import type { LoadTarget } from './load.ts';
-import { onlySellers, paymentPaths, stopChild, TRADE } from './scenarios.ts';
+import { createMerchant } from '../src/modules/merchants/service.ts';
+import { confirmLoad, onlySellers, paymentPaths, stopChild, TRADE } from './scenarios.ts';
 
 const { values } = parseArgs({
   options: {
@@ -25,6 +28,7 @@ const { values } = parseArgs({
     connections: { type: 'string', default: '32' },
     out: { type: 'string' },
     roles: { type: 'string', default: 'api,worker,ledger' },
+    loads: { type: 'string', default: 'create,read,list,confirm' },
   },
 });
 const out = values.out ?? `bench/profiles/${new Date().toISOString().replace(/[:.]/g, '-')}`;
@@ -67,7 +71,14 @@ function ask<T>(child: ChildProcess, message: string | object, field: string): P
   });
 }
 
-async function measure(load: string, target: (url: string) => LoadTarget): Promise<Measured> {
+/** `targets` gives the load against the api process's address; a fixed-count load brings its own warm-up targets. */
+interface Load {
+  targets: (url: string) => LoadTarget[];
+  warm?: { targets: (url: string) => LoadTarget[]; amount: number };
+  amount?: number;
+}
+
+async function measure(load: string, { targets, warm, amount }: Load): Promise<Measured> {
   const child = fork(new URL('./api-process.ts', import.meta.url).pathname, [], {
     env: { ...process.env, ...context.env, ROLES: values.roles, BENCH_STATEMENTS: '1' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -78,10 +89,15 @@ async function measure(load: string, target: (url: string) => LoadTarget): Promi
   });
   try {
     // the warm-up's statements are dropped and it is not profiled: the profile covers the measured run only
-    await context.load({ targets: [target(url)], duration_s: 2, warmup_s: 0 }, [child.pid!]);
+    await context.load(
+      warm
+        ? { targets: warm.targets(url), amount: warm.amount, warmup_s: 0 }
+        : { targets: targets(url), duration_s: 2, warmup_s: 0 },
+      [child.pid!],
+    );
     await ask(child, 'statements', 'statements');
     await ask(child, 'profile-start', 'profiling');
-    const run = await context.load({ targets: [target(url)], warmup_s: 0 }, [child.pid!]);
+    const run = await context.load({ targets: targets(url), warmup_s: 0, ...(amount ? { amount } : {}) }, [child.pid!]);
     await ask(child, { profile_stop: `${out}/${load}.cpuprofile` }, 'profiled');
     const statements = await ask<Statement[]>(child, 'statements', 'statements');
     await stopChild(child);
@@ -108,27 +124,41 @@ async function measure(load: string, target: (url: string) => LoadTarget): Promi
 }
 
 const results: Measured[] = [];
+const loads = new Set(values.loads.split(','));
 try {
   await onlySellers(context, 1);
   const headers = { 'x-api-key': context.merchant.api_keys.live };
-  results.push(
-    await measure('create', (url) => ({
-      url: `${url}/v1/trades`,
-      method: 'POST',
-      headers,
-      body: TRADE,
-      unique_field: 'order_id',
-    })),
-  );
-  const ids = await paymentPaths(context);
-  results.push(
-    await measure('read', (url) => ({
-      url: `${url}/v1/payments/x`,
-      headers,
-      paths: ids.map((id) => `/v1/payments/${id}`),
-    })),
-  );
-  results.push(await measure('list', (url) => ({ url: `${url}/v1/payments?limit=25`, headers })));
+  if (loads.has('create'))
+    results.push(
+      await measure('create', {
+        targets: (url) => [{ url: `${url}/v1/trades`, method: 'POST', headers, body: TRADE, unique_field: 'order_id' }],
+      }),
+    );
+  if (loads.has('read')) {
+    const ids = await paymentPaths(context);
+    results.push(
+      await measure('read', {
+        targets: (url) => [{ url: `${url}/v1/payments/x`, headers, paths: ids.map((id) => `/v1/payments/${id}`) }],
+      }),
+    );
+  }
+  if (loads.has('list'))
+    results.push(await measure('list', { targets: (url) => [{ url: `${url}/v1/payments?limit=25`, headers }] }));
+  if (loads.has('confirm')) {
+    const receivers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        createMerchant(context.application.merchants, { name: `Profile receiver ${i + 1}` }),
+      ),
+    );
+    const amount = 2_000;
+    results.push(
+      await measure('confirm', {
+        warm: { targets: await confirmLoad(context, receivers, 400, 'warm'), amount: 400 },
+        targets: await confirmLoad(context, receivers, amount, 'measured'),
+        amount,
+      }),
+    );
+  }
 } finally {
   await context.close();
 }

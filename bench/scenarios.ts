@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { sql } from 'kysely';
 import { accounts, type TransferCommand } from '../src/modules/ledger/port.ts';
 import { createSeller } from '../src/modules/liquidity/service.ts';
-import { createMerchant } from '../src/modules/merchants/service.ts';
+import { createMerchant, type CreatedMerchant } from '../src/modules/merchants/service.ts';
 import { PaymentCreateBatcher, type CreateBatcherStats } from '../src/modules/payments/create-batch.ts';
 import { runMatcher } from '../src/modules/payouts/matcher.ts';
 import { BENCH_TOKEN, timedLoop, type BenchContext } from './context.ts';
@@ -345,12 +345,56 @@ const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0
  * first, then the measured confirms. The baseline is the bare INSERT timed and warmed like every other baseline (a
  * short cold burst of as many INSERTs would mostly measure the bare process opening its connections).
  */
-async function confirmRows(context: BenchContext): Promise<Row[]> {
-  // Every receipt is new: one accepted anywhere is a duplicate everywhere else.
-  const receipt = () => ({
+/** A receipt no other pending-funds row has: one accepted anywhere is a duplicate everywhere else. */
+function freshReceipt() {
+  return {
     receipt_base64: Buffer.concat([PNG_SIGNATURE, randomBytes(8)]).toString('base64'),
     content_type: 'image/png',
-  });
+  };
+}
+
+/**
+ * `total` pending-funds rows spread evenly over the receivers (row i to receiver i mod n), each with a receipt of its
+ * own, and the load that confirms every one of them (as its receiver) against `base_url`.
+ */
+export async function confirmLoad(
+  context: BenchContext,
+  receivers: readonly CreatedMerchant[],
+  total: number,
+  prefix: string,
+): Promise<(base_url: string) => LoadTarget[]> {
+  const ids: string[][] = receivers.map(() => []);
+  for (let from = 0; from < total; from += 8) {
+    await Promise.all(
+      Array.from({ length: Math.min(8, total - from) }, async (_, offset) => {
+        const i = from + offset;
+        const response = await context.application.app.inject({
+          method: 'POST',
+          url: '/internal/pending-funds',
+          headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+          payload: {
+            receiver_merchant_id: receivers[i % receivers.length]!.merchant.id,
+            amount_minor: 1_000_000,
+            payer_reference: `payer-${prefix}-${receivers.length}-${i}`,
+            ...freshReceipt(),
+          },
+        });
+        if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
+        ids[i % receivers.length]!.push(response.json().data.id);
+      }),
+    );
+  }
+  return (base_url) =>
+    receivers.map((receiver, index) => ({
+      url: `${base_url}/v1/pending-funds/x/receiver-confirm`,
+      method: 'POST' as const,
+      headers: { 'x-api-key': receiver.api_keys.live },
+      paths: ids[index]!.map((id) => `/v1/pending-funds/${id}/receiver-confirm`),
+      bodies: ids[index]!.map(() => freshReceipt()),
+    }));
+}
+
+async function confirmRows(context: BenchContext): Promise<Row[]> {
   const baseline = await insertBaseline(context);
   const measure = async (receiver_count: number): Promise<Row> => {
     // as many rows for each receiver: the load generator splits the requests evenly over them
@@ -362,46 +406,11 @@ async function confirmRows(context: BenchContext): Promise<Row[]> {
         createMerchant(context.application.merchants, { name: `Bench receiver ${i + 1}` }),
       ),
     );
-    const pendingFunds = async (total: number, prefix: string): Promise<string[][]> => {
-      const ids: string[][] = receivers.map(() => []);
-      for (let from = 0; from < total; from += 8) {
-        await Promise.all(
-          Array.from({ length: Math.min(8, total - from) }, async (_, offset) => {
-            const i = from + offset;
-            const response = await context.application.app.inject({
-              method: 'POST',
-              url: '/internal/pending-funds',
-              headers: { authorization: `Bearer ${BENCH_TOKEN}` },
-              payload: {
-                receiver_merchant_id: receivers[i % receiver_count]!.merchant.id,
-                amount_minor: 1_000_000,
-                payer_reference: `payer-${prefix}-${receiver_count}-${i}`,
-                ...receipt(),
-              },
-            });
-            if (response.statusCode !== 201) throw new Error(`pending funds: ${response.statusCode} ${response.body}`);
-            ids[i % receiver_count]!.push(response.json().data.id);
-          }),
-        );
-      }
-      return ids;
-    };
-    const confirmAll = (ids: string[][], amount: number) =>
-      context.load({
-        targets: receivers.map((receiver, index) => ({
-          url: `${context.base_url}/v1/pending-funds/x/receiver-confirm`,
-          method: 'POST' as const,
-          headers: { 'x-api-key': receiver.api_keys.live },
-          paths: ids[index]!.map((id) => `/v1/pending-funds/${id}/receiver-confirm`),
-          bodies: ids[index]!.map(() => receipt()),
-        })),
-        amount,
-        warmup_s: 0,
-      });
-    const warm_ids = await pendingFunds(warm, 'warm');
-    const ids = await pendingFunds(count, 'measured');
-    await confirmAll(warm_ids, warm);
-    const confirm = await confirmAll(ids, count);
+    const confirmAll = async (targets: LoadTarget[], amount: number) => context.load({ targets, amount, warmup_s: 0 });
+    const warm_targets = (await confirmLoad(context, receivers, warm, 'warm'))(context.base_url);
+    const targets = (await confirmLoad(context, receivers, count, 'measured'))(context.base_url);
+    await confirmAll(warm_targets, warm);
+    const confirm = await confirmAll(targets, count);
     const figure = `receiver-confirm, ${count} rows${receiver_count > 1 ? ` over ${receiver_count} receivers` : ''}`;
     return httpRow(
       'confirm',
