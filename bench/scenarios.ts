@@ -384,6 +384,9 @@ export async function confirmLoad(
       }),
     );
   }
+  // the tables the confirm reads have just grown by thousands of rows: plans from fresh statistics, as autovacuum
+  // would give a service that has run a while
+  if (context.kind === 'postgres') await sql`analyze`.execute(context.database.db);
   return (base_url) =>
     receivers.map((receiver, index) => ({
       url: `${base_url}/v1/pending-funds/x/receiver-confirm`,

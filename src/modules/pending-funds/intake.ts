@@ -4,7 +4,7 @@ import { sha256Hex } from '../../lib/crypto.ts';
 import { notFound } from '../../lib/errors.ts';
 import type { ValidatorVerdict } from '../validators/port.ts';
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
-import { judgeSlip, slipOwner } from '../validators/slips.ts';
+import { judgeSlip, type SlipQuestion, slipOwner } from '../validators/slips.ts';
 import { writeAudit } from './audit.ts';
 import { HOUR_MS, type PendingFundsDeps } from './deps.ts';
 import { presentPendingFunds, type PendingFundsView } from './present.ts';
@@ -22,6 +22,21 @@ export interface NewPendingFunds {
   receiver_account?: ReceiverAccount | undefined;
 }
 
+/** The slips ledger's question for a receipt shown for this row: what the slip must show to pay it. */
+export function slipQuestionOf(row: PendingFundsRow, image: Uint8Array, content_type: string): SlipQuestion {
+  return {
+    owner: slipOwner.pendingFunds(row.id),
+    is_sandbox: row.is_sandbox,
+    image,
+    content_type,
+    expect: {
+      ...(row.fiat_amount_minor !== null ? { expected_amount_minor: row.fiat_amount_minor } : {}),
+      ...(row.fiat_currency !== null ? { currency: row.fiat_currency } : {}),
+      ...(row.receiver_account ? { receiver: row.receiver_account } : {}),
+    },
+  };
+}
+
 /**
  * Judges a receipt for this row through the slips ledger: a verdict stored for the same slip of this row (an earlier
  * intake, or a receiver-confirm whose mint failed) is reused, a slip accepted elsewhere is `duplicate_slip`.
@@ -32,17 +47,7 @@ export async function askValidator(
   content_type: string,
   row: PendingFundsRow,
 ): Promise<ValidatorVerdict> {
-  const { verdict } = await judgeSlip(deps, {
-    owner: slipOwner.pendingFunds(row.id),
-    is_sandbox: row.is_sandbox,
-    image,
-    content_type,
-    expect: {
-      ...(row.fiat_amount_minor !== null ? { expected_amount_minor: row.fiat_amount_minor } : {}),
-      ...(row.fiat_currency !== null ? { currency: row.fiat_currency } : {}),
-      ...(row.receiver_account ? { receiver: row.receiver_account } : {}),
-    },
-  });
+  const { verdict } = await judgeSlip(deps, slipQuestionOf(row, image, content_type));
   return verdict;
 }
 

@@ -1,3 +1,4 @@
+import { BatchedRead } from '../../db/batched-read.ts';
 import type { Db } from '../../db/database.ts';
 import { ofMerchant, OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
@@ -7,6 +8,20 @@ import { presentPendingFunds, type PendingFundsView } from './present.ts';
 import { AWAITING_RECEIVER } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus } from './tables.ts';
 
+/** One reader of rows by id per database: the reads of concurrent requests share one statement. */
+const readers = new WeakMap<Db, BatchedRead<string, PendingFundsRow>>();
+function rowReader(db: Db): BatchedRead<string, PendingFundsRow> {
+  let reader = readers.get(db);
+  if (!reader) {
+    reader = new BatchedRead(
+      (ids) => db.selectFrom('pending_funds').selectAll().where('id', 'in', ids).execute(),
+      (row) => row.id,
+    );
+    readers.set(db, reader);
+  }
+  return reader;
+}
+
 /** The caller's own row by the one ownership rule: a read of another merchant's row is 404, a confirm 403 (contract 4.3). */
 export async function loadForReceiver(
   deps: Pick<PendingFundsDeps, 'db'>,
@@ -14,7 +29,7 @@ export async function loadForReceiver(
   id: string,
   rule: OwnershipRule,
 ): Promise<PendingFundsRow> {
-  const row = await deps.db.selectFrom('pending_funds').selectAll().where('id', '=', id).executeTakeFirst();
+  const row = await rowReader(deps.db).read(id);
   return ownedBy(row, (found) => found.receiver_merchant_id, scope, rule);
 }
 

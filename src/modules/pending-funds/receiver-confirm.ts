@@ -9,11 +9,21 @@ import { GroupCommit } from '../../lib/group-commit.ts';
 import { recordEvents, type NewEvent } from '../events/outbox.ts';
 import { accounts, type TransferCommand } from '../ledger/port.ts';
 import type { ValidatorVerdict } from '../validators/port.ts';
+import {
+  asksProvider,
+  isUniqueViolation,
+  judgeSlip,
+  judgeSlipsLocally,
+  type ReadQuestion,
+  readQuestion,
+  type SlipWrite,
+  storeSlips,
+} from '../validators/slips.ts';
 import { decodeReceipt, RECEIVER_CONFIRM_CODES } from '../validators/receipt.ts';
 import { type AuditEntry, writeAudits } from './audit.ts';
 import { HOUR_MS, type PendingFundsDeps } from './deps.ts';
 import { passedDeadline, pendingFundsLedgerUnavailable } from './errors.ts';
-import { askValidator } from './intake.ts';
+import { slipQuestionOf } from './intake.ts';
 import { presentPendingFunds, type PendingFundsView } from './present.ts';
 import { loadForReceiver } from './reads.ts';
 import { AWAITING_RECEIVER, dueMove, MAX_ATTEMPTS_REASON, movedRow, refusal } from './state.ts';
@@ -55,10 +65,15 @@ export async function receiverConfirm(
   const refused = refusal(row);
   if (refused) throw refused;
 
-  const verdict = await askValidator(deps, image, content_type, row);
+  // A provider's verdict is stored (its ask counted first) before the confirm waits for its batch; a receipt read
+  // locally is judged by the batch, its verdict written in the batch's transaction.
+  const question = slipQuestionOf(row, image, content_type);
+  const provider = asksProvider(deps.validator);
   const answer = await confirmsOf(deps).submit({
     id,
-    verdict,
+    verdict: provider ? (await judgeSlip(deps, question)).verdict : null,
+    // the receipt's hash and QR are read here, beside the batch in flight, not in the next one
+    read: provider ? null : await readQuestion(question),
     receipt_sha256: sha256Hex(image),
     content_type,
     actor_merchant_id: scope.merchant_id,
@@ -67,10 +82,11 @@ export async function receiverConfirm(
   return answer.result;
 }
 
-/** One judged confirm waiting for its batch. */
+/** One confirm waiting for its batch: with the verdict the slips ledger stored, or the question the batch judges. */
 interface ConfirmItem {
   id: string;
-  verdict: ValidatorVerdict;
+  verdict: ValidatorVerdict | null;
+  read: ReadQuestion | null;
   receipt_sha256: string;
   content_type: string;
   actor_merchant_id: string;
@@ -101,15 +117,73 @@ function confirmsOf(deps: PendingFundsDeps): GroupCommit<ConfirmItem, ConfirmAns
   return group;
 }
 
+/** A confirm whose verdict is known. */
+type JudgedItem = ConfirmItem & { verdict: ValidatorVerdict };
+
 /** What one confirm of a batch does to its row, decided in memory under the batch's locks. */
 interface Planned {
-  item: ConfirmItem;
+  item: JudgedItem;
   /** The row as this confirm found it (after the confirms before it in the batch). */
   current: PendingFundsRow;
   next: PendingFundsRow;
   /** The 409 of a confirm that came too late (the row left the status, or passed its deadline). */
   late: AppError | null;
   event: string | null;
+}
+
+/**
+ * The verdicts of a batch's confirms: the receipts read locally are judged together by the slips ledger (one read;
+ * their verdicts to be written in the batch's transaction), a verdict the ledger leaves to `judgeSlip` is judged and
+ * stored alone.
+ */
+async function judgeItems(
+  deps: PendingFundsDeps,
+  items: readonly ConfirmItem[],
+): Promise<{ judged: JudgedItem[]; writes: SlipWrite[] }> {
+  const open = items.flatMap((item) => (item.read ? [item.read] : []));
+  const local = await judgeSlipsLocally(deps, open);
+  const writes: SlipWrite[] = [];
+  let next = 0;
+  const judged: JudgedItem[] = [];
+  for (const item of items) {
+    if (item.verdict) {
+      judged.push({ ...item, verdict: item.verdict });
+      continue;
+    }
+    const judgement = local[next++];
+    if (judgement?.write) writes.push(judgement.write);
+    const verdict = judgement
+      ? judgement.answer.verdict
+      : (await judgeSlip(deps, (item.read as ReadQuestion).question)).verdict;
+    judged.push({ ...item, verdict });
+  }
+  return { judged, writes };
+}
+
+/**
+ * A batch of confirms. A confirm alone whose transaction fails (a ledger outage: 502) still stores its verdict, as
+ * `judgeSlip` does before any action, so its retry reuses it. A slip another owner accepted between the batch's read
+ * of the slips ledger and its write fails the write on the accepted-identity index: a batch fails as a whole (its
+ * confirms then run alone), and a confirm alone is judged once more by `judgeSlip`, which sees the accepted slip (or
+ * waits out the transaction that accepts it) and stores its own verdict.
+ */
+async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem[]): Promise<ConfirmAnswer[]> {
+  const { judged, writes } = await judgeItems(deps, items);
+  try {
+    return await applyJudged(deps, judged, writes);
+  } catch (error) {
+    const [item] = items;
+    if (items.length !== 1 || !item?.read) throw error;
+    if (!isUniqueViolation(error)) {
+      await deps.db
+        .transaction()
+        .execute((trx) => storeSlips(trx, deps.clock.now(), writes))
+        .catch((stored: unknown) => deps.logger?.warn({ err: stored }, 'receiver-confirm verdict not stored'));
+      throw error;
+    }
+    const { verdict } = await judgeSlip(deps, item.read.question);
+    return applyJudged(deps, [{ ...item, verdict }], []);
+  }
 }
 
 /**
@@ -120,7 +194,11 @@ interface Planned {
  * the transfer id the ledger gave. Any failure rolls the whole batch back and GroupCommit runs its confirms alone,
  * where a ledger failure answers that confirm's 502 with nothing written.
  */
-async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem[]): Promise<ConfirmAnswer[]> {
+async function applyJudged(
+  deps: PendingFundsDeps,
+  items: readonly JudgedItem[],
+  slips: readonly SlipWrite[],
+): Promise<ConfirmAnswer[]> {
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const ids = [...new Set(items.map((item) => item.id))].sort();
@@ -141,7 +219,8 @@ async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem
     });
 
     const minting = planned.filter((step) => step.item.verdict.outcome === 'verified' && !step.late);
-    if (minting.length > 0) {
+    const mint = async () => {
+      if (minting.length === 0) return;
       let transfers: { id: string }[];
       try {
         transfers = await deps.ledger.transferAll(
@@ -156,47 +235,55 @@ async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem
         step.next = { ...step.next, ledger_transfer_id: (transfers[index] as { id: string }).id };
         rows.set(step.next.id, step.next);
       }
-    }
-
-    await writeMoves(
-      trx,
-      locked.filter((row) => rows.get(row.id) !== row),
-      rows,
-    );
-    const audit_ids = await writeAudits(
-      trx,
-      now,
-      planned.map(
-        (step): AuditEntry => ({
-          row: step.current,
-          stage: 'receiver_confirm',
-          verdict: step.item.verdict,
-          receipt_sha256: step.item.receipt_sha256,
-          content_type: step.item.content_type,
-          status_after: step.next.status,
-          applied: !step.late,
-          actor_merchant_id: step.item.actor_merchant_id,
-        }),
+    };
+    // The mint, the verdicts and the audit rows go to the transaction's connection together, which runs them one
+    // after another without waiting on this process; the moves and the events show the mint's transfer ids, so they
+    // follow it: two waits for the batch's writes instead of five.
+    const [, , audit_ids] = await allInTransaction([
+      mint(),
+      storeSlips(trx, now, slips),
+      writeAudits(
+        trx,
+        now,
+        planned.map(
+          (step): AuditEntry => ({
+            row: step.current,
+            stage: 'receiver_confirm',
+            verdict: step.item.verdict,
+            receipt_sha256: step.item.receipt_sha256,
+            content_type: step.item.content_type,
+            status_after: step.next.status,
+            applied: !step.late,
+            actor_merchant_id: step.item.actor_merchant_id,
+          }),
+        ),
       ),
-    );
-    await recordEvents(
-      trx,
-      now,
-      planned.flatMap((step): NewEvent[] =>
-        step.event
-          ? [
-              {
-                merchant_id: step.next.receiver_merchant_id,
-                is_sandbox: step.next.is_sandbox,
-                type: step.event,
-                resource_type: 'pending_funds',
-                resource_id: step.next.id,
-                data: presentPendingFunds(step.next) as unknown as Record<string, unknown>,
-              },
-            ]
-          : [],
+    ]);
+    await allInTransaction([
+      writeMoves(
+        trx,
+        locked.filter((row) => rows.get(row.id) !== row),
+        rows,
       ),
-    );
+      recordEvents(
+        trx,
+        now,
+        planned.flatMap((step): NewEvent[] =>
+          step.event
+            ? [
+                {
+                  merchant_id: step.next.receiver_merchant_id,
+                  is_sandbox: step.next.is_sandbox,
+                  type: step.event,
+                  resource_type: 'pending_funds',
+                  resource_id: step.next.id,
+                  data: presentPendingFunds(step.next) as unknown as Record<string, unknown>,
+                },
+              ]
+            : [],
+        ),
+      ),
+    ]);
     return planned.map((step, index): ConfirmAnswer => {
       const audit_id = audit_ids[index] as string;
       if (step.late) return { error: step.late, audit_id };
@@ -213,11 +300,27 @@ async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem
 }
 
 /**
+ * Statements sent on one transaction at once: every one settles before the batch goes on, and a failure is reported
+ * as its own error, not as the "transaction is aborted" (25P02) that the statements queued behind it then meet.
+ */
+async function allInTransaction<const T extends readonly Promise<unknown>[]>(
+  statements: T,
+): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const settled = await Promise.allSettled(statements);
+  const failures = settled.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : []));
+  const cause = failures.find((error) => (error as { code?: unknown } | null)?.code !== '25P02') ?? failures[0];
+  if (failures.length > 0) throw cause;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [K in keyof T]: Awaited<T[K]>;
+  };
+}
+
+/**
  * One confirm's move (the contract's rules): verified -> confirmed (minted by the batch); failed -> failed with the
  * validator's code; unverified counts towards max_attempts and fails the row at the last; timeout counts an attempt
  * only. Every applied confirm counts an attempt and opens the receiver window at the first.
  */
-function decide(deps: PendingFundsDeps, item: ConfirmItem, current: PendingFundsRow, now: Date): Planned {
+function decide(deps: PendingFundsDeps, item: JudgedItem, current: PendingFundsRow, now: Date): Planned {
   const late = refusal(current) ?? (dueMove(current, now) ? passedDeadline(current.id) : null);
   if (late) return { item, current, next: current, late, event: null };
   const { verdict } = item;

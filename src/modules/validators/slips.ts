@@ -180,6 +180,53 @@ async function acceptedMine(db: Db, owner: string, sha256: string): Promise<Slip
     .executeTakeFirst();
 }
 
+/** What the slips ledger reads off a question before any database read: the bytes' hash, the slip's QR, its identity. */
+export interface ReadQuestion {
+  question: SlipQuestion;
+  is_sandbox: boolean;
+  sha256: string;
+  reading: SlipReading;
+  local_reference: string | null;
+  local_bank: string | null;
+  identity: string;
+}
+
+/** Reads a question's receipt (its hash and its QR), with no database read: a batch's questions are read beforehand. */
+export async function readQuestion(question: SlipQuestion): Promise<ReadQuestion> {
+  const sha256 = sha256Hex(question.image);
+  const reading: SlipReading = await readSlip(question.image);
+  const local = reading.kind === 'slip' ? reading.slip : null;
+  const local_reference = local?.reference ?? null;
+  const local_bank = local ? normalizeBankCode(local.sending_bank) : null;
+  const identity = slipIdentity(local_bank, local_reference, sha256);
+  return { question, is_sandbox: question.is_sandbox, sha256, reading, local_reference, local_bank, identity };
+}
+
+/**
+ * Among stored slips, this owner's rows for the slip (same bytes, or the same QR reference), the conclusive verdict
+ * among them to reuse, and else the slip accepted by another owner of the mode (same bytes or same identity).
+ */
+function priorVerdict(
+  read: ReadQuestion,
+  seen: readonly SlipRow[],
+): { mine: SlipRow[]; known: SlipRow | undefined; first: SlipRow | undefined } {
+  const { owner } = read.question;
+  const mine = seen.filter(
+    (row) =>
+      row.owner === owner &&
+      (row.sha256 === read.sha256 || (read.local_reference !== null && row.reference === read.local_reference)),
+  );
+  const known = mine.find((row) => row.outcome !== null && CONCLUSIVE.has(row.outcome));
+  const first = seen.find(
+    (row) =>
+      row.accepted &&
+      row.is_sandbox === read.is_sandbox &&
+      row.owner !== owner &&
+      (row.sha256 === read.sha256 || row.identity === read.identity),
+  );
+  return { mine, known, first };
+}
+
 /**
  * Judges one receipt for one owner: a stored conclusive verdict of this owner for the same slip (same bytes or same
  * reference) is reused; a slip accepted by another owner is `duplicate_slip`; otherwise the validator is asked (the
@@ -188,13 +235,8 @@ async function acceptedMine(db: Db, owner: string, sha256: string): Promise<Slip
  */
 export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise<SlipAnswer> {
   const { db, validator } = deps;
-  const is_sandbox = question.is_sandbox;
-  const sha256 = sha256Hex(question.image);
-  const reading: SlipReading = await readSlip(question.image);
-  const local = reading.kind === 'slip' ? reading.slip : null;
-  const local_reference = local?.reference ?? null;
-  const local_bank = local ? normalizeBankCode(local.sending_bank) : null;
-  const identity = slipIdentity(local_bank, local_reference, sha256);
+  const read = await readQuestion(question);
+  const { is_sandbox, sha256, reading, local_reference, local_bank, identity } = read;
   // One read for both questions: this owner's rows for the slip, and the slip accepted by another owner of the mode.
   const seen = await db
     .selectFrom('slips')
@@ -218,8 +260,7 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
     )
     .orderBy('accepted', 'desc')
     .execute();
-  const mine = seen.filter((row) => row.owner === question.owner);
-  const known = mine.find((row) => row.outcome !== null && CONCLUSIVE.has(row.outcome));
+  const { mine, known, first } = priorVerdict(read, seen);
   if (known)
     return {
       verdict: storedVerdict(known),
@@ -230,7 +271,6 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
     };
 
   const slip = { owner: question.owner, is_sandbox, sha256, reference: local_reference, sending_bank: local_bank };
-  const first = seen.find((row) => row.owner !== question.owner);
   if (first) {
     const verdict = duplicateVerdict(validator, first);
     await store(db, deps.clock.now(), slip, verdict, false);
@@ -310,6 +350,199 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
   }
   return { verdict, sha256, reference, sending_bank, reused: false };
 }
+
+/** Does this validator ask a provider (whose asks are counted before each call), or read the receipt locally? */
+export function asksProvider(validator: ReceiptValidator): boolean {
+  return validator.kind === 'easyslip';
+}
+
+/** A verdict judged by `judgeSlipsLocally`, written by `storeSlips` in the transaction that acts on it. */
+export interface SlipWrite {
+  id: string;
+  owner: string;
+  is_sandbox: boolean;
+  sha256: string;
+  reference: string | null;
+  sending_bank: string | null;
+  verdict: ValidatorVerdict;
+}
+
+/** A question's answer, and its verdict to write (null when a stored verdict of this owner is reused). */
+export interface LocalJudgement {
+  answer: SlipAnswer;
+  write: SlipWrite | null;
+}
+
+/**
+ * Judges many receipts (read by `readQuestion`) at once for a validator that asks no provider, by `judgeSlip`'s rules: one read finds every
+ * question's stored rows, the validator is asked (in question order) only where no conclusive verdict of the owner is
+ * stored and no other owner of the mode accepted the slip, and each question sees the verdicts of the questions
+ * before it (a slip an earlier question of another owner accepted is `duplicate_slip`; a second question of the same
+ * owner reuses the first's conclusive verdict). Nothing is written here: the caller writes the verdicts with
+ * `storeSlips` in the transaction that acts on them, so a verdict and its effect commit together, and a batch that
+ * rolls back leaves nothing for its retry to reuse (the local validator answers the retry alike). A verdict that names
+ * a reference the slip's own QR did not give is left to `judgeSlip` (null), which checks that reference's acceptance.
+ */
+export async function judgeSlipsLocally(
+  deps: SlipDeps,
+  reads: readonly ReadQuestion[],
+): Promise<(LocalJudgement | null)[]> {
+  const { db, validator } = deps;
+  if (reads.length === 0) return [];
+  if (asksProvider(validator)) throw new Error('judgeSlipsLocally is for validators that ask no provider');
+  const owners = [...new Set(reads.map((read) => read.question.owner))];
+  const shas = [...new Set(reads.map((read) => read.sha256))];
+  const references = [...new Set(reads.flatMap((read) => (read.local_reference ? [read.local_reference] : [])))];
+  const identities = [...new Set(reads.map((read) => read.identity))];
+  const modes = [...new Set(reads.map((read) => read.is_sandbox))];
+  // A superset of every question's rows, each branch on its own index; priorVerdict keeps each question's own.
+  const seen: SlipRow[] = (
+    await sql<SlipRow>`
+      select * from slips where id in (
+        select id from slips where owner = any(${owners}::text[]) and sha256 = any(${shas}::text[])
+        union all
+        select id from slips where owner = any(${owners}::text[]) and reference = any(${references}::text[])
+        union all
+        select id from slips where accepted and is_sandbox = any(${modes}::boolean[]) and sha256 = any(${shas}::text[])
+        union all
+        select id from slips where accepted and is_sandbox = any(${modes}::boolean[]) and identity = any(${identities}::text[])
+      )
+      order by accepted desc`.execute(db)
+  ).rows;
+  // The validator is asked up front, in question order, for every question the stored rows leave open.
+  const asked = reads.map((read) => {
+    const { mine, known, first } = priorVerdict(read, seen);
+    if (known || first) return null;
+    return validator
+      .validate({
+        check_duplicate: !read.is_sandbox && !mine.some((row) => row.provider_asks > 0),
+        ...read.question.expect,
+        image: read.question.image,
+        content_type: read.question.content_type,
+        reading: read.reading,
+      })
+      .catch(
+        (error: unknown): ValidatorVerdict => ({
+          outcome: 'unverified',
+          validator_kind: validator.kind,
+          reason: 'validator_error',
+          response: { error: (error as Error).message },
+        }),
+      );
+  });
+  const judged: (LocalJudgement | null)[] = [];
+  const at = deps.clock.now();
+  for (const [index, read] of reads.entries()) {
+    const { known, first } = priorVerdict(read, seen);
+    const { sha256, local_reference: reference, local_bank: sending_bank } = read;
+    if (known) {
+      judged.push({
+        answer: {
+          verdict: storedVerdict(known),
+          sha256,
+          reference: known.reference,
+          sending_bank: known.sending_bank,
+          reused: true,
+        },
+        write: null,
+      });
+      continue;
+    }
+    const verdict = first ? duplicateVerdict(validator, first) : await (asked[index] as Promise<ValidatorVerdict>);
+    if (!first && verdict.reference && !reference) {
+      judged.push(null);
+      continue;
+    }
+    const write: SlipWrite = {
+      id: randomUUID(),
+      owner: read.question.owner,
+      is_sandbox: read.is_sandbox,
+      sha256,
+      reference,
+      sending_bank,
+      verdict,
+    };
+    judged.push({ answer: { verdict, sha256, reference, sending_bank, reused: false }, write });
+    // what the questions after this one see: this owner's row for the slip as the batch will write it
+    seen.push(slipRowOf(write, at));
+  }
+  return judged;
+}
+
+/** The row `storeSlips` writes for a verdict, as the later questions of one batch see it. */
+function slipRowOf(write: SlipWrite, at: Date): SlipRow {
+  const { verdict } = write;
+  return {
+    id: write.id,
+    owner: write.owner,
+    is_sandbox: write.is_sandbox,
+    sha256: write.sha256,
+    reference: write.reference,
+    sending_bank: write.sending_bank,
+    identity: slipIdentity(write.sending_bank, write.reference, write.sha256),
+    outcome: verdict.outcome,
+    reason: verdict.reason ?? null,
+    validator_kind: verdict.validator_kind,
+    validator_response: verdict.response,
+    unverified_fields: verdict.unverified_fields ?? [],
+    accepted: verdict.outcome === 'verified',
+    provider_asks: 0,
+    created_at: at,
+    updated_at: at,
+  };
+}
+
+/**
+ * Writes verdicts judged by `judgeSlipsLocally` in one statement, in the caller's transaction: each (owner, bytes)
+ * once (the batch's last verdict for it), in key order, never overwriting an accepted verdict. A slip another owner
+ * of the mode accepted meanwhile fails the statement on the accepted-identity index (23505): the caller's
+ * transaction rolls back and the slip is judged again.
+ */
+export async function storeSlips(trx: Trx, at: Date, writes: readonly SlipWrite[]): Promise<void> {
+  const last = new Map<string, SlipWrite>();
+  for (const write of writes) last.set(`${write.owner}\u0000${write.sha256}`, write);
+  if (last.size === 0) return;
+  const values = [...last.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([, { verdict, ...slip }]) => ({
+      ...slip,
+      identity: slipIdentity(slip.sending_bank, slip.reference, slip.sha256),
+      outcome: verdict.outcome,
+      reason: verdict.reason ?? null,
+      validator_kind: verdict.validator_kind,
+      validator_response: JSON.stringify(verdict.response),
+      unverified_fields: JSON.stringify(verdict.unverified_fields ?? []),
+      accepted: verdict.outcome === 'verified',
+      provider_asks: 0,
+      created_at: at,
+      updated_at: at,
+    }));
+  await trx
+    .insertInto('slips')
+    .values(values)
+    .onConflict((conflict) =>
+      conflict
+        .constraint('slips_owner_sha256_unique')
+        .doUpdateSet((eb) => ({
+          outcome: eb.ref('excluded.outcome'),
+          reason: eb.ref('excluded.reason'),
+          validator_kind: eb.ref('excluded.validator_kind'),
+          validator_response: eb.ref('excluded.validator_response'),
+          unverified_fields: eb.ref('excluded.unverified_fields'),
+          accepted: eb.ref('excluded.accepted'),
+          reference: eb.ref('excluded.reference'),
+          sending_bank: eb.ref('excluded.sending_bank'),
+          identity: eb.ref('excluded.identity'),
+          updated_at: eb.ref('excluded.updated_at'),
+        }))
+        // An accepted verdict is never overwritten by a later check (DESIGN 3b "Slip identity").
+        .where('slips.accepted', '=', false),
+    )
+    .execute();
+}
+
+/** A unique index refused a write (PostgreSQL's 23505). */
+export { isUniqueViolation };
 
 /** The stored slips of some owners (a payment's legs), for views. */
 export async function slipsOf(db: Db, owners: readonly string[]): Promise<SlipRow[]> {
