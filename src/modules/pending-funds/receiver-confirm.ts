@@ -14,6 +14,7 @@ import {
   isUniqueViolation,
   judgeSlip,
   judgeSlipsLocally,
+  type LocalJudgement,
   type ReadQuestion,
   readQuestion,
   type SlipWrite,
@@ -132,17 +133,16 @@ interface Planned {
 }
 
 /**
- * The verdicts of a batch's confirms: the receipts read locally are judged together by the slips ledger (one read;
- * their verdicts to be written in the batch's transaction), a verdict the ledger leaves to `judgeSlip` is judged and
- * stored alone.
+ * The verdicts of a batch's confirms: a provider's stored one as it is; the receipts read locally as the slips
+ * ledger judged them together (their verdicts added to `slips`, to be written in the batch's transaction); one the
+ * ledger leaves to `judgeSlip` judged and stored alone.
  */
-async function judgeItems(
+async function verdictsOf(
   deps: PendingFundsDeps,
   items: readonly ConfirmItem[],
-): Promise<{ judged: JudgedItem[]; writes: SlipWrite[] }> {
-  const open = items.flatMap((item) => (item.read ? [item.read] : []));
-  const local = await judgeSlipsLocally(deps, open);
-  const writes: SlipWrite[] = [];
+  local: readonly (LocalJudgement | null)[],
+  slips: SlipWrite[],
+): Promise<JudgedItem[]> {
   let next = 0;
   const judged: JudgedItem[] = [];
   for (const item of items) {
@@ -151,13 +151,13 @@ async function judgeItems(
       continue;
     }
     const judgement = local[next++];
-    if (judgement?.write) writes.push(judgement.write);
+    if (judgement?.write) slips.push(judgement.write);
     const verdict = judgement
       ? judgement.answer.verdict
       : (await judgeSlip(deps, (item.read as ReadQuestion).question)).verdict;
     judged.push({ ...item, verdict });
   }
-  return { judged, writes };
+  return judged;
 }
 
 /**
@@ -168,49 +168,52 @@ async function judgeItems(
  * waits out the transaction that accepts it) and stores its own verdict.
  */
 async function applyConfirms(deps: PendingFundsDeps, items: readonly ConfirmItem[]): Promise<ConfirmAnswer[]> {
-  const { judged, writes } = await judgeItems(deps, items);
+  const slips: SlipWrite[] = [];
   try {
-    return await applyJudged(deps, judged, writes);
+    return await applyBatch(deps, items, slips);
   } catch (error) {
     const [item] = items;
     if (items.length !== 1 || !item?.read) throw error;
     if (!isUniqueViolation(error)) {
       await deps.db
         .transaction()
-        .execute((trx) => storeSlips(trx, deps.clock.now(), writes))
+        .execute((trx) => storeSlips(trx, deps.clock.now(), slips))
         .catch((stored: unknown) => deps.logger?.warn({ err: stored }, 'receiver-confirm verdict not stored'));
       throw error;
     }
     const { verdict } = await judgeSlip(deps, item.read.question);
-    return applyJudged(deps, [{ ...item, verdict }], []);
+    return applyBatch(deps, [{ ...item, verdict, read: null }], []);
   }
 }
 
 /**
- * One transaction for a batch of confirms: their rows locked in id order (so two batches never deadlock), each
- * confirm decided in arrival order against its row as the confirms before it left it (a second confirm of a row
- * sees the first's move), then the mints in one ledger call, every row's final state in one UPDATE, every audit row
- * in one INSERT and every event in one INSERT. The mints go first so that each confirmed row is written once, with
- * the transfer id the ledger gave. Any failure rolls the whole batch back and GroupCommit runs its confirms alone,
- * where a ledger failure answers that confirm's 502 with nothing written.
+ * One transaction for a batch of confirms: their rows locked in id order (so two batches never deadlock) while the
+ * slips ledger reads the receipts' stored verdicts, each confirm decided in arrival order against its row as the
+ * confirms before it left it (a second confirm of a row sees the first's move), then the mints in one ledger call,
+ * the verdicts, every audit row in one INSERT, every row's final state in one UPDATE and every event in one INSERT.
+ * The mints go first so that each confirmed row is written once, with the transfer id the ledger gave. Any failure
+ * rolls the whole batch back and GroupCommit runs its confirms alone, where a ledger failure answers that confirm's
+ * 502 with nothing written but its verdict.
  */
-async function applyJudged(
+async function applyBatch(
   deps: PendingFundsDeps,
-  items: readonly JudgedItem[],
-  slips: readonly SlipWrite[],
+  items: readonly ConfirmItem[],
+  slips: SlipWrite[],
 ): Promise<ConfirmAnswer[]> {
   return deps.db.transaction().execute(async (trx) => {
     const now = deps.clock.now();
     const ids = [...new Set(items.map((item) => item.id))].sort();
-    const locked = await trx
-      .selectFrom('pending_funds')
-      .selectAll()
-      .where('id', 'in', ids)
-      .orderBy('id')
-      .forUpdate()
-      .execute();
+    const [locked, local] = await allInTransaction([
+      trx.selectFrom('pending_funds').selectAll().where('id', 'in', ids).orderBy('id').forUpdate().execute(),
+      judgeSlipsLocally(
+        deps,
+        items.flatMap((item) => (item.read ? [item.read] : [])),
+        trx,
+      ),
+    ]);
+    const judged = await verdictsOf(deps, items, local, slips);
     const rows = new Map(locked.map((row) => [row.id, row]));
-    const planned = items.map((item): Planned => {
+    const planned = judged.map((item): Planned => {
       const current = rows.get(item.id);
       if (!current) throw new Error(`pending-funds row ${item.id} vanished before its confirm`);
       const step = decide(deps, item, current, now);

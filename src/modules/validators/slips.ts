@@ -380,14 +380,16 @@ export interface LocalJudgement {
  * before it (a slip an earlier question of another owner accepted is `duplicate_slip`; a second question of the same
  * owner reuses the first's conclusive verdict). Nothing is written here: the caller writes the verdicts with
  * `storeSlips` in the transaction that acts on them, so a verdict and its effect commit together, and a batch that
- * rolls back leaves nothing for its retry to reuse (the local validator answers the retry alike). A verdict that names
+ * rolls back leaves nothing for its retry to reuse (the local validator answers the retry alike); `db` may be that
+ * transaction, so the read goes with its other statements. A verdict that names
  * a reference the slip's own QR did not give is left to `judgeSlip` (null), which checks that reference's acceptance.
  */
 export async function judgeSlipsLocally(
   deps: SlipDeps,
   reads: readonly ReadQuestion[],
+  db: Db | Trx = deps.db,
 ): Promise<(LocalJudgement | null)[]> {
-  const { db, validator } = deps;
+  const { validator } = deps;
   if (reads.length === 0) return [];
   if (asksProvider(validator)) throw new Error('judgeSlipsLocally is for validators that ask no provider');
   const owners = [...new Set(reads.map((read) => read.question.owner))];
