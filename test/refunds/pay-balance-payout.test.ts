@@ -21,6 +21,7 @@ import {
   sellBody,
   reconciliationDifferences,
 } from '../helpers/orders.ts';
+import { addUser, type Browser, signIn } from '../dashboard/helpers.ts';
 import { completedPayments } from '../helpers/payments.ts';
 
 const BUYER_DESTINATION = { rail: 'promptpay', promptpay_id: '0899999999' };
@@ -47,6 +48,7 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
   let t: TestApp;
   let merchant: TestMerchant;
   let payer: TestMerchant;
+  let owner: Browser;
   let order_seq = 0;
 
   before(async () => {
@@ -54,6 +56,8 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
     merchant = await t.createMerchant('Refunding shop');
     payer = await t.createMerchant('PAY buyer');
     await t.createSeller(thbSeller());
+    await addUser(t, merchant.id, 'owner@refunding.example', 'owner');
+    owner = await signIn(t, 'owner@refunding.example');
   });
   after(() => t.close());
 
@@ -118,6 +122,9 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
       ['pending', hold, 'THB', 4_000, BUYER_DESTINATION],
     );
     assert.deepEqual(await reconciliationDifferences(t), []);
+    // The dashboard offers what the server allows: an unfilled refund payout can be cancelled.
+    const pending_page = (await owner.get('/dashboard/balance?lang=en')).body;
+    assert.match(pending_page, new RegExp(`action="/dashboard/sell-orders/${created.sell_order_id}/cancel"`));
 
     // The buyer of PAY bids the refund's price and is matched FIFO like against any sell order.
     const buy = await createBuy(t, payer.jwt, buyBody(hold, 'THB', 4_000));
@@ -148,6 +155,10 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
     );
     expectError(own_slip, 409, 'SELL_ORDER_BAD_STATE');
     assert.equal((await readSell(created.sell_order_id)).status, 'cash_leg_in_flight');
+    // ... so the dashboard shows no form for it (nor a cancel, the order being filled), but who confirms instead.
+    const in_flight_page = (await owner.get('/dashboard/balance?lang=en')).body;
+    assert.doesNotMatch(in_flight_page, new RegExp(`/dashboard/sell-orders/${created.sell_order_id}/(confirm|cancel)`));
+    assert.match(in_flight_page, /the refund&#39;s buyer confirms on their claim page/);
 
     const received = await claimPost(created.claim_url, { action: 'received' });
     assert.ok([200, 303].includes(received.statusCode), received.body);

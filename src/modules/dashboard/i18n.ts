@@ -139,6 +139,8 @@ const EN = {
   create: 'Create',
   cancel: 'Cancel',
   confirm_cash_leg: "Confirm the buyer's transfer arrived",
+  refund_payout_buyer_confirms:
+    "This order pays a refund out: the refund's buyer confirms on their claim page that the money arrived.",
   paid_to: 'Buyers pay you at',
   pay_to: 'You pay',
   payout_rail: 'Where buyers pay you',
@@ -402,6 +404,7 @@ const TH: Messages = {
   create: 'สร้าง',
   cancel: 'ยกเลิก',
   confirm_cash_leg: 'ยืนยันว่าได้รับเงินโอนจากผู้ซื้อแล้ว',
+  refund_payout_buyer_confirms: 'คำสั่งนี้จ่ายเงินคืน: ผู้รับเงินคืนจะยืนยันในหน้ารับเงินคืนของตนว่าได้รับเงินแล้ว',
   paid_to: 'ผู้ซื้อโอนเงินให้คุณที่',
   pay_to: 'คุณต้องโอนให้',
   payout_rail: 'ช่องทางรับเงินจากผู้ซื้อ',

@@ -12,7 +12,7 @@ import type { BankDirectory } from '../reference/banks.ts';
 import type { PayoutDestinationInput } from '../reference/payout-destinations.ts';
 import type { ReceiptValidator, ValidatorVerdict } from '../validators/port.ts';
 import { CASH_LEG_CODES, decodeReceipt } from '../validators/receipt.ts';
-import { checkedByProvider, judgeSlip } from '../validators/slips.ts';
+import { asksProvider, checkedByProvider, judgeSlip } from '../validators/slips.ts';
 import { failCashLeg, refundPayoutEnded } from './cash-leg.ts';
 import { closePending } from './close.ts';
 import { resolvePayoutDestination } from './destinations.ts';
@@ -216,6 +216,33 @@ export async function cancelSellOrder(
   // A refund's payout partly paid is owed to the buyer in full: it cannot be cut short.
   if (order.refund_id !== null && order.filled_micro_pay > 0) throw refundPayoutUnderway(order.status);
   return closePending(deps, trx, order, deps.clock.now(), 'cancelled_by_merchant');
+}
+
+/**
+ * What the seller may do to these orders that pay refunds out (the others are ordinary): cancel one only while
+ * nothing of it is filled (a refund partly paid is owed in full), and confirm its cash leg only where the validator
+ * checks the slip against the bank's record (a provider); otherwise the refund's buyer confirms it on the claim page.
+ */
+export async function refundPayoutRules(
+  deps: Pick<SellOrdersDeps, 'db' | 'validator'>,
+  scope: MerchantScope,
+  ids: readonly string[],
+): Promise<{ refund_payouts: Set<string>; seller_confirms_refund_payouts: boolean }> {
+  const rows =
+    ids.length === 0
+      ? []
+      : await deps.db
+          .selectFrom('sell_orders')
+          .select('id')
+          .where('merchant_id', '=', scope.merchant_id)
+          .where('is_sandbox', '=', scope.is_sandbox)
+          .where('id', 'in', ids)
+          .where('refund_id', 'is not', null)
+          .execute();
+  return {
+    refund_payouts: new Set(rows.map((row) => row.id)),
+    seller_confirms_refund_payouts: asksProvider(deps.validator),
+  };
 }
 
 export interface CashLegEvidence {

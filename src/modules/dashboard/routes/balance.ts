@@ -14,6 +14,7 @@ import {
   checkCashLegEvidence,
   createSellOrder,
   listSellOrders,
+  refundPayoutRules,
 } from '../../sell-orders/service.ts';
 import { can, sendPage } from '../context.ts';
 import { confirmInLiveView, receiptFileRequired, sellOrderNotFound } from '../errors.ts';
@@ -40,10 +41,16 @@ export function balanceRoutes({ deps, get, post }: PageRouter): void {
       listBuyOrders(deps.buy_orders, scope, { limit: 50 }),
       listMerchantDisputes(deps.disputes, scope, { limit: 50 }),
     ]);
+    const rules = await refundPayoutRules(
+      deps.sell_orders,
+      scope,
+      sells.data.map((order) => order.id),
+    );
     return balancePage(context, {
       balance,
       pending_funds: pending.data,
       sell_orders: sells.data,
+      ...rules,
       buy_orders: buys.data,
       disputes: disputes.data,
       can_move_money: can(session, 'money'),
