@@ -12,10 +12,15 @@ import { ScriptedValidator } from '../helpers/validator.ts';
 /** Answers by the receipt's bytes, so concurrent confirms get the outcome their test row was given. */
 class ByReceipt extends ScriptedValidator {
   readonly outcomes = new Map<string, ValidatorOutcome>();
+  /** The bank reference the validator reads off a receipt (a slip without a QR, as a provider reads it). */
+  readonly references = new Map<string, string>();
   override async validate(check: ReceiptCheck): Promise<ValidatorVerdict> {
-    const outcome = this.outcomes.get(Buffer.from(check.image).toString('base64'));
+    const receipt = Buffer.from(check.image).toString('base64');
+    const outcome = this.outcomes.get(receipt);
     if (outcome) this.next.unshift(outcome);
-    return super.validate(check);
+    const verdict = await super.validate(check);
+    const reference = this.references.get(receipt);
+    return reference ? { ...verdict, reference, sending_bank: '4' } : verdict;
   }
 }
 
@@ -265,5 +270,37 @@ for (const kind of ['easyslip', 'null_validator'] as const)
         )
         .execute();
       assert.deepEqual(mints, [{ key: winner.id }]);
+    });
+    it('one transfer shown on several receipts at once (the reference the validator reads): one row accepts it, the others are duplicate_slip', async () => {
+      const rows: Row[] = [];
+      const bodies: ReturnType<typeof receipt>[] = [];
+      const reference = `REF${Date.now()}${kind}`;
+      for (let i = 0; i < 4; i += 1) {
+        const receiver = receivers[i % 2] as TestMerchant;
+        const created = await createPendingFunds(t, receiver.id, 3_000_000 + i);
+        assert.equal(created.statusCode, 201, created.body);
+        rows.push({ id: created.json().data.id, receiver, amount: 3_000_000 + i, outcome: 'verified' });
+        const body = receipt();
+        validator.outcomes.set(body.receipt_base64, 'verified');
+        validator.references.set(body.receipt_base64, reference);
+        bodies.push(body);
+      }
+      const answers = await Promise.all(rows.map((row, i) => confirm(row, bodies[i] as ReturnType<typeof receipt>)));
+      const outcomes = answers.map((r) => [r.statusCode, r.json().data.outcome, r.json().data.reason]);
+      assert.deepEqual(
+        outcomes.filter(([, outcome]) => outcome === 'verified'),
+        [[201, 'verified', null]],
+      );
+      assert.deepEqual(
+        outcomes.filter(([, outcome]) => outcome !== 'verified'),
+        [1, 2, 3].map(() => [201, 'failed', 'duplicate_slip']),
+      );
+      const accepted = await t.db
+        .selectFrom('slips')
+        .select(['identity', 'sending_bank'])
+        .where('reference', '=', reference)
+        .where('accepted', '=', true)
+        .execute();
+      assert.deepEqual(accepted, [{ identity: `004:${reference}`, sending_bank: '004' }]);
     });
   });

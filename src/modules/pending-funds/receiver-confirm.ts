@@ -134,30 +134,16 @@ interface Planned {
 
 /**
  * The verdicts of a batch's confirms: a provider's stored one as it is; the receipts read locally as the slips
- * ledger judged them together (their verdicts added to `slips`, to be written in the batch's transaction); one the
- * ledger leaves to `judgeSlip` judged and stored alone.
+ * ledger judged them together, their verdicts added to `slips` to be written in the batch's transaction.
  */
-async function verdictsOf(
-  deps: PendingFundsDeps,
-  items: readonly ConfirmItem[],
-  local: readonly (LocalJudgement | null)[],
-  slips: SlipWrite[],
-): Promise<JudgedItem[]> {
+function verdictsOf(items: readonly ConfirmItem[], local: readonly LocalJudgement[], slips: SlipWrite[]): JudgedItem[] {
   let next = 0;
-  const judged: JudgedItem[] = [];
-  for (const item of items) {
-    if (item.verdict) {
-      judged.push({ ...item, verdict: item.verdict });
-      continue;
-    }
-    const judgement = local[next++];
-    if (judgement?.write) slips.push(judgement.write);
-    const verdict = judgement
-      ? judgement.answer.verdict
-      : (await judgeSlip(deps, (item.read as ReadQuestion).question)).verdict;
-    judged.push({ ...item, verdict });
-  }
-  return judged;
+  return items.map((item): JudgedItem => {
+    if (item.verdict) return { ...item, verdict: item.verdict };
+    const judgement = local[next++] as LocalJudgement;
+    if (judgement.write) slips.push(judgement.write);
+    return { ...item, verdict: judgement.answer.verdict };
+  });
 }
 
 /**
@@ -211,7 +197,7 @@ async function applyBatch(
         trx,
       ),
     ]);
-    const judged = await verdictsOf(deps, items, local, slips);
+    const judged = verdictsOf(items, local, slips);
     const rows = new Map(locked.map((row) => [row.id, row]));
     const planned = judged.map((item): Planned => {
       const current = rows.get(item.id);

@@ -95,7 +95,7 @@ function storedVerdict(row: SlipRow): ValidatorVerdict {
 
 /** The accepted slip of another owner of this mode with this identity or these bytes, if any. */
 async function acceptedElsewhere(
-  db: Db,
+  db: Db | Trx,
   slip: { owner: string; is_sandbox: boolean; sha256: string },
   identity: string,
 ): Promise<SlipRow | undefined> {
@@ -381,14 +381,14 @@ export interface LocalJudgement {
  * owner reuses the first's conclusive verdict). Nothing is written here: the caller writes the verdicts with
  * `storeSlips` in the transaction that acts on them, so a verdict and its effect commit together, and a batch that
  * rolls back leaves nothing for its retry to reuse (the local validator answers the retry alike); `db` may be that
- * transaction, so the read goes with its other statements. A verdict that names
- * a reference the slip's own QR did not give is left to `judgeSlip` (null), which checks that reference's acceptance.
+ * transaction, so the reads go with its other statements. A verdict that names a reference the slip's own QR did
+ * not give is checked against that reference's acceptance elsewhere, as `judgeSlip` checks it.
  */
 export async function judgeSlipsLocally(
   deps: SlipDeps,
   reads: readonly ReadQuestion[],
   db: Db | Trx = deps.db,
-): Promise<(LocalJudgement | null)[]> {
+): Promise<LocalJudgement[]> {
   const { validator } = deps;
   if (reads.length === 0) return [];
   if (asksProvider(validator)) throw new Error('judgeSlipsLocally is for validators that ask no provider');
@@ -432,11 +432,11 @@ export async function judgeSlipsLocally(
         }),
       );
   });
-  const judged: (LocalJudgement | null)[] = [];
+  const judged: LocalJudgement[] = [];
   const at = deps.clock.now();
   for (const [index, read] of reads.entries()) {
     const { known, first } = priorVerdict(read, seen);
-    const { sha256, local_reference: reference, local_bank: sending_bank } = read;
+    const { sha256 } = read;
     if (known) {
       judged.push({
         answer: {
@@ -450,10 +450,30 @@ export async function judgeSlipsLocally(
       });
       continue;
     }
-    const verdict = first ? duplicateVerdict(validator, first) : await (asked[index] as Promise<ValidatorVerdict>);
-    if (!first && verdict.reference && !reference) {
-      judged.push(null);
-      continue;
+    let verdict = first ? duplicateVerdict(validator, first) : await (asked[index] as Promise<ValidatorVerdict>);
+    // The QR's pair when the slip carries one; else the validator's, normalized the same way (as judgeSlip).
+    let reference = read.local_reference;
+    let sending_bank = read.local_bank;
+    if (!first && !reference && verdict.reference) {
+      reference = verdict.reference;
+      sending_bank = verdict.sending_bank ? normalizeBankCode(verdict.sending_bank) : null;
+      const identity = slipIdentity(sending_bank, reference, sha256);
+      const mode_owner = { owner: read.question.owner, is_sandbox: read.is_sandbox, sha256 };
+      const taken =
+        verdict.outcome === 'verified'
+          ? (seen.find(
+              (row) =>
+                row.accepted &&
+                row.is_sandbox === read.is_sandbox &&
+                row.owner !== read.question.owner &&
+                row.identity === identity,
+            ) ?? (await acceptedElsewhere(db, mode_owner, identity)))
+          : undefined;
+      if (taken)
+        verdict = {
+          ...duplicateVerdict(validator, taken),
+          response: { ...verdict.response, ...duplicateVerdict(validator, taken).response },
+        };
     }
     const write: SlipWrite = {
       id: randomUUID(),
