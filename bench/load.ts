@@ -3,6 +3,7 @@
  * loop. It receives one job over IPC, runs a warm-up and then the measured run, and answers a summary.
  */
 import { randomBytes } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
 
 export interface LoadTarget {
@@ -69,20 +70,23 @@ function options(target: LoadTarget, connections: number, run: string): autocann
 
 async function once(job: LoadJob, duration_s: number, amount: number | undefined, run: string): Promise<LoadResult> {
   const per_target = Math.max(1, Math.floor(job.connections / job.targets.length));
+  // autocannon stamps its finish at its next one-second tick after the last response (a counted run's rate would be
+  // its count over whole seconds), so the run ends at the last response seen here
+  let last_response = 0;
   const results = await Promise.all(
-    job.targets.map((target, index) =>
-      autocannon({
+    job.targets.map((target, index) => {
+      // without a callback autocannon answers its run's promise, which is also its event emitter
+      const instance = autocannon({
         ...options(target, per_target, `${run}-${index}`),
         ...(amount ? { amount: Math.ceil(amount / job.targets.length) } : { duration: duration_s }),
-      }),
-    ),
+      }) as Promise<autocannon.Result> & Pick<EventEmitter, 'on'>;
+      instance.on('response', () => {
+        last_response = Date.now();
+      });
+      return instance;
+    }),
   );
-  // from the first start to the last finish, in milliseconds: autocannon's own `duration` is whole seconds, too coarse
-  // for a counted run of a few seconds
-  const seconds =
-    (Math.max(...results.map((result) => new Date(result.finish).getTime())) -
-      Math.min(...results.map((result) => new Date(result.start).getTime()))) /
-    1000;
+  const seconds = (last_response - Math.min(...results.map((result) => new Date(result.start).getTime()))) / 1000;
   const total = results.reduce((sum, result) => sum + result.requests.total, 0);
   return {
     requests_per_s: total / seconds,
