@@ -44,11 +44,12 @@ export interface ReceiverConfirmResult {
  *    no audit row; then 404 for an unknown row; 1. 403 PENDING_FUNDS_NOT_RECEIVER for anyone but the receiver;
  * 2. 409 outside `validated_pending_receiver_confirm` (PENDING_FUNDS_TERMINAL for a terminal row,
  *    PENDING_FUNDS_VALIDATION_UNVERIFIED otherwise; a row past its TTL or window is swept first).
- * The validator runs outside any transaction; then the confirm joins the next batch (applyConfirms), whose one
- * transaction locks its rows and writes 4. each confirm's audit row together with its status change and, on
- * `verified`, the mint (key = row id), so that 5. a ledger failure rolls everything back: 502, no audit row, no
- * attempt used. A call whose row changed status while the validator ran is still audited (`applied: false`) and
- * answered 409.
+ * A validator that asks a provider runs outside any transaction, one that reads the receipt locally in the batch's
+ * transaction; the confirm joins the next batch (applyConfirms), whose one transaction locks its rows and writes 4.
+ * each confirm's verdict and audit row together with its status change and, on `verified`, the mint (key = row id),
+ * so that 5. a ledger failure rolls everything back: 502, no audit row, no attempt used (the verdict is kept for the
+ * retry). A call whose row changed status while the validator ran is still audited (`applied: false`) and answered
+ * 409.
  */
 export async function receiverConfirm(
   deps: PendingFundsDeps,
