@@ -74,7 +74,8 @@ export const slipIdentity = (sending_bank: string | null, reference: string | nu
   sending_bank && reference ? `${sending_bank}:${reference}` : `sha256:${sha256}`;
 const ownerKind = (owner: string) => owner.slice(0, owner.indexOf(':'));
 
-function isUniqueViolation(error: unknown): boolean {
+/** A unique index refused a write (PostgreSQL's 23505). */
+export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '23505';
 }
 
@@ -374,15 +375,15 @@ export interface LocalJudgement {
 }
 
 /**
- * Judges many receipts (read by `readQuestion`) at once for a validator that asks no provider, by `judgeSlip`'s rules: one read finds every
- * question's stored rows, the validator is asked (in question order) only where no conclusive verdict of the owner is
- * stored and no other owner of the mode accepted the slip, and each question sees the verdicts of the questions
- * before it (a slip an earlier question of another owner accepted is `duplicate_slip`; a second question of the same
- * owner reuses the first's conclusive verdict). Nothing is written here: the caller writes the verdicts with
- * `storeSlips` in the transaction that acts on them, so a verdict and its effect commit together, and a batch that
- * rolls back leaves nothing for its retry to reuse (the local validator answers the retry alike); `db` may be that
- * transaction, so the reads go with its other statements. A verdict that names a reference the slip's own QR did
- * not give is checked against that reference's acceptance elsewhere, as `judgeSlip` checks it.
+ * Judges many receipts (read by `readQuestion`) at once for a validator that asks no provider, by `judgeSlip`'s
+ * rules: one read finds every question's stored rows, the validator is asked (in question order) only where no
+ * conclusive verdict of the owner is stored and no other owner of the mode accepted the slip, and each question sees
+ * the verdicts of the questions before it (a slip an earlier question of another owner accepted is `duplicate_slip`;
+ * a second question of the same owner reuses the first's conclusive verdict). Nothing is written here: the caller
+ * writes the verdicts with `storeSlips` in the transaction that acts on them, so a verdict and its effect commit
+ * together, and a batch that rolls back leaves nothing for its retry to reuse (the local validator answers the retry
+ * alike); `db` may be that transaction, so the reads go with its other statements. A verdict that names a reference
+ * the slip's own QR did not give is checked against that reference's acceptance elsewhere, as `judgeSlip` checks it.
  */
 export async function judgeSlipsLocally(
   deps: SlipDeps,
@@ -458,7 +459,7 @@ export async function judgeSlipsLocally(
       reference = verdict.reference;
       sending_bank = verdict.sending_bank ? normalizeBankCode(verdict.sending_bank) : null;
       const identity = slipIdentity(sending_bank, reference, sha256);
-      const mode_owner = { owner: read.question.owner, is_sandbox: read.is_sandbox, sha256 };
+      const slip = { owner: read.question.owner, is_sandbox: read.is_sandbox, sha256 };
       const taken =
         verdict.outcome === 'verified'
           ? (seen.find(
@@ -467,7 +468,7 @@ export async function judgeSlipsLocally(
                 row.is_sandbox === read.is_sandbox &&
                 row.owner !== read.question.owner &&
                 row.identity === identity,
-            ) ?? (await acceptedElsewhere(db, mode_owner, identity)))
+            ) ?? (await acceptedElsewhere(db, slip, identity)))
           : undefined;
       if (taken)
         verdict = {
@@ -562,9 +563,6 @@ export async function storeSlips(trx: Trx, at: Date, writes: readonly SlipWrite[
     )
     .execute();
 }
-
-/** A unique index refused a write (PostgreSQL's 23505). */
-export { isUniqueViolation };
 
 /** The stored slips of some owners (a payment's legs), for views. */
 export async function slipsOf(db: Db, owners: readonly string[]): Promise<SlipRow[]> {
