@@ -338,13 +338,6 @@ async function ledgerRows(context: BenchContext): Promise<Row[]> {
 
 const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-/**
- * POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up): all for one
- * receiver (every confirm credits the same account), then spread over 8 receivers (they share only the issuance
- * account their mints debit). Rows are used up, so the confirms are counted, not timed: a warm-up on rows of its own
- * first, then the measured confirms. The baseline is the bare INSERT timed and warmed like every other baseline (a
- * short cold burst of as many INSERTs would mostly measure the bare process opening its connections).
- */
 /** A receipt no other pending-funds row has: one accepted anywhere is a duplicate everywhere else. */
 function freshReceipt() {
   return {
@@ -397,6 +390,13 @@ export async function confirmLoad(
     }));
 }
 
+/**
+ * POST /v1/pending-funds/{id}/receiver-confirm, each on its own pending-funds row (they are used up): all for one
+ * receiver (every confirm credits the same account), then spread over 8 receivers (they share only the issuance
+ * account their mints debit). Rows are used up, so the confirms are counted, not timed: a warm-up on rows of its own
+ * first, then the measured confirms. The baseline is the bare INSERT timed and warmed like every other baseline (a
+ * short cold burst of as many INSERTs would mostly measure the bare process opening its connections).
+ */
 async function confirmRows(context: BenchContext): Promise<Row[]> {
   const baseline = await insertBaseline(context);
   const measure = async (receiver_count: number): Promise<Row> => {
