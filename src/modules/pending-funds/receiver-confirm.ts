@@ -3,7 +3,6 @@ import type { Trx } from '../../db/database.ts';
 import { isDatabaseTooSlow } from '../../db/resilience.ts';
 import { OWNERSHIP } from '../../http/ownership.ts';
 import type { MerchantScope } from '../../http/principal.ts';
-import { sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../lib/errors.ts';
 import { GroupCommit } from '../../lib/group-commit.ts';
 import { recordEvents, type NewEvent } from '../events/outbox.ts';
@@ -70,13 +69,14 @@ export async function receiverConfirm(
   // A provider's verdict is stored (its ask counted first) before the confirm waits for its batch; a receipt read
   // locally is judged by the batch, its verdict written in the batch's transaction.
   const question = slipQuestionOf(row, image, content_type);
-  const provider = asksProvider(deps.validator);
+  const judged = asksProvider(deps.validator) ? await judgeSlip(deps, question) : null;
+  // the receipt's hash and QR are read here, beside the batch in flight, not in the next one
+  const read = judged ? null : await readQuestion(question);
   const answer = await confirmsOf(deps).submit({
     id,
-    verdict: provider ? (await judgeSlip(deps, question)).verdict : null,
-    // the receipt's hash and QR are read here, beside the batch in flight, not in the next one
-    read: provider ? null : await readQuestion(question),
-    receipt_sha256: sha256Hex(image),
+    verdict: judged?.verdict ?? null,
+    read,
+    receipt_sha256: (judged ?? (read as ReadQuestion)).sha256,
     content_type,
     actor_merchant_id: scope.merchant_id,
   });
