@@ -123,6 +123,28 @@ function duplicateVerdict(validator: ReceiptValidator, first: SlipRow): Validato
   };
 }
 
+/** The columns a verdict is stored in; a `verified` one accepts the slip for its owner. */
+function verdictColumns(verdict: ValidatorVerdict) {
+  return {
+    outcome: verdict.outcome,
+    reason: verdict.reason ?? null,
+    validator_kind: verdict.validator_kind,
+    validator_response: JSON.stringify(verdict.response),
+    unverified_fields: JSON.stringify(verdict.unverified_fields ?? []),
+    accepted: verdict.outcome === 'verified',
+  };
+}
+
+/** A validator that threw: not the payer's fault, so unverified, and asked again later. */
+function validatorErrorVerdict(validator: ReceiptValidator, error: unknown): ValidatorVerdict {
+  return {
+    outcome: 'unverified',
+    validator_kind: validator.kind,
+    reason: 'validator_error',
+    response: { error: (error as Error).message },
+  };
+}
+
 async function store(
   db: Db,
   at: Date,
@@ -131,17 +153,7 @@ async function store(
   asked: boolean,
 ) {
   const identity = slipIdentity(row.sending_bank, row.reference, row.sha256);
-  const accepted = verdict?.outcome === 'verified';
-  const judged = verdict
-    ? {
-        outcome: verdict.outcome,
-        reason: verdict.reason ?? null,
-        validator_kind: verdict.validator_kind,
-        validator_response: JSON.stringify(verdict.response),
-        unverified_fields: JSON.stringify(verdict.unverified_fields ?? []),
-        accepted,
-      }
-    : {};
+  const judged = verdict ? verdictColumns(verdict) : {};
   await db
     .insertInto('slips')
     .values({
@@ -298,13 +310,7 @@ export async function judgeSlip(deps: SlipDeps, question: SlipQuestion): Promise
     if (verdict.outcome === 'failed' && verdict.reason === 'duplicate_slip' && validator.kind === 'easyslip')
       verdict = await ask(false);
   } catch (error) {
-    // A validator bug is not the payer's fault: unverified, asked again later.
-    verdict = {
-      outcome: 'unverified',
-      validator_kind: validator.kind,
-      reason: 'validator_error',
-      response: { error: (error as Error).message },
-    };
+    verdict = validatorErrorVerdict(validator, error);
   }
   // The QR's pair when the slip carries one; else the provider's, normalized the same way.
   const reference = local_reference ?? verdict.reference ?? null;
@@ -424,14 +430,7 @@ export async function judgeSlipsLocally(
         content_type: read.question.content_type,
         reading: read.reading,
       })
-      .catch(
-        (error: unknown): ValidatorVerdict => ({
-          outcome: 'unverified',
-          validator_kind: validator.kind,
-          reason: 'validator_error',
-          response: { error: (error as Error).message },
-        }),
-      );
+      .catch((error: unknown) => validatorErrorVerdict(validator, error));
   });
   const judged: LocalJudgement[] = [];
   const at = deps.clock.now();
@@ -530,12 +529,7 @@ export async function storeSlips(trx: Trx, at: Date, writes: readonly SlipWrite[
     .map(([, { verdict, ...slip }]) => ({
       ...slip,
       identity: slipIdentity(slip.sending_bank, slip.reference, slip.sha256),
-      outcome: verdict.outcome,
-      reason: verdict.reason ?? null,
-      validator_kind: verdict.validator_kind,
-      validator_response: JSON.stringify(verdict.response),
-      unverified_fields: JSON.stringify(verdict.unverified_fields ?? []),
-      accepted: verdict.outcome === 'verified',
+      ...verdictColumns(verdict),
       provider_asks: 0,
       created_at: at,
       updated_at: at,
