@@ -188,12 +188,16 @@ function batcherStats(context: BenchContext): CreateBatcherStats | undefined {
   return batcher instanceof PaymentCreateBatcher ? { ...batcher.stats } : undefined;
 }
 
-/** The batching allocator's work during a run (warm-up included): mean batch size, requests that ran alone. */
+/**
+ * The batching allocator's work during a run (warm-up included): mean batch size, requests that ran alone, and a
+ * batch's mean time from its start to its call and in the call.
+ */
 function batchNote(before: CreateBatcherStats | undefined, after: CreateBatcherStats | undefined): string {
   if (!before || !after) return 'no batching allocator';
   const batches = after.batches - before.batches;
   const batched = after.batched - before.batched;
-  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.refused - before.refused} refused (ran alone), ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches`;
+  const per_batch = (ms: number) => (ms / Math.max(1, batches)).toFixed(2);
+  return `${batches} batches, mean ${(batched / Math.max(1, batches)).toFixed(1)} creates/batch, ${after.refused - before.refused} refused (ran alone), ${after.alone - before.alone} alone, ${after.failed_batches - before.failed_batches} failed batches; per batch ${per_batch(after.plan_ms - before.plan_ms)} ms planning, ${per_batch(after.call_ms - before.call_ms)} ms in its call`;
 }
 
 export async function paymentPaths(context: BenchContext): Promise<string[]> {

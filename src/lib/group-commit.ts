@@ -23,6 +23,11 @@ export interface GroupCommitOptions<Item, Answer> {
   max_batch: number;
   /** Wait this long for more items before a batch starts (default: the end of the current turn). */
   gather_ms?: number;
+  /**
+   * A batch that applied lets the next one start before its own items are answered, so the next batch's work is on
+   * its way while these answers are presented and sent (`previous` then settles once this batch has applied).
+   */
+  next_before_answers?: boolean;
   /** How an item of a failed batch runs alone (default: a batch of one through `apply`). */
   alone?: (item: Item) => Promise<Answer>;
   /** Told of each batch that failed as a whole, before its items run alone (or are refused). */
@@ -35,7 +40,7 @@ export class GroupCommit<Item, Answer> {
   readonly #apply: (items: Item[], previous: Promise<void>) => Promise<Answer[]>;
   readonly #options: GroupCommitOptions<Item, Answer>;
   #queue: Waiting<Item, Answer>[] = [];
-  /** Settles when the batch started last is done, its items answered (alone ones included). */
+  /** Settles when the batch started last is done: applied, or its items answered alone. */
   #done: Promise<void> = Promise.resolve();
   #in_flight = 0;
   #scheduled = false;
@@ -55,11 +60,12 @@ export class GroupCommit<Item, Answer> {
   submit(item: Item): Promise<Answer> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ item, resolve, reject });
-      this.#schedule();
+      this.#schedule(false);
     });
   }
 
-  #schedule(): void {
+  /** `behind`: the queued items arrived while a batch was in flight, so they start without waiting for company. */
+  #schedule(behind: boolean): void {
     if (this.#scheduled || this.#in_flight >= this.#options.max_in_flight) return;
     this.#scheduled = true;
     const start = () => {
@@ -67,22 +73,28 @@ export class GroupCommit<Item, Answer> {
       while (this.#queue.length > 0 && this.#in_flight < this.#options.max_in_flight) {
         const batch = this.#queue.splice(0, this.#options.max_batch);
         this.#in_flight++;
-        const run = this.#run(batch, this.#done);
-        this.#done = run;
-        void run.finally(() => {
+        const previous = this.#done;
+        let wrote!: () => void;
+        this.#done = new Promise<void>((resolve) => (wrote = resolve));
+        let released = false;
+        const release = () => {
+          if (released) return;
+          released = true;
+          wrote();
           this.#in_flight--;
-          if (this.#queue.length > 0) this.#schedule();
-        });
+          if (this.#queue.length > 0) this.#schedule(true);
+        };
+        void this.#run(batch, previous, release).finally(release);
       }
     };
     // after an idle moment a batch waits gather_ms for company; a full one, or one that queued behind others, does not
-    if (this.#options.gather_ms && this.#in_flight === 0 && this.#queue.length < this.#options.max_batch) {
+    if (this.#options.gather_ms && !behind && this.#in_flight === 0 && this.#queue.length < this.#options.max_batch) {
       setTimeout(start, this.#options.gather_ms);
     } else setImmediate(start);
   }
 
   /** Never rejects: every item is answered or refused on its own. */
-  async #run(batch: Waiting<Item, Answer>[], previous: Promise<void>): Promise<void> {
+  async #run(batch: Waiting<Item, Answer>[], previous: Promise<void>, release: () => void): Promise<void> {
     let answers: Answer[];
     try {
       answers = await this.#apply(
@@ -105,6 +117,11 @@ export class GroupCommit<Item, Answer> {
         this.#options.alone ?? (async (item: Item) => (await this.#apply([item], Promise.resolve()))[0] as Answer);
       for (const entry of batch) await alone(entry.item).then(entry.resolve, entry.reject);
       return;
+    }
+    if (this.#options.next_before_answers) {
+      // the next batch starts (its start is queued first) and is on its way before these answers are presented
+      release();
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     for (const [index, entry] of batch.entries()) entry.resolve(answers[index] as Answer);
   }

@@ -71,6 +71,67 @@ describe('group commit: the calls of one turn travel together, each answered alo
     assert.deepEqual(log, ['wrote 0+1', 'wrote 2', 'wrote 3']);
   });
 
+  it('waits gather_ms for company only after an idle moment: items queued behind a batch start when it is done', async () => {
+    const started: { items: number[]; at_ms: number }[] = [];
+    const group = new GroupCommit(
+      async (items: number[]) => {
+        started.push({ items, at_ms: performance.now() });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        return items;
+      },
+      { max_in_flight: 1, max_batch: 8, gather_ms: 300 },
+    );
+    const first = group.submit(1);
+    await new Promise((resolve) => setTimeout(resolve, 320));
+    assert.deepEqual(
+      started.map((call) => call.items),
+      [[1]],
+      'the first item waited out gather_ms, then ran',
+    );
+    const behind = [group.submit(2), group.submit(3)];
+    const done_ms = await first.then(() => performance.now());
+    assert.deepEqual(await Promise.all(behind), [2, 3]);
+    assert.deepEqual(
+      started.map((call) => call.items),
+      [[1], [2, 3]],
+    );
+    assert.ok(
+      started[1]!.at_ms - done_ms < 100,
+      `the queued batch started ${(started[1]!.at_ms - done_ms).toFixed(0)} ms after the one before, not gather_ms`,
+    );
+  });
+
+  it('next_before_answers: the next batch applies before the last one is answered; a failed batch still goes first', async () => {
+    const log: string[] = [];
+    let release_first!: () => void;
+    const first_held = new Promise<void>((resolve) => (release_first = resolve));
+    const group = new GroupCommit(
+      async (items: number[], previous: Promise<void>) => {
+        if (items[0] === 0) await first_held;
+        await previous;
+        if (items.length > 1 && items.includes(13)) throw new Error('refused');
+        log.push(`applied ${items.join('+')}`);
+        return items;
+      },
+      { max_in_flight: 1, max_batch: 8, next_before_answers: true },
+    );
+    const answered = (item: number) => group.submit(item).then((answer) => log.push(`answered ${answer}`));
+    const first = answered(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    const queued = [1, 2].map(answered);
+    release_first();
+    await Promise.all([first, ...queued]);
+    assert.deepEqual(log, ['applied 0', 'applied 1+2', 'answered 0', 'answered 1', 'answered 2']);
+
+    // a batch that fails runs its items alone before the batch after it applies
+    log.length = 0;
+    const failing = [13, 4].map(answered);
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [5].map(answered);
+    await Promise.all([...failing, ...later]);
+    assert.deepEqual(log, ['applied 13', 'answered 13', 'applied 4', 'answered 4', 'applied 5', 'answered 5']);
+  });
+
   it('a batch its caller cut follows the same rule: applied together, or each item alone in order, each settled', async () => {
     const calls: string[][] = [];
     const failed: string[][] = [];
