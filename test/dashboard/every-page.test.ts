@@ -186,7 +186,9 @@ describe('every dashboard page in both languages at 1366 px and 390 px (Chromium
 
   for (const width of WIDTHS) {
     for (const lang of LANGS) {
-      it(`${lang} at ${width} px: sign-in, every live page, every sandbox page`, async () => {
+      // each walks every page with axe: about a minute on a quiet 2-core machine, two minutes and more beside the other
+      // shard of a CI run, so it gets five instead of the runner's default two
+      it(`${lang} at ${width} px: sign-in, every live page, every sandbox page`, { timeout: 300_000 }, async () => {
         const { context, page, errors } = await dashboardTab(browser, base_url, lang, width);
         await page.goto(`${base_url}/dashboard/sign-in`);
         assert.equal(await page.locator('html').getAttribute('lang'), lang);
