@@ -73,10 +73,12 @@ describe('group commit: the calls of one turn travel together, each answered alo
 
   it('waits gather_ms for company only after an idle moment: items queued behind a batch start when it is done', async () => {
     const started: { items: number[]; at_ms: number }[] = [];
+    let finish_first!: () => void;
+    const first_held = new Promise<void>((resolve) => (finish_first = resolve));
     const group = new GroupCommit(
       async (items: number[]) => {
         started.push({ items, at_ms: performance.now() });
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        if (items[0] === 1) await first_held;
         return items;
       },
       { max_in_flight: 1, max_batch: 8, gather_ms: 300 },
@@ -89,7 +91,15 @@ describe('group commit: the calls of one turn travel together, each answered alo
       'the first item waited out gather_ms, then ran',
     );
     const behind = [group.submit(2), group.submit(3)];
-    const done_ms = await first.then(() => performance.now());
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(
+      started.map((call) => call.items),
+      [[1]],
+      'the later items wait behind the batch in flight',
+    );
+    const done_ms = performance.now();
+    finish_first();
+    assert.equal(await first, 1);
     assert.deepEqual(await Promise.all(behind), [2, 3]);
     assert.deepEqual(
       started.map((call) => call.items),
