@@ -1,4 +1,5 @@
 import { GroupCommit } from '../lib/group-commit.ts';
+import type { Db } from './database.ts';
 
 /**
  * Reads by key that coalesce: the keys asked for while earlier reads are in flight (or in the same turn of the event
@@ -32,4 +33,19 @@ export class BatchedRead<Key extends string, Row> {
   read(key: Key): Promise<Row | undefined> {
     return this.#group.submit(key);
   }
+}
+
+/**
+ * One reader per database handle, made by `make` on first use: the reads of every request on that handle share its
+ * statements, and a handle that is dropped takes its reader with it.
+ */
+export function batchedReadPerDb<Key extends string, Row>(
+  make: (db: Db) => BatchedRead<Key, Row>,
+): (db: Db) => BatchedRead<Key, Row> {
+  const readers = new WeakMap<Db, BatchedRead<Key, Row>>();
+  return (db) => {
+    let reader = readers.get(db);
+    if (!reader) readers.set(db, (reader = make(db)));
+    return reader;
+  };
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { BatchedRead } from '../../db/batched-read.ts';
+import { BatchedRead, batchedReadPerDb } from '../../db/batched-read.ts';
 import type { Db } from '../../db/database.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 import { CredentialEpochMoved } from '../../http/auth.ts';
@@ -52,19 +52,13 @@ const paymentsWithLegs = preparedQuery<PaymentWithLegs, [ids: string[]]>((db) =>
 );
 
 /** Concurrent reads by id coalesce into one statement per database handle (db/batched-read.ts). */
-const readers = new WeakMap<Db, BatchedRead<string, PaymentWithLegs>>();
-function paymentReader(db: Db): BatchedRead<string, PaymentWithLegs> {
-  let reader = readers.get(db);
-  if (!reader)
-    readers.set(
-      db,
-      (reader = new BatchedRead(
-        (ids) => paymentsWithLegs(db, ids),
-        (row) => row.id,
-      )),
-    );
-  return reader;
-}
+const paymentReader = batchedReadPerDb(
+  (db) =>
+    new BatchedRead(
+      (ids: string[]) => paymentsWithLegs(db, ids),
+      (row: PaymentWithLegs) => row.id,
+    ),
+);
 
 function parseLegs(value: StoredLeg[] | string, payment_status: string): PresentedLeg[] {
   const legs = typeof value === 'string' ? (JSON.parse(value) as StoredLeg[]) : value;

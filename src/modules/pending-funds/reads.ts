@@ -1,4 +1,4 @@
-import { BatchedRead } from '../../db/batched-read.ts';
+import { BatchedRead, batchedReadPerDb } from '../../db/batched-read.ts';
 import type { Db } from '../../db/database.ts';
 import { ofMerchant, OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
@@ -9,18 +9,13 @@ import { AWAITING_RECEIVER } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus } from './tables.ts';
 
 /** One reader of rows by id per database: the reads of concurrent requests share one statement. */
-const readers = new WeakMap<Db, BatchedRead<string, PendingFundsRow>>();
-function rowReader(db: Db): BatchedRead<string, PendingFundsRow> {
-  let reader = readers.get(db);
-  if (!reader) {
-    reader = new BatchedRead(
-      (ids) => db.selectFrom('pending_funds').selectAll().where('id', 'in', ids).execute(),
-      (row) => row.id,
-    );
-    readers.set(db, reader);
-  }
-  return reader;
-}
+const rowReader = batchedReadPerDb(
+  (db) =>
+    new BatchedRead(
+      (ids: string[]) => db.selectFrom('pending_funds').selectAll().where('id', 'in', ids).execute(),
+      (row: PendingFundsRow) => row.id,
+    ),
+);
 
 /** The caller's own row by the one ownership rule: a read of another merchant's row is 404, a confirm 403 (contract 4.3). */
 export async function loadForReceiver(
