@@ -418,6 +418,31 @@ describe('refunds: pay_balance refunds paid out as sell orders', () => {
     assert.deepEqual((await t.call('GET', `/v1/refunds?payment_id=${payment_id}`, shop.live)).json().data, []);
     assert.deepEqual(await reconciliationDifferences(t, { except_test_funding: true }), []);
   });
+
+  // last: its order stays partly filled, which a later buy in this app would match first
+  it('partly filled, a refund payout stays pending without its cancel: the page offers none, the server refuses it', async () => {
+    const payment_id = await paidPayment();
+    const created = await refund(payment_id, { amount: 4_000, destination: BUYER_DESTINATION });
+    assert.ok(created.sell_order_id);
+    const part = Math.floor(created.amount_micro_pay / 2);
+    await createBuy(t, payer.jwt, buyBody(part, 'THB', 2_000));
+    assert.equal(await matchAndInstruct(t), 1);
+    assert.equal((await fillsOf(created.sell_order_id)).length, 1, 'the buy filled this refund payout');
+    const sell = await readSell(created.sell_order_id);
+    assert.deepEqual([sell.status, Number(sell.filled_micro_pay)], ['pending', part]);
+
+    // signed in afresh: an earlier test moved the clock past the first session's end
+    const balance = await (await signIn(t, 'owner@refunding.example')).get('/dashboard/balance?lang=en');
+    assert.equal(balance.statusCode, 200);
+    assert.ok(balance.body.includes(created.sell_order_id), 'the page lists the refund payout');
+    assert.doesNotMatch(balance.body, new RegExp(`/dashboard/sell-orders/${created.sell_order_id}/cancel`));
+    expectError(
+      await merchantCall(t, merchant.jwt, 'POST', `/v1/merchant-sell-orders/${created.sell_order_id}/cancel`),
+      409,
+      'SELL_ORDER_BAD_STATE',
+    );
+    assert.equal((await readSell(created.sell_order_id)).status, 'pending');
+  });
 });
 
 /** Where a provider checks slips, the payer's slip of the transfer to the buyer confirms the refund's cash leg. */

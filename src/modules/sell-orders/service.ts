@@ -213,9 +213,13 @@ export async function cancelSellOrder(
 ): Promise<SellOrderView> {
   const order = await lockOwnedSellOrder(trx, scope, id);
   if (order.status !== 'pending') throw sellOrderNotCancellable(order.status);
-  // A refund's payout partly paid is owed to the buyer in full: it cannot be cut short.
-  if (order.refund_id !== null && order.filled_micro_pay > 0) throw refundPayoutUnderway(order.status);
+  if (refundPayoutUnderwayFor(order)) throw refundPayoutUnderway(order.status);
   return closePending(deps, trx, order, deps.clock.now(), 'cancelled_by_merchant');
+}
+
+/** A refund's payout partly paid is owed to the buyer in full: cancel would cut it short, so it is refused. */
+function refundPayoutUnderwayFor(order: { refund_id: string | null; filled_micro_pay: number }): boolean {
+  return order.refund_id !== null && order.filled_micro_pay > 0;
 }
 
 /**
@@ -227,13 +231,13 @@ export async function refundPayoutRules(
   deps: Pick<SellOrdersDeps, 'db' | 'validator'>,
   scope: MerchantScope,
   ids: readonly string[],
-): Promise<{ refund_payouts: Set<string>; seller_confirms_refund_payouts: boolean }> {
+): Promise<{ refund_payouts: Set<string>; not_cancellable: Set<string>; seller_confirms_refund_payouts: boolean }> {
   const rows =
     ids.length === 0
       ? []
       : await deps.db
           .selectFrom('sell_orders')
-          .select('id')
+          .select(['id', 'refund_id', 'filled_micro_pay'])
           .where('merchant_id', '=', scope.merchant_id)
           .where('is_sandbox', '=', scope.is_sandbox)
           .where('id', 'in', ids)
@@ -241,6 +245,7 @@ export async function refundPayoutRules(
           .execute();
   return {
     refund_payouts: new Set(rows.map((row) => row.id)),
+    not_cancellable: new Set(rows.filter(refundPayoutUnderwayFor).map((row) => row.id)),
     seller_confirms_refund_payouts: asksProvider(deps.validator),
   };
 }

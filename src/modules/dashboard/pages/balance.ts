@@ -15,8 +15,10 @@ export interface BalanceModel {
   balance: BalanceView | null;
   pending_funds: PendingFundsView[];
   sell_orders: SellOrderView[];
-  /** The sell orders that pay refunds out: cancelled only while unfilled, confirmed by the refund's buyer. */
+  /** The sell orders that pay refunds out: confirmed by the refund's buyer unless a provider checks the seller's slip. */
   refund_payouts: ReadonlySet<string>;
+  /** The refund payouts partly paid: cancel would cut them short, so the page offers none (the server refuses it). */
+  not_cancellable: ReadonlySet<string>;
   /** A seller's slip confirms a refund payout only where a provider checks it against the bank's record. */
   seller_confirms_refund_payouts: boolean;
   buy_orders: BuyOrderView[];
@@ -84,7 +86,7 @@ export function balancePage(context: PageContext, model: BalanceModel): string {
     (
       order,
     ) => html`<tr><td class="mono">${order.id}</td><td class="num">${pay(order.amount_micro_pay)} PAY</td><td class="num">${money(order.target_fiat_amount, order.target_currency)}</td><td>${order.payout_destination ? destinationText(order.payout_destination) : '—'}</td><td>${statusBadge(context, order.status)}</td><td>${when(context, order.created_at)}</td><td>
-${money_form && order.status === 'pending' && !(model.refund_payouts.has(order.id) && order.filled_micro_pay > 0) ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/cancel">${csrfField(context)}${key()}<button type="submit" class="danger cancel-sell">${t('cancel')}</button></form>` : ''}
+${money_form && order.status === 'pending' && !model.not_cancellable.has(order.id) ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/cancel">${csrfField(context)}${key()}<button type="submit" class="danger cancel-sell">${t('cancel')}</button></form>` : ''}
 ${money_form && order.status === 'cash_leg_in_flight' && model.refund_payouts.has(order.id) && !model.seller_confirms_refund_payouts ? html`<p class="hint refund-payout-confirm">${t('refund_payout_buyer_confirms')}</p>` : ''}
 ${money_form && order.status === 'cash_leg_in_flight' && (!model.refund_payouts.has(order.id) || model.seller_confirms_refund_payouts) ? html`<form method="post" action="/dashboard/sell-orders/${order.id}/confirm" enctype="multipart/form-data">${csrfField(context)}${key()}<label for="evidence-${order.id}">${t('receipt')}</label><input id="evidence-${order.id}" name="receipt" type="file" required><label for="ref-${order.id}">${t('reference')}</label><input id="ref-${order.id}" name="reference" size="12"> <button type="submit">${t('confirm_cash_leg')}</button></form>` : ''}</td></tr>`,
   );
