@@ -36,16 +36,14 @@ export class BatchedRead<Key extends string, Row> {
 }
 
 /**
- * One reader per database handle, made by `make` on first use: the reads of every request on that handle share its
- * statements, and a handle that is dropped takes its reader with it.
+ * One of a thing per database handle (a reader, a batcher), made by `make` on first use: the requests on that handle
+ * share it, and a handle that is dropped takes it with it.
  */
-export function batchedReadPerDb<Key extends string, Row>(
-  make: (db: Db) => BatchedRead<Key, Row>,
-): (db: Db) => BatchedRead<Key, Row> {
-  const readers = new WeakMap<Db, BatchedRead<Key, Row>>();
+export function perDatabase<Thing extends object>(make: (db: Db) => Thing): (db: Db) => Thing {
+  const made = new WeakMap<Db, Thing>();
   return (db) => {
-    let reader = readers.get(db);
-    if (!reader) readers.set(db, (reader = make(db)));
-    return reader;
+    let thing = made.get(db);
+    if (!thing) made.set(db, (thing = make(db)));
+    return thing;
   };
 }

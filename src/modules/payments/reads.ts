@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import { BatchedRead, batchedReadPerDb } from '../../db/batched-read.ts';
-import type { Db } from '../../db/database.ts';
+import { BatchedRead, perDatabase } from '../../db/batched-read.ts';
 import { preparedQuery } from '../../db/prepared.ts';
 import { CredentialEpochMoved } from '../../http/auth.ts';
 import { ofMerchant, OWNERSHIP, owned } from '../../http/ownership.ts';
@@ -52,7 +51,7 @@ const paymentsWithLegs = preparedQuery<PaymentWithLegs, [ids: string[]]>((db) =>
 );
 
 /** Concurrent reads by id coalesce into one statement per database handle (db/batched-read.ts). */
-const paymentReader = batchedReadPerDb(
+const paymentReader = perDatabase(
   (db) =>
     new BatchedRead(
       (ids: string[]) => paymentsWithLegs(db, ids),
@@ -119,27 +118,21 @@ const firstPage = preparedQuery<ListedPayment, [merchant_id: string, is_sandbox:
  * (a `GroupCommit`): the lists asked for while earlier ones are in flight (at most 2 batches at once) or in the same
  * turn go together, so each still sees everything committed before it arrived. Each request presents the rows itself.
  */
-const firstPageReaders = new WeakMap<Db, GroupCommit<string, ListedPayment[]>>();
-function firstPageReader(db: Db): GroupCommit<string, ListedPayment[]> {
-  let reader = firstPageReaders.get(db);
-  if (!reader)
-    firstPageReaders.set(
-      db,
-      (reader = new GroupCommit<string, ListedPayment[]>(
-        async (keys) => {
-          const pages = new Map<string, Promise<ListedPayment[]>>();
-          for (const key of keys)
-            if (!pages.has(key)) {
-              const [merchant_id, mode, rows] = key.split('/');
-              pages.set(key, firstPage(db, merchant_id!, mode === 'sandbox', Number(rows)));
-            }
-          return Promise.all(keys.map((key) => pages.get(key)!));
-        },
-        { max_batch: 256, max_in_flight: 2 },
-      )),
-    );
-  return reader;
-}
+const firstPageReader = perDatabase(
+  (db) =>
+    new GroupCommit<string, ListedPayment[]>(
+      async (keys) => {
+        const pages = new Map<string, Promise<ListedPayment[]>>();
+        for (const key of keys)
+          if (!pages.has(key)) {
+            const [merchant_id, mode, rows] = key.split('/');
+            pages.set(key, firstPage(db, merchant_id!, mode === 'sandbox', Number(rows)));
+          }
+        return Promise.all(keys.map((key) => pages.get(key)!));
+      },
+      { max_batch: 256, max_in_flight: 2 },
+    ),
+);
 
 /**
  * Reads a payment; a matched or payment_pending one past `expires_at` becomes `expired` on the way (lazy expiry). When

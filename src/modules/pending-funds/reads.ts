@@ -1,4 +1,4 @@
-import { BatchedRead, batchedReadPerDb } from '../../db/batched-read.ts';
+import { BatchedRead, perDatabase } from '../../db/batched-read.ts';
 import type { Db } from '../../db/database.ts';
 import { ofMerchant, OWNERSHIP, ownedBy, type OwnershipRule } from '../../http/ownership.ts';
 import { listPage } from '../../http/pagination.ts';
@@ -9,7 +9,7 @@ import { AWAITING_RECEIVER } from './state.ts';
 import type { PendingFundsRow, PendingFundsStatus } from './tables.ts';
 
 /** One reader of rows by id per database: the reads of concurrent requests share one statement. */
-const rowReader = batchedReadPerDb(
+const rowReader = perDatabase(
   (db) =>
     new BatchedRead(
       (ids: string[]) => db.selectFrom('pending_funds').selectAll().where('id', 'in', ids).execute(),
