@@ -551,8 +551,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       await honestSellersAnswer(world);
       clock.advance(24 * 3600 * 1000);
     }
-    // The recourse: buyers who paid and whose fills were taken back dispute, fooled sellers dispute their orders, and
-    // the operator resolves every dispute as the bank statements say; orders released by a resolution then run out.
+    // The recourse: the operator decides the legs a silent seller left waiting (its admin list), buyers who paid and
+    // whose fills were taken back dispute, fooled sellers dispute their orders, and the operator resolves every
+    // dispute; each decision as the bank statements say. Orders released by a resolution then run out.
+    await operatorDecidesSilentLegs(world);
     for (let round = 0; round < 2; round += 1) {
       await settleDisputes(world);
       for (let day = 0; day < 3; day += 1) {
@@ -606,6 +608,17 @@ async function honestSellersAnswer(world: World): Promise<void> {
       await record(world, 'final.seller_leg', await decideLeg(world, leg, false));
   // Refund buyers answer what waits for their word (silence would let a forged slip stand).
   await buyersAnswerAll(world, (response) => record(world, 'final.refund_answer', response));
+}
+
+/**
+ * A silent seller never answers, so its legs wait (the buyer may have paid): the operator decides each from the
+ * seller's statement, through `POST /admin/payments/{id}/legs/{n}/confirm` or `/reject`.
+ */
+async function operatorDecidesSilentLegs(world: World): Promise<void> {
+  for (const leg of await legsAwaitingPayee(world))
+    if (world.truth.silent_sellers.has(leg.seller_id))
+      await record(world, 'final.operator_leg', await decideLeg(world, leg, true));
+  await drain(world);
 }
 
 /**
