@@ -11,6 +11,7 @@ import { PaymentSchema, SellerLegSchema } from './schema.ts';
 import type { PaymentsDeps } from './deps.ts';
 import { expireDuePayments } from './lifecycle.ts';
 import { createVerdictMetrics, processProofVerdicts, type VerdictDeps } from './verdicts.ts';
+import { registerWaitingLegGauges } from './waiting-legs.ts';
 
 /**
  * Payments and trades: creation with allocation (liquidity), proofs, the verdict worker, completion through the
@@ -44,6 +45,7 @@ export const paymentsModule = defineModule({
       completion_failures: createVerdictMetrics(registry),
     };
     const poll = config.worker_poll_interval_ms;
+    registerWaitingLegGauges(registry, deps);
     return {
       deps,
       verdicts,
