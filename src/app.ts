@@ -1,3 +1,4 @@
+import type { Registry } from 'prom-client';
 import multipart from '@fastify/multipart';
 import pino, { type Logger } from 'pino';
 import type { TSchema } from 'typebox';
@@ -77,6 +78,8 @@ export interface Application {
   secrets: ResolvedSecrets;
   /** The HTTP server (built for every role set; it listens only with the api role). */
   app: App;
+  /** Every metric of the process: the HTTP server's `/metrics`, or a worker's metrics server (METRICS_PORT). */
+  metrics: Registry;
   scheduler: Scheduler;
   payments: PaymentsDeps;
   /** The verdict worker's dependencies (payments + validator + its alert log and metric). */
@@ -278,6 +281,7 @@ export async function createApplication(options: ApplicationOptions): Promise<Ap
     logger,
     secrets: merchants.secrets,
     app,
+    metrics: metrics.registry,
     scheduler,
     payments: payments.deps,
     verdicts: payments.verdicts,

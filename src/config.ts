@@ -99,6 +99,8 @@ export interface Config {
   sign_in_max_delay_ms: number;
   /** When set, GET /metrics needs `Authorization: Bearer <token>`. */
   metrics_token: string | undefined;
+  /** Where a process that serves no API (`ROLES=worker`) serves `/metrics` and `/healthz`; unset: it serves nothing. */
+  metrics_port: number | undefined;
 }
 
 export class ConfigError extends Error {
@@ -348,6 +350,7 @@ export function loadConfig(env: Env = process.env): Config {
     http_keep_alive_timeout_ms: integer(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 60_000, 100, 3_600_000),
     trust_proxy: trustProxy(env),
     metrics_token: secret(env, 'METRICS_TOKEN', 16),
+    metrics_port: read(env, 'METRICS_PORT') === undefined ? undefined : integer(env, 'METRICS_PORT', 0, 0, 65_535),
     sign_in_max_delay_ms: integer(env, 'SIGN_IN_MAX_DELAY_MS', 4_000, 0, 30_000),
   };
 }

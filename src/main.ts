@@ -7,6 +7,7 @@ import { bootstrapDemo, firstStartBanner } from './bootstrap.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { databaseTimeouts, openDatabase } from './db/database.ts';
 import { migrateAsOwner } from './db/roles.ts';
+import { startMetricsServer } from './http/metrics.ts';
 
 /**
  * Live credentials go to a terminal only. Anywhere else (a log collector, a container's stdout) they are written to a
@@ -63,11 +64,25 @@ async function main(): Promise<void> {
   }
 
   if (config.roles.has('worker')) application.scheduler.start();
+  let metrics_server: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   if (config.roles.has('api') || config.roles.has('ledger')) {
     const address = await application.app.listen({ port: config.port, host: config.host });
     log.info({ address, roles: [...config.roles], database: database.kind }, 'mpay listening');
   } else {
-    log.info({ roles: [...config.roles], database: database.kind }, 'mpay worker running');
+    // no API here: its jobs' counters are scraped from METRICS_PORT, when set
+    metrics_server =
+      config.metrics_port === undefined
+        ? undefined
+        : await startMetricsServer({
+            port: config.metrics_port,
+            host: config.host,
+            token: config.metrics_token,
+            registry: application.metrics,
+          });
+    log.info(
+      { roles: [...config.roles], database: database.kind, metrics: metrics_server?.address },
+      'mpay worker running',
+    );
   }
 
   let stopping = false;
@@ -75,6 +90,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    await metrics_server?.close();
     await application.close();
     await database.close();
     process.exit(0);

@@ -6,12 +6,11 @@ import swagger from '@fastify/swagger';
 import type { Registry } from 'prom-client';
 import { Type, type TSchema } from 'typebox';
 import type { Config } from '../config.ts';
-import { constantTimeEqual, sha256Hex } from '../lib/crypto.ts';
 import { listeningPorts } from '../lib/listening.ts';
 import { installAuth } from './auth.ts';
 import { errorBody, installErrorHandler } from './errors.ts';
 import { installInputGuard } from './input-guard.ts';
-import { installHttpMetrics } from './metrics.ts';
+import { installHttpMetrics, METRICS_UNAUTHORIZED, metricsReadAllowed } from './metrics.ts';
 import { installUploadGate, type UploadGateOptions } from './upload-gate.ts';
 import { createValidatorCompiler } from './validation.ts';
 import { collectRouteDocs, decorateDocument } from './openapi.ts';
@@ -327,15 +326,9 @@ export async function createServer(deps: ServerDeps): Promise<App> {
 
   const metrics_token = deps.config.metrics_token;
   app.get('/metrics', { schema: { hide: true }, config: { rate_limit: false } }, async (request, reply) => {
-    const presented = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
-    if (
-      metrics_token !== undefined &&
-      (presented === undefined || !constantTimeEqual(sha256Hex(presented), sha256Hex(metrics_token)))
-    ) {
+    if (!metricsReadAllowed(request.headers.authorization, metrics_token)) {
       reply.header('WWW-Authenticate', 'Bearer');
-      return reply
-        .status(401)
-        .send(errorBody('UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>'));
+      return reply.status(401).send(METRICS_UNAUTHORIZED);
     }
     reply.header('Content-Type', deps.metrics.contentType);
     return deps.metrics.metrics();
