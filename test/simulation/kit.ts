@@ -313,6 +313,8 @@ export interface FillRow {
   buyer_id: string;
   amount_micro_pay: number;
   reversed: boolean;
+  /** When the fill was taken back (a resolution before that did not answer it). */
+  reversed_at: Date | null;
   confirmed: boolean;
   /** Did its buyer pay the seller (the truth)? */
   paid: boolean;
@@ -363,6 +365,7 @@ export async function fillsOf(world: World, sell_order_id: string): Promise<Fill
     buyer_id: row.buyer_id,
     amount_micro_pay: Number(row.amount_micro_pay),
     reversed: row.reversed_at !== null,
+    reversed_at: row.reversed_at === null ? null : new Date(row.reversed_at),
     confirmed: row.confirmed_at !== null,
     paid: paid.has(row.id),
   }));

@@ -623,7 +623,7 @@ async function operatorDecidesSilentLegs(world: World): Promise<void> {
 
 /**
  * The end of every dispute: each buyer who paid for a fill that was taken back opens one (unless one of its own or a
- * resolution for the buyers already answered it), each fooled seller disputes its completed order, and the operator
+ * resolution for the buyers, resolved since, already answered it), each fooled seller disputes its completed order, and the operator
  * investigates and resolves every open dispute as the bank statements say (truthfulOutcome). Rounds, because a sell
  * order has one unresolved dispute at a time.
  */
@@ -631,14 +631,18 @@ async function settleDisputes(world: World): Promise<void> {
   for (let round = 0; round < 4; round += 1) {
     const resolved = await world.t.db
       .selectFrom('disputes')
-      .select(['sell_order_id', 'opened_by', 'opened_by_merchant_id', 'outcome'])
+      .select(['sell_order_id', 'opened_by', 'opened_by_merchant_id', 'outcome', 'resolved_at'])
       .where('status', '=', 'resolved')
       .execute();
-    // A buyer's own resolved dispute, or one for every buyer (the seller's or the gateway's, resolved for them).
-    const answered = (sell_order_id: string, buyer_id: string) =>
+    // A buyer's own resolved dispute, or one for every buyer (the seller's or the gateway's, resolved for them),
+    // resolved once the fill was taken back: one resolved while the order was still in flight did not answer that.
+    const answered = (sell_order_id: string, buyer_id: string, reversed_at: Date | null) =>
       resolved.some(
         (entry) =>
           entry.sell_order_id === sell_order_id &&
+          reversed_at !== null &&
+          entry.resolved_at !== null &&
+          new Date(entry.resolved_at).getTime() >= reversed_at.getTime() &&
           (entry.opened_by === 'buyer'
             ? entry.opened_by_merchant_id === buyer_id
             : entry.outcome === 'favor_counterparty'),
@@ -646,7 +650,7 @@ async function settleDisputes(world: World): Promise<void> {
     for (const id of await idsIn(world, 'sell_orders', ['failed'])) {
       for (const fill of await fillsOf(world, id)) {
         const buy = world.buys.find((entry) => entry.id === fill.buy_order_id);
-        if (buy && fill.reversed && fill.paid && !answered(id, buy.merchant_id))
+        if (buy && fill.reversed && fill.paid && !answered(id, buy.merchant_id, fill.reversed_at))
           await record(world, 'final.dispute_open', await openDispute(world, buy.jwt, id, true));
       }
     }
