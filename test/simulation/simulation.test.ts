@@ -9,6 +9,12 @@ import { coverageTable, simulate, type SimulationReport } from './world.ts';
  * A failing seed is replayed with `./run simulate --seed N --steps K [--crashes]`.
  */
 const SEEDS = [11, 29, 503, 7_919];
+/**
+ * Played only when the fixed seeds left a transition under-explored in this run. Concurrent actions interleave as the
+ * machine's load lets them, so a seed's path (and what it reaches) varies from run to run; a transition that no
+ * seed can reach still fails, after these.
+ */
+const MORE_SEEDS = [1_002, 1_025, 13, 211];
 const STEPS = 250;
 const restarts = Boolean(process.env['DATABASE_URL']);
 
@@ -67,12 +73,14 @@ describe('whole-flow simulation', () => {
     });
   }
 
-  it(`together the seeds reach every transition at least ${AT_LEAST} times, and every action succeeds in-run`, () => {
+  it(`together the seeds reach every transition at least ${AT_LEAST} times, and every action succeeds in-run`, {
+    timeout: 900_000,
+  }, async () => {
     assert.equal(reports.length, SEEDS.length, 'every seed ran');
     const reached: Record<string, number> = {};
     const actions: SimulationReport['actions'] = {};
     const answers: SimulationReport['coverage']['answers'] = {};
-    for (const report of reports) {
+    const add = (report: SimulationReport) => {
       for (const [type, count] of Object.entries(report.coverage.transitions))
         reached[type] = (reached[type] ?? 0) + count;
       for (const [name, { runs, ok }] of Object.entries(report.actions)) {
@@ -83,12 +91,24 @@ describe('whole-flow simulation', () => {
       for (const [name, counts] of Object.entries(report.coverage.answers))
         for (const [answer, count] of Object.entries(counts))
           (answers[name] ??= {})[answer] = (answers[name]?.[answer] ?? 0) + count;
+    };
+    for (const report of reports) add(report);
+    const rareNow = () =>
+      TRANSITIONS.filter((type) => (reached[type] ?? 0) < AT_LEAST).map((type) => `${type} x${reached[type] ?? 0}`);
+    const more = [...MORE_SEEDS];
+    for (let seed = more.shift(); seed !== undefined && rareNow().length > 0; seed = more.shift()) {
+      // a further seed explores more and is held to every rule of the fixed ones
+      const report = await simulate({ seed, steps: STEPS, restarts, crashes: restarts });
+      reports.push(report);
+      assert.deepEqual(
+        report.problems,
+        [],
+        `replay: ./run simulate --seed ${seed} --steps ${STEPS}${restarts ? ' --crashes' : ''}`,
+      );
+      add(report);
     }
     const table = coverageTable({ actions, coverage: { transitions: reached, answers } });
-    const rare = TRANSITIONS.filter((type) => (reached[type] ?? 0) < AT_LEAST).map(
-      (type) => `${type} x${reached[type] ?? 0}`,
-    );
-    assert.deepEqual(rare, [], `transitions reached fewer than ${AT_LEAST} times:\n${table}`);
+    assert.deepEqual(rareNow(), [], `transitions reached fewer than ${AT_LEAST} times:\n${table}`);
     // An action that never succeeds in-run explores only its refusals (the final sweep and set-up do not count, nor
     // actions that make no request). A trade is matched as it is created, so `payment.cancel` (created or matching
     // only) is a probe of the refusal alone.
