@@ -2,19 +2,25 @@ import { Gauge, type Registry } from 'prom-client';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 
+/** How long a scrape waits for the waiting legs' read. */
+const SCRAPE_READ_MS = 1_000;
+
 /**
  * Live legs waiting for their seller's word (DESIGN 3b): such a leg never expires, because the buyer may have paid, so
  * a seller who never answers keeps its payment `confirming` and its liquidity reserved until an operator decides for
  * it (`POST /admin/payments/{id}/legs/{n}/confirm` or `/reject`, `mpay legs`). Two gauges tell the operator: how many
  * legs wait, and how long the oldest has. They are read when `/metrics` is scraped (one statement on the partial index
- * of waiting slips), so every process that serves `/metrics` shows them; a scrape during a database outage keeps the
- * last values.
+ * of waiting slips), so every process that serves `/metrics` shows them; a scrape while the database fails or is slower
+ * than SCRAPE_READ_MS keeps the last values.
  */
 export function registerWaitingLegGauges(registry: Registry, deps: { db: Db; clock: Clock }): void {
   let reading: Promise<Reading | null> | undefined;
   // the two gauges of one scrape share one read
   const read = () =>
-    (reading ??= readWaitingLegs(deps)
+    (reading ??= Promise.race([
+      readWaitingLegs(deps),
+      new Promise<null>((resolve) => setTimeout(resolve, SCRAPE_READ_MS, null).unref()),
+    ])
       .catch(() => null)
       .finally(() => {
         reading = undefined;
