@@ -623,9 +623,9 @@ async function operatorDecidesSilentLegs(world: World): Promise<void> {
 
 /**
  * The end of every dispute: each buyer who paid for a fill that was taken back opens one (unless one of its own or a
- * resolution for the buyers, resolved since, already answered it), each fooled seller disputes its completed order, and the operator
- * investigates and resolves every open dispute as the bank statements say (truthfulOutcome). Rounds, because a sell
- * order has one unresolved dispute at a time.
+ * resolution for the buyers, resolved since, already answered it), each fooled seller disputes its completed order,
+ * and the operator investigates and resolves every open dispute as the bank statements say (truthfulOutcome). Rounds,
+ * because a sell order has one unresolved dispute at a time.
  */
 async function settleDisputes(world: World): Promise<void> {
   for (let round = 0; round < 4; round += 1) {
