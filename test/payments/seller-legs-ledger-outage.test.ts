@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ADMIN_HEADERS, startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { multipartParts } from '../helpers/files.ts';
 import { switchableLedger } from '../helpers/orders.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
-import { newSlip } from '../helpers/slips.ts';
+import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 
 /**
  * A leg waiting for its payee, confirmed while the ledger is unreachable (found by the whole-flow simulation): the
@@ -34,14 +32,7 @@ describe('seller legs: a confirm while the ledger is unreachable', () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id as string;
-    const { payload, headers } = multipartParts([{ name: 'proof', value: newSlip().bytes }]);
-    const upload = await t.request({
-      method: 'POST',
-      url: `/v1/payments/${id}/proof`,
-      payload,
-      headers: { ...headers, 'x-api-key': merchant.live },
-    });
-    assert.equal(upload.statusCode, 200, upload.body);
+    await uploadProof(t, merchant.live, id);
     await drainVerdicts(t);
     const confirm = () =>
       t.request({

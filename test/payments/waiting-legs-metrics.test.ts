@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { multipartParts } from '../helpers/files.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
-import { newSlip } from '../helpers/slips.ts';
+import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 
 /**
  * A live leg waiting for its seller never expires (DESIGN 3b), so `/metrics` tells the operator how many legs wait and
@@ -32,14 +30,7 @@ describe('the gauges of legs waiting for their seller', () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id as string;
-    const { payload, headers } = multipartParts([{ name: 'proof', value: newSlip().bytes }]);
-    const upload = await t.request({
-      method: 'POST',
-      url: `/v1/payments/${id}/proof`,
-      payload,
-      headers: { ...headers, 'x-api-key': merchant.live },
-    });
-    assert.equal(upload.statusCode, 200, upload.body);
+    await uploadProof(t, merchant.live, id);
     await drainVerdicts(t);
     const proof = await t.db
       .selectFrom('payment_proofs')

@@ -4,9 +4,7 @@ import { verifyServiceSignature, verifyStandardSignature } from '../../clients/t
 import { dispatchDueWebhooks } from '../../src/modules/webhooks/dispatcher.ts';
 import { MAX_ENDPOINTS_PER_MODE } from '../../src/modules/webhooks/endpoints.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { multipartParts } from '../helpers/files.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
-import { newSlip } from '../helpers/slips.ts';
+import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
 /**
@@ -58,14 +56,7 @@ describe("sellers' webhook endpoints (/v1/seller/webhook-endpoints)", () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id as string;
-    const { payload, headers } = multipartParts([{ name: 'proof', value: newSlip().bytes }]);
-    const upload = await t.request({
-      method: 'POST',
-      url: `/v1/payments/${id}/proof`,
-      payload,
-      headers: { ...headers, 'x-api-key': merchant.live },
-    });
-    assert.equal(upload.statusCode, 200, upload.body);
+    await uploadProof(t, merchant.live, id);
     await drainVerdicts(t);
     return id;
   }
