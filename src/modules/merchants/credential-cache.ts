@@ -10,7 +10,7 @@ export const CREDENTIAL_CACHE_MAX_ENTRIES = 10_000;
 /** The longest an entry is kept from when it was stored (a bound for memory, not for revocation). */
 export const CREDENTIAL_CACHE_MAX_AGE_MS = 60_000;
 
-type CachedPrincipal = Extract<Principal, { kind: 'key' | 'merchant' | 'seller' }>;
+export type CachedPrincipal = Extract<Principal, { kind: 'key' | 'merchant' | 'seller' }>;
 
 interface Entry {
   principal: CachedPrincipal;

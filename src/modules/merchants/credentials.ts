@@ -2,9 +2,15 @@ import { jwtVerify, SignJWT } from 'jose';
 import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { constantTimeEqual, randomBase62, sha256Hex } from '../../lib/crypto.ts';
-import { MONEY_ROLES, type Authenticator, type KeyKind, type Principal } from '../../http/principal.ts';
+import {
+  MONEY_ROLES,
+  type Authenticator,
+  type CarriedEpoch,
+  type KeyKind,
+  type Principal,
+} from '../../http/principal.ts';
 import { BatchedRead } from '../../db/batched-read.ts';
-import type { CredentialCache } from './credential-cache.ts';
+import type { CachedPrincipal, CredentialCache } from './credential-cache.ts';
 import { sessionsByTokenHash, sessionInForce, type SessionForAuth } from './sessions.ts';
 
 export const KEY_PREFIX: Record<KeyKind, string> = { live: 'svc_live_', test: 'svc_test_', sandbox: 'svc_sandbox_' };
@@ -147,157 +153,133 @@ export function createAuthenticator(deps: {
       : null;
   }
 
+  /**
+   * The credential under `cache_key`: from the cache when it was read under the epoch the request carries (no epoch
+   * read) or under the epoch read now, else from `verify` (null: not a valid credential), then cached under that epoch
+   * until `until_ms`. `carried.epoch` is set to the epoch the answer holds under, for the request's statement to check
+   * (for one read from the database, the epoch read before it, so a change after that read is caught).
+   */
+  async function throughCache<P extends CachedPrincipal>(
+    cache_key: string,
+    carried: CarriedEpoch | undefined,
+    verify: () => Promise<{ principal: P; until_ms: number } | null>,
+  ): Promise<P | null> {
+    const carried_hit = carried && cache?.peek<P>(cache_key, deps.clock.now().getTime());
+    if (carried_hit) {
+      carried.epoch = carried_hit.epoch;
+      return carried_hit.principal;
+    }
+    const epoch = await cache?.epoch();
+    const cached = epoch === undefined ? undefined : cache?.get<P>(cache_key, epoch, deps.clock.now().getTime());
+    if (cached) {
+      if (carried) carried.epoch = epoch;
+      return cached;
+    }
+    const found = await verify();
+    if (!found) return null;
+    if (epoch !== undefined) {
+      cache?.set(cache_key, found.principal, epoch, found.until_ms, deps.clock.now().getTime());
+      if (carried) carried.epoch = epoch;
+    }
+    return found.principal;
+  }
+
   return {
-    async byApiKey(raw_key, carried) {
-      if (!KEY_PATTERN.test(raw_key)) return null;
+    byApiKey(raw_key, carried) {
+      if (!KEY_PATTERN.test(raw_key)) return Promise.resolve(null);
       const key_hash = sha256Hex(raw_key);
-      const cache_key = `key:${key_hash}`;
-      const carried_hit = carried && cache?.peek<KeyPrincipal>(cache_key, deps.clock.now().getTime());
-      if (carried_hit) {
-        carried.epoch = carried_hit.epoch;
-        return carried_hit.principal;
-      }
-      const epoch = await cache?.epoch();
-      const cached =
-        epoch === undefined ? undefined : cache?.get<KeyPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-      if (cached) {
-        // the statement still checks the epoch this credential was found under (a change after this read is caught)
-        if (carried) carried.epoch = epoch;
-        return cached;
-      }
-      const row = await keys_by_hash.read(key_hash);
-      const now = deps.clock.now();
-      if (!row || !keyWorks(row, now)) return null;
-      const principal: KeyPrincipal = {
-        kind: 'key',
-        merchant_id: row.merchant_id,
-        key_id: row.id,
-        key_kind: row.kind,
-        is_sandbox: row.kind !== 'live',
-      };
-      if (epoch !== undefined) {
-        cache?.set(cache_key, principal, epoch, row.revoked_at?.getTime() ?? Infinity, now.getTime());
-        if (carried) carried.epoch = epoch;
-      }
-      return principal;
+      return throughCache<KeyPrincipal>(`key:${key_hash}`, carried, async () => {
+        const row = await keys_by_hash.read(key_hash);
+        if (!row || !keyWorks(row, deps.clock.now())) return null;
+        const principal: KeyPrincipal = {
+          kind: 'key',
+          merchant_id: row.merchant_id,
+          key_id: row.id,
+          key_kind: row.kind,
+          is_sandbox: row.kind !== 'live',
+        };
+        return { principal, until_ms: row.revoked_at?.getTime() ?? Infinity };
+      });
     },
 
     // Seller keys: the same credential path as API keys (SHA-256 lookup, cached under the credential epoch, which a
     // rolled seller key moves), on the seller's own row.
-    async bySellerKey(raw_key) {
-      if (!SELLER_KEY_PATTERN.test(raw_key)) return null;
+    bySellerKey(raw_key) {
+      if (!SELLER_KEY_PATTERN.test(raw_key)) return Promise.resolve(null);
       const key_hash = sha256Hex(raw_key);
-      const cache_key = `seller:${key_hash}`;
-      const epoch = await cache?.epoch();
-      const cached =
-        epoch === undefined ? undefined : cache?.get<SellerPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-      if (cached) return cached;
-      const row = await sellers_by_hash.read(key_hash);
-      if (!row) return null;
-      const principal: SellerPrincipal = { kind: 'seller', seller_id: row.id };
-      if (epoch !== undefined) cache?.set(cache_key, principal, epoch, Infinity, deps.clock.now().getTime());
-      return principal;
+      return throughCache<SellerPrincipal>(`seller:${key_hash}`, undefined, async () => {
+        const row = await sellers_by_hash.read(key_hash);
+        return row ? { principal: { kind: 'seller', seller_id: row.id }, until_ms: Infinity } : null;
+      });
     },
 
     async byJwt(token, carried) {
-      const cache_key = `jwt:${sha256Hex(token)}`;
       try {
-        const carried_hit = carried && cache?.peek<MerchantPrincipal>(cache_key, deps.clock.now().getTime());
-        if (carried_hit) {
-          carried.epoch = carried_hit.epoch;
-          return carried_hit.principal;
-        }
-        const epoch = await cache?.epoch();
-        const cached =
-          epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-        if (cached) {
-          if (carried) carried.epoch = epoch;
-          return cached;
-        }
-        const { payload } = await jwtVerify(token, jwt_key, {
-          algorithms: ['HS256'],
-          issuer: JWT_ISSUER,
-          currentDate: deps.clock.now(),
-          requiredClaims: ['exp', 'iat', 'sub'],
+        return await throughCache<MerchantPrincipal>(`jwt:${sha256Hex(token)}`, carried, async () => {
+          const { payload } = await jwtVerify(token, jwt_key, {
+            algorithms: ['HS256'],
+            issuer: JWT_ISSUER,
+            currentDate: deps.clock.now(),
+            requiredClaims: ['exp', 'iat', 'sub'],
+          });
+          const merchant_id = payload['merchant_id'];
+          const mode = payload['mode'] ?? 'live';
+          if (
+            typeof merchant_id !== 'string' ||
+            typeof payload.sub !== 'string' ||
+            (mode !== 'live' && mode !== 'sandbox')
+          )
+            return null;
+          // Lifetime cap: a token minted (or forged with the key) to live longer than JWT_MAX_LIFETIME_SECONDS is refused.
+          if (
+            payload.exp === undefined ||
+            payload.iat === undefined ||
+            payload.exp - payload.iat > deps.jwt_max_lifetime_seconds
+          )
+            return null;
+          const merchant = await merchants_by_id.read(merchant_id.toLowerCase());
+          if (!merchant) return null;
+          if (merchant.tokens_not_before && payload.iat * 1000 < merchant.tokens_not_before.getTime()) return null;
+          let until_ms = payload.exp * 1000;
+          if (payload['key_id'] !== undefined) {
+            const key = await keyStillValid(payload['key_id'], merchant_id, mode);
+            if (!key) return null;
+            until_ms = Math.min(until_ms, key.revoked_at?.getTime() ?? Infinity);
+          }
+          const principal: MerchantPrincipal = {
+            kind: 'merchant',
+            merchant_id,
+            user_id: payload.sub,
+            via: 'jwt',
+            is_sandbox: mode === 'sandbox',
+            may_move_money: true,
+          };
+          return { principal, until_ms };
         });
-        const merchant_id = payload['merchant_id'];
-        const mode = payload['mode'] ?? 'live';
-        if (
-          typeof merchant_id !== 'string' ||
-          typeof payload.sub !== 'string' ||
-          (mode !== 'live' && mode !== 'sandbox')
-        )
-          return null;
-        // Lifetime cap: a token minted (or forged with the key) to live longer than JWT_MAX_LIFETIME_SECONDS is refused.
-        if (
-          payload.exp === undefined ||
-          payload.iat === undefined ||
-          payload.exp - payload.iat > deps.jwt_max_lifetime_seconds
-        )
-          return null;
-        const merchant = await merchants_by_id.read(merchant_id.toLowerCase());
-        if (!merchant) return null;
-        if (merchant.tokens_not_before && payload.iat * 1000 < merchant.tokens_not_before.getTime()) return null;
-        let until_ms = payload.exp * 1000;
-        if (payload['key_id'] !== undefined) {
-          const key = await keyStillValid(payload['key_id'], merchant_id, mode);
-          if (!key) return null;
-          until_ms = Math.min(until_ms, key.revoked_at?.getTime() ?? Infinity);
-        }
-        const principal: MerchantPrincipal = {
-          kind: 'merchant',
-          merchant_id,
-          user_id: payload.sub,
-          via: 'jwt',
-          is_sandbox: mode === 'sandbox',
-          may_move_money: true,
-        };
-        if (epoch !== undefined) {
-          cache?.set(cache_key, principal, epoch, until_ms, deps.clock.now().getTime());
-          if (carried) carried.epoch = epoch;
-        }
-        return principal;
       } catch {
         return null;
       }
     },
 
-    async bySession(token, carried) {
+    bySession(token, carried) {
       const token_hash = sha256Hex(token);
-      const cache_key = `session:${token_hash}`;
-      const carried_hit = carried && cache?.peek<MerchantPrincipal>(cache_key, deps.clock.now().getTime());
-      if (carried_hit) {
-        carried.epoch = carried_hit.epoch;
-        return carried_hit.principal;
-      }
-      const epoch = await cache?.epoch();
-      const cached =
-        epoch === undefined ? undefined : cache?.get<MerchantPrincipal>(cache_key, epoch, deps.clock.now().getTime());
-      if (cached) {
-        if (carried) carried.epoch = epoch;
-        return cached;
-      }
-      // Sessions carry the view's mode; a dashboard sign-in's also ends on sign-out and after the idle timeout.
-      const row = await sessions_by_hash.read(token_hash);
-      const now = deps.clock.now();
-      if (!row || !sessionInForce(row, now)) return null;
-      // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
-      const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);
-      const principal: MerchantPrincipal = {
-        kind: 'merchant',
-        merchant_id: row.merchant_id,
-        user_id: row.user_id,
-        via: 'session',
-        is_sandbox: row.is_sandbox,
-        may_move_money,
-      };
-      // the session's idle end as read: a use past it asks the database again (another process may have slid it)
-      const until_ms = Math.min(row.expires_at.getTime(), row.idle_expires_at?.getTime() ?? Infinity);
-      if (epoch !== undefined) {
-        cache?.set(cache_key, principal, epoch, until_ms, now.getTime());
-        if (carried) carried.epoch = epoch;
-      }
-      return principal;
+      return throughCache<MerchantPrincipal>(`session:${token_hash}`, carried, async () => {
+        // Sessions carry the view's mode; a dashboard sign-in's also ends on sign-out and after the idle timeout.
+        const row = await sessions_by_hash.read(token_hash);
+        if (!row || !sessionInForce(row, deps.clock.now())) return null;
+        // A dashboard user's session reaches the /v1 merchant routes with that user's role: only money roles may write.
+        const may_move_money = row.role === null || MONEY_ROLES.includes(row.role);
+        const principal: MerchantPrincipal = {
+          kind: 'merchant',
+          merchant_id: row.merchant_id,
+          user_id: row.user_id,
+          via: 'session',
+          is_sandbox: row.is_sandbox,
+          may_move_money,
+        };
+        // the session's idle end as read: a use past it asks the database again (another process may have slid it)
+        return { principal, until_ms: Math.min(row.expires_at.getTime(), row.idle_expires_at?.getTime() ?? Infinity) };
+      });
     },
 
     isAdminToken(token) {
