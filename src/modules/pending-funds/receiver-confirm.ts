@@ -372,6 +372,8 @@ async function writeMoves(
       failed_at: row.failed_at,
     };
   });
+  // the ids again as an array: the planner takes a jsonb recordset for 100 rows and would rather scan the table than
+  // probe its key 100 times, where an array of the batch's ids is counted as it is
   const updated = await sql<{ id: string }>`
     update pending_funds as p set
       status = v.status, attempts = v.attempts, unverified_attempts = v.unverified_attempts,
@@ -383,7 +385,7 @@ async function writeMoves(
       first_receiver_attempt_at timestamptz, receiver_window_expires_at timestamptz, validator_kind text,
       failure_reason text, ledger_transfer_id uuid, updated_at timestamptz, validated_at timestamptz,
       confirmed_at timestamptz, failed_at timestamptz)
-    where p.id = v.id and p.status = v.status_before
+    where p.id = v.id and p.status = v.status_before and p.id = any(${values.map((value) => value.id)}::uuid[])
     returning p.id`.execute(trx);
   if (updated.rows.length !== moved.length)
     throw new AppError('PENDING_FUNDS_TERMINAL', 'A pending-funds row changed status concurrently');
