@@ -7,7 +7,8 @@
 -- - accounts with a balance of their own locked in name order; a missing account counts as empty;
 -- - the overdraft check in item order (an item may spend what an earlier one credited); a refusal stops it;
 -- - then accounts are opened (every credit account and issuance debit account, never a non-negative debit account),
---   one UPDATE moves each account by its net (issuance accounts through their stripes), one INSERT writes the journal.
+--   one UPDATE moves each account by its net (issuance accounts through their stripes), one INSERT writes the journal
+--   (ledger_write_journal).
 -- Custom plans: a generic plan cached after a few calls on an almost empty journal runs large batches far slower.
 create or replace function ledger_apply_all(items jsonb, p_now timestamptz) returns jsonb language plpgsql
 set plan_cache_mode = force_custom_plan as $$
@@ -26,7 +27,6 @@ declare
   refused boolean;
   existing ledger_transfers%rowtype;
   lone jsonb := case when jsonb_array_length(items) = 1 then items->0 end;
-  answers jsonb;
   v_account text;
   v_net bigint;
 begin
@@ -94,12 +94,5 @@ begin
     group by m.account) n
   where a.name = n.account and n.net <> 0 and a.name = any(owned);
 
-  with written as (
-    insert into ledger_transfers (id, key, kind, debit_account, credit_account, amount_micro_pay, memo, created_at)
-    select gen_random_uuid(), value->>'key', value->>'kind', value->>'debit_account', value->>'credit_account', (value->>'amount_micro_pay')::bigint, value->>'memo', p_now
-    from jsonb_array_elements(items) with ordinality order by ordinality
-    returning id, key)
-  select jsonb_agg(jsonb_build_object('status', 'applied', 'id', written.id) order by item.ordinality) into answers
-  from jsonb_array_elements(items) with ordinality as item join written on written.key = item.value->>'key';
-  return answers;
+  return ledger_write_journal(items, p_now);
 end $$;
