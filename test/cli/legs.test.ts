@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
 import { runMpay } from '../helpers/cli.ts';
-import { multipartParts } from '../helpers/files.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
+import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 import { newSlip } from '../helpers/slips.ts';
 
 /** `mpay legs` (DESIGN 3b, 4): the operator lists the legs waiting for their seller and decides for it, audited. */
@@ -32,17 +31,9 @@ describe('mpay legs over GET /admin/legs and the admin leg decisions', () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id as string;
-    const slip = newSlip();
-    const { payload, headers } = multipartParts([{ name: 'proof', value: slip.bytes }]);
-    const upload = await t.request({
-      method: 'POST',
-      url: `/v1/payments/${id}/proof`,
-      payload,
-      headers: { ...headers, 'x-api-key': merchant.live },
-    });
-    assert.equal(upload.statusCode, 200, upload.body);
+    const [slip] = await uploadProof(t, merchant.live, id, [newSlip()]);
     await drainVerdicts(t);
-    return { id, reference: slip.reference };
+    return { id, reference: slip!.reference };
   }
   const status = async (id: string) => (await t.call('GET', `/v1/payments/${id}`, merchant.live)).json().data.status;
 

@@ -5,12 +5,23 @@ import type { TestApp } from './app.ts';
 import { multipartParts } from './files.ts';
 import { newSlip } from './slips.ts';
 
-/** Uploads one slip per leg, each with a new bank reference (the default validator reads its slip-verification QR). */
-export async function uploadProof(t: TestApp, key: string, payment_id: string): Promise<void> {
-  const legs = (await t.call('GET', `/v1/payments/${payment_id}`, key)).json().data.match_details.length as number;
-  const { payload, headers } = multipartParts(
-    Array.from({ length: Math.max(1, legs) }, () => ({ name: 'proof', value: newSlip().bytes })),
-  );
+type Slip = ReturnType<typeof newSlip>;
+
+/**
+ * Uploads a proof of the payment: `slips`, or one new slip per leg (each with a new bank reference; the default
+ * validator reads its slip-verification QR). Answers the slips it sent.
+ */
+export async function uploadProof(
+  t: TestApp,
+  key: string,
+  payment_id: string,
+  slips?: readonly Slip[],
+): Promise<readonly Slip[]> {
+  const legs = slips
+    ? 0
+    : ((await t.call('GET', `/v1/payments/${payment_id}`, key)).json().data.match_details.length as number);
+  const sent = slips ?? Array.from({ length: Math.max(1, legs) }, () => newSlip());
+  const { payload, headers } = multipartParts(sent.map((slip) => ({ name: 'proof', value: slip.bytes })));
   const response = await t.request({
     method: 'POST',
     url: `/v1/payments/${payment_id}/proof`,
@@ -18,6 +29,7 @@ export async function uploadProof(t: TestApp, key: string, payment_id: string): 
     payload,
   });
   assert.equal(response.statusCode, 200, response.body);
+  return sent;
 }
 
 /** Runs the verdict worker (with the application's settings) until it has nothing left. */

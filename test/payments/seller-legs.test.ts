@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sha256Hex } from '../../src/lib/crypto.ts';
 import { startTestApp, thbSeller, type TestApp, type TestMerchant } from '../helpers/app.ts';
-import { multipartParts } from '../helpers/files.ts';
-import { drainVerdicts } from '../helpers/payments.ts';
+import { drainVerdicts, uploadProof } from '../helpers/payments.ts';
 import { newSlip } from '../helpers/slips.ts';
 
 /**
@@ -41,17 +40,9 @@ describe('seller keys and the seller legs routes', () => {
     });
     assert.equal(created.statusCode, 201, created.body);
     const id = created.json().data.id as string;
-    const slip = newSlip(reference ? { reference } : {});
-    const { payload, headers } = multipartParts([{ name: 'proof', value: slip.bytes }]);
-    const upload = await t.request({
-      method: 'POST',
-      url: `/v1/payments/${id}/proof`,
-      payload,
-      headers: { ...headers, 'x-api-key': merchant.live },
-    });
-    assert.equal(upload.statusCode, 200, upload.body);
+    const [slip] = await uploadProof(t, merchant.live, id, [newSlip(reference ? { reference } : {})]);
     await drainVerdicts(t);
-    return { id, slip };
+    return { id, slip: slip! };
   }
   const as = (key: string) => ({ 'x-api-key': key });
 
