@@ -185,8 +185,8 @@ export function createAuthenticator(deps: {
   }
 
   return {
-    byApiKey(raw_key, carried) {
-      if (!KEY_PATTERN.test(raw_key)) return Promise.resolve(null);
+    async byApiKey(raw_key, carried) {
+      if (!KEY_PATTERN.test(raw_key)) return null;
       const key_hash = sha256Hex(raw_key);
       return throughCache<KeyPrincipal>(`key:${key_hash}`, carried, async () => {
         const row = await keys_by_hash.read(key_hash);
@@ -204,8 +204,8 @@ export function createAuthenticator(deps: {
 
     // Seller keys: the same credential path as API keys (SHA-256 lookup, cached under the credential epoch, which a
     // rolled seller key moves), on the seller's own row.
-    bySellerKey(raw_key) {
-      if (!SELLER_KEY_PATTERN.test(raw_key)) return Promise.resolve(null);
+    async bySellerKey(raw_key) {
+      if (!SELLER_KEY_PATTERN.test(raw_key)) return null;
       const key_hash = sha256Hex(raw_key);
       return throughCache<SellerPrincipal>(`seller:${key_hash}`, undefined, async () => {
         const row = await sellers_by_hash.read(key_hash);
@@ -261,7 +261,7 @@ export function createAuthenticator(deps: {
       }
     },
 
-    bySession(token, carried) {
+    async bySession(token, carried) {
       const token_hash = sha256Hex(token);
       return throughCache<MerchantPrincipal>(`session:${token_hash}`, carried, async () => {
         // Sessions carry the view's mode; a dashboard sign-in's also ends on sign-out and after the idle timeout.
